@@ -1,0 +1,21 @@
+"""GA-Net, the Gated Attention Network (Xue, Li & Zhang, AAAI 2020), for Keras 3."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from ganet_tf import layers  # noqa: E402
+from ganet_tf import models  # noqa: E402
+from ganet_tf.layers import AuxiliaryNetwork  # noqa: E402
+from ganet_tf.layers import GatedAttentionPooling  # noqa: E402
+from ganet_tf.layers import GateSampler  # noqa: E402
+from ganet_tf.layers import GateSparsity  # noqa: E402
+from ganet_tf.layers import LocalAttentionPooling  # noqa: E402
+from ganet_tf.models import build_bilstm  # noqa: E402
+from ganet_tf.models import build_explainer  # noqa: E402
+from ganet_tf.models import build_ganet  # noqa: E402
+from ganet_tf.models import build_local_attention  # noqa: E402
+from ganet_tf.models import build_model  # noqa: E402
+from ganet_tf.models import build_soft_attention  # noqa: E402
+
+__version__ = "0.1.0"

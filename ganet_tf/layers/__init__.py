@@ -1,0 +1,5 @@
+from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
+from ganet_tf.layers.gate_sampler import GateSampler
+from ganet_tf.layers.gate_sparsity import GateSparsity
+from ganet_tf.layers.gated_attention_pooling import GatedAttentionPooling
+from ganet_tf.layers.local_attention_pooling import LocalAttentionPooling

@@ -1,0 +1,190 @@
+import keras
+from keras import ops
+
+from ganet_tf.layers.masking import large_negative_number
+
+FALLBACKS = ("all", "most_probable")
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+class GatedAttentionPooling(keras.layers.Layer):
+    """Additive attention pooling over the open gates of GA-Net.
+
+    Every state `h_t` gets an additive score
+    `e_t = v^T tanh(W h_t + b)` (Zhou et al., 2016), and the pooled context
+    is `c = sum_t alpha_t h_t` with
+
+    `alpha_t = g_t exp(e_t) / sum_s g_s exp(e_s)`,
+
+    computed stably as a softmax of `e_t + log g_t` over the positions whose
+    gate is open (`g_t > 0`). Without `gates` every real token is open and
+    the layer is the soft-attention baseline.
+
+    Masking: the layer consumes the mask of `inputs` (True at real tokens)
+    and returns no mask. Padded positions get `alpha = 0`. A row whose gates
+    are all closed is pooled with the `fallback` weights: `"all"` attends
+    (softly) to every real token, `"most_probable"` puts all weight on the
+    real token with the highest gate score. A row without any real token
+    gets all-zero weights and a zero context. Scores are combined in float32,
+    so the weights are finite under mixed precision too.
+
+    Args:
+        units: int > 0, width of the hidden layer of the score network.
+        fallback: `"all"` or `"most_probable"`, the weights of a row whose
+            gates are all closed. Defaults to `"all"`.
+        return_attention_scores: bool, also return the weights `alpha`.
+            Defaults to `True`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs: float tensor `(batch, steps, features)`, the states `h_t`.
+        gates: optional float tensor `(batch, steps)` of gates in [0, 1].
+        gate_scores: optional float tensor `(batch, steps)`, the gate logits
+            or probabilities; needed by `fallback="most_probable"`.
+        mask: optional boolean tensor `(batch, steps)`, True at real tokens.
+
+    Returns:
+        The context `(batch, features)`, and with `return_attention_scores`
+        also the weights `(batch, steps)` as a tuple `(context, weights)`.
+
+    Example:
+
+    >>> states = np.random.rand(2, 5, 8).astype("float32")
+    >>> gates = np.array([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], "float32")
+    >>> context, weights = GatedAttentionPooling(units=4)(states, gates=gates)
+    >>> context.shape, weights.shape
+    (TensorShape([2, 8]), TensorShape([2, 5]))
+
+    References:
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
+          Attention Is Needed: Gated Attention Network for Sequence Data.
+        - [Zhou et al., 2016](https://aclanthology.org/P16-2034/),
+          Attention-Based Bidirectional LSTM Networks for Relation
+          Classification.
+    """
+
+    def __init__(
+        self,
+        units=100,
+        fallback="all",
+        return_attention_scores=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(units, int) or units <= 0:
+            raise ValueError(
+                f"`units` must be a positive integer. Received: units={units}"
+            )
+        if fallback not in FALLBACKS:
+            raise ValueError(
+                f"`fallback` must be one of {FALLBACKS}. "
+                f"Received: fallback={fallback}"
+            )
+        self.units = units
+        self.fallback = fallback
+        self.return_attention_scores = bool(return_attention_scores)
+        self.supports_masking = True
+        self.hidden = keras.layers.Dense(
+            units,
+            activation="tanh",
+            dtype=self.dtype_policy,
+            name="score_hidden",
+        )
+        self.score = keras.layers.Dense(
+            1, use_bias=False, dtype=self.dtype_policy, name="score"
+        )
+
+    def build(self, inputs_shape, gates_shape=None, gate_scores_shape=None):
+        if len(inputs_shape) != 3:
+            raise ValueError(
+                "`inputs` must have shape (batch, steps, features). "
+                f"Received: inputs.shape={inputs_shape}"
+            )
+        self.hidden.build(inputs_shape)
+        self.score.build(tuple(inputs_shape[:-1]) + (self.units,))
+        self.built = True
+
+    def call(self, inputs, gates=None, gate_scores=None, mask=None):
+        steps = ops.shape(inputs)[1]
+        scores = ops.squeeze(self.score(self.hidden(inputs)), axis=-1)
+        scores = ops.cast(scores, "float32")
+        if mask is None:
+            real = ops.ones_like(scores, dtype="bool")
+        else:
+            real = ops.cast(mask, "bool")
+        negative = large_negative_number(self.compute_dtype)
+
+        if gates is None:
+            open_ = real
+            gated_scores = scores
+        else:
+            gates = ops.cast(gates, "float32")
+            open_ = ops.logical_and(real, gates > 0.0)
+            # log g_t is only taken where the gate is open.
+            safe_gates = ops.where(open_, gates, ops.ones_like(gates))
+            gated_scores = scores + ops.log(safe_gates)
+
+        any_open = ops.any(open_, axis=1, keepdims=True)
+        gated = self._masked_softmax(gated_scores, open_, negative)
+        if gates is None:
+            weights = gated
+        else:
+            weights = ops.where(any_open, gated, self._fallback(scores, gate_scores, real, steps, negative))
+        # Rows without any real token pool nothing.
+        weights = ops.where(ops.any(real, axis=1, keepdims=True), weights, 0.0)
+        weights = ops.cast(weights, self.compute_dtype)
+        context = ops.einsum("bt,btf->bf", weights, inputs)
+        if self.return_attention_scores:
+            return context, weights
+        return context
+
+    def _masked_softmax(self, scores, allowed, negative):
+        scores = ops.where(allowed, scores, negative)
+        weights = ops.softmax(scores, axis=-1)
+        return ops.where(allowed, weights, 0.0)
+
+    def _fallback(self, scores, gate_scores, real, steps, negative):
+        if self.fallback == "all":
+            return self._masked_softmax(scores, real, negative)
+        if gate_scores is None:
+            raise ValueError(
+                "`fallback='most_probable'` needs the gate logits or "
+                "probabilities: pass them as `gate_scores`. "
+                "Received: gate_scores=None"
+            )
+        gate_scores = ops.where(real, ops.cast(gate_scores, "float32"), negative)
+        best = ops.argmax(gate_scores, axis=-1)
+        return ops.one_hot(best, steps, dtype="float32")
+
+    def compute_mask(self, inputs, gates=None, gate_scores=None, mask=None):
+        return None
+
+    def compute_output_shape(
+        self, inputs_shape, gates_shape=None, gate_scores_shape=None
+    ):
+        context_shape = (inputs_shape[0], inputs_shape[2])
+        if self.return_attention_scores:
+            return context_shape, (inputs_shape[0], inputs_shape[1])
+        return context_shape
+
+    def flops_per_token(self, features):
+        """Floating point operations of attention for one attended token.
+
+        Counts multiply-adds as two operations: the score network
+        (`2 * features * units + 2 * units` for `W h + b` and the tanh,
+        `2 * units` for `v^T`), the exponential and normalisation (3) and
+        the weighted sum (`2 * features`).
+        """
+        units = self.units
+        return 2 * features * units + 4 * units + 3 + 2 * features
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "fallback": self.fallback,
+                "return_attention_scores": self.return_attention_scores,
+            }
+        )
+        return config

@@ -1,0 +1,25 @@
+"""Mask helpers shared by the attention and gate layers."""
+
+import keras
+from keras import ops
+
+
+def large_negative_number(dtype):
+    """A large negative score that is still finite in `dtype`."""
+    if keras.backend.standardize_dtype(dtype) == "float16":
+        return -3e4
+    return -1e9
+
+
+def masked_mean(values, mask=None):
+    """Mean of `values` `(batch, steps)` over the real steps of each row.
+
+    Rows without a real step give 0.
+    """
+    values = ops.cast(values, "float32")
+    if mask is None:
+        return ops.mean(values, axis=-1)
+    weights = ops.cast(mask, "float32")
+    total = ops.sum(values * weights, axis=-1)
+    count = ops.sum(weights, axis=-1)
+    return total / ops.maximum(count, 1.0)

@@ -1,0 +1,95 @@
+"""GA-Net: BiLSTM states pooled by attention over the gates that an
+auxiliary network opens."""
+
+import keras
+
+from ganet_tf.layers import AuxiliaryNetwork
+from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers import GateSampler
+from ganet_tf.layers import GateSparsity
+from ganet_tf.models.backbone import bilstm_states
+from ganet_tf.models.backbone import classifier_head
+from ganet_tf.models.backbone import embedded_tokens
+
+
+def build_ganet(
+    num_classes,
+    vocabulary_size=None,
+    embeddings=None,
+    embedding_dim=50,
+    hidden_dim=100,
+    num_layers=2,
+    attention_units=100,
+    auxiliary="bilstm",
+    auxiliary_hidden_dim=20,
+    temperature=1.0,
+    penalty=1e-4,
+    straight_through=False,
+    inference_mode="threshold",
+    fallback="all",
+    dropout=0.3,
+    sequence_length=None,
+    seed=None,
+    name="ganet",
+):
+    """Builds the Gated Attention Network as a functional `keras.Model`.
+
+    Data flow: token ids -> embeddings -> (auxiliary network -> gate logits
+    -> gates) and (2-layer BiLSTM -> states) -> gated attention -> softmax.
+    The model maps padded token ids `(batch, steps)` (0 = padding) to class
+    probabilities `(batch, num_classes)`; its loss adds
+    `penalty * ||G||_1 / T` (layer `gate_sparsity`) to whatever loss it is
+    compiled with, and it reports the metric `density`. Layers are named
+    `embedding`, `auxiliary`, `gates`, `gate_sparsity`, `attention` and
+    `probabilities`; `ganet_tf.models.build_explainer` reads them.
+
+    Args:
+        num_classes: int >= 2.
+        vocabulary_size: int, size of the token vocabulary (with padding
+            and OOV); not needed when `embeddings` is given.
+        embeddings: optional `(vocabulary_size, dim)` array of initial
+            embeddings, e.g. GloVe.
+        embedding_dim: int, embedding width without `embeddings`.
+        hidden_dim: LSTM units each way of the backbone (paper: 100).
+        num_layers: BiLSTM layers of the backbone (paper: 2).
+        attention_units: width of the additive attention score network.
+        auxiliary: encoder of the auxiliary network, `"bilstm"`, `"lstm"`,
+            `"fnn"` or `"attention"`.
+        auxiliary_hidden_dim: width of the auxiliary encoder.
+        temperature: Gumbel-softmax temperature tau of the gates.
+        penalty: lambda, weight of the gate L1 penalty.
+        straight_through: hard gates forward, relaxed gradient backward.
+        inference_mode: `"threshold"` (p > 0.5) or `"sample"` (Bernoulli).
+        fallback: weights of a row whose gates are all closed, `"all"` or
+            `"most_probable"`.
+        dropout: dropout rate on embeddings and on the pooled context.
+        sequence_length: optional fixed number of steps of the input.
+        seed: seed of the gate sampler.
+        name: model name.
+
+    Returns:
+        An uncompiled `keras.Model`.
+    """
+    token_ids, embedded, mask = embedded_tokens(
+        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
+    )
+    gate_logits = AuxiliaryNetwork(
+        encoder=auxiliary,
+        hidden_dim=auxiliary_hidden_dim,
+        return_logits=True,
+        name="auxiliary",
+    )(embedded)
+    gates = GateSampler(
+        temperature=temperature,
+        straight_through=straight_through,
+        inference_mode=inference_mode,
+        seed=seed,
+        name="gates",
+    )(gate_logits)
+    gates = GateSparsity(penalty=penalty, name="gate_sparsity")(gates)
+    states = bilstm_states(embedded, hidden_dim, num_layers)
+    context, _ = GatedAttentionPooling(
+        units=attention_units, fallback=fallback, name="attention"
+    )(states, gates=gates, gate_scores=gate_logits, mask=mask)
+    probabilities = classifier_head(context, num_classes, dropout)
+    return keras.Model(token_ids, probabilities, name=name)
