@@ -167,15 +167,15 @@ class GatedAttentionPooling(keras.layers.Layer):
             return context_shape, (inputs_shape[0], inputs_shape[1])
         return context_shape
 
-    def flops_per_token(self, features):
+    def flops_per_token(self):
         """Floating point operations of attention for one attended token.
 
-        Counts multiply-adds as two operations: the score network
+        Counts a multiply-add as two operations: the score network
         (`2 * features * units + 2 * units` for `W h + b` and the tanh,
         `2 * units` for `v^T`), the exponential and normalisation (3) and
-        the weighted sum (`2 * features`).
+        the weighted sum (`2 * features`). Needs a built layer.
         """
-        units = self.units
+        features, units = self.hidden.kernel.shape
         return 2 * features * units + 4 * units + 3 + 2 * features
 
     def get_config(self):

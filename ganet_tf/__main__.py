@@ -1,0 +1,5 @@
+import sys
+
+from ganet_tf.cli import main
+
+sys.exit(main())

@@ -1,0 +1,257 @@
+"""Readers for the paper's datasets and for the user's own labelled text.
+
+Local files are read from a data directory laid out like `../shared/data`
+(`trec/`, `sst/`, ...), named by `data_dir` or the environment variable
+`GANET_DATA_DIR`. Without one, datasets that TFDS has are loaded with TFDS.
+"""
+
+import csv
+import os
+
+import numpy as np
+
+from ganet_tf.data.text_splits import TextSplits
+from ganet_tf.errors import GANetInputError
+
+DATA_DIR_ENV = "GANET_DATA_DIR"
+FORMATS = ("csv", "tsv", "label_text")
+
+TREC_CLASSES = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+SST1_CLASSES = ["very negative", "negative", "neutral", "positive", "very positive"]
+SST2_CLASSES = ["negative", "positive"]
+
+
+def _read_lines(path, encoding):
+    if not os.path.isfile(path):
+        raise GANetInputError(
+            f"File not found: {path}. Check the path, or --data-dir / "
+            f"{DATA_DIR_ENV} for the shared datasets."
+        )
+    try:
+        with open(path, encoding=encoding, newline="") as handle:
+            lines = handle.read().splitlines()
+    except UnicodeDecodeError as error:
+        raise GANetInputError(
+            f"{path} is not valid {encoding} text (byte {error.start}): "
+            "save it as UTF-8, or pass the right encoding."
+        ) from None
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        raise GANetInputError(f"{path} is empty: it needs one example a line.")
+    return lines
+
+
+def read_label_text(path, encoding="utf-8", label_separator=" "):
+    """Reads `LABEL text` lines; returns `(texts, labels)` as strings.
+
+    The label ends at the first `label_separator`. Blank lines are skipped.
+    """
+    texts, labels = [], []
+    for number, line in enumerate(_read_lines(path, encoding), start=1):
+        label, separator, text = line.strip().partition(label_separator)
+        if not separator or not label:
+            raise GANetInputError(
+                f"{path}:{number}: expected 'LABEL{label_separator}text', "
+                f"got {line[:60]!r}."
+            )
+        texts.append(text.strip())
+        labels.append(label)
+    return texts, labels
+
+
+def read_delimited(path, delimiter=",", text_column="text", label_column="label"):
+    """Reads a CSV/TSV file with a header row; returns `(texts, labels)`."""
+    rows = csv.reader(_read_lines(path, "utf-8"), delimiter=delimiter)
+    header = [name.strip() for name in next(rows)]
+    for column in (text_column, label_column):
+        if column not in header:
+            raise GANetInputError(
+                f"{path}: no column {column!r} in the header {header}; the "
+                f"file needs a header with {text_column!r} and "
+                f"{label_column!r} columns."
+            )
+    text_index, label_index = header.index(text_column), header.index(label_column)
+    texts, labels = [], []
+    for number, row in enumerate(rows, start=2):
+        label = row[label_index].strip() if label_index < len(row) else ""
+        if not label:
+            raise GANetInputError(f"{path}:{number}: the label is missing.")
+        texts.append(row[text_index] if text_index < len(row) else "")
+        labels.append(label)
+    if not texts:
+        raise GANetInputError(f"{path} has a header but no examples.")
+    return texts, labels
+
+
+def _encode_labels(labels, class_names, path):
+    index = {name: i for i, name in enumerate(class_names)}
+    encoded = []
+    for label in labels:
+        if label not in index:
+            raise GANetInputError(
+                f"{path}: unknown label {label!r}; expected one of "
+                f"{class_names}."
+            )
+        encoded.append(index[label])
+    return np.asarray(encoded, dtype="int64")
+
+
+def _carve_validation(texts, labels, fraction, seed):
+    if not 0.0 < fraction < 1.0:
+        raise GANetInputError(
+            f"validation fraction must be in (0, 1), got {fraction}."
+        )
+    order = np.random.default_rng(seed).permutation(len(texts))
+    count = max(1, int(round(fraction * len(texts))))
+    validation, train = order[:count], order[count:]
+    pick = lambda rows: [texts[i] for i in rows]  # noqa: E731
+    return pick(train), labels[train], pick(validation), labels[validation]
+
+
+def resolve_data_dir(data_dir=None):
+    """`data_dir`, else `$GANET_DATA_DIR`, else None (meaning TFDS)."""
+    data_dir = data_dir or os.environ.get(DATA_DIR_ENV) or None
+    if data_dir is not None and not os.path.isdir(data_dir):
+        raise GANetInputError(
+            f"Data directory not found: {data_dir}. Pass --data-dir (or set "
+            f"{DATA_DIR_ENV}) to a folder laid out like shared/data."
+        )
+    return data_dir
+
+
+def _local_trec(data_dir, validation_fraction, seed):
+    folder = os.path.join(data_dir, "trec")
+    splits = {}
+    for split, file in (("train", "train_5500.label"), ("test", "TREC_10.label")):
+        # TREC is distributed in latin-1; labels are COARSE:fine.
+        texts, labels = read_label_text(os.path.join(folder, file), "latin-1")
+        coarse = [label.split(":", 1)[0] for label in labels]
+        splits[split] = (texts, _encode_labels(coarse, TREC_CLASSES, file))
+    train = _carve_validation(*splits["train"], validation_fraction, seed)
+    return TextSplits("trec", TREC_CLASSES, *train, *splits["test"])
+
+
+def _local_sst(data_dir, fine):
+    prefix, class_names = ("stsa.fine", SST1_CLASSES) if fine else (
+        "stsa.binary",
+        SST2_CLASSES,
+    )
+    splits = []
+    for split in ("train", "dev", "test"):
+        path = os.path.join(data_dir, "sst", f"{prefix}.{split}")
+        texts, labels = read_label_text(path)
+        numbers = [str(i) for i in range(len(class_names))]
+        splits.extend([texts, _encode_labels(labels, numbers, path)])
+    return TextSplits("sst1" if fine else "sst2", class_names, *splits)
+
+
+def _tfds_splits(name, tfds_name, text_key, label_key, class_names, split_names,
+                 validation_fraction, seed):
+    import tensorflow_datasets as tfds
+
+    try:
+        loaded = tfds.load(tfds_name, split=list(split_names), batch_size=-1)
+    except Exception as error:  # noqa: BLE001 - any download failure
+        raise GANetInputError(
+            f"Could not load {name} from TFDS ({type(error).__name__}); "
+            "without network pass --data-dir (or set "
+            f"{DATA_DIR_ENV}) to a local copy."
+        ) from None
+    decoded = []
+    for split in loaded:
+        split = tfds.as_numpy(split)
+        texts = [t.decode("utf-8", "replace") for t in split[text_key]]
+        decoded.append((texts, np.asarray(split[label_key], dtype="int64")))
+    if len(decoded) == 2:
+        train = _carve_validation(*decoded[0], validation_fraction, seed)
+        return TextSplits(name, class_names, *train, *decoded[1])
+    return TextSplits(name, class_names, *decoded[0], *decoded[1], *decoded[2])
+
+
+def _load_trec(data_dir, validation_fraction, seed):
+    if data_dir:
+        return _local_trec(data_dir, validation_fraction, seed)
+    return _tfds_splits("trec", "trec", "text", "label-coarse", TREC_CLASSES,
+                        ("train", "test"), validation_fraction, seed)
+
+
+def _load_sst1(data_dir, validation_fraction, seed):
+    if data_dir:
+        return _local_sst(data_dir, fine=True)
+    raise GANetInputError(
+        "SST-1 is not in TFDS: pass --data-dir (or set "
+        f"{DATA_DIR_ENV}) to a folder with sst/stsa.fine.{{train,dev,test}}."
+    )
+
+
+def _load_sst2(data_dir, validation_fraction, seed):
+    if data_dir:
+        return _local_sst(data_dir, fine=False)
+    # GLUE's SST-2 test labels are hidden: its validation split is the test.
+    return _tfds_splits("sst2", "glue/sst2", "sentence", "label", SST2_CLASSES,
+                        ("train", "validation"), validation_fraction, seed)
+
+
+DATASETS = {
+    "trec": _load_trec,
+    "sst1": _load_sst1,
+    "sst2": _load_sst2,
+}
+
+
+def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
+    """Loads a dataset of the paper by name as `TextSplits`.
+
+    Args:
+        name: one of `DATASETS` (`"trec"`, `"sst1"`, `"sst2"`, ...).
+        data_dir: a folder laid out like `shared/data`; defaults to
+            `$GANET_DATA_DIR`, and without either to TFDS.
+        validation_fraction: share of training carved out (seeded) as the
+            validation split when the dataset has no dev split.
+        seed: seed of that carving.
+    """
+    if name not in DATASETS:
+        raise GANetInputError(
+            f"Unknown dataset {name!r}: choose one of {sorted(DATASETS)}, or "
+            "pass your own with --train-file."
+        )
+    return DATASETS[name](resolve_data_dir(data_dir), validation_fraction, seed)
+
+
+def _read_any(path, fmt):
+    if fmt == "label_text":
+        return read_label_text(path)
+    return read_delimited(path, delimiter="\t" if fmt == "tsv" else ",")
+
+
+def load_files(train_file, test_file=None, fmt=None, validation_fraction=0.1,
+               seed=0, name="custom"):
+    """Loads the user's own labelled text as `TextSplits`.
+
+    Args:
+        train_file: path to the training examples.
+        test_file: optional path to test examples with the same labels.
+        fmt: `"csv"` or `"tsv"` (a header with `text` and `label` columns)
+            or `"label_text"` (`LABEL text` lines); by default from the file
+            extension (`.csv`, `.tsv`, else `label_text`).
+        validation_fraction, seed: the validation split carved from training.
+    """
+    if fmt is None:
+        extension = os.path.splitext(train_file)[1].lower().lstrip(".")
+        fmt = extension if extension in ("csv", "tsv") else "label_text"
+    if fmt not in FORMATS:
+        raise GANetInputError(f"Unknown format {fmt!r}: choose one of {FORMATS}.")
+    texts, labels = _read_any(train_file, fmt)
+    class_names = sorted(set(labels))
+    if len(class_names) < 2:
+        raise GANetInputError(
+            f"{train_file} has a single label {class_names}: a classifier "
+            "needs at least two."
+        )
+    encoded = _encode_labels(labels, class_names, train_file)
+    train = _carve_validation(texts, encoded, validation_fraction, seed)
+    test_texts, test_labels = [], np.zeros([0], "int64")
+    if test_file is not None:
+        test_texts, raw = _read_any(test_file, fmt)
+        test_labels = _encode_labels(raw, class_names, test_file)
+    return TextSplits(name, class_names, *train, test_texts, test_labels)

@@ -1,0 +1,141 @@
+"""Text -> token ids with Keras' `TextVectorization`, and tf.data pipelines."""
+
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ganet_tf.errors import GANetInputError
+
+# Lower case; HTML line breaks (IMDB's "<br />") and punctuation become spaces.
+_PUNCTUATION = r"[!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~']"
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+def standardize_text(texts):
+    """Lower-cases `texts` and replaces `<br />` tags and punctuation by spaces."""
+    texts = tf.strings.lower(texts)
+    texts = tf.strings.regex_replace(texts, r"<br\s*/?>", " ")
+    return tf.strings.regex_replace(texts, _PUNCTUATION, " ")
+
+
+def vectorizer_from_vocabulary(vocabulary, sequence_length):
+    """A `TextVectorization` layer with a fixed vocabulary.
+
+    `vocabulary` lists the tokens from id 2 on (ids 0 and 1 are padding and
+    out-of-vocabulary), as `get_vocabulary(include_special_tokens=False)`.
+    """
+    return keras.layers.TextVectorization(
+        standardize=standardize_text,
+        vocabulary=list(vocabulary),
+        output_mode="int",
+        output_sequence_length=sequence_length,
+        name="text_vectorization",
+    )
+
+
+def build_vectorizer(
+    texts,
+    sequence_length=None,
+    length_percentile=95.0,
+    max_tokens=None,
+    min_count=1,
+):
+    """Adapts a `TextVectorization` layer on (training) `texts`.
+
+    Args:
+        texts: list of training texts. Adapt on training data only.
+        sequence_length: int, the padded length. By default the
+            `length_percentile` of the training lengths (in tokens).
+        length_percentile: float in (0, 100], used without `sequence_length`.
+        max_tokens: optional cap on the vocabulary size.
+        min_count: keep tokens seen at least this often in `texts`.
+
+    Returns:
+        A `TextVectorization` layer mapping strings to `(batch,
+        sequence_length)` int ids, 0 = padding, 1 = out of vocabulary.
+    """
+    if not texts:
+        raise GANetInputError("No training texts to build a vocabulary from.")
+    if sequence_length is not None and (
+        not isinstance(sequence_length, int) or sequence_length < 1
+    ):
+        raise GANetInputError(
+            f"sequence length must be a positive integer, got {sequence_length}."
+        )
+    if not 0.0 < length_percentile <= 100.0:
+        raise GANetInputError(
+            f"length percentile must be in (0, 100], got {length_percentile}."
+        )
+    counter = keras.layers.TextVectorization(
+        standardize=standardize_text, output_mode="int", max_tokens=max_tokens
+    )
+    counter.adapt(tf.data.Dataset.from_tensor_slices(texts).batch(1024))
+    vocabulary = counter.get_vocabulary(include_special_tokens=False)
+    if min_count > 1:
+        tokens = tf.strings.split(standardize_text(tf.constant(texts)))
+        unique, _, counts = tf.unique_with_counts(tokens.flat_values)
+        counts = dict(zip(unique.numpy().tolist(), counts.numpy().tolist()))
+        vocabulary = [t for t in vocabulary if counts.get(t.encode(), 0) >= min_count]
+    if not vocabulary:
+        raise GANetInputError("The training texts contain no tokens.")
+    if sequence_length is None:
+        lengths = text_lengths(texts)
+        sequence_length = max(1, int(np.ceil(np.percentile(lengths, length_percentile))))
+    return vectorizer_from_vocabulary(vocabulary, sequence_length)
+
+
+def text_lengths(texts):
+    """Number of tokens of each text after standardisation."""
+    tokens = tf.strings.split(standardize_text(tf.constant(list(texts))))
+    return tokens.row_lengths().numpy()
+
+
+def vectorize(vectorizer, texts, batch_size=4096):
+    """Token ids `(len(texts), sequence_length)` as int32 NumPy."""
+    if not texts:
+        length = vectorizer.get_config()["output_sequence_length"]
+        return np.zeros([0, length], "int32")
+    ids = [
+        vectorizer(tf.constant(texts[i : i + batch_size])).numpy()
+        for i in range(0, len(texts), batch_size)
+    ]
+    return np.concatenate(ids).astype("int32")
+
+
+def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None):
+    """A batched `tf.data.Dataset` of `(token_ids, label)` pairs."""
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise GANetInputError(f"batch size must be a positive integer, got {batch_size}.")
+    dataset = tf.data.Dataset.from_tensor_slices((ids, labels))
+    if shuffle:
+        dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def save_vectorizer(path, vectorizer, class_names):
+    """Writes the vocabulary, sequence length and class names as JSON."""
+    config = {
+        "vocabulary": vectorizer.get_vocabulary(include_special_tokens=False),
+        "sequence_length": vectorizer.get_config()["output_sequence_length"],
+        "class_names": list(class_names),
+    }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(config, handle, ensure_ascii=False)
+
+
+def load_vectorizer(path):
+    """Reads `save_vectorizer`'s JSON; returns `(vectorizer, class_names)`."""
+    if not os.path.isfile(path):
+        raise GANetInputError(
+            f"No preprocessing file at {path}: point to a folder written by "
+            "`python -m ganet_tf train --out`."
+        )
+    with open(path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    vectorizer = vectorizer_from_vocabulary(
+        config["vocabulary"], config["sequence_length"]
+    )
+    return vectorizer, config["class_names"]

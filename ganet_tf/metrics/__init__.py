@@ -1,0 +1,2 @@
+from ganet_tf.metrics.attention_flops import attention_flops
+from ganet_tf.metrics.classification_report import classification_report

@@ -1,0 +1,234 @@
+"""Train and evaluate one model on one dataset: the library behind `train`."""
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+
+import keras
+import numpy as np
+
+from ganet_tf.data import build_vectorizer
+from ganet_tf.data import load_dataset
+from ganet_tf.data import load_files
+from ganet_tf.data import make_dataset
+from ganet_tf.data import save_vectorizer
+from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.embeddings import embedding_matrix
+from ganet_tf.embeddings import load_glove
+from ganet_tf.errors import GANetInputError
+from ganet_tf.models import MODEL_BUILDERS
+from ganet_tf.models import build_model
+from ganet_tf.training.epoch_timer import EpochTimer
+from ganet_tf.training.evaluate import evaluate_model
+
+# Half-width D of the local attention window (paper, Section 4).
+LOCAL_WINDOWS = {"imdb": 40, "ag_news": 16, "sst1": 8, "sst2": 8, "trec": 4}
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """Everything that decides one training run (the `train` flags)."""
+
+    dataset: str = "trec"
+    model: str = "ganet"
+    data_dir: str = None
+    train_file: str = None
+    test_file: str = None
+    format: str = None
+    epochs: int = 30
+    seed: int = 0
+    out: str = None
+    aux: str = "bilstm"
+    aux_hidden: int = 20
+    tau: float = 0.5
+    lam: float = 1e-3
+    lr: float = 1e-3
+    batch_size: int = 32
+    glove: str = None
+    sequence_length: int = None
+    length_percentile: float = 95.0
+    dropout: float = 0.3
+    hidden: int = 100
+    window: int = None
+    straight_through: bool = False
+    patience: int = 3
+    validation_fraction: float = 0.1
+    limit: int = None
+    verbose: int = 1
+
+    def validate(self):
+        if self.model not in MODEL_BUILDERS:
+            raise GANetInputError(
+                f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}."
+            )
+        for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+        for name in ("tau", "lr"):
+            if not getattr(self, name) > 0:
+                raise GANetInputError(f"--{name} must be positive, got {getattr(self, name)}.")
+        if self.lam < 0:
+            raise GANetInputError(f"--lam must be >= 0, got {self.lam}.")
+        if not 0 <= self.dropout < 1:
+            raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
+        if self.test_file and not self.train_file:
+            raise GANetInputError("--test-file needs --train-file.")
+
+
+def load_splits(config):
+    """The `TextSplits` that `config` names (a dataset or the user's files)."""
+    if config.train_file:
+        splits = load_files(
+            config.train_file,
+            config.test_file,
+            config.format,
+            config.validation_fraction,
+            config.seed,
+        )
+    else:
+        splits = load_dataset(
+            config.dataset, config.data_dir, config.validation_fraction, config.seed
+        )
+    if config.limit:
+        splits = splits.subset(config.limit)
+    return splits
+
+
+def model_arguments(config, splits, embeddings):
+    """Builder arguments of `config.model` for this data."""
+    arguments = {
+        "embeddings": embeddings,
+        "hidden_dim": config.hidden,
+        "dropout": config.dropout,
+    }
+    if config.model == "ganet":
+        arguments.update(
+            auxiliary=config.aux,
+            auxiliary_hidden_dim=config.aux_hidden,
+            temperature=config.tau,
+            penalty=config.lam,
+            straight_through=config.straight_through,
+            seed=config.seed,
+        )
+    if config.model == "local":
+        arguments["window"] = config.window or LOCAL_WINDOWS.get(splits.name, 8)
+    return arguments
+
+
+def compile_model(model, learning_rate):
+    """Adam and cross-entropy; GA-Net's gate penalty joins through the layer."""
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(),
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+    )
+    return model
+
+
+def _write_outputs(out, model, vectorizer, splits, result):
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".ganet-", dir=parent)
+    try:
+        model.save(os.path.join(staging, "model.keras"))
+        save_vectorizer(
+            os.path.join(staging, "preprocessing.json"), vectorizer, splits.class_names
+        )
+        with open(os.path.join(staging, "metrics.json"), "w") as handle:
+            json.dump(result, handle, indent=2)
+        if os.path.isdir(out):
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def train_and_evaluate(config, callbacks=()):
+    """Trains `config.model` on `config`'s data, evaluates it on test.
+
+    Early stopping watches the validation loss and restores the best
+    weights. With `config.out` the folder receives `model.keras`,
+    `preprocessing.json` (vocabulary, sequence length, class names) and
+    `metrics.json`, all or nothing.
+
+    Returns:
+        A JSON-ready dict of the run: the configuration, `test_accuracy`,
+        `test_density` (None without gates), `attention_flops_soft`,
+        `attention_flops_gated`, `epochs_trained`, `train_seconds`,
+        `epoch_seconds`, the validation scores and the test `report`.
+    """
+    config.validate()
+    keras.utils.set_random_seed(config.seed)
+    splits = load_splits(config)
+    vectorizer = build_vectorizer(
+        splits.train_texts, config.sequence_length, config.length_percentile
+    )
+    vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
+    glove = load_glove(config.glove, vocabulary)
+    embeddings, coverage = embedding_matrix(vocabulary, glove, config.seed)
+
+    ids = {
+        split: vectorize(vectorizer, getattr(splits, f"{split}_texts"))
+        for split in ("train", "validation", "test")
+    }
+    train = make_dataset(ids["train"], splits.train_labels, config.batch_size,
+                         shuffle=True, seed=config.seed)
+    validation = make_dataset(ids["validation"], splits.validation_labels, 128)
+
+    model = build_model(
+        config.model, splits.num_classes, **model_arguments(config, splits, embeddings)
+    )
+    compile_model(model, config.lr)
+    timer = EpochTimer()
+    stopper = keras.callbacks.EarlyStopping(
+        monitor="val_loss", patience=config.patience, restore_best_weights=True
+    )
+    started = time.perf_counter()
+    history = model.fit(
+        train,
+        validation_data=validation,
+        epochs=config.epochs,
+        callbacks=[timer, stopper, keras.callbacks.TerminateOnNaN(), *callbacks],
+        verbose=config.verbose,
+    )
+    train_seconds = time.perf_counter() - started
+
+    best = int(np.argmin(history.history["val_loss"]))
+    test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
+    validation_scores = evaluate_model(
+        model, ids["validation"], splits.validation_labels, splits.class_names
+    )
+    result = {
+        "dataset": splits.name,
+        "model": config.model,
+        "seed": config.seed,
+        "test_accuracy": test["accuracy"],
+        "test_density": test["density"],
+        "attention_flops_soft": test["attention_flops_soft"],
+        "attention_flops_gated": test["attention_flops_gated"],
+        "validation_accuracy": validation_scores["accuracy"],
+        "validation_density": validation_scores["density"],
+        "epochs_trained": len(history.history["loss"]),
+        "best_epoch": best + 1,
+        "train_seconds": round(train_seconds, 2),
+        "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
+        "sequence_length": int(ids["train"].shape[1]),
+        "vocabulary_size": len(vocabulary) + 2,
+        "glove_coverage": round(coverage, 4),
+        "train_examples": len(splits.train_texts),
+        "test_examples": len(splits.test_texts),
+        "config": {
+            key: value
+            for key, value in dataclasses.asdict(config).items()
+            if key not in ("verbose",)
+        },
+        "report": test["report"],
+    }
+    if config.out:
+        _write_outputs(config.out, model, vectorizer, splits, result)
+    return result
