@@ -1,0 +1,87 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.layers import AuxiliaryNetwork
+
+EMBEDDED = np.random.default_rng(0).normal(size=[3, 7, 10]).astype("float32")
+MASK = np.array([[1] * 7, [1] * 3 + [0] * 4, [0] * 7], bool)
+
+
+@pytest.mark.parametrize("encoder", ["bilstm", "lstm", "fnn", "attention"])
+def test_every_encoder_gives_a_probability_per_token(encoder):
+    layer = AuxiliaryNetwork(encoder=encoder, hidden_dim=5)
+    probabilities = layer(EMBEDDED, mask=MASK).numpy()
+    assert probabilities.shape == (3, 7)
+    assert np.all((probabilities[MASK] > 0) & (probabilities[MASK] < 1))
+    assert np.all(probabilities[~MASK] == 0)
+    assert layer.compute_output_shape((3, 7, 10)) == (3, 7)
+
+
+def test_probabilities_are_the_sigmoid_of_the_linear_gate_unit():
+    layer = AuxiliaryNetwork(encoder="fnn", hidden_dim=4)
+    probabilities = layer(EMBEDDED).numpy()
+    w, b = layer.encoder_layer.get_weights()
+    u, c = layer.gate_unit.get_weights()
+    logits = (np.tanh(EMBEDDED @ w + b) @ u + c)[..., 0]
+    np.testing.assert_allclose(probabilities, 1 / (1 + np.exp(-logits)), rtol=1e-5)
+    logits_layer = AuxiliaryNetwork.from_config({**layer.get_config(), "return_logits": True})
+    logits_layer.build(EMBEDDED.shape)
+    logits_layer.set_weights(layer.get_weights())
+    np.testing.assert_allclose(logits_layer(EMBEDDED).numpy(), logits, rtol=1e-4, atol=1e-5)
+
+
+def test_masked_tokens_do_not_change_the_real_ones():
+    layer = AuxiliaryNetwork(encoder="bilstm", hidden_dim=4)
+    noisy = EMBEDDED.copy()
+    noisy[1, 3:] = 100.0
+    np.testing.assert_allclose(
+        layer(EMBEDDED, mask=MASK).numpy()[1, :3], layer(noisy, mask=MASK).numpy()[1, :3], rtol=1e-5
+    )
+
+
+def test_config_round_trip_and_fit_step():
+    layer = AuxiliaryNetwork(encoder="lstm", hidden_dim=6, return_logits=True)
+    config = layer.get_config()
+    assert (config["encoder"], config["hidden_dim"], config["return_logits"]) == ("lstm", 6, True)
+    assert AuxiliaryNetwork.from_config(config).get_config() == config
+
+    inputs = keras.Input((7, 10))
+    model = keras.Model(inputs, AuxiliaryNetwork(encoder="attention", hidden_dim=4)(inputs))
+    model.compile("adam", "binary_crossentropy")
+    before = [w.copy() for w in model.get_weights()]
+    model.fit(EMBEDDED, (EMBEDDED[..., 0] > 0).astype("float32"), epochs=1, verbose=0)
+    assert any(not np.allclose(a, b) for a, b in zip(before, model.get_weights()))
+
+
+def test_gradients_reach_the_encoder():
+    layer = AuxiliaryNetwork(encoder="bilstm", hidden_dim=3)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(EMBEDDED, mask=MASK))
+    gradients = tape.gradient(loss, layer.trainable_weights)
+    assert all(g is not None and np.any(g.numpy() != 0) for g in gradients)
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [({"encoder": "gru"}, "encoder"), ({"hidden_dim": 0}, "hidden_dim"), ({"hidden_dim": "20"}, "hidden_dim")],
+)
+def test_bad_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        AuxiliaryNetwork(**arguments)
+
+
+def test_bad_input_rank():
+    with pytest.raises(ValueError, match="inputs"):
+        AuxiliaryNetwork()(np.zeros([2, 7], "float32"))
+
+
+@pytest.mark.parametrize("encoder", ["bilstm", "attention"])
+def test_keras_save_and_reload(tmp_path, encoder):
+    inputs = keras.Input((7, 10))
+    model = keras.Model(inputs, AuxiliaryNetwork(encoder=encoder, hidden_dim=4)(inputs))
+    path = str(tmp_path / "aux.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    np.testing.assert_array_equal(model.predict(EMBEDDED, verbose=0), reloaded.predict(EMBEDDED, verbose=0))

@@ -1,0 +1,164 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.layers import GatedAttentionPooling
+
+RNG = np.random.default_rng(0)
+STATES = RNG.normal(size=[5, 6, 4]).astype("float32")
+MASK = np.array(
+    [
+        [1, 1, 1, 1, 1, 1],  # no padding
+        [1, 1, 1, 0, 0, 0],  # padded
+        [1, 1, 1, 1, 0, 0],  # padded, all gates closed
+        [0, 0, 0, 0, 0, 0],  # empty text
+        [1, 1, 1, 1, 1, 0],  # relaxed gates
+    ],
+    bool,
+)
+GATES = np.array(
+    [
+        [1, 0, 1, 1, 0, 1],
+        [0, 1, 1, 1, 1, 1],  # open gates on padding must not count
+        [0, 0, 0, 0, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+        [0.9, 0.1, 0.5, 0.0, 0.3, 1.0],
+    ],
+    "float32",
+)
+GATE_SCORES = RNG.normal(size=[5, 6]).astype("float32")
+
+
+def reference(layer, states, gates, mask, gate_scores=None):
+    """alpha_t = g_t exp(e_t) / sum g exp(e), in float64 NumPy."""
+    w, b = [v.astype("float64") for v in layer.hidden.get_weights()]
+    (v,) = [x.astype("float64") for x in layer.score.get_weights()]
+    scores = (np.tanh(states.astype("float64") @ w + b) @ v)[..., 0]
+    weights = np.zeros_like(scores)
+    for row in range(len(states)):
+        real = mask[row]
+        if not real.any():
+            continue
+        open_ = real & (gates[row] > 0)
+        if open_.any():
+            unnormalised = np.where(open_, gates[row] * np.exp(scores[row]), 0.0)
+        elif layer.fallback == "all":
+            unnormalised = np.where(real, np.exp(scores[row]), 0.0)
+        else:
+            unnormalised = np.zeros(len(real))
+            unnormalised[np.argmax(np.where(real, gate_scores[row], -np.inf))] = 1.0
+        weights[row] = unnormalised / unnormalised.sum()
+    context = np.einsum("bt,btf->bf", weights, states)
+    return context, weights
+
+
+@pytest.mark.parametrize("fallback", ["all", "most_probable"])
+def test_matches_numpy_reference_with_padded_and_closed_rows(fallback):
+    layer = GatedAttentionPooling(units=3, fallback=fallback)
+    context, weights = layer(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
+    expected_context, expected_weights = reference(layer, STATES, GATES, MASK, GATE_SCORES)
+    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
+    np.testing.assert_allclose(context.numpy(), expected_context, atol=1e-5)
+    weights = weights.numpy()
+    assert np.all(weights[~MASK] == 0)
+    assert np.all(weights[(GATES == 0) & MASK & np.array([1, 1, 0, 0, 1], bool)[:, None]] == 0)
+    np.testing.assert_allclose(weights.sum(axis=1), [1, 1, 1, 0, 1], atol=1e-6)
+
+
+def test_without_gates_it_is_soft_attention_over_real_tokens():
+    layer = GatedAttentionPooling(units=3)
+    context, weights = layer(STATES, mask=MASK)
+    all_open = np.ones_like(GATES)
+    expected_context, expected_weights = reference(layer, STATES, all_open, MASK)
+    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
+    np.testing.assert_allclose(context.numpy(), expected_context, atol=1e-5)
+
+
+def test_extreme_scores_stay_finite():
+    layer = GatedAttentionPooling(units=2)
+    states = np.full([2, 5, 4], 1e4, "float32")
+    states[1] *= -1
+    context, weights = layer(states, gates=GATES[:2, :5], mask=MASK[:2, :5])
+    assert np.all(np.isfinite(context.numpy())) and np.all(np.isfinite(weights.numpy()))
+
+
+def test_float16_policy_is_finite_and_close():
+    layer = GatedAttentionPooling(units=3, dtype="mixed_float16")
+    context, weights = layer(STATES, gates=GATES, mask=MASK)
+    assert weights.dtype == "float16"
+    _, expected = reference(layer, STATES, GATES, MASK)
+    assert np.all(np.isfinite(context.numpy()))
+    np.testing.assert_allclose(weights.numpy().astype("float32"), expected, atol=2e-3)
+
+
+def test_gradients_reach_states_and_gates_but_not_closed_gates():
+    states = tf.Variable(STATES[:2])
+    gates = tf.Variable(GATES[:2])
+    layer = GatedAttentionPooling(units=3)
+    with tf.GradientTape() as tape:
+        context, _ = layer(states, gates=gates, mask=MASK[:2])
+        loss = tf.reduce_sum(context * tf.range(1.0, 5.0))
+    state_gradient, gate_gradient = tape.gradient(loss, [states, gates])
+    assert np.all(np.isfinite(gate_gradient.numpy()))
+    open_real = (GATES[:2] > 0) & MASK[:2]
+    assert np.all(gate_gradient.numpy()[~open_real] == 0)
+    assert np.any(gate_gradient.numpy()[open_real] != 0)
+    assert np.any(state_gradient.numpy() != 0)
+
+
+def test_config_shapes_and_fit_step():
+    layer = GatedAttentionPooling(units=7, fallback="most_probable", return_attention_scores=False)
+    config = layer.get_config()
+    assert {k: config[k] for k in ("units", "fallback", "return_attention_scores")} == {
+        "units": 7,
+        "fallback": "most_probable",
+        "return_attention_scores": False,
+    }
+    assert GatedAttentionPooling.from_config(config).get_config() == config
+    assert layer.compute_output_shape((2, 6, 4)) == (2, 4)
+    assert GatedAttentionPooling(units=2).compute_output_shape((2, 6, 4)) == ((2, 4), (2, 6))
+
+    states = keras.Input((6, 4))
+    gates = keras.Input((6,))
+    context, _ = GatedAttentionPooling(units=3)(states, gates=gates)
+    model = keras.Model([states, gates], keras.layers.Dense(1)(context))
+    model.compile("adam", "mse")
+    history = model.fit([STATES, GATES], np.ones([5, 1]), epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+
+
+def test_flops_per_token_counts_the_score_network_and_weighted_sum():
+    layer = GatedAttentionPooling(units=3)
+    layer(STATES)
+    assert layer.flops_per_token() == 2 * 4 * 3 + 4 * 3 + 3 + 2 * 4
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [({"units": 0}, "units"), ({"units": 2.5}, "units"), ({"fallback": "none"}, "fallback")],
+)
+def test_bad_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        GatedAttentionPooling(**arguments)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="inputs"):
+        GatedAttentionPooling(units=2)(np.zeros([2, 4], "float32"))
+    with pytest.raises(ValueError, match="gate_scores"):
+        GatedAttentionPooling(units=2, fallback="most_probable")(STATES, gates=GATES)
+
+
+def test_keras_save_and_reload(tmp_path):
+    states = keras.Input((6, 4))
+    gates = keras.Input((6,))
+    context, weights = GatedAttentionPooling(units=3, fallback="all", name="pool")(states, gates=gates)
+    model = keras.Model([states, gates], [context, weights])
+    path = str(tmp_path / "pool.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    for before, after in zip(
+        model.predict([STATES, GATES], verbose=0), reloaded.predict([STATES, GATES], verbose=0)
+    ):
+        np.testing.assert_array_equal(before, after)

@@ -1,0 +1,87 @@
+import keras
+import numpy as np
+import pytest
+
+from ganet_tf.layers import LocalAttentionPooling
+
+RNG = np.random.default_rng(1)
+STATES = RNG.normal(size=[3, 12, 4]).astype("float32")
+QUERY = RNG.normal(size=[3, 5]).astype("float32")
+MASK = np.array([[1] * 12, [1] * 5 + [0] * 7, [0] * 12], bool)
+
+
+def reference(layer, states, query, mask):
+    wh, bh = layer.centre_hidden.get_weights()
+    wc, bc = layer.centre.get_weights()
+    (wa,) = layer.score_projection.get_weights()
+    weights = np.zeros(states.shape[:2])
+    for row in range(len(states)):
+        length = mask[row].sum()
+        if length == 0:
+            continue
+        centre = (length - 1) / (1 + np.exp(-(np.tanh(query[row] @ wh + bh) @ wc + bc)[0]))
+        positions = np.arange(states.shape[1])
+        allowed = mask[row] & (np.abs(positions - centre) <= layer.window)
+        scores = (states[row] @ wa) @ query[row]
+        soft = np.where(allowed, np.exp(scores - scores[allowed].max()), 0.0)
+        soft /= soft.sum()
+        sigma = layer.window / 2
+        weights[row] = soft * np.exp(-((positions - centre) ** 2) / (2 * sigma**2))
+    return np.einsum("bt,btf->bf", weights, states), weights
+
+
+def test_matches_numpy_reference_with_masked_rows():
+    layer = LocalAttentionPooling(window=2, units=3)
+    context, weights = layer(STATES, query=QUERY, mask=MASK)
+    expected_context, expected_weights = reference(layer, STATES, QUERY, MASK)
+    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-5)
+    np.testing.assert_allclose(context.numpy(), expected_context, atol=1e-5)
+    assert np.all(weights.numpy()[~MASK] == 0)
+    assert np.count_nonzero(weights.numpy()[0]) <= 2 * 2 + 1
+
+
+def test_default_query_is_the_last_real_state():
+    layer = LocalAttentionPooling(window=3, units=3)
+    context, _ = layer(STATES[:2], mask=MASK[:2])
+    last = np.stack([STATES[0, 11], STATES[1, 4]])
+    expected, _ = reference(layer, STATES[:2], last, MASK[:2])
+    np.testing.assert_allclose(context.numpy(), expected, atol=1e-5)
+
+
+def test_config_shapes_and_fit_step():
+    layer = LocalAttentionPooling(window=4, units=6, return_attention_scores=False)
+    config = layer.get_config()
+    assert (config["window"], config["units"], config["return_attention_scores"]) == (4, 6, False)
+    assert LocalAttentionPooling.from_config(config).get_config() == config
+    assert layer.compute_output_shape((3, 12, 4)) == (3, 4)
+
+    states = keras.Input((12, 4))
+    query = keras.Input((5,))
+    context, _ = LocalAttentionPooling(window=2, units=3)(states, query=query)
+    model = keras.Model([states, query], keras.layers.Dense(1)(context))
+    model.compile("adam", "mse")
+    history = model.fit([STATES, QUERY], np.ones([3, 1]), epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [({"window": 0}, "window"), ({"window": 1.5}, "window"), ({"units": -1}, "units")],
+)
+def test_bad_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        LocalAttentionPooling(**arguments)
+
+
+def test_keras_save_and_reload(tmp_path):
+    states = keras.Input((12, 4))
+    query = keras.Input((5,))
+    outputs = LocalAttentionPooling(window=2, units=3)(states, query=query)
+    model = keras.Model([states, query], outputs)
+    path = str(tmp_path / "local.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    for before, after in zip(
+        model.predict([STATES, QUERY], verbose=0), reloaded.predict([STATES, QUERY], verbose=0)
+    ):
+        np.testing.assert_array_equal(before, after)
