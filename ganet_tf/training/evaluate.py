@@ -16,6 +16,8 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
     `attention_flops_soft` and `attention_flops_gated` (mean attention FLOPs
     per example when every real token is attended, and when only the open
     ones are; `None` where the model has no additive attention / no gates);
+    `all_closed_rate` (share of examples whose gates are all closed, pooled
+    by the attention's fallback, whose tokens the gated FLOPs then count);
     and `report` (per-class precision/recall/F1 and confusion matrix).
     """
     result = {
@@ -23,6 +25,7 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
         "density": None,
         "attention_flops_soft": None,
         "attention_flops_gated": None,
+        "all_closed_rate": None,
         "report": None,
     }
     if len(ids) == 0:
@@ -43,6 +46,10 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
         open_gates = np.sum((outputs["gates"] > 0.5) & (ids != 0), axis=-1)
         density = open_gates[has_tokens] / lengths[has_tokens]
         result["density"] = float(density.mean())
-        flops = attention_flops(attention, open_gates)
+        result["all_closed_rate"] = float(np.mean(open_gates[has_tokens] == 0))
+        # A row with every gate closed is pooled by the layer's fallback.
+        fallback = lengths if attention.fallback == "all" else np.ones_like(lengths)
+        attended = np.where(open_gates > 0, open_gates, fallback)
+        flops = attention_flops(attention, attended)
         result["attention_flops_gated"] = float(flops[has_tokens].mean())
     return result

@@ -44,7 +44,7 @@ class TrainConfig:
     aux: str = "bilstm"
     aux_hidden: int = 20
     tau: float = 0.5
-    lam: float = 1e-3
+    lam: float = 1e-2
     lr: float = 1e-3
     batch_size: int = 32
     glove: str = None
@@ -195,6 +195,7 @@ def train_and_evaluate(config, callbacks=()):
         epochs=config.epochs,
         callbacks=[timer, stopper, keras.callbacks.TerminateOnNaN(), *callbacks],
         verbose=config.verbose,
+        shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
     )
     train_seconds = time.perf_counter() - started
 
@@ -211,6 +212,7 @@ def train_and_evaluate(config, callbacks=()):
         "test_density": test["density"],
         "attention_flops_soft": test["attention_flops_soft"],
         "attention_flops_gated": test["attention_flops_gated"],
+        "test_all_closed_rate": test["all_closed_rate"],
         "validation_accuracy": validation_scores["accuracy"],
         "validation_density": validation_scores["density"],
         "epochs_trained": len(history.history["loss"]),

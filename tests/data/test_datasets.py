@@ -1,0 +1,105 @@
+import os
+
+import numpy as np
+import pytest
+
+from ganet_tf.data import load_dataset
+from ganet_tf.data import load_files
+from ganet_tf.data.datasets import read_delimited
+from ganet_tf.data.datasets import read_label_text
+from ganet_tf.errors import GANetInputError
+
+
+def test_trec_from_shared_data(data_dir):
+    splits = load_dataset("trec", data_dir, validation_fraction=0.1, seed=0)
+    assert splits.class_names == ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+    assert len(splits.train_texts) + len(splits.validation_texts) == 5452
+    assert len(splits.test_texts) == 500
+    counts = np.bincount(np.concatenate([splits.train_labels, splits.validation_labels]))
+    np.testing.assert_array_equal(counts, [86, 1162, 1250, 1223, 835, 896])
+    # latin-1 text decoded, not replaced.
+    assert not any("\ufffd" in text for text in splits.train_texts)
+    again = load_dataset("trec", data_dir, validation_fraction=0.1, seed=0)
+    assert again.validation_texts == splits.validation_texts
+    other = load_dataset("trec", data_dir, validation_fraction=0.1, seed=1)
+    assert other.validation_texts != splits.validation_texts
+
+
+@pytest.mark.parametrize(
+    "name, sizes, classes",
+    [("sst1", (8544, 1101, 2210), 5), ("sst2", (6920, 872, 1821), 2)],
+)
+def test_sst_from_shared_data(data_dir, name, sizes, classes):
+    splits = load_dataset(name, data_dir)
+    assert (len(splits.train_texts), len(splits.validation_texts), len(splits.test_texts)) == sizes
+    assert splits.num_classes == classes
+    assert set(np.unique(splits.test_labels)) == set(range(classes))
+
+
+def test_data_dir_from_environment(data_dir, monkeypatch):
+    monkeypatch.setenv("GANET_DATA_DIR", data_dir)
+    assert len(load_dataset("sst2").test_texts) == 1821
+
+
+def write(path, content, encoding="utf-8"):
+    with open(path, "w", encoding=encoding) as handle:
+        handle.write(content)
+    return str(path)
+
+
+def test_label_text_csv_and_tsv_files(tmp_path):
+    train = write(tmp_path / "train.txt", "pos a fine film\nneg a dull one\n\npos great\nneg bad\n")
+    test = write(tmp_path / "test.txt", "neg awful\npos lovely\n")
+    splits = load_files(train, test, validation_fraction=0.25)
+    assert splits.class_names == ["neg", "pos"]
+    assert len(splits.train_texts) == 3 and len(splits.validation_texts) == 1
+    assert list(splits.test_labels) == [0, 1]
+    csv_file = write(tmp_path / "data.csv", 'label,text\npos,"good, really"\nneg,bad\n')
+    assert read_delimited(csv_file) == (["good, really", "bad"], ["pos", "neg"])
+    tsv_file = write(tmp_path / "data.tsv", "text\tlabel\ngood\tpos\nbad\tneg\n")
+    assert load_files(tsv_file, validation_fraction=0.5).num_classes == 2
+
+
+@pytest.mark.parametrize(
+    "content, encoding, message",
+    [
+        ("", "utf-8", "empty"),
+        ("\n  \n", "utf-8", "empty"),
+        ("pos caf\xe9 au lait\nneg no\n", "latin-1", "not valid utf-8"),
+        ("pos fine\nnolabelhere\n", "utf-8", "expected 'LABEL text'"),
+    ],
+)
+def test_bad_label_text_files(tmp_path, content, encoding, message):
+    path = write(tmp_path / "bad.txt", content, encoding)
+    with pytest.raises(GANetInputError, match=message) as error:
+        load_files(path)
+    assert "\n" not in str(error.value)
+
+
+def test_bad_csv_files(tmp_path):
+    with pytest.raises(GANetInputError, match="no column 'label'"):
+        read_delimited(write(tmp_path / "a.csv", "text,target\nhi,1\n"))
+    with pytest.raises(GANetInputError, match="label is missing"):
+        read_delimited(write(tmp_path / "b.csv", "text,label\nhi,\n"))
+    with pytest.raises(GANetInputError, match="no examples"):
+        read_delimited(write(tmp_path / "c.csv", "text,label\n"))
+
+
+def test_unknown_and_single_labels(tmp_path):
+    train = write(tmp_path / "train.txt", "pos good\nneg bad\n")
+    test = write(tmp_path / "test.txt", "neutral meh\n")
+    with pytest.raises(GANetInputError, match="unknown label 'neutral'"):
+        load_files(train, test)
+    with pytest.raises(GANetInputError, match="single label"):
+        load_files(write(tmp_path / "one.txt", "pos good\npos fine\n"))
+
+
+def test_missing_directory_file_and_dataset(tmp_path):
+    with pytest.raises(GANetInputError, match="Data directory not found"):
+        load_dataset("trec", str(tmp_path / "nowhere"))
+    with pytest.raises(GANetInputError, match="File not found"):
+        load_dataset("trec", str(tmp_path))
+    with pytest.raises(GANetInputError, match="Unknown dataset"):
+        load_dataset("mnist", str(tmp_path))
+    with pytest.raises(GANetInputError, match="File not found"):
+        read_label_text(os.path.join(str(tmp_path), "none.txt"))

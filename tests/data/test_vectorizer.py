@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from ganet_tf.data import build_vectorizer
+from ganet_tf.data import load_vectorizer
+from ganet_tf.data import make_dataset
+from ganet_tf.data import save_vectorizer
+from ganet_tf.data.vectorizer import text_lengths
+from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.errors import GANetInputError
+
+TEXTS = ["The cat sat.", "A dog<br />barked, loudly!", "cat cat dog", "one two three four five six"]
+
+
+def test_length_percentile_vocabulary_and_padding():
+    np.testing.assert_array_equal(text_lengths(TEXTS), [3, 4, 3, 6])
+    vectorizer = build_vectorizer(TEXTS, length_percentile=50)
+    assert vectorizer.get_config()["output_sequence_length"] == 4
+    vocabulary = vectorizer.get_vocabulary()
+    assert vocabulary[:2] == ["", "[UNK]"] and "br" not in vocabulary and "barked" in vocabulary
+    ids = vectorize(vectorizer, ["cat dog zebra", ""])
+    assert ids.shape == (2, 4)
+    assert ids[0, 2] == 1 and np.all(ids[0, 3:] == 0) and np.all(ids[1] == 0)
+
+
+def test_fixed_length_and_min_count():
+    vectorizer = build_vectorizer(TEXTS, sequence_length=7, min_count=2)
+    assert vectorizer.get_config()["output_sequence_length"] == 7
+    assert vectorizer.get_vocabulary(include_special_tokens=False) == ["cat", "dog"]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    vectorizer = build_vectorizer(TEXTS)
+    path = str(tmp_path / "preprocessing.json")
+    save_vectorizer(path, vectorizer, ["a", "b"])
+    loaded, class_names = load_vectorizer(path)
+    assert class_names == ["a", "b"]
+    np.testing.assert_array_equal(vectorize(loaded, TEXTS), vectorize(vectorizer, TEXTS))
+
+
+def test_dataset_batches():
+    ids = np.arange(20, dtype="int32").reshape(10, 2)
+    batches = list(make_dataset(ids, np.arange(10), batch_size=4, shuffle=True, seed=0))
+    assert [len(x) for x, _ in batches] == [4, 4, 2]
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(GANetInputError, match="No training texts"):
+        build_vectorizer([])
+    with pytest.raises(GANetInputError, match="sequence length"):
+        build_vectorizer(TEXTS, sequence_length=0)
+    with pytest.raises(GANetInputError, match="no tokens"):
+        build_vectorizer(["...", "!!"])
+    with pytest.raises(GANetInputError, match="No preprocessing file"):
+        load_vectorizer(str(tmp_path / "missing.json"))

@@ -1,0 +1,95 @@
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from ganet_tf.cli import main
+from ganet_tf.data import load_vectorizer
+from ganet_tf.data.vectorizer import vectorize
+
+REQUIRED = {
+    "dataset", "model", "test_accuracy", "test_density", "attention_flops_soft",
+    "attention_flops_gated", "epochs_trained", "train_seconds",
+}
+
+
+def test_train_smoke_run_on_a_trec_subset(data_dir, tmp_path):
+    out = tmp_path / "run"
+    completed = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", "train", "--dataset", "trec", "--data-dir", data_dir,
+         "--limit", "160", "--epochs", "2", "--batch-size", "32", "--aux-hidden", "4",
+         "--hidden", "8", "--verbose", "2", "--out", str(out)],
+        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    lines = completed.stdout.strip().splitlines()
+    assert "Epoch 1/2" in completed.stdout
+    result = json.loads(lines[-1])
+    assert REQUIRED <= set(result)
+    assert (result["dataset"], result["model"]) == ("trec", "ganet")
+    assert 0 <= result["test_accuracy"] <= 1 and 0 <= result["test_density"] <= 1
+    assert result["attention_flops_gated"] <= result["attention_flops_soft"]
+    assert 1 <= result["epochs_trained"] <= 2 and result["test_examples"] == 160
+
+    assert sorted(os.listdir(out)) == ["metrics.json", "model.keras", "preprocessing.json"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test_accuracy"] == result["test_accuracy"]
+    assert len(metrics["report"]["confusion_matrix"]) == 6
+    model = keras.models.load_model(out / "model.keras")
+    vectorizer, class_names = load_vectorizer(str(out / "preprocessing.json"))
+    assert class_names[0] == "ABBR"
+    probabilities = model.predict(vectorize(vectorizer, ["What is the capital of France ?"]), verbose=0)
+    assert probabilities.shape == (1, 6)
+
+
+@pytest.mark.parametrize("model", ["bilstm", "local", "soft"])
+def test_baselines_through_the_library(data_dir, model):
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    result = train_and_evaluate(TrainConfig(
+        dataset="sst2", data_dir=data_dir, model=model, limit=64, epochs=1, hidden=4,
+        verbose=0,
+    ))
+    assert result["test_density"] is None and result["attention_flops_gated"] is None
+    assert (result["attention_flops_soft"] is None) == (model != "soft")
+    assert result["config"]["window"] is None
+    assert 0 <= result["test_accuracy"] <= 1
+
+
+def test_custom_files(tmp_path):
+    lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
+    (tmp_path / "train.txt").write_text("\n".join(lines))
+    (tmp_path / "test.txt").write_text("\n".join(lines[:10]))
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    result = train_and_evaluate(TrainConfig(
+        train_file=str(tmp_path / "train.txt"), test_file=str(tmp_path / "test.txt"),
+        epochs=1, hidden=4, aux_hidden=3, verbose=0,
+    ))
+    assert result["dataset"] == "custom" and result["test_examples"] == 10
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--data-dir", "/nonexistent/ganet"], "Data directory not found"),
+        (["--epochs", "0"], "--epochs must be a positive integer"),
+        (["--lam", "-1"], "--lam must be >= 0"),
+        (["--test-file", "x.txt"], "--test-file needs --train-file"),
+        (["--train-file", "/nonexistent/train.txt"], "File not found"),
+    ],
+)
+def test_bad_input_gives_one_error_line_and_writes_nothing(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    code = main(["train", "--dataset", "trec", "--out", str(out), *argv])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("ganet_tf: error: ") and message in captured.err
+    assert captured.err.count("\n") == 1
+    assert not out.exists() and os.listdir(tmp_path) == []
