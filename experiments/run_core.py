@@ -4,7 +4,8 @@
 
 Each run is `python -m ganet_tf train ...` in its own process; its JSON
 summary lands in `results/core/runs/DATASET_VARIANT_seedS.json` with the
-exact command and the machine. Finished runs are skipped, so the command
+exact command and the machine; the trained model goes to the git-ignored
+`runs/core/` (for `explain` and `export`). Finished runs are skipped, so the command
 resumes where a killed one stopped. At the end (and with `--table-only`)
 `results/core/README.md` is regenerated from whatever runs exist.
 """
@@ -49,6 +50,7 @@ def run_one(dataset, variant, seed, data_dir, epochs, runs_dir):
         sys.executable, "-m", "ganet_tf", "train", "--dataset", dataset,
         "--data-dir", data_dir, "--seed", str(seed), "--epochs", str(epochs),
         "--verbose", "2", *VARIANTS[variant],
+        "--out", os.path.join("runs", "core", f"{dataset}_{variant}_seed{seed}"),
     ]
     shown = "python -m ganet_tf train " + shlex.join(command[4:])
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
@@ -95,7 +97,6 @@ def write_table(runs_dir):
         "| dataset | model | seeds | test accuracy | test density | all-closed rows | attention FLOPs soft / gated | epochs | paper (acc / density, 100d GloVe) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    timing = {}
     for dataset in DATASETS:
         for variant in VARIANTS:
             group = [r for r in runs if r["dataset"] == dataset and r["variant"] == variant]
@@ -115,23 +116,11 @@ def write_table(runs_dir):
                 f"| {_mean_std([r['epochs_trained'] for r in group])} "
                 f"| {PAPER.get((dataset, variant), '')} |"
             )
-            # Epoch 1 includes graph tracing: time epochs 2.. only.
-            seconds = [s for r in group for s in r["epoch_seconds"][1:]]
-            if seconds:
-                timing[(dataset, variant)] = (np.median(seconds), len(seconds))
     lines += [
         "",
-        "## Epoch time",
-        "",
-        "Median wall-clock seconds of a training epoch (validation included; the",
-        "first epoch of each run, which traces the graph, left out), same data,",
-        "batch 32, on the machine above.",
-        "",
-        "| dataset | model | median epoch seconds | epochs timed |",
-        "|---|---|---|---|",
+        "Epoch times: see `epoch_time.md` (measured by `experiments/time_epochs.py`",
+        "on an otherwise idle machine; these runs shared the CPU with other work).",
     ]
-    for (dataset, variant), (seconds, count) in timing.items():
-        lines.append(f"| {dataset} | {variant} | {seconds:.2f} | {count} |")
     lines += ["", "## Runs", ""]
     lines += [f"- `{r['command']}`" for r in runs]
     with open(os.path.join(RESULTS, "README.md"), "w") as handle:

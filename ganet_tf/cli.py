@@ -24,6 +24,7 @@ def _add_train_arguments(parser):
     data.add_argument("--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)")
     data.add_argument("--length-percentile", type=float, default=defaults.length_percentile)
     data.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
+    data.add_argument("--buckets", type=int, help="batch texts of similar length in N length buckets (long, varied texts)")
     model = parser.add_argument_group("model")
     model.add_argument("--model", choices=sorted(MODEL_BUILDERS), default=defaults.model)
     model.add_argument("--aux", choices=ENCODERS, default=defaults.aux, help="auxiliary network encoder")
@@ -42,6 +43,7 @@ def _add_train_arguments(parser):
     fit.add_argument("--batch-size", type=int, default=defaults.batch_size)
     fit.add_argument("--seed", type=int, default=defaults.seed)
     fit.add_argument("--out", help="folder for model.keras, preprocessing.json and metrics.json")
+    fit.add_argument("--backup-dir", help="resumable training: a killed run started again continues from its last epoch")
     fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
 
 

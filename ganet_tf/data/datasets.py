@@ -7,6 +7,8 @@ Local files are read from a data directory laid out like `../shared/data`
 
 import csv
 import os
+import re
+import tarfile
 
 import numpy as np
 
@@ -19,6 +21,10 @@ FORMATS = ("csv", "tsv", "label_text")
 TREC_CLASSES = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
 SST1_CLASSES = ["very negative", "negative", "neutral", "positive", "very positive"]
 SST2_CLASSES = ["negative", "positive"]
+IMDB_CLASSES = ["negative", "positive"]
+AG_NEWS_CLASSES = ["World", "Sports", "Business", "Sci/Tech"]
+IMDB_TARBALL = "aclImdb_v1_train_test.tar.gz"
+_IMDB_REVIEW = re.compile(r"aclImdb/(train|test)/(pos|neg)/[^/]+\.txt$")
 
 
 def _read_lines(path, encoding):
@@ -160,7 +166,9 @@ def _tfds_splits(name, tfds_name, text_key, label_key, class_names, split_names,
     decoded = []
     for split in loaded:
         split = tfds.as_numpy(split)
-        texts = [t.decode("utf-8", "replace") for t in split[text_key]]
+        keys = (text_key,) if isinstance(text_key, str) else text_key
+        columns = [[t.decode("utf-8", "replace") for t in split[k]] for k in keys]
+        texts = [" ".join(parts) for parts in zip(*columns)]
         decoded.append((texts, np.asarray(split[label_key], dtype="int64")))
     if len(decoded) == 2:
         train = _carve_validation(*decoded[0], validation_fraction, seed)
@@ -192,10 +200,94 @@ def _load_sst2(data_dir, validation_fraction, seed):
                         ("train", "validation"), validation_fraction, seed)
 
 
+def _imdb_reviews(folder):
+    """(split, label, path, text) of every review, sorted by path."""
+    extracted = os.path.join(folder, "aclImdb")
+    reviews = []
+    if os.path.isdir(extracted):
+        for root, _, files in os.walk(extracted):
+            for file in files:
+                path = os.path.join(root, file)
+                match = _IMDB_REVIEW.search(path.replace(os.sep, "/"))
+                if match:
+                    with open(path, encoding="utf-8") as handle:
+                        reviews.append((*match.groups(), path, handle.read()))
+    else:
+        tarball = os.path.join(folder, IMDB_TARBALL)
+        if not os.path.isfile(tarball):
+            raise GANetInputError(
+                f"No IMDB data in {folder}: expected the extracted aclImdb/ "
+                f"folder or {IMDB_TARBALL}."
+            )
+        with tarfile.open(tarball, "r:gz") as archive:
+            for member in archive:
+                match = _IMDB_REVIEW.search(member.name)
+                if match and member.isfile():
+                    text = archive.extractfile(member).read().decode("utf-8")
+                    reviews.append((*match.groups(), member.name, text))
+    return sorted(reviews, key=lambda review: review[2])
+
+
+def _local_imdb(data_dir, validation_fraction, seed):
+    try:
+        reviews = _imdb_reviews(os.path.join(data_dir, "imdb"))
+    except UnicodeDecodeError:
+        raise GANetInputError("An IMDB review is not valid UTF-8: is the archive intact?") from None
+    splits = {}
+    for split in ("train", "test"):
+        rows = [r for r in reviews if r[0] == split]
+        if not rows:
+            raise GANetInputError(f"The IMDB data has no {split} reviews.")
+        labels = np.asarray([int(r[1] == "pos") for r in rows], "int64")
+        splits[split] = ([r[3] for r in rows], labels)
+    train = _carve_validation(*splits["train"], validation_fraction, seed)
+    return TextSplits("imdb", IMDB_CLASSES, *train, *splits["test"])
+
+
+def _load_imdb(data_dir, validation_fraction, seed):
+    if data_dir:
+        return _local_imdb(data_dir, validation_fraction, seed)
+    return _tfds_splits("imdb", "imdb_reviews", "text", "label", IMDB_CLASSES,
+                        ("train", "test"), validation_fraction, seed)
+
+
+def read_ag_news(path):
+    """Reads an official AG News CSV (no header: class 1-4, title, description)."""
+    texts, labels = [], []
+    rows = csv.reader(_read_lines(path, "utf-8"))
+    for number, row in enumerate(rows, start=1):
+        if len(row) != 3 or row[0].strip() not in ("1", "2", "3", "4"):
+            raise GANetInputError(
+                f"{path}:{number}: expected 'class(1-4),title,description', "
+                f"got {','.join(row)[:60]!r}."
+            )
+        # The official files write line breaks inside a field as a backslash.
+        text = f"{row[1]} {row[2]}".replace("\\", " ")
+        texts.append(text)
+        labels.append(int(row[0]) - 1)
+    return texts, np.asarray(labels, "int64")
+
+
+def _load_ag_news(data_dir, validation_fraction, seed):
+    if not data_dir:
+        return _tfds_splits("ag_news", "ag_news_subset", ("title", "description"),
+                            "label", AG_NEWS_CLASSES, ("train", "test"),
+                            validation_fraction, seed)
+    folder = os.path.join(data_dir, "ag_news")
+    if os.path.isdir(os.path.join(folder, "ag_news_csv")):
+        folder = os.path.join(folder, "ag_news_csv")
+    train = read_ag_news(os.path.join(folder, "train.csv"))
+    test = read_ag_news(os.path.join(folder, "test.csv"))
+    train = _carve_validation(*train, validation_fraction, seed)
+    return TextSplits("ag_news", AG_NEWS_CLASSES, *train, *test)
+
+
 DATASETS = {
     "trec": _load_trec,
     "sst1": _load_sst1,
     "sst2": _load_sst2,
+    "imdb": _load_imdb,
+    "ag_news": _load_ag_news,
 }
 
 
@@ -203,7 +295,9 @@ def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
     """Loads a dataset of the paper by name as `TextSplits`.
 
     Args:
-        name: one of `DATASETS` (`"trec"`, `"sst1"`, `"sst2"`, ...).
+        name: one of `DATASETS`: `"trec"`, `"sst1"`, `"sst2"`, `"imdb"`
+            (the official `aclImdb` folder or its tarball under `imdb/`) or
+            `"ag_news"` (`ag_news/[ag_news_csv/]{train,test}.csv`).
         data_dir: a folder laid out like `shared/data`; defaults to
             `$GANET_DATA_DIR`, and without either to TFDS.
         validation_fraction: share of training carved out (seeded) as the

@@ -105,14 +105,48 @@ def vectorize(vectorizer, texts, batch_size=4096):
     return np.concatenate(ids).astype("int32")
 
 
-def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None):
-    """A batched `tf.data.Dataset` of `(token_ids, label)` pairs."""
+def bucket_boundaries(ids, num_buckets=8):
+    """Length boundaries that split the rows of `ids` into equal-count buckets."""
+    lengths = np.sum(ids != 0, axis=-1)
+    quantiles = np.linspace(0, 100, num_buckets + 1)[1:-1]
+    edges = np.unique(np.ceil(np.percentile(lengths, quantiles)).astype(int) + 1)
+    return [int(edge) for edge in edges if edge > 1]
+
+
+def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None, buckets=None):
+    """A batched `tf.data.Dataset` of `(token_ids, label)` pairs.
+
+    Args:
+        ids: int array `(n, steps)`, right-padded with 0.
+        labels: int array `(n,)`.
+        batch_size: examples per batch.
+        shuffle: reshuffle the examples every epoch.
+        seed: shuffle seed.
+        buckets: optional number of length buckets. Batches then hold texts
+            of similar length, padded only to the longest of their batch
+            (`tf.data`'s `bucket_by_sequence_length`), so that padding does
+            not dominate the cost on long, varied texts such as IMDB.
+    """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise GANetInputError(f"batch size must be a positive integer, got {batch_size}.")
-    dataset = tf.data.Dataset.from_tensor_slices((ids, labels))
+    if not buckets:
+        dataset = tf.data.Dataset.from_tensor_slices((ids, labels))
+        if shuffle:
+            dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
+        return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    boundaries = bucket_boundaries(ids, buckets)
+    lengths = np.sum(ids != 0, axis=-1).astype("int32")
+    dataset = tf.data.Dataset.from_tensor_slices((ids, lengths, labels))
     if shuffle:
         dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    dataset = dataset.map(lambda tokens, length, label: (tokens[:length], label))
+    dataset = dataset.bucket_by_sequence_length(
+        element_length_func=lambda tokens, label: tf.shape(tokens)[0],
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        pad_to_bucket_boundary=False,
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def save_vectorizer(path, vectorizer, class_names):

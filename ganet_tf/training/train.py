@@ -1,5 +1,6 @@
 """Train and evaluate one model on one dataset: the library behind `train`."""
 
+import csv
 import dataclasses
 import json
 import os
@@ -55,6 +56,8 @@ class TrainConfig:
     window: int = None
     straight_through: bool = False
     patience: int = 3
+    buckets: int = None
+    backup_dir: str = None
     validation_fraction: float = 0.1
     limit: int = None
     verbose: int = 1
@@ -148,11 +151,66 @@ def _write_outputs(out, model, vectorizer, splits, result):
         raise
 
 
+def _read_history(path):
+    if not os.path.isfile(path):
+        return {}
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
+
+
+def _fit_resumable(model, train, validation, config, callbacks):
+    """`fit` that a killed process resumes from its last finished epoch.
+
+    Keras' `BackupAndRestore` restores weights, optimizer and epoch; the
+    per-epoch logs go to `history.csv` and the best weights (lowest
+    validation loss over all attempts) to `best.weights.h5`, so early
+    stopping and best-weight restoring survive an interruption. After a
+    resume, patience counts from the best epoch recorded in `history.csv`.
+    """
+    os.makedirs(config.backup_dir, exist_ok=True)
+    history_path = os.path.join(config.backup_dir, "history.csv")
+    best_path = os.path.join(config.backup_dir, "best.weights.h5")
+    done = _read_history(history_path).get("val_loss", [])
+    best = min(done) if done else None
+    since_best = len(done) - 1 - int(np.argmin(done)) if done else 0
+    if done and (len(done) >= config.epochs or since_best >= config.patience):
+        model.load_weights(best_path)
+        return _read_history(history_path)
+    stopper = keras.callbacks.EarlyStopping(
+        monitor="val_loss", patience=config.patience - since_best, baseline=best
+    )
+    model.fit(
+        train,
+        validation_data=validation,
+        epochs=config.epochs,
+        callbacks=[
+            keras.callbacks.BackupAndRestore(os.path.join(config.backup_dir, "backup")),
+            keras.callbacks.CSVLogger(history_path, append=True),
+            keras.callbacks.ModelCheckpoint(
+                best_path,
+                monitor="val_loss",
+                save_best_only=True,
+                save_weights_only=True,
+                initial_value_threshold=best,
+            ),
+            stopper,
+            keras.callbacks.TerminateOnNaN(),
+            *callbacks,
+        ],
+        verbose=config.verbose,
+        shuffle=False,
+    )
+    model.load_weights(best_path)
+    return _read_history(history_path)
+
+
 def train_and_evaluate(config, callbacks=()):
     """Trains `config.model` on `config`'s data, evaluates it on test.
 
     Early stopping watches the validation loss and restores the best
-    weights. With `config.out` the folder receives `model.keras`,
+    weights. With `config.backup_dir` a killed run started again with the
+    same config continues from its last finished epoch. With `config.out` the folder receives `model.keras`,
     `preprocessing.json` (vocabulary, sequence length, class names) and
     `metrics.json`, all or nothing.
 
@@ -177,29 +235,34 @@ def train_and_evaluate(config, callbacks=()):
         for split in ("train", "validation", "test")
     }
     train = make_dataset(ids["train"], splits.train_labels, config.batch_size,
-                         shuffle=True, seed=config.seed)
-    validation = make_dataset(ids["validation"], splits.validation_labels, 128)
+                         shuffle=True, seed=config.seed, buckets=config.buckets)
+    validation = make_dataset(ids["validation"], splits.validation_labels, 128,
+                              buckets=config.buckets)
 
     model = build_model(
         config.model, splits.num_classes, **model_arguments(config, splits, embeddings)
     )
     compile_model(model, config.lr)
     timer = EpochTimer()
-    stopper = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=config.patience, restore_best_weights=True
-    )
     started = time.perf_counter()
-    history = model.fit(
-        train,
-        validation_data=validation,
-        epochs=config.epochs,
-        callbacks=[timer, stopper, keras.callbacks.TerminateOnNaN(), *callbacks],
-        verbose=config.verbose,
-        shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
-    )
+    if config.backup_dir:
+        history = _fit_resumable(model, train, validation, config, [timer, *callbacks])
+    else:
+        stopper = keras.callbacks.EarlyStopping(
+            monitor="val_loss", patience=config.patience, restore_best_weights=True
+        )
+        fitted = model.fit(
+            train,
+            validation_data=validation,
+            epochs=config.epochs,
+            callbacks=[timer, stopper, keras.callbacks.TerminateOnNaN(), *callbacks],
+            verbose=config.verbose,
+            shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
+        )
+        history = fitted.history
     train_seconds = time.perf_counter() - started
 
-    best = int(np.argmin(history.history["val_loss"]))
+    best = int(np.argmin(history["val_loss"]))
     test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
     validation_scores = evaluate_model(
         model, ids["validation"], splits.validation_labels, splits.class_names
@@ -215,7 +278,7 @@ def train_and_evaluate(config, callbacks=()):
         "test_all_closed_rate": test["all_closed_rate"],
         "validation_accuracy": validation_scores["accuracy"],
         "validation_density": validation_scores["density"],
-        "epochs_trained": len(history.history["loss"]),
+        "epochs_trained": len(history["val_loss"]),
         "best_epoch": best + 1,
         "train_seconds": round(train_seconds, 2),
         "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],

@@ -103,3 +103,70 @@ def test_missing_directory_file_and_dataset(tmp_path):
         load_dataset("mnist", str(tmp_path))
     with pytest.raises(GANetInputError, match="File not found"):
         read_label_text(os.path.join(str(tmp_path), "none.txt"))
+
+
+def _imdb_tree(root):
+    reviews = {
+        "train/pos/0_9.txt": "A great film.<br /><br />Loved it.",
+        "train/pos/1_8.txt": "Wonderful — naïve and warm.",
+        "train/neg/0_2.txt": "Dull.",
+        "train/neg/1_1.txt": "Awful, awful<br />film.",
+        "train/unsup/0_0.txt": "not a labelled review",
+        "test/pos/0_10.txt": "Superb.",
+        "test/neg/0_3.txt": "Bad.",
+    }
+    for name, text in reviews.items():
+        path = root / "aclImdb" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (root / "aclImdb" / "README").write_text("readme")
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_imdb_from_extracted_folder_or_tarball(tmp_path, packed):
+    import tarfile
+
+    source = tmp_path / ("source" if packed else "data/imdb")
+    _imdb_tree(source)
+    if packed:
+        (tmp_path / "data" / "imdb").mkdir(parents=True)
+        with tarfile.open(tmp_path / "data" / "imdb" / "aclImdb_v1_train_test.tar.gz", "w:gz") as tar:
+            tar.add(source / "aclImdb", arcname="aclImdb")
+    splits = load_dataset("imdb", str(tmp_path / "data"), validation_fraction=0.25)
+    assert splits.class_names == ["negative", "positive"]
+    assert len(splits.train_texts) == 3 and len(splits.validation_texts) == 1
+    assert sorted(zip(splits.test_texts, splits.test_labels)) == [("Bad.", 0), ("Superb.", 1)]
+    everything = splits.train_texts + splits.validation_texts
+    assert "Wonderful — naïve and warm." in everything
+    assert "not a labelled review" not in everything
+
+
+def test_imdb_shared_tarball(data_dir):
+    splits = load_dataset("imdb", data_dir)
+    assert len(splits.train_texts) + len(splits.validation_texts) == 25000
+    assert len(splits.test_texts) == 25000
+    np.testing.assert_array_equal(np.bincount(splits.test_labels), [12500, 12500])
+
+
+def test_imdb_missing(tmp_path):
+    (tmp_path / "imdb").mkdir()
+    with pytest.raises(GANetInputError, match="No IMDB data"):
+        load_dataset("imdb", str(tmp_path))
+
+
+def test_ag_news_official_csv(tmp_path):
+    folder = tmp_path / "ag_news" / "ag_news_csv"
+    folder.mkdir(parents=True)
+    (folder / "train.csv").write_text(
+        '"3","Wall St. Bears","Short-sellers, Wall Street\'s dwindling\\\\band."\n'
+        '"2","Cup final","Team wins."\n"1","Summit","Leaders meet."\n"4","New chip","Faster."\n'
+    )
+    (folder / "test.csv").write_text('"4","Space","Probe lands."\n')
+    splits = load_dataset("ag_news", str(tmp_path), validation_fraction=0.25)
+    assert splits.class_names == ["World", "Sports", "Business", "Sci/Tech"]
+    assert list(splits.test_labels) == [3] and splits.test_texts == ["Space Probe lands."]
+    texts = splits.train_texts + splits.validation_texts
+    assert any(t.startswith("Wall St. Bears Short-sellers") and "\\\\" not in t for t in texts)
+    (folder / "test.csv").write_text('"5","Bad","class"\n')
+    with pytest.raises(GANetInputError, match="class\\(1-4\\)"):
+        load_dataset("ag_news", str(tmp_path))

@@ -53,3 +53,19 @@ def test_bad_input(tmp_path):
         build_vectorizer(["...", "!!"])
     with pytest.raises(GANetInputError, match="No preprocessing file"):
         load_vectorizer(str(tmp_path / "missing.json"))
+
+
+def test_length_buckets_pad_each_batch_to_its_longest_text():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 40, size=200)
+    ids = np.zeros([200, 40], "int32")
+    for row, length in enumerate(lengths):
+        ids[row, :length] = rng.integers(2, 50, size=length)
+    seen = []
+    for batch, labels in make_dataset(ids, np.arange(200), batch_size=16, shuffle=True, seed=0, buckets=4):
+        batch = batch.numpy()
+        real = (batch != 0).sum(axis=1)
+        np.testing.assert_array_equal(real, lengths[labels.numpy()])
+        assert batch.shape[1] == real.max()
+        seen.extend(labels.numpy())
+    assert sorted(seen) == list(range(200))

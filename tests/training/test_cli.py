@@ -93,3 +93,35 @@ def test_bad_input_gives_one_error_line_and_writes_nothing(tmp_path, capsys, arg
     assert captured.err.startswith("ganet_tf: error: ") and message in captured.err
     assert captured.err.count("\n") == 1
     assert not out.exists() and os.listdir(tmp_path) == []
+
+
+class _Interrupt(keras.callbacks.Callback):
+    def __init__(self, at_epoch):
+        super().__init__()
+        self.at_epoch = at_epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch + 1 == self.at_epoch:
+            raise KeyboardInterrupt("simulated kill")
+
+
+def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path):
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    config = TrainConfig(
+        dataset="trec", data_dir=data_dir, limit=96, epochs=3, patience=3, hidden=4,
+        aux_hidden=3, verbose=0, backup_dir=str(tmp_path / "backup"), buckets=3,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        train_and_evaluate(config, callbacks=[_Interrupt(at_epoch=2)])
+    history = (tmp_path / "backup" / "history.csv").read_text().strip().splitlines()
+    assert len(history) == 1 + 2  # header and two finished epochs
+    epochs_run = []
+    counter = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: epochs_run.append(epoch))
+    result = train_and_evaluate(config, callbacks=[counter])
+    assert epochs_run == [2]  # only the third epoch ran again
+    assert result["epochs_trained"] == 3
+    # A finished run started again trains nothing and gives the same model.
+    again = train_and_evaluate(config, callbacks=[counter])
+    assert epochs_run == [2] and again["test_accuracy"] == result["test_accuracy"]
