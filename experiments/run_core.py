@@ -13,15 +13,17 @@ resumes where a killed one stopped. At the end (and with `--table-only`)
 import argparse
 import json
 import os
-import platform
-import shlex
-import subprocess
 import sys
-import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import REPO  # noqa: E402
+from runner import load_runs  # noqa: E402
+from runner import machine  # noqa: E402
+from runner import mean_std  # noqa: E402
+from runner import run_train  # noqa: E402
+
 RESULTS = os.path.join(REPO, "results", "core")
 
 # Variant name -> extra `train` flags.
@@ -38,51 +40,19 @@ DATASETS = ("trec", "sst1", "sst2")
 PAPER = {("trec", "ganet"): "0.9124 / 0.4431"}
 
 
-def machine():
-    return f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, no GPU"
-
-
 def run_one(dataset, variant, seed, data_dir, epochs, runs_dir):
-    path = os.path.join(runs_dir, f"{dataset}_{variant}_seed{seed}.json")
-    if os.path.exists(path):
-        return
-    command = [
-        sys.executable, "-m", "ganet_tf", "train", "--dataset", dataset,
-        "--data-dir", data_dir, "--seed", str(seed), "--epochs", str(epochs),
-        "--verbose", "2", *VARIANTS[variant],
-        "--out", os.path.join("runs", "core", f"{dataset}_{variant}_seed{seed}"),
-    ]
-    shown = "python -m ganet_tf train " + shlex.join(command[4:])
-    print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-    if completed.returncode != 0:
-        print(completed.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"run failed: {shown}")
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
-    result.update(command=shown, variant=variant, machine=machine())
-    staging = path + ".tmp"
-    with open(staging, "w") as handle:
-        json.dump(result, handle, indent=1)
-    os.replace(staging, path)
-    print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
-          f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
-
-
-def _mean_std(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.4f}"
-    return f"{np.mean(values):.4f} ± {np.std(values, ddof=1):.4f}"
+    flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed),
+             "--epochs", str(epochs), *VARIANTS[variant]]
+    result = run_train(f"{dataset}_{variant}_seed{seed}", flags, runs_dir,
+                       out_root=os.path.join("runs", "core"))
+    if result.get("variant") != variant:
+        result["variant"] = variant
+        with open(os.path.join(runs_dir, f"{dataset}_{variant}_seed{seed}.json"), "w") as handle:
+            json.dump(result, handle, indent=1)
 
 
 def write_table(runs_dir):
-    runs = []
-    for name in sorted(os.listdir(runs_dir)):
-        if name.endswith(".json"):
-            with open(os.path.join(runs_dir, name)) as handle:
-                runs.append(json.load(handle))
+    runs = load_runs(runs_dir)
     lines = [
         "# Core benchmark: TREC, SST-1, SST-2",
         "",
@@ -110,10 +80,10 @@ def write_table(runs_dir):
             closed = [r.get("test_all_closed_rate") for r in group]
             lines.append(
                 f"| {dataset} | {variant} | {','.join(str(r['seed']) for r in group)} "
-                f"| {_mean_std([r['test_accuracy'] for r in group])} "
-                f"| {_mean_std([r['test_density'] for r in group])} "
-                f"| {_mean_std(closed)} | {flops} "
-                f"| {_mean_std([r['epochs_trained'] for r in group])} "
+                f"| {mean_std([r['test_accuracy'] for r in group])} "
+                f"| {mean_std([r['test_density'] for r in group])} "
+                f"| {mean_std(closed)} | {flops} "
+                f"| {np.mean([r['epochs_trained'] for r in group]):.1f} "
                 f"| {PAPER.get((dataset, variant), '')} |"
             )
     lines += [

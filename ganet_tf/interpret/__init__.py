@@ -1,0 +1,3 @@
+from ganet_tf.interpret.token_explanations import explain_texts
+from ganet_tf.interpret.token_explanations import load_trained
+from ganet_tf.interpret.token_explanations import write_report
