@@ -1,0 +1,69 @@
+import json
+
+import numpy as np
+import pytest
+
+from ganet_tf.cli import main
+from ganet_tf.interpret import explain_texts
+
+
+@pytest.fixture(scope="module")
+def trained(data_dir, tmp_path_factory):
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    root = tmp_path_factory.mktemp("explain")
+    for model in ("ganet", "soft"):
+        train_and_evaluate(TrainConfig(
+            dataset="sst2", data_dir=data_dir, model=model, limit=96, epochs=1, hidden=4,
+            aux_hidden=3, verbose=0, out=str(root / model),
+        ))
+    return root
+
+
+TEXTS = [
+    "This is a film well worth seeing, talking and singing heads and all.",
+    "Occasionally melodramatic, it's also extremely effective.",
+]
+
+
+def test_explanations_hold_p_g_and_alpha_per_token(trained):
+    (first, second) = explain_texts(str(trained / "ganet"), TEXTS)
+    assert first["tokens"][:4] == ["this", "is", "a", "film"]
+    for item in (first, second):
+        count = len(item["tokens"])
+        assert len(item["attention"]) == len(item["gates"]) == len(item["gate_probabilities"]) == count
+        gates = np.asarray(item["gates"])
+        assert set(np.unique(gates)) <= {0.0, 1.0}
+        np.testing.assert_array_equal(gates, np.asarray(item["gate_probabilities"]) > 0.5)
+        assert sum(item["attention"]) == pytest.approx(1.0, abs=1e-5)
+        if gates.any():
+            assert all(a == 0 for a, g in zip(item["attention"], gates) if g == 0)
+        assert item["label"] in ("negative", "positive")
+    soft = explain_texts(str(trained / "soft"), TEXTS[:1])[0]
+    assert "gates" not in soft and len(soft["attention"]) == len(first["tokens"])
+
+
+def test_explain_command_writes_html_png_and_json(trained, tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main(["explain", "--model", str(trained / "ganet"), "--model", str(trained / "soft"),
+                 "--text", TEXTS[0], "--text", TEXTS[1], "--out", str(out)])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["texts"] == 2 and summary["models"] == 2
+    page = (out / "index.html").read_text()
+    assert page.count("<h2>") == 2 and "text_1.png" in page
+    explanations = json.loads((out / "explanations.json").read_text())
+    ganet = explanations[0][0]
+    for token, gate in zip(ganet["tokens"], ganet["gates"]):
+        if gate:
+            assert f"<b>{token}</b>" in page
+    for png in ("text_1.png", "text_2.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_explain_bad_input(tmp_path, capsys):
+    assert main(["explain", "--model", str(tmp_path), "--text", "hi", "--out", str(tmp_path / "o")]) == 2
+    assert "No model.keras" in capsys.readouterr().err
+    assert main(["explain", "--model", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "Nothing to explain" in capsys.readouterr().err
