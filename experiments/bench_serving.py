@@ -1,0 +1,235 @@
+"""CPU latency and throughput of an exported model (not a test).
+
+    python experiments/bench_serving.py --model /tmp/export_model --data-dir /work/shared/data
+
+Exports the run in `--model` with `ganet_tf.export.export_saved_model` into
+a temporary folder (or uses `--saved-model`), loads it with plain
+`tf.saved_model.load` and times, on the same test texts of the run's
+dataset, four ways from raw strings to class probabilities:
+
+- `saved_model`: the `serving_default` signature (tokenisation in-graph), as
+  TF Serving runs it, minus the server's RPC and batching;
+- `keras_predict`: the run's `TextVectorization` layer, then `model.predict`;
+- `keras_call`: the same layer, then a direct `model(ids, training=False)`;
+- `keras_predict_on_batch`: the same layer, then `model.predict_on_batch`
+  (Keras' compiled predict step without `predict`'s per-call set-up).
+
+Latency is per call at batch 1 (p50, p99, mean over `--calls` calls after
+`--warmup` calls); throughput is texts per second at batch 64. The numbers
+go to `results/serving/latency.json` and `results/serving/README.md`.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from ganet_tf.data import load_dataset  # noqa: E402
+from ganet_tf.data import load_vectorizer  # noqa: E402
+from ganet_tf.export import export_saved_model  # noqa: E402
+
+RESULTS = os.path.join(REPO, "results", "serving")
+
+
+def machine():
+    gpus = tf.config.list_physical_devices("GPU")
+    return (
+        f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, "
+        f"{'GPU: ' + str(len(gpus)) if gpus else 'no GPU'}, "
+        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
+        f"Keras {keras.__version__}"
+    )
+
+
+def latency(fn, texts, calls, warmup):
+    for index in range(warmup):
+        fn(texts[index % len(texts) : index % len(texts) + 1])
+    seconds = []
+    for index in range(calls):
+        batch = texts[index % len(texts) : index % len(texts) + 1]
+        started = time.perf_counter()
+        fn(batch)
+        seconds.append(time.perf_counter() - started)
+    milliseconds = np.array(seconds) * 1000
+    return {
+        "calls": calls,
+        "p50_ms": round(float(np.percentile(milliseconds, 50)), 3),
+        "p99_ms": round(float(np.percentile(milliseconds, 99)), 3),
+        "mean_ms": round(float(milliseconds.mean()), 3),
+    }
+
+
+def throughput(fn, texts, batch_size, batches, warmup=3):
+    chunks = [
+        texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)
+    ]
+    chunks = [chunk if len(chunk) == batch_size else texts[:batch_size] for chunk in chunks]
+    for chunk in chunks[:warmup]:
+        fn(chunk)
+    started = time.perf_counter()
+    for chunk in chunks[warmup:]:
+        fn(chunk)
+    elapsed = time.perf_counter() - started
+    return {
+        "batch_size": batch_size,
+        "batches": batches,
+        "texts_per_second": round(batches * batch_size / elapsed, 1),
+    }
+
+
+def write_readme(result):
+    rows = []
+    for name, scores in result["paths"].items():
+        lat, thr = scores["latency"], scores["throughput"]
+        rows.append(
+            f"| `{name}` | {lat['p50_ms']:.2f} | {lat['p99_ms']:.2f} | "
+            f"{lat['mean_ms']:.2f} | {thr['texts_per_second']:.0f} |"
+        )
+    load = result["load_average_1min"]
+    text = f"""# Serving latency on CPU
+
+Measured here with
+
+```bash
+{result['command']}
+```
+
+- machine: {result['machine']}
+- model: `{result['model']['model']}` on `{result['model']['dataset']}`, the run in
+  `{result['run']}`: {result['model']['epochs_trained']} epochs, seed
+  {result['run_config']['seed']} (its whole config is in `latency.json`), test accuracy
+  {result['model']['test_accuracy']:.3f}, sequence length {result['model']['sequence_length']},
+  vocabulary {result['model']['vocabulary_size']}
+- inputs: the {result['texts']} test texts of the dataset as raw strings;
+  every path goes from strings to class probabilities
+
+| path | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {result['batch_size']} (texts/s) |
+|---|---|---|---|---|
+{chr(10).join(rows)}
+
+- `saved_model`: `tf.saved_model.load(...).signatures["serving_default"]`
+  of the export (tokenisation inside the graph). TF Serving adds its RPC,
+  (optional) batching and its own threading on top; no model server runs
+  here, so this is the in-process cost of the served graph.
+- `keras_predict`: `TextVectorization` then `model.predict(ids)` on the
+  in-memory `model.keras`. `predict` has a large fixed cost per call
+  (compare its batch-1 latency with its time per batch of 64), so it is
+  meant for big arrays, not for single requests.
+- `keras_call`: `TextVectorization` then `model(ids, training=False)`,
+  eager: the LSTM loops run op by op.
+- `keras_predict_on_batch`: `TextVectorization` then
+  `model.predict_on_batch(ids)`, Keras' compiled predict step alone; it is
+  the fair in-memory counterpart of the exported graph.
+
+Batch 1: {result['calls']} calls after {result['warmup']} warm-up calls.
+Batch {result['batch_size']}: {result['batches']} batches after 3 warm-up batches.
+
+Caveat: the machine was shared with another long benchmark while this ran
+(1-minute load average {load[0]:.2f} before and {load[1]:.2f} after, on 2
+cores), so the numbers are pessimistic and noisy: three runs of this
+command on this machine moved single entries by up to a factor 2.5
+(`keras_predict` batch-1 p50: 74, 145 and 57 ms; `saved_model` batch-1 p50:
+3.2, 4.9 and 3.1 ms). Rerun on an idle machine before quoting them. The SavedModel was exported on a
+machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
+(Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).
+"""
+    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="folder written by `train --out`")
+    parser.add_argument("--saved-model", help="an existing export (default: export --model now)")
+    parser.add_argument("--data-dir", help="datasets folder (default: the run's data_dir)")
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--readme-only", action="store_true",
+                        help="rewrite README.md from the existing latency.json")
+    args = parser.parse_args(argv)
+    if args.readme_only:
+        with open(os.path.join(RESULTS, "latency.json")) as handle:
+            write_readme(json.load(handle))
+        return
+
+    with open(os.path.join(args.model, "metrics.json")) as handle:
+        metrics = json.load(handle)
+    data_dir = args.data_dir or metrics["config"]["data_dir"]
+    texts = list(load_dataset(metrics["dataset"], data_dir).test_texts)
+
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as scratch:
+        saved_model = args.saved_model or export_saved_model(
+            args.model, "bench", base=os.path.join(scratch, "saved_models")
+        )
+        serve = tf.saved_model.load(saved_model).signatures["serving_default"]
+        model = keras.models.load_model(os.path.join(args.model, "model.keras"))
+        vectorizer, _ = load_vectorizer(os.path.join(args.model, "preprocessing.json"))
+
+        paths = {
+            "saved_model": lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy(),
+            "keras_predict": lambda batch: model.predict(
+                vectorizer(tf.constant(batch)), verbose=0
+            ),
+            "keras_call": lambda batch: model(
+                vectorizer(tf.constant(batch)), training=False
+            ).numpy(),
+            "keras_predict_on_batch": lambda batch: model.predict_on_batch(
+                vectorizer(tf.constant(batch))
+            ),
+        }
+        reference = paths["saved_model"](texts[:64])
+        for name, fn in paths.items():
+            np.testing.assert_allclose(fn(texts[:64]), reference, atol=1e-5, err_msg=name)
+        scores = {}
+        for name, fn in paths.items():
+            print(f"timing {name} ...", flush=True)
+            scores[name] = {
+                "latency": latency(fn, texts, args.calls, args.warmup),
+                "throughput": throughput(fn, texts, args.batch_size, args.batches),
+            }
+            print(json.dumps(scores[name]), flush=True)
+    loads.append(os.getloadavg()[0])
+
+    result = {
+        "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "machine": machine(),
+        "load_average_1min": loads,
+        "model": {
+            key: metrics[key]
+            for key in ("dataset", "model", "test_accuracy", "epochs_trained",
+                        "sequence_length", "vocabulary_size")
+        },
+        "run": args.model,
+        "run_config": metrics["config"],
+        "texts": len(texts),
+        "calls": args.calls,
+        "warmup": args.warmup,
+        "batches": args.batches,
+        "batch_size": args.batch_size,
+        "paths": scores,
+    }
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "latency.json"), "w") as handle:
+        json.dump(result, handle, indent=2)
+    write_readme(result)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

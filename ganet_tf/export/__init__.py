@@ -1,0 +1,7 @@
+from ganet_tf.export.export_saved_model import check_saved_model
+from ganet_tf.export.export_saved_model import export_saved_model
+from ganet_tf.export.model_config import write_model_config
+from ganet_tf.export.serving_archive import build_serving_archive
+from ganet_tf.export.serving_archive import serving_outputs
+from ganet_tf.export.warmup import load_warmup_texts
+from ganet_tf.export.warmup import write_warmup_requests

@@ -1,0 +1,210 @@
+"""`python -m ganet_tf export`: a trained run -> a TF Serving SavedModel."""
+
+import os
+import re
+import shutil
+import tempfile
+
+import keras
+import numpy as np
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+from ganet_tf.data import load_vectorizer
+from ganet_tf.errors import GANetInputError
+from ganet_tf.export.model_config import version_numbers
+from ganet_tf.export.model_config import write_model_config
+from ganet_tf.export.serving_archive import TEXT_INPUT
+from ganet_tf.export.serving_archive import TEXT_SIGNATURE
+from ganet_tf.export.serving_archive import build_serving_archive
+from ganet_tf.export.warmup import WARMUP_DIRECTORY
+from ganet_tf.export.warmup import WARMUP_FILE
+from ganet_tf.export.warmup import read_warmup_requests
+from ganet_tf.export.warmup import serving_apis
+from ganet_tf.export.warmup import vocabulary_texts
+from ganet_tf.export.warmup import write_warmup_requests
+
+# TF Serving puts the name in URLs (`/v1/models/NAME:predict`) and paths.
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+# Graph ops that call back into Python: they cannot run in TF Serving.
+PYTHON_CALLBACK_OPS = ("PyFunc", "PyFuncStateless", "EagerPyFunc")
+METRICS_COPY = "ganet_tf_metrics.json"
+
+
+def export_saved_model(
+    model_dir,
+    name,
+    version=None,
+    base="saved_models",
+    overwrite=False,
+    warmup_texts=None,
+):
+    """Exports a trained run as `base/name/version/` for TF Serving.
+
+    The SavedModel's `serving_default` signature takes a batch of raw
+    strings (input `text`) and returns `probabilities`, `class_id`, `label`
+    and, for attention and gated models, `attention`, `gates`,
+    `gate_probabilities` and `density` (see
+    `ganet_tf.export.serving_archive`). Its `assets.extra/` holds TF
+    Serving warmup requests and a copy of the run's `metrics.json`.
+
+    The version is written to a hidden folder beside the target, loaded
+    back and checked (warmup requests run, outputs finite, no Python
+    callbacks in the graph), then renamed into place: an export that fails
+    or is interrupted never leaves a version folder (a killed process may
+    leave a hidden `.export-*` folder, which TF Serving ignores). Finally
+    `base/models.config` is regenerated to list every model under `base`.
+
+    Args:
+        model_dir: a folder written by `python -m ganet_tf train --out`,
+            with `model.keras` and `preprocessing.json`.
+        name: the model name TF Serving serves it under: letters, digits,
+            `_`, `.` and `-`, starting with a letter or digit.
+        version: positive integer; by default one more than the newest
+            version under `base/name` (1 for the first).
+        base: folder of all exported models. Defaults to `"saved_models"`.
+        overwrite: replace an existing version. Defaults to `False`.
+        warmup_texts: optional list of texts for the warmup requests; by
+            default texts made of frequent vocabulary tokens.
+
+    Returns:
+        The path of the written version folder.
+
+    Example:
+
+    >>> export_saved_model("runs/trec_ganet", "trec_ganet")
+    'saved_models/trec_ganet/1'
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise GANetInputError(
+            f"Bad model name {name!r}: use letters, digits, '_', '.' and '-', "
+            "starting with a letter or digit."
+        )
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 1
+    ):
+        raise GANetInputError(f"--version must be a positive integer, got {version}.")
+    if warmup_texts is not None and (
+        isinstance(warmup_texts, str)
+        or not warmup_texts
+        or not all(isinstance(text, str) for text in warmup_texts)
+    ):
+        raise GANetInputError("Warmup texts must be a non-empty list of strings.")
+    if not os.path.isdir(model_dir):
+        raise GANetInputError(
+            f"Model folder not found: {model_dir}. Give a folder written by "
+            "`python -m ganet_tf train --out`."
+        )
+    model_path = os.path.join(model_dir, "model.keras")
+    if not os.path.isfile(model_path):
+        raise GANetInputError(
+            f"No model.keras in {model_dir}: give a folder written by "
+            "`python -m ganet_tf train --out`."
+        )
+    serving_apis()  # fail early without tensorflow-serving-api
+    vectorizer, class_names = load_vectorizer(
+        os.path.join(model_dir, "preprocessing.json")
+    )
+
+    model_root = os.path.join(base, name)
+    if version is None:
+        version = max(version_numbers(model_root), default=0) + 1
+    target = os.path.join(model_root, str(version))
+    if os.path.exists(target) and not overwrite:
+        raise GANetInputError(
+            f"Version {version} of {name} exists at {target}: pass --overwrite "
+            "to replace it, or another --version."
+        )
+
+    model = _load_model(model_path)
+    try:
+        archive = build_serving_archive(model, vectorizer, class_names)
+    except ValueError as error:
+        raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
+    if warmup_texts is None:
+        warmup_texts = vocabulary_texts(
+            vectorizer.get_vocabulary(include_special_tokens=False),
+            vectorizer.get_config()["output_sequence_length"],
+        )
+
+    created = [path for path in (base, model_root) if not os.path.isdir(path)]
+    os.makedirs(model_root, exist_ok=True)
+    staging = None
+    try:
+        staging = tempfile.mkdtemp(prefix=f".export-{version}-", dir=model_root)
+        archive.write_out(staging, verbose=False)
+        write_warmup_requests(staging, list(warmup_texts), name)
+        metrics = os.path.join(model_dir, "metrics.json")
+        if os.path.isfile(metrics):
+            shutil.copyfile(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY))
+        check_saved_model(staging)
+        os.chmod(staging, 0o755)  # mkdtemp makes it private to this user
+        _move_into_place(staging, target, overwrite)
+        staging = None
+    except BaseException:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        for path in reversed(created):
+            if os.path.isdir(path) and not os.listdir(path):
+                os.rmdir(path)
+        raise
+    write_model_config(base)
+    return target
+
+
+def check_saved_model(saved_model_dir):
+    """Loads an export and runs its warmup requests; raises if anything is off.
+
+    Checks that the graph holds no Python callbacks (`PYTHON_CALLBACK_OPS`),
+    that every warmup request runs through `serving_default` and that all
+    float outputs are finite.
+    """
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
+        proto.ParseFromString(handle.read())
+    for graph in proto.meta_graphs:
+        nodes = list(graph.graph_def.node)
+        for function in graph.graph_def.library.function:
+            nodes.extend(function.node_def)
+        callbacks = {node.op for node in nodes} & set(PYTHON_CALLBACK_OPS)
+        if callbacks:
+            raise RuntimeError(
+                f"The exported graph calls back into Python ({sorted(callbacks)}); "
+                "TF Serving cannot run it."
+            )
+    signature = tf.saved_model.load(saved_model_dir).signatures[TEXT_SIGNATURE]
+    warmup = os.path.join(saved_model_dir, WARMUP_DIRECTORY, WARMUP_FILE)
+    for request in read_warmup_requests(warmup):
+        texts = tf.make_ndarray(request.inputs[TEXT_INPUT])
+        outputs = signature(**{TEXT_INPUT: tf.constant(texts)})
+        for key, value in outputs.items():
+            if value.dtype.is_floating and not np.all(np.isfinite(value.numpy())):
+                raise RuntimeError(f"The exported model gives non-finite {key!r}.")
+
+
+def _load_model(path):
+    try:
+        return keras.models.load_model(path)
+    except Exception as error:
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise GANetInputError(f"Cannot load {path}: {first_line}") from error
+
+
+def _move_into_place(staging, target, overwrite):
+    if not os.path.exists(target):
+        os.rename(staging, target)
+        return
+    if not overwrite:
+        raise GANetInputError(
+            f"{target} appeared during the export: pass --overwrite to replace it."
+        )
+    # Swap the old version out, the new one in, then delete the old one.
+    parent = os.path.dirname(target)
+    retired = tempfile.mkdtemp(prefix=f".replaced-{os.path.basename(target)}-", dir=parent)
+    os.replace(target, retired)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        os.replace(retired, target)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)

@@ -1,0 +1,174 @@
+"""Layout, versions, atomic writes, models.config and bad input of `export`."""
+
+import importlib
+import json
+import os
+import shutil
+
+import pytest
+
+from ganet_tf.cli import main
+from ganet_tf.errors import GANetInputError
+from ganet_tf.export import export_saved_model
+from ganet_tf.export.model_config import model_config_text
+from ganet_tf.export.warmup import read_warmup_requests
+
+# The module, not the function of the same name that the package exports.
+exporter = importlib.import_module("ganet_tf.export.export_saved_model")
+
+
+def _tree(root):
+    return sorted(
+        os.path.relpath(os.path.join(folder, name), root)
+        for folder, folders, files in os.walk(root)
+        for name in folders + files
+    )
+
+
+def test_layout_and_model_config(exports):
+    base, paths = exports
+    assert paths == {
+        "ganet": os.path.join(base, "trec_ganet", "1"),
+        "soft": os.path.join(base, "trec_soft", "1"),
+    }
+    assert sorted(os.listdir(base)) == ["models.config", "trec_ganet", "trec_soft"]
+    version = paths["ganet"]
+    assert {"saved_model.pb", "variables", "assets.extra"} <= set(os.listdir(version))
+    assert sorted(os.listdir(os.path.join(version, "assets.extra"))) == [
+        "ganet_tf_metrics.json", "tf_serving_warmup_requests",
+    ]
+    assert oct(os.stat(version).st_mode & 0o777) == "0o755"
+
+    from google.protobuf import text_format
+    from tensorflow_serving.config import model_server_config_pb2
+
+    with open(os.path.join(base, "models.config"), encoding="utf-8") as handle:
+        config = text_format.Parse(handle.read(), model_server_config_pb2.ModelServerConfig())
+    entries = [
+        (entry.name, entry.base_path, entry.model_platform)
+        for entry in config.model_config_list.config
+    ]
+    assert entries == [
+        (name, os.path.abspath(os.path.join(base, name)), "tensorflow")
+        for name in ("trec_ganet", "trec_soft")
+    ]
+
+
+def test_versions_refusal_overwrite_and_warmup_texts(runs, exports, tmp_path, capsys):
+    base = tmp_path / "saved_models"
+    run = runs["ganet"]
+    shutil.copytree(exports[1]["ganet"], base / "m" / "1")
+    (base / "m" / "1" / "marker").write_text("old")
+
+    with pytest.raises(GANetInputError, match="Version 1 of m exists .* --overwrite"):
+        export_saved_model(run, "m", version=1, base=str(base))
+    assert (base / "m" / "1" / "marker").exists()
+
+    code = main(["export", "--model", run, "--name", "m", "--version", "1",
+                 "--base", str(base), "--overwrite"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["version"] == 1
+    assert not (base / "m" / "1" / "marker").exists()
+    assert (base / "m" / "1" / "saved_model.pb").exists()
+
+    texts = ["Who wrote Hamlet ?", "", "naïve café — 東京", "How far is the moon ?"]
+    (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    code = main(["export", "--model", run, "--name", "m", "--base", str(base),
+                 "--warmup-texts", str(tmp_path / "texts.txt")])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary == {
+        "name": "m", "version": 2, "path": str(base / "m" / "2"),
+        "models_config": str(base / "models.config"),
+    }
+    # No staging or retired folders are left beside the versions.
+    assert sorted(os.listdir(base / "m")) == ["1", "2"]
+    assert sorted(os.listdir(base)) == ["m", "models.config"]
+    assert 'name: "m"' in (base / "models.config").read_text()
+    requests = read_warmup_requests(
+        str(base / "m" / "2" / "assets.extra" / "tf_serving_warmup_requests")
+    )
+    sent = [[text.decode() for text in request.inputs["text"].string_val] for request in requests]
+    assert sent == [texts[:1], [text for text in texts if text]]
+
+
+def test_next_version_follows_the_highest_integer_folder(tmp_path):
+    from ganet_tf.export.model_config import version_numbers
+
+    root = tmp_path / "m"
+    for name in ("1", "3", "10", ".export-11-x", "notes", "12"):
+        (root / name).mkdir(parents=True)
+    for name in ("1", "3", "10", ".export-11-x"):
+        (root / name / "saved_model.pb").write_bytes(b"")
+    assert version_numbers(str(root)) == [1, 3, 10]  # "12" holds no SavedModel
+    assert "name: \"m\"" in model_config_text(str(tmp_path))
+
+
+def test_interrupted_export_leaves_nothing(runs, tmp_path, monkeypatch):
+    base = tmp_path / "saved_models"
+
+    def fail(saved_model_dir, *args, **kwargs):
+        assert os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb"))
+        raise KeyboardInterrupt  # midway: the SavedModel is already written
+
+    monkeypatch.setattr(exporter, "write_warmup_requests", fail)
+    with pytest.raises(KeyboardInterrupt):
+        export_saved_model(runs["ganet"], "m", base=str(base))
+    assert not base.exists()
+
+
+def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeypatch):
+    base = tmp_path / "saved_models"
+    shutil.copytree(os.path.dirname(exports[1]["ganet"]), base / "m")
+    before = _tree(base)
+    real_rename = os.rename
+
+    def fail_on_the_new_version(source, target):
+        if os.path.basename(source).startswith(".export-"):
+            raise OSError("disk full")
+        real_rename(source, target)
+
+    monkeypatch.setattr(exporter.os, "rename", fail_on_the_new_version)
+    with pytest.raises(OSError, match="disk full"):
+        export_saved_model(runs["ganet"], "m", version=1, base=str(base), overwrite=True)
+    assert _tree(base) == before
+
+
+@pytest.mark.parametrize(
+    "change, argv, message",
+    [
+        (None, ["--model", "/nonexistent/run"], "Model folder not found"),
+        ("no_preprocessing", [], "No preprocessing file"),
+        ("no_model", [], "No model.keras"),
+        (None, ["--name", "../escape"], "Bad model name '../escape'"),
+        (None, ["--name", "two words"], "Bad model name"),
+        (None, ["--version", "0"], "--version must be a positive integer"),
+        (None, ["--warmup-texts", "/nonexistent/texts.txt"], "No warmup texts file"),
+        ("empty_warmup", [], "has no text"),
+        ("class_mismatch", [], "must name the model's 6 classes"),
+    ],
+)
+def test_bad_input_gives_one_error_line_and_writes_nothing(
+    runs, tmp_path, capsys, change, argv, message
+):
+    run = tmp_path / "run"
+    shutil.copytree(runs["ganet"], run)
+    extra = []
+    if change == "no_preprocessing":
+        os.remove(run / "preprocessing.json")
+    if change == "no_model":
+        os.remove(run / "model.keras")
+    if change == "empty_warmup":
+        (tmp_path / "texts.txt").write_text("\n  \n")
+        extra = ["--warmup-texts", str(tmp_path / "texts.txt")]
+    if change == "class_mismatch":
+        config = json.loads((run / "preprocessing.json").read_text(encoding="utf-8"))
+        config["class_names"] = config["class_names"][:2]
+        (run / "preprocessing.json").write_text(json.dumps(config), encoding="utf-8")
+    base = tmp_path / "saved_models"
+    code = main(["export", "--model", str(run), "--name", "m", "--base", str(base),
+                 *extra, *argv])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("ganet_tf: error: ") and message in captured.err
+    assert captured.err.count("\n") == 1
+    assert not base.exists()
