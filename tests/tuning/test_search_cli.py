@@ -1,0 +1,111 @@
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from ganet_tf.data import load_vectorizer
+from ganet_tf.data.vectorizer import vectorize
+from tests.conftest import REPO
+from tuning.search import main
+
+# A tiny search: 150 examples a split, 1 epoch, widths of 4, no tracing.
+TINY = ["--dataset", "trec", "--limit", "150", "--epochs", "1", "--hidden", "4",
+        "--fix", "aux_hidden=4", "--tuner", "random", "--verbose", "2", "--run-eagerly"]
+# No subprocess may outlive this many seconds.
+PROCESS_TIMEOUT = 240
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def _search(data_dir, directory, *flags):
+    completed = subprocess.run(
+        [sys.executable, "-m", "tuning.search", *TINY, "--data-dir", data_dir,
+         "--directory", str(directory), *flags],
+        capture_output=True, text=True, cwd=REPO, env=ENV, timeout=PROCESS_TIMEOUT,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stdout, json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def _trial_files(project):
+    return sorted(
+        os.path.join(project, name, "trial.json")
+        for name in os.listdir(project) if name.startswith("trial_")
+    )
+
+
+def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
+    stdout, first = _search(data_dir, tmp_path, "--max-trials", "1", "--project-name", "p")
+    assert "Search space summary" in stdout and "Results summary" in stdout
+    assert "lam (Choice)" in stdout and "aux_hidden (Fixed)" in stdout
+    assert (first["trials"], first["new_trials"]) == (1, 1)
+    assert set(first["hyperparameters"]) == {"lr", "batch_size", "tau", "lam", "aux_hidden", "aux"}
+    assert first["hyperparameters"]["aux_hidden"] == 4
+    assert 0 <= first["test_accuracy"] <= 1 and 0 <= first["test_density"] <= 1
+    assert first["epochs"] == 1 and first["test_examples"] == 150
+
+    out = first["out"]
+    assert sorted(os.listdir(out)) == ["metrics.json", "model.keras", "preprocessing.json"]
+    model = keras.models.load_model(os.path.join(out, "model.keras"))
+    vectorizer, class_names = load_vectorizer(os.path.join(out, "preprocessing.json"))
+    assert model.predict(vectorize(vectorizer, ["Who wrote Hamlet ?"]), verbose=0).shape == (1, 6)
+    assert class_names[0] == "ABBR"
+
+    project = tmp_path / "p"
+    (finished,) = _trial_files(project)
+    with open(finished) as handle:
+        before = handle.read()
+    # The same command with a larger budget runs only the missing trial.
+    stdout, second = _search(data_dir, tmp_path, "--max-trials", "2", "--project-name", "p")
+    assert "Reloading Tuner" in stdout
+    assert (second["trials"], second["new_trials"]) == (2, 1)
+    assert len(_trial_files(project)) == 2
+    with open(finished) as handle:
+        assert handle.read() == before
+
+    # Resuming with another search space is refused before any work.
+    code = main([*TINY, "--data-dir", data_dir, "--directory", str(tmp_path),
+                 "--project-name", "p", "--max-trials", "3", "--fix", "tau=2"])
+    assert code == 2
+    assert len(_trial_files(project)) == 2
+
+
+def _one_error_line(capsys):
+    err = capsys.readouterr().err
+    assert err.startswith("tuning.search: error: ") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--tuner", "grid"], "invalid choice: 'grid'"),
+        (["--dataset", "mnist"], "invalid choice: 'mnist'"),
+        (["--max-trials", "many"], "invalid int value: 'many'"),
+        (["--max-trials", "0"], "--max-trials must be a positive integer"),
+        (["--folds", "-2"], "--folds must be a positive integer"),
+        (["--range", "aux_hidden=100:20:20"], "the minimum 100 is above the maximum 20"),
+        (["--range", "aux_hidden=20"], "expected MIN:MAX or MIN:MAX:STEP"),
+        (["--fix", "lr=0"], "lr must be positive"),
+        (["--values", "batch_size=16,-32"], "batch_size must be positive"),
+        (["--lam-values", "1e-3,oops"], "lam must be a number"),
+        (["--fix", "depth=2"], "'depth' is not a hyperparameter of ganet"),
+        (["--fix", "lr"], "expected NAME=VALUE"),
+        (["--fix", "tau=1", "--values", "tau=1,2"], "give each hyperparameter one domain"),
+        (["--model", "soft", "--fix", "tau=1"], "'tau' is not a hyperparameter of soft"),
+        (["--model", "bilstm", "--objective", "tradeoff"], "bilstm has no gates"),
+        (["--density-weight", "-1", "--objective", "tradeoff"], "--density-weight must be >= 0"),
+        (["--data-dir", "/nonexistent/ganet"], "Data directory not found"),
+    ],
+)
+def test_bad_input_gives_one_error_line_and_exit_code_2(tmp_path, capsys, flags, message):
+    argv = ["--directory", str(tmp_path / "runs"), *flags]
+    try:
+        code = main(argv)
+    except SystemExit as exit:  # argparse
+        code = exit.code
+    assert code == 2
+    assert message in _one_error_line(capsys)
+    assert not (tmp_path / "runs").exists()

@@ -1,0 +1,77 @@
+import keras_tuner
+import pytest
+
+from ganet_tf.errors import GANetInputError
+from tuning.search_space import SearchSpace
+
+PAPER_DEFAULTS = {
+    "lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3, "aux_hidden": 20, "aux": "bilstm",
+}
+
+
+def test_empty_hyperparameters_give_the_documented_defaults():
+    space = SearchSpace("ganet")
+    hp = keras_tuner.HyperParameters()
+    values = {name: space.declare(hp, name) for name in space.names}
+    assert values == PAPER_DEFAULTS == space.defaults()
+    assert hp.values == PAPER_DEFAULTS
+    assert space.domain("lr")["values"] == [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
+    assert space.domain("batch_size")["values"] == [8, 16, 32, 64, 128]
+    assert space.domain("tau")["values"] == [0.5, 1.0, 1.5, 2.0]
+    assert space.domain("lam")["values"] == [4e-6, 5e-6, 1e-5, 4e-5, 5e-5, 1e-4, 1e-3]
+    assert space.domain("aux")["values"] == ["bilstm", "lstm", "fnn", "attention"]
+    aux_hidden = space.domain("aux_hidden")
+    assert (aux_hidden["min_value"], aux_hidden["max_value"], aux_hidden["step"]) == (20, 100, 20)
+
+
+@pytest.mark.parametrize("model", ["bilstm", "local", "soft"])
+def test_baselines_tune_the_optimisation_only(model):
+    assert SearchSpace(model).defaults() == {"lr": 1e-3, "batch_size": 32}
+
+
+def test_fixed_values_choices_and_ranges():
+    space = (
+        SearchSpace("ganet")
+        .with_fixed("aux", "fnn")
+        .with_fixed("lr", "2e-3")
+        .with_choices("lam", ["1e-3", "1e-2"])
+        .with_choices("tau", [1.0, 2.0])
+        .with_range("aux_hidden", 30, 90, 30)
+        .with_range("batch_size", 16, 64, 16)
+    )
+    hp = keras_tuner.HyperParameters()
+    values = {name: space.declare(hp, name) for name in space.names}
+    assert values == {
+        "lr": 2e-3, "batch_size": 32, "tau": 1.0, "lam": 1e-3, "aux_hidden": 30, "aux": "fnn",
+    }
+    declared = {parameter.name: parameter for parameter in hp.space}
+    assert isinstance(declared["lr"], keras_tuner.engine.hyperparameters.Fixed)
+    assert declared["lam"].values == [1e-3, 1e-2]
+    assert space.with_range("lr", 1e-4, 1e-2).domain("lr")["sampling"] == "log"
+    # The original space is unchanged.
+    assert SearchSpace("ganet").defaults() == PAPER_DEFAULTS
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: s.with_range("aux_hidden", 100, 20, 20), "minimum 100 is above the maximum 20"),
+        (lambda s: s.with_fixed("lr", 0), "lr must be positive"),
+        (lambda s: s.with_choices("batch_size", [16, -8]), "batch_size must be positive"),
+        (lambda s: s.with_choices("batch_size", [16, 8.5]), "batch_size must be an integer"),
+        (lambda s: s.with_fixed("lam", -1e-3), "lam must be >= 0"),
+        (lambda s: s.with_fixed("aux", "gru"), "aux must be one of"),
+        (lambda s: s.with_fixed("tau", "hot"), "tau must be a number"),
+        (lambda s: s.with_fixed("depth", 3), "'depth' is not a hyperparameter of ganet"),
+        (lambda s: s.with_range("aux", 1, 2), "aux is categorical"),
+        (lambda s: s.with_choices("lam", [1e-3, 1e-3]), "lists a value twice"),
+    ],
+)
+def test_impossible_domains_are_refused(change, message):
+    with pytest.raises(GANetInputError, match=message):
+        change(SearchSpace("ganet"))
+
+
+def test_a_baseline_has_no_gate_hyperparameters():
+    with pytest.raises(GANetInputError, match="'tau' is not a hyperparameter of soft"):
+        SearchSpace("soft").with_fixed("tau", 1.0)

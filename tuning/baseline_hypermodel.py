@@ -1,0 +1,92 @@
+from ganet_tf.models import build_model
+from tuning.search_space import SearchSpace
+from tuning.text_classifier_hypermodel import TextClassifierHyperModel
+
+BASELINES = ("bilstm", "local", "soft")
+
+
+class BaselineHyperModel(TextClassifierHyperModel):
+    """The search space of a baseline of the paper, as a `keras_tuner.HyperModel`.
+
+    The baselines (`"bilstm"`: the last BiLSTM state; `"local"`: Luong
+    local attention; `"soft"`: soft attention over every token) have no
+    gates: they tune the learning rate `lr` and the `batch_size` over the
+    paper's grids (see `SearchSpace`); an empty `HyperParameters()` gives
+    lr 1e-3 and batch 32. `build` returns a compiled model of
+    `ganet_tf.models`; `fit` batches the data by the trial's batch size
+    (see `TextClassifierHyperModel`).
+
+    Args:
+        model: `"bilstm"`, `"local"` or `"soft"`.
+        num_classes: int >= 2, the number of classes.
+        embeddings: optional `(vocabulary_size, dim)` initial embeddings.
+        vocabulary_size: int, the vocabulary size without `embeddings`.
+        space: a `SearchSpace(model)`; by default the paper's grids.
+        hidden_dim: LSTM units each way of the backbone (not tuned).
+        dropout: dropout rate (not tuned).
+        window: half-width D of the local attention window (`"local"`
+            only; the paper uses 4 on TREC, 8 on SST); by default the
+            builder's.
+        seed: seed of the training shuffles.
+        buckets: optional number of length buckets of the batches.
+        run_eagerly: run the models eagerly (debugging, smoke runs).
+        name: optional name of the HyperModel.
+        tunable: whether the hyperparameters join the search space.
+
+    Example:
+
+    >>> hypermodel = BaselineHyperModel("soft", num_classes=6, vocabulary_size=1000)
+    >>> tuner = keras_tuner.BayesianOptimization(
+    ...     hypermodel, objective="val_loss", max_trials=20
+    ... )
+    >>> tuner.search(train_ids, train_labels, epochs=10,
+    ...              validation_data=(validation_ids, validation_labels))
+    """
+
+    def __init__(
+        self,
+        model,
+        num_classes,
+        embeddings=None,
+        vocabulary_size=None,
+        space=None,
+        hidden_dim=100,
+        dropout=0.3,
+        window=None,
+        seed=0,
+        buckets=None,
+        run_eagerly=False,
+        name=None,
+        tunable=True,
+    ):
+        if model not in BASELINES:
+            raise ValueError(
+                f"Unknown baseline. Expected one of {list(BASELINES)}. "
+                f"Received: model={model}"
+            )
+        if window is not None and model != "local":
+            raise ValueError(
+                "`window` belongs to the local attention baseline only. "
+                f"Received: model={model}, window={window}"
+            )
+        self.model_name = model
+        super().__init__(
+            num_classes,
+            embeddings=embeddings,
+            vocabulary_size=vocabulary_size,
+            space=SearchSpace(model) if space is None else space,
+            hidden_dim=hidden_dim,
+            dropout=dropout,
+            seed=seed,
+            buckets=buckets,
+            run_eagerly=run_eagerly,
+            name=name,
+            tunable=tunable,
+        )
+        self.window = window
+
+    def build_network(self, hp):
+        arguments = self.network_arguments()
+        if self.window is not None:
+            arguments["window"] = self.window
+        return build_model(self.model_name, self.num_classes, **arguments)

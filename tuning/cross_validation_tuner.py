@@ -1,0 +1,129 @@
+import keras_tuner
+import numpy as np
+import tensorflow as tf
+
+
+class CrossValidationTuner(keras_tuner.Tuner):
+    """A KerasTuner `Tuner` that scores trials on a validation split or by k-fold CV.
+
+    With `folds=1` a trial trains on `x, y` and is scored on
+    `validation_data`, as `keras_tuner.Tuner` does. With `folds=K >= 2` it
+    is scored as the paper scores its grid: `x, y` and `validation_data`
+    are pooled, split (seeded) into K folds, and the trial trains K models,
+    each on K-1 folds and validated on the remaining one; the oracle gets
+    the objective and the best epoch averaged over the folds (and over
+    `executions_per_trial`). The weights kept for the trial (see
+    `load_model`) are those of the last fold.
+
+    Any oracle works: `keras_tuner.oracles.RandomSearchOracle`,
+    `BayesianOptimizationOracle` or `HyperbandOracle`. Hyperband's trials
+    train from scratch for their bracket's epoch budget (`tuner/epochs`),
+    as in Li et al. (2018), instead of resuming an earlier trial's weights,
+    so that Hyperband combines with cross-validation.
+
+    The tuner keeps the ids of the trials this process ran in `ran_trials`,
+    which tells, in distributed tuning, which worker ran what.
+
+    Args:
+        oracle: a `keras_tuner.Oracle`.
+        hypermodel: a `keras_tuner.HyperModel` whose `fit` takes
+            `(hp, model, x, y, validation_data=..., **kwargs)`, such as
+            `GANetHyperModel`.
+        folds: int >= 1, the number of folds; 1 uses `validation_data`.
+        fold_seed: seed of the split into folds.
+        **kwargs: `keras_tuner.Tuner` arguments: `directory`,
+            `project_name`, `overwrite`, `executions_per_trial`, ...
+
+    Example:
+
+    >>> oracle = keras_tuner.oracles.BayesianOptimizationOracle(
+    ...     objective=keras_tuner.Objective("val_accuracy", "max"),
+    ...     max_trials=20,
+    ... )
+    >>> tuner = CrossValidationTuner(
+    ...     oracle, GANetHyperModel(6, embeddings=matrix), folds=5,
+    ...     directory="tuning_runs", project_name="trec",
+    ... )
+    >>> tuner.search(train_ids, train_labels, epochs=10,
+    ...              validation_data=(validation_ids, validation_labels))
+    """
+
+    def __init__(self, oracle, hypermodel=None, folds=1, fold_seed=0, **kwargs):
+        if isinstance(folds, bool) or not isinstance(folds, int) or folds < 1:
+            raise ValueError(f"`folds` must be an integer >= 1. Received: folds={folds}")
+        super().__init__(oracle, hypermodel, **kwargs)
+        self.folds = folds
+        self.fold_seed = fold_seed
+        self.ran_trials = []
+
+    def run_trial(self, trial, x, y=None, validation_data=None, **kwargs):
+        """Trains the trial's model(s); returns their histories.
+
+        Args:
+            trial: the `keras_tuner.engine.trial.Trial` to run.
+            x, y: the training data, token ids and labels (or an unbatched
+                `tf.data.Dataset` as `x`).
+            validation_data: `(token_ids, labels)` or a dataset: the
+                validation split with `folds=1`, pooled with `x, y` else.
+            **kwargs: passed to the HyperModel's `fit` (`epochs`,
+                `callbacks`, `verbose`).
+
+        Returns:
+            A list of `keras.callbacks.History`, one per fold and execution.
+        """
+        budget = trial.hyperparameters.values.get("tuner/epochs")
+        if budget is not None:
+            kwargs["epochs"] = budget
+        if self.folds == 1:
+            return super().run_trial(
+                trial, x, y, validation_data=validation_data, **kwargs
+            )
+        histories = []
+        for train_x, train_y, held_out in self._split(x, y, validation_data):
+            histories.extend(
+                super().run_trial(
+                    trial, train_x, train_y, validation_data=held_out, **kwargs
+                )
+            )
+        return histories
+
+    def on_trial_end(self, trial):
+        super().on_trial_end(trial)
+        self.ran_trials.append(trial.trial_id)
+
+    def _split(self, x, y, validation_data):
+        if isinstance(x, tf.data.Dataset):
+            yield from self._split_dataset(x, validation_data)
+            return
+        ids, labels = np.asarray(x), np.asarray(y)
+        if validation_data is not None:
+            ids = np.concatenate([ids, np.asarray(validation_data[0])])
+            labels = np.concatenate([labels, np.asarray(validation_data[1])])
+        if len(ids) < self.folds:
+            raise ValueError(
+                f"{self.folds} folds need at least {self.folds} examples; "
+                f"got {len(ids)}."
+            )
+        order = np.random.default_rng(self.fold_seed).permutation(len(ids))
+        for held in np.array_split(order, self.folds):
+            keep = np.ones(len(ids), dtype=bool)
+            keep[held] = False
+            yield ids[keep], labels[keep], (ids[held], labels[held])
+
+    def _split_dataset(self, pool, validation_data):
+        # Example i of the pool goes to fold i mod K.
+        pool = _unbatched(pool)
+        if validation_data is not None:
+            pool = pool.concatenate(_unbatched(validation_data))
+        numbered = pool.enumerate()
+        folds = self.folds
+        drop_number = lambda number, example: example  # noqa: E731
+        for fold in range(folds):
+            held = numbered.filter(lambda n, _: n % folds == fold).map(drop_number)
+            kept = numbered.filter(lambda n, _: n % folds != fold).map(drop_number)
+            yield kept, None, held
+
+
+def _unbatched(dataset):
+    # Token ids of one example have rank 1.
+    return dataset if dataset.element_spec[0].shape.rank == 1 else dataset.unbatch()

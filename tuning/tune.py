@@ -1,0 +1,447 @@
+"""Search hyperparameters with KerasTuner, retrain the best, test it: the
+library behind `python -m tuning.search`."""
+
+import dataclasses
+import json
+import os
+import time
+
+import keras
+import keras_tuner
+import numpy as np
+
+from ganet_tf.data import DATASETS
+from ganet_tf.data import build_vectorizer
+from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.embeddings import embedding_matrix
+from ganet_tf.embeddings import load_glove
+from ganet_tf.errors import GANetInputError
+from ganet_tf.training.evaluate import evaluate_model
+from ganet_tf.training.train import LOCAL_WINDOWS
+from ganet_tf.training.train import TrainConfig
+from ganet_tf.training.train import _write_outputs
+from ganet_tf.training.train import load_splits
+from tuning.baseline_hypermodel import BaselineHyperModel
+from tuning.cross_validation_tuner import CrossValidationTuner
+from tuning.ganet_hypermodel import GANetHyperModel
+from tuning.search_space import MODEL_PARAMETERS
+from tuning.search_space import SearchSpace
+
+TUNERS = ("random", "bayesian", "hyperband")
+# Objective flag -> (logged metric, direction).
+OBJECTIVES = {
+    "val_accuracy": ("val_accuracy", "max"),
+    "val_loss": ("val_loss", "min"),
+    "tradeoff": ("val_tradeoff", "max"),
+}
+# KerasTuner's environment for distributed tuning (chief + workers).
+TUNER_ID_ENV = "KERASTUNER_TUNER_ID"
+ORACLE_IP_ENV = "KERASTUNER_ORACLE_IP"
+ORACLE_PORT_ENV = "KERASTUNER_ORACLE_PORT"
+# Written into the project folder: resuming needs the same settings.
+SETTINGS_FILE = "search_settings.json"
+# Settings that may change between runs of one project.
+_RESUMABLE_CHANGES = (
+    "max_trials", "directory", "project_name", "overwrite", "out", "verbose",
+    "data_dir", "run_eagerly",
+)
+
+_HAND_SET = TrainConfig()
+
+
+@dataclasses.dataclass
+class SearchConfig:
+    """Everything that decides one search (the `tuning.search` flags).
+
+    `fixed` maps hyperparameter names to one value, `choices` to a list of
+    values and `ranges` to `(min, max, step)` (step None for floats); they
+    change the paper's search space (see `SearchSpace`). `limit` and
+    `hidden` shrink the data and the model, and `run_eagerly` skips graph
+    tracing, for smoke runs.
+    """
+
+    dataset: str = "trec"
+    data_dir: str = None
+    model: str = "ganet"
+    tuner: str = "bayesian"
+    max_trials: int = 20
+    epochs: int = _HAND_SET.epochs
+    patience: int = _HAND_SET.patience
+    objective: str = "val_accuracy"
+    density_weight: float = 0.1
+    folds: int = 1
+    executions_per_trial: int = 1
+    initial_points: int = None
+    hyperband_factor: int = 3
+    directory: str = os.path.join("results", "tuning")
+    project_name: str = None
+    overwrite: bool = False
+    out: str = None
+    seed: int = 0
+    fixed: dict = dataclasses.field(default_factory=dict)
+    choices: dict = dataclasses.field(default_factory=dict)
+    ranges: dict = dataclasses.field(default_factory=dict)
+    hidden: int = _HAND_SET.hidden
+    dropout: float = _HAND_SET.dropout
+    limit: int = None
+    glove: str = None
+    glove_vocabulary: int = _HAND_SET.glove_vocabulary
+    buckets: int = None
+    run_eagerly: bool = False
+    verbose: int = 2
+
+    def validate(self):
+        """Raises `GANetInputError` on the first impossible setting."""
+        if self.dataset not in DATASETS:
+            raise GANetInputError(
+                f"Unknown dataset {self.dataset!r}: choose one of {sorted(DATASETS)}."
+            )
+        if self.model not in MODEL_PARAMETERS:
+            raise GANetInputError(
+                f"Unknown model {self.model!r}: choose one of {sorted(MODEL_PARAMETERS)}."
+            )
+        if self.tuner not in TUNERS:
+            raise GANetInputError(
+                f"Unknown tuner {self.tuner!r}: choose one of {', '.join(TUNERS)}."
+            )
+        if self.objective not in OBJECTIVES:
+            raise GANetInputError(
+                f"Unknown objective {self.objective!r}: choose one of "
+                f"{', '.join(OBJECTIVES)}."
+            )
+        if self.objective == "tradeoff" and self.model != "ganet":
+            raise GANetInputError(
+                f"--objective tradeoff weighs the gate density, and {self.model} "
+                "has no gates: use val_accuracy or val_loss."
+            )
+        positive = ("max_trials", "epochs", "patience", "folds",
+                    "executions_per_trial", "hidden")
+        optional = ("initial_points", "limit", "buckets")
+        for name in positive + optional:
+            value = getattr(self, name)
+            if value is None and name in optional:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GANetInputError(
+                    f"--{name.replace('_', '-')} must be a positive integer, got {value}."
+                )
+        if not isinstance(self.glove_vocabulary, int) or self.glove_vocabulary < 0:
+            raise GANetInputError(
+                f"--glove-vocabulary must be an integer >= 0, got {self.glove_vocabulary}."
+            )
+        if not isinstance(self.hyperband_factor, int) or self.hyperband_factor < 2:
+            raise GANetInputError(
+                f"--hyperband-factor must be an integer >= 2, got {self.hyperband_factor}."
+            )
+        if not self.density_weight >= 0:
+            raise GANetInputError(
+                f"--density-weight must be >= 0, got {self.density_weight}."
+            )
+        if not 0 <= self.dropout < 1:
+            raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
+        if self.limit is not None and self.limit < 2 * self.folds:
+            raise GANetInputError(
+                f"--limit {self.limit} leaves too few examples for "
+                f"{self.folds} folds: use at least {2 * self.folds}."
+            )
+        twice = (set(self.fixed) & set(self.choices)) | (
+            set(self.ranges) & (set(self.fixed) | set(self.choices))
+        )
+        if twice:
+            raise GANetInputError(
+                f"{', '.join(sorted(twice))}: give each hyperparameter one "
+                "domain (a fixed value, values, or a range)."
+            )
+        self.search_space()
+
+    def search_space(self):
+        """The `SearchSpace` of `model` with `fixed`, `choices` and `ranges`."""
+        space = SearchSpace(self.model)
+        for name, (low, high, step) in self.ranges.items():
+            space = space.with_range(name, low, high, step)
+        for name, values in self.choices.items():
+            space = space.with_choices(name, values)
+        for name, value in self.fixed.items():
+            space = space.with_fixed(name, value)
+        return space
+
+    @property
+    def project(self):
+        """The project name: `project_name`, or dataset_model_tuner."""
+        return self.project_name or f"{self.dataset}_{self.model}_{self.tuner}"
+
+    @property
+    def project_dir(self):
+        return os.path.join(self.directory, self.project)
+
+    def settings(self):
+        """The settings a resumed search must share, JSON-ready."""
+        settings = {
+            key: value
+            for key, value in dataclasses.asdict(self).items()
+            if key not in _RESUMABLE_CHANGES
+        }
+        # Options of another objective or tuner do not matter.
+        if self.objective != "tradeoff":
+            settings.pop("density_weight")
+        if self.tuner != "bayesian":
+            settings.pop("initial_points")
+        if self.tuner != "hyperband":
+            settings.pop("hyperband_factor")
+        settings["search_space"] = self.search_space().get_config()
+        return json.loads(json.dumps(settings))
+
+
+def distributed_role():
+    """`"chief"`, `"worker"`, or None without KerasTuner's distributed setup."""
+    if ORACLE_IP_ENV not in os.environ:
+        return None
+    for name in (ORACLE_PORT_ENV, TUNER_ID_ENV):
+        if not os.environ.get(name):
+            raise GANetInputError(
+                f"{ORACLE_IP_ENV} is set but {name} is not: distributed "
+                f"tuning needs {ORACLE_IP_ENV}, {ORACLE_PORT_ENV} and "
+                f"{TUNER_ID_ENV} (chief or a worker name)."
+            )
+    return "chief" if "chief" in os.environ[TUNER_ID_ENV] else "worker"
+
+
+def make_oracle(config):
+    """The KerasTuner oracle of `config.tuner` for `config.objective`."""
+    name, direction = OBJECTIVES[config.objective]
+    objective = keras_tuner.Objective(name, direction)
+    # KerasTuner reads seed 0 as "no seed": offset it to stay reproducible.
+    seed = config.seed + 1
+    if config.tuner == "random":
+        return keras_tuner.oracles.RandomSearchOracle(
+            objective=objective, max_trials=config.max_trials, seed=seed
+        )
+    if config.tuner == "bayesian":
+        try:
+            return keras_tuner.oracles.BayesianOptimizationOracle(
+                objective=objective,
+                max_trials=config.max_trials,
+                num_initial_points=config.initial_points,
+                seed=seed,
+            )
+        except ImportError:
+            raise GANetInputError(
+                "--tuner bayesian needs scikit-learn: pip install "
+                "'keras-tuner[bayesian]' (or scikit-learn), or use --tuner random."
+            ) from None
+    oracle = keras_tuner.oracles.HyperbandOracle(
+        objective=objective,
+        max_epochs=config.epochs,
+        factor=config.hyperband_factor,
+        seed=seed,
+    )
+    # Hyperband sizes itself by its epochs; --max-trials caps it too.
+    oracle.max_trials = config.max_trials
+    return oracle
+
+
+def make_hypermodel(config, num_classes, embeddings, dataset_name, scoring=True):
+    """The HyperModel of `config.model` over `config.search_space()`.
+
+    With `scoring` its models also compile the metric of `config.objective`
+    where it is not built in (`tradeoff`); the final retraining, which has
+    no validation, builds without it.
+    """
+    arguments = dict(
+        embeddings=embeddings,
+        space=config.search_space(),
+        hidden_dim=config.hidden,
+        dropout=config.dropout,
+        seed=config.seed,
+        buckets=config.buckets,
+        run_eagerly=config.run_eagerly,
+    )
+    if config.model == "ganet":
+        scored = scoring and config.objective == "tradeoff"
+        weight = config.density_weight if scored else None
+        return GANetHyperModel(num_classes, density_weight=weight, **arguments)
+    if config.model == "local":
+        arguments["window"] = LOCAL_WINDOWS.get(dataset_name)
+    return BaselineHyperModel(config.model, num_classes, **arguments)
+
+
+def _check_settings(config, role):
+    path = os.path.join(config.project_dir, SETTINGS_FILE)
+    settings = config.settings()
+    fresh = config.overwrite and role != "worker"
+    if not fresh and os.path.isfile(path):
+        with open(path) as handle:
+            saved = json.load(handle)
+        changed = sorted(k for k in set(saved) | set(settings) if saved.get(k) != settings.get(k))
+        if changed:
+            raise GANetInputError(
+                f"{config.project_dir} holds a search with other settings "
+                f"({', '.join(changed)}): rerun it with the same flags, or "
+                "pass --overwrite or another --project-name."
+            )
+    return path, settings
+
+
+def _write_json(path, content):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    staging = f"{path}.{os.getpid()}.tmp"
+    with open(staging, "w") as handle:
+        json.dump(content, handle, indent=1)
+    os.replace(staging, path)
+
+
+def _failed_search(tuner):
+    trials = tuner.oracle.trials.values()
+    messages = [t.message for t in trials if getattr(t, "message", None)]
+    last = messages[-1].strip().splitlines()[-1] if messages else "no trial ran"
+    return RuntimeError(
+        f"no trial of {tuner.project_dir} completed; the last error: {last}"
+    )
+
+
+def search_and_evaluate(config):
+    """Searches `config`'s space, retrains the best trial, tests it.
+
+    The vocabulary is adapted on the train and validation texts (the texts
+    the final model trains on; no labels, no test), plus the
+    `config.glove_vocabulary` most frequent GloVe words. Each trial trains
+    with early stopping on the objective (`config.patience`) for at most
+    `config.epochs` epochs and is scored on the validation split, or by
+    `config.folds`-fold cross-validation of train + validation. The project
+    folder `config.directory/config.project` keeps every finished trial:
+    the same command resumes a killed search, and a larger `max_trials`
+    extends a finished one. The best configuration is then retrained on
+    train + validation for its best epoch count, tested, and saved to
+    `config.out` (default: `best_model` in the project folder) as
+    `model.keras`, `preprocessing.json` and `metrics.json`.
+
+    With KerasTuner's distributed environment (`KERASTUNER_TUNER_ID`,
+    `KERASTUNER_ORACLE_IP`, `KERASTUNER_ORACLE_PORT`) the chief serves the
+    oracle until the workers have run every trial, then retrains and tests
+    the best; a worker runs trials and returns what it ran.
+
+    Returns:
+        A JSON-ready dict: the best `hyperparameters`, `best_score` (its
+        objective), `epochs` of the retraining, `trials` (completed in the
+        project), `new_trials` (run by this process), `test_accuracy`,
+        `test_density` (None without gates), the attention FLOPs, `out`,
+        and timings. A worker returns `role`, `tuner_id` and `ran_trials`.
+    """
+    config.validate()
+    role = distributed_role()
+    settings_path, settings = _check_settings(config, role)
+    keras.utils.set_random_seed(config.seed)
+    splits = load_splits(TrainConfig(
+        dataset=config.dataset, data_dir=config.data_dir, seed=config.seed,
+        limit=config.limit,
+    ))
+    # As `ganet_tf train`: frequent GloVe words keep an id too.
+    extra = ()
+    if config.glove_vocabulary:
+        extra = load_glove(config.glove, top=config.glove_vocabulary)[0]
+    vectorizer = build_vectorizer(
+        splits.train_texts + splits.validation_texts, extra_vocabulary=extra
+    )
+    vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
+    glove = load_glove(config.glove, vocabulary)
+    embeddings, _ = embedding_matrix(vocabulary, glove, config.seed)
+    ids = {
+        split: vectorize(vectorizer, getattr(splits, f"{split}_texts"))
+        for split in ("train", "validation", "test")
+    }
+
+    hypermodel = make_hypermodel(config, splits.num_classes, embeddings, splits.name)
+    tuner = CrossValidationTuner(
+        make_oracle(config),
+        hypermodel,
+        folds=config.folds,
+        fold_seed=config.seed,
+        directory=config.directory,
+        project_name=config.project,
+        # A worker must not wipe the project that its chief serves.
+        overwrite=config.overwrite and role != "worker",
+        executions_per_trial=config.executions_per_trial,
+    )
+    _write_json(settings_path, settings)
+    if config.verbose and role != "worker":
+        tuner.search_space_summary()
+
+    monitor, direction = OBJECTIVES[config.objective]
+    started = time.perf_counter()
+    tuner.search(
+        ids["train"],
+        splits.train_labels,
+        validation_data=(ids["validation"], splits.validation_labels),
+        epochs=config.epochs,
+        callbacks=[
+            keras.callbacks.EarlyStopping(
+                monitor=monitor, mode=direction, patience=config.patience
+            ),
+            keras.callbacks.TerminateOnNaN(),
+        ],
+        verbose=config.verbose,
+    )
+    search_seconds = time.perf_counter() - started
+    if role == "worker":
+        return {
+            "role": "worker",
+            "tuner_id": os.environ[TUNER_ID_ENV],
+            "ran_trials": tuner.ran_trials,
+            "search_seconds": round(search_seconds, 2),
+        }
+    if config.verbose:
+        tuner.results_summary(num_trials=min(config.max_trials, 10))
+    best_trials = tuner.oracle.get_best_trials(1)
+    if not best_trials:
+        raise _failed_search(tuner)
+    best = best_trials[0]
+    hyperparameters = {
+        name: value
+        for name, value in best.hyperparameters.values.items()
+        if name in hypermodel.space.names
+    }
+    epochs = best.best_step + 1
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(config.seed)
+    pool_ids = np.concatenate([ids["train"], ids["validation"]])
+    pool_labels = np.concatenate([splits.train_labels, splits.validation_labels])
+    final = make_hypermodel(
+        config, splits.num_classes, embeddings, splits.name, scoring=False
+    )
+    model = final.build(best.hyperparameters.copy())
+    started = time.perf_counter()
+    final.fit(
+        best.hyperparameters, model, pool_ids, pool_labels,
+        epochs=epochs, verbose=config.verbose,
+    )
+    train_seconds = time.perf_counter() - started
+    test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
+
+    out = config.out or os.path.join(config.project_dir, "best_model")
+    completed = [t for t in tuner.oracle.trials.values() if t.status == "COMPLETED"]
+    result = {
+        "dataset": splits.name,
+        "model": config.model,
+        "tuner": config.tuner,
+        "objective": monitor,
+        "folds": config.folds,
+        "best_trial": best.trial_id,
+        "best_score": best.score,
+        "hyperparameters": hyperparameters,
+        "epochs": epochs,
+        "trials": len(completed),
+        "new_trials": len(tuner.ran_trials),
+        "test_accuracy": test["accuracy"],
+        "test_density": test["density"],
+        "attention_flops_soft": test["attention_flops_soft"],
+        "attention_flops_gated": test["attention_flops_gated"],
+        "train_examples": len(pool_ids),
+        "test_examples": len(ids["test"]),
+        "search_seconds": round(search_seconds, 2),
+        "train_seconds": round(train_seconds, 2),
+        "out": out,
+        "report": test["report"],
+    }
+    _write_outputs(out, model, vectorizer, splits, result)
+    return result
