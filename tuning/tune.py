@@ -19,7 +19,7 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.train import LOCAL_WINDOWS
 from ganet_tf.training.train import TrainConfig
-from ganet_tf.training.train import _write_outputs
+from ganet_tf.training.train import write_outputs
 from ganet_tf.training.train import load_splits
 from tuning.baseline_hypermodel import BaselineHyperModel
 from tuning.cross_validation_tuner import CrossValidationTuner
@@ -443,5 +443,5 @@ def search_and_evaluate(config):
         "out": out,
         "report": test["report"],
     }
-    _write_outputs(out, model, vectorizer, splits, result)
+    write_outputs(out, model, vectorizer, splits, result)
     return result

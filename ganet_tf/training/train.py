@@ -50,6 +50,7 @@ class TrainConfig:
     batch_size: int = 32
     glove: str = None
     glove_vocabulary: int = 50000
+    freeze_embeddings: bool = False
     sequence_length: int = None
     length_percentile: float = 95.0
     dropout: float = 0.3
@@ -57,7 +58,7 @@ class TrainConfig:
     window: int = None
     straight_through: bool = False
     patience: int = 3
-    buckets: int = None
+    buckets: int = 4
     backup_dir: str = None
     validation_fraction: float = 0.1
     limit: int = None
@@ -68,6 +69,8 @@ class TrainConfig:
             raise GANetInputError(
                 f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}."
             )
+        if self.buckets is not None and self.buckets < 0:
+            raise GANetInputError(f"--buckets must be >= 0, got {self.buckets}.")
         if self.glove_vocabulary < 0:
             raise GANetInputError(f"--glove-vocabulary must be >= 0, got {self.glove_vocabulary}.")
         for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience"):
@@ -135,7 +138,12 @@ def compile_model(model, learning_rate):
     return model
 
 
-def _write_outputs(out, model, vectorizer, splits, result):
+def write_outputs(out, model, vectorizer, splits, result):
+    """Writes `model.keras`, `preprocessing.json` and `metrics.json` to `out`.
+
+    All or nothing: the files are written to a folder beside `out` that is
+    renamed into place (replacing an older `out`) only when all are written.
+    """
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".ganet-", dir=parent)
@@ -249,6 +257,8 @@ def train_and_evaluate(config, callbacks=()):
     model = build_model(
         config.model, splits.num_classes, **model_arguments(config, splits, embeddings)
     )
+    if config.freeze_embeddings:
+        model.get_layer("embedding").trainable = False
     compile_model(model, config.lr)
     timer = EpochTimer()
     started = time.perf_counter()
@@ -302,5 +312,5 @@ def train_and_evaluate(config, callbacks=()):
         "report": test["report"],
     }
     if config.out:
-        _write_outputs(config.out, model, vectorizer, splits, result)
+        write_outputs(config.out, model, vectorizer, splits, result)
     return result
