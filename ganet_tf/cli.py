@@ -32,6 +32,8 @@ def _add_train_arguments(parser):
     model.add_argument("--aux-hidden", type=int, default=defaults.aux_hidden)
     model.add_argument("--tau", type=float, default=defaults.tau, help="Gumbel-softmax temperature")
     model.add_argument("--lam", type=float, default=defaults.lam, help="weight of the gate L1 penalty")
+    model.add_argument("--gate-bias", type=float, default=defaults.gate_bias,
+                       help="initial gate logit: > 0 starts with most gates open (2.0: p=0.88)")
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")

@@ -34,6 +34,11 @@ class AuxiliaryNetwork(keras.layers.Layer):
         hidden_dim: int > 0, width of the encoder states. Defaults to 20.
         return_logits: bool, return `U h'_t` instead of its sigmoid.
             Defaults to `False`.
+        gate_bias_initializer: initializer of the bias of `U`, i.e. of the
+            gates' logits at the start. A positive constant starts training
+            with most gates open (`Constant(2.0)`: p about 0.88), so that the
+            model begins as soft attention and closes gates as it learns.
+            Defaults to `"zeros"` (p about 0.5).
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -61,6 +66,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
         encoder="bilstm",
         hidden_dim=20,
         return_logits=False,
+        gate_bias_initializer="zeros",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -77,6 +83,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
         self.encoder = encoder
         self.hidden_dim = hidden_dim
         self.return_logits = bool(return_logits)
+        self.gate_bias_initializer = keras.initializers.get(gate_bias_initializer)
         self.supports_masking = True
         policy = self.dtype_policy
         if encoder == "bilstm":
@@ -101,7 +108,12 @@ class AuxiliaryNetwork(keras.layers.Layer):
                 dtype=policy,
                 name="encoder",
             )
-        self.gate_unit = keras.layers.Dense(1, dtype=policy, name="gate_unit")
+        self.gate_unit = keras.layers.Dense(
+            1,
+            bias_initializer=self.gate_bias_initializer,
+            dtype=policy,
+            name="gate_unit",
+        )
 
     def build(self, inputs_shape):
         if len(inputs_shape) != 3:
@@ -148,6 +160,9 @@ class AuxiliaryNetwork(keras.layers.Layer):
                 "encoder": self.encoder,
                 "hidden_dim": self.hidden_dim,
                 "return_logits": self.return_logits,
+                "gate_bias_initializer": keras.initializers.serialize(
+                    self.gate_bias_initializer
+                ),
             }
         )
         return config

@@ -22,6 +22,7 @@ def build_ganet(
     attention_units=100,
     auxiliary="bilstm",
     auxiliary_hidden_dim=20,
+    initial_gate_logit=0.0,
     temperature=1.0,
     penalty=1e-4,
     straight_through=False,
@@ -56,6 +57,8 @@ def build_ganet(
         auxiliary: encoder of the auxiliary network, `"bilstm"`, `"lstm"`,
             `"fnn"` or `"attention"`.
         auxiliary_hidden_dim: width of the auxiliary encoder.
+        initial_gate_logit: the initial bias of the gate logits; positive
+            values start with most gates open.
         temperature: Gumbel-softmax temperature tau of the gates.
         penalty: lambda, weight of the gate L1 penalty.
         straight_through: hard gates forward, relaxed gradient backward.
@@ -77,6 +80,7 @@ def build_ganet(
         encoder=auxiliary,
         hidden_dim=auxiliary_hidden_dim,
         return_logits=True,
+        gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
         name="auxiliary",
     )(embedded)
     gates = GateSampler(

@@ -45,6 +45,7 @@ class TrainConfig:
     aux: str = "bilstm"
     aux_hidden: int = 20
     tau: float = 0.5
+    gate_bias: float = 0.0
     lam: float = 1e-2
     lr: float = 1e-3
     batch_size: int = 32
@@ -119,6 +120,7 @@ def model_arguments(config, splits, embeddings):
             auxiliary=config.aux,
             auxiliary_hidden_dim=config.aux_hidden,
             temperature=config.tau,
+            initial_gate_logit=config.gate_bias,
             penalty=config.lam,
             straight_through=config.straight_through,
             seed=config.seed,

@@ -85,3 +85,11 @@ def test_keras_save_and_reload(tmp_path, encoder):
     model.save(path)
     reloaded = keras.models.load_model(path)
     np.testing.assert_array_equal(model.predict(EMBEDDED, verbose=0), reloaded.predict(EMBEDDED, verbose=0))
+
+
+def test_gate_bias_initializer_opens_the_gates_at_the_start():
+    layer = AuxiliaryNetwork(encoder="fnn", hidden_dim=4, gate_bias_initializer=keras.initializers.Constant(2.0))
+    probabilities = layer(np.zeros([1, 3, 10], "float32")).numpy()
+    np.testing.assert_allclose(probabilities, 1 / (1 + np.exp(-2.0)), rtol=1e-6)
+    clone = AuxiliaryNetwork.from_config(layer.get_config())
+    assert clone.get_config()["gate_bias_initializer"]["config"]["value"] == 2.0
