@@ -137,12 +137,9 @@ Measured here with
 Batch 1: {result['calls']} calls after {result['warmup']} warm-up calls.
 Batch {result['batch_size']}: {result['batches']} batches after 3 warm-up batches.
 
-Caveat: the machine was shared with another long benchmark while this ran
-(1-minute load average {load[0]:.2f} before and {load[1]:.2f} after, on 2
-cores), so the numbers are pessimistic and noisy: three runs of this
-command on this machine moved single entries by up to a factor 2.5
-(`keras_predict` batch-1 p50: 74, 145 and 57 ms; `saved_model` batch-1 p50:
-3.2, 4.9 and 3.1 ms). Rerun on an idle machine before quoting them. The SavedModel was exported on a
+1-minute load average {load[0]:.2f} before and {load[1]:.2f} after the run (2 cores;
+the benchmark itself accounts for about 1): {"numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine before quoting them" if load[0] > 1.0 else "nothing else was running"}.
+The SavedModel was exported on a
 machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
 (Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).
 """
