@@ -11,7 +11,6 @@ resumes where a killed one stopped. At the end (and with `--table-only`)
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -43,12 +42,8 @@ PAPER = {("trec", "ganet"): "0.9124 / 0.4431"}
 def run_one(dataset, variant, seed, data_dir, epochs, runs_dir):
     flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed),
              "--epochs", str(epochs), *VARIANTS[variant]]
-    result = run_train(f"{dataset}_{variant}_seed{seed}", flags, runs_dir,
-                       out_root=os.path.join("runs", "core"))
-    if result.get("variant") != variant:
-        result["variant"] = variant
-        with open(os.path.join(runs_dir, f"{dataset}_{variant}_seed{seed}.json"), "w") as handle:
-            json.dump(result, handle, indent=1)
+    run_train(f"{dataset}_{variant}_seed{seed}", flags, runs_dir,
+              out_root=os.path.join("runs", "core"), extra={"variant": variant})
 
 
 def write_table(runs_dir):

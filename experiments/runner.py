@@ -18,13 +18,14 @@ def machine():
     return f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, no GPU"
 
 
-def run_train(name, flags, runs_dir, out_root=None, resumable=False):
+def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None):
     """Runs `train` with `flags` unless `runs_dir/NAME.json` exists.
 
     The summary (with `report`, the exact command and the machine) is written
     atomically to `runs_dir/NAME.json`; the model to `out_root/NAME` when
     `out_root` is given; with `resumable`, `out_root/NAME.backup` holds the
     training backup, so a killed run continues from its last epoch.
+    `extra` fields (e.g. the variant name) are stored with the summary.
     """
     path = os.path.join(runs_dir, f"{name}.json")
     if os.path.exists(path):
@@ -46,7 +47,7 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False):
     if out_root:
         with open(os.path.join(REPO, out_root, name, "metrics.json")) as handle:
             result["report"] = json.load(handle)["report"]
-    result.update(command=shown, name=name, machine=machine())
+    result.update(command=shown, name=name, machine=machine(), **(extra or {}))
     staging = path + ".tmp"
     with open(staging, "w") as handle:
         json.dump(result, handle, indent=1)
