@@ -44,7 +44,9 @@ def _add_train_arguments(parser):
     model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
     fit = parser.add_argument_group("training")
     fit.add_argument("--epochs", type=int, default=defaults.epochs)
-    fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience on val_loss")
+    fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience (epochs)")
+    fit.add_argument("--monitor", choices=("val_accuracy", "val_loss"), default=defaults.monitor,
+                     help="what early stopping and the best-weights checkpoint watch")
     fit.add_argument("--lr", type=float, default=defaults.lr)
     fit.add_argument("--batch-size", type=int, default=defaults.batch_size)
     fit.add_argument("--seed", type=int, default=defaults.seed)

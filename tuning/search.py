@@ -70,6 +70,9 @@ def build_parser():
     search.add_argument("--executions-per-trial", type=int, default=defaults.executions_per_trial)
     search.add_argument("--initial-points", type=int,
                         help="random trials before Bayesian optimisation (default: KerasTuner's, 3 per tuned hyperparameter)")
+    search.add_argument("--hand-set-first", action="store_true",
+                        help="the first trial runs `ganet_tf train`'s defaults (lr 1e-3, batch 32, tau 0.5, "
+                             "lam 1e-2, aux bilstm 20) where the space holds them (random, bayesian)")
     search.add_argument("--hyperband-factor", type=int, default=defaults.hyperband_factor)
     search.add_argument("--seed", type=int, default=defaults.seed)
     space = parser.add_argument_group(

@@ -218,6 +218,18 @@ class SearchSpace:
             default=domain["default"],
         )
 
+    def holds(self, name, value):
+        """Whether `value` lies in the domain of `name`."""
+        domain = self._domains[self._check_name(name)]
+        kind = domain["type"]
+        if kind == "fixed":
+            return value == domain["value"]
+        if kind == "choice":
+            return value in domain["values"]
+        if isinstance(value, str) or not domain["min_value"] <= value <= domain["max_value"]:
+            return False
+        return kind == "float" or (value - domain["min_value"]) % domain["step"] == 0
+
     def get_config(self):
         """A JSON-ready description: the model and every domain."""
         return {"model": self.model, "domains": copy.deepcopy(self._domains)}

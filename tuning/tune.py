@@ -72,6 +72,7 @@ class SearchConfig:
     folds: int = 1
     executions_per_trial: int = 1
     initial_points: int = None
+    hand_set_first: bool = False
     hyperband_factor: int = 3
     directory: str = os.path.join("results", "tuning")
     project_name: str = None
@@ -133,6 +134,11 @@ class SearchConfig:
             raise GANetInputError(
                 f"--hyperband-factor must be an integer >= 2, got {self.hyperband_factor}."
             )
+        if self.hand_set_first and self.tuner == "hyperband":
+            raise GANetInputError(
+                "--hand-set-first needs --tuner random or bayesian: Hyperband "
+                "schedules its own first trials."
+            )
         if not self.density_weight >= 0:
             raise GANetInputError(
                 f"--density-weight must be >= 0, got {self.density_weight}."
@@ -174,6 +180,17 @@ class SearchConfig:
     def project_dir(self):
         return os.path.join(self.directory, self.project)
 
+    def hand_set_values(self):
+        """`ganet_tf train`'s value of each tuned hyperparameter where the
+        space holds it, else the space's default: the first trial of
+        `hand_set_first`."""
+        space = self.search_space()
+        values = space.defaults()
+        for name in values:
+            if space.holds(name, getattr(_HAND_SET, name)):
+                values[name] = getattr(_HAND_SET, name)
+        return values
+
     def settings(self):
         """The settings a resumed search must share, JSON-ready."""
         settings = {
@@ -206,24 +223,57 @@ def distributed_role():
     return "chief" if "chief" in os.environ[TUNER_ID_ENV] else "worker"
 
 
+class _FirstTrialMixin:
+    """Oracle mixin: the first trial of a project runs `first_values`.
+
+    KerasTuner's random and Bayesian oracles start from random points; this
+    lets a search include a known configuration (the hand-set one) so that
+    the tuned result is compared with it on the same footing.
+    """
+
+    first_values = None
+
+    def populate_space(self, trial_id):
+        if self.first_values and not self.trials:
+            return {"status": keras_tuner.engine.trial.TrialStatus.RUNNING,
+                    "values": dict(self.first_values)}
+        return super().populate_space(trial_id)
+
+
+class _RandomSearchOracle(_FirstTrialMixin, keras_tuner.oracles.RandomSearchOracle):
+    pass
+
+
+class _BayesianOptimizationOracle(_FirstTrialMixin, keras_tuner.oracles.BayesianOptimizationOracle):
+    pass
+
+
 def make_oracle(config):
-    """The KerasTuner oracle of `config.tuner` for `config.objective`."""
+    """The KerasTuner oracle of `config.tuner` for `config.objective`.
+
+    With `config.hand_set_first` its first trial is `config.hand_set_values()`.
+    """
     name, direction = OBJECTIVES[config.objective]
     objective = keras_tuner.Objective(name, direction)
     # KerasTuner reads seed 0 as "no seed": offset it to stay reproducible.
     seed = config.seed + 1
+    first = config.hand_set_values() if config.hand_set_first else None
     if config.tuner == "random":
-        return keras_tuner.oracles.RandomSearchOracle(
+        oracle = _RandomSearchOracle(
             objective=objective, max_trials=config.max_trials, seed=seed
         )
+        oracle.first_values = first
+        return oracle
     if config.tuner == "bayesian":
         try:
-            return keras_tuner.oracles.BayesianOptimizationOracle(
+            oracle = _BayesianOptimizationOracle(
                 objective=objective,
                 max_trials=config.max_trials,
                 num_initial_points=config.initial_points,
                 seed=seed,
             )
+            oracle.first_values = first
+            return oracle
         except ImportError:
             raise GANetInputError(
                 "--tuner bayesian needs scikit-learn: pip install "

@@ -28,6 +28,14 @@ from ganet_tf.training.evaluate import evaluate_model
 # Half-width D of the local attention window (paper, Section 4).
 LOCAL_WINDOWS = {"imdb": 40, "ag_news": 16, "sst1": 8, "sst2": 8, "trec": 4}
 
+# Quantities early stopping and checkpointing may watch, and their direction.
+MONITORS = {"val_loss": "min", "val_accuracy": "max"}
+
+
+def _best_epoch(values, monitor):
+    """Index of the best value of `monitor` (first one on ties)."""
+    return int(np.argmin(values) if MONITORS[monitor] == "min" else np.argmax(values))
+
 
 @dataclasses.dataclass
 class TrainConfig:
@@ -59,6 +67,7 @@ class TrainConfig:
     window: int = None
     straight_through: bool = False
     patience: int = 3
+    monitor: str = "val_loss"
     buckets: int = 4
     backup_dir: str = None
     validation_fraction: float = 0.1
@@ -69,6 +78,10 @@ class TrainConfig:
         if self.model not in MODEL_BUILDERS:
             raise GANetInputError(
                 f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}."
+            )
+        if self.monitor not in MONITORS:
+            raise GANetInputError(
+                f"Unknown --monitor {self.monitor!r}: choose one of {sorted(MONITORS)}."
             )
         if self.buckets is not None and self.buckets < 0:
             raise GANetInputError(f"--buckets must be >= 0, got {self.buckets}.")
@@ -176,22 +189,25 @@ def _fit_resumable(model, train, validation, config, callbacks):
     """`fit` that a killed process resumes from its last finished epoch.
 
     Keras' `BackupAndRestore` restores weights, optimizer and epoch; the
-    per-epoch logs go to `history.csv` and the best weights (lowest
-    validation loss over all attempts) to `best.weights.h5`, so early
+    per-epoch logs go to `history.csv` and the best weights (best
+    `config.monitor` over all attempts) to `best.weights.h5`, so early
     stopping and best-weight restoring survive an interruption. After a
     resume, patience counts from the best epoch recorded in `history.csv`.
     """
     os.makedirs(config.backup_dir, exist_ok=True)
     history_path = os.path.join(config.backup_dir, "history.csv")
     best_path = os.path.join(config.backup_dir, "best.weights.h5")
-    done = _read_history(history_path).get("val_loss", [])
-    best = min(done) if done else None
-    since_best = len(done) - 1 - int(np.argmin(done)) if done else 0
+    done = _read_history(history_path).get(config.monitor, [])
+    best = done[_best_epoch(done, config.monitor)] if done else None
+    since_best = len(done) - 1 - _best_epoch(done, config.monitor) if done else 0
     if done and (len(done) >= config.epochs or since_best >= config.patience):
         model.load_weights(best_path)
         return _read_history(history_path)
     stopper = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=config.patience - since_best, baseline=best
+        monitor=config.monitor,
+        mode=MONITORS[config.monitor],
+        patience=config.patience - since_best,
+        baseline=best,
     )
     model.fit(
         train,
@@ -202,7 +218,8 @@ def _fit_resumable(model, train, validation, config, callbacks):
             keras.callbacks.CSVLogger(history_path, append=True),
             keras.callbacks.ModelCheckpoint(
                 best_path,
-                monitor="val_loss",
+                monitor=config.monitor,
+                mode=MONITORS[config.monitor],
                 save_best_only=True,
                 save_weights_only=True,
                 initial_value_threshold=best,
@@ -221,8 +238,8 @@ def _fit_resumable(model, train, validation, config, callbacks):
 def train_and_evaluate(config, callbacks=()):
     """Trains `config.model` on `config`'s data, evaluates it on test.
 
-    Early stopping watches the validation loss and restores the best
-    weights. With `config.backup_dir` a killed run started again with the
+    Early stopping watches `config.monitor` (validation loss by default)
+    and restores the best weights. With `config.backup_dir` a killed run started again with the
     same config continues from its last finished epoch. With `config.out` the folder receives `model.keras`,
     `preprocessing.json` (vocabulary, sequence length, class names) and
     `metrics.json`, all or nothing.
@@ -268,7 +285,10 @@ def train_and_evaluate(config, callbacks=()):
         history = _fit_resumable(model, train, validation, config, [timer, *callbacks])
     else:
         stopper = keras.callbacks.EarlyStopping(
-            monitor="val_loss", patience=config.patience, restore_best_weights=True
+            monitor=config.monitor,
+            mode=MONITORS[config.monitor],
+            patience=config.patience,
+            restore_best_weights=True,
         )
         fitted = model.fit(
             train,
@@ -281,7 +301,7 @@ def train_and_evaluate(config, callbacks=()):
         history = fitted.history
     train_seconds = time.perf_counter() - started
 
-    best = int(np.argmin(history["val_loss"]))
+    best = _best_epoch(history[config.monitor], config.monitor)
     test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
     validation_scores = evaluate_model(
         model, ids["validation"], splits.validation_labels, splits.class_names
@@ -301,6 +321,11 @@ def train_and_evaluate(config, callbacks=()):
         "best_epoch": best + 1,
         "train_seconds": round(train_seconds, 2),
         "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
+        "history": {
+            key: [round(float(v), 5) for v in values]
+            for key, values in history.items()
+            if key != "epoch"
+        },
         "sequence_length": int(ids["train"].shape[1]),
         "vocabulary_size": len(vocabulary) + 2,
         "glove_coverage": round(coverage, 4),

@@ -105,13 +105,15 @@ class _Interrupt(keras.callbacks.Callback):
             raise KeyboardInterrupt("simulated kill")
 
 
-def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path):
+@pytest.mark.parametrize("monitor", ["val_loss", "val_accuracy"])
+def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
     config = TrainConfig(
         dataset="trec", data_dir=data_dir, limit=96, epochs=3, patience=3, hidden=4,
         aux_hidden=3, verbose=0, backup_dir=str(tmp_path / "backup"), buckets=3,
+        monitor=monitor,
     )
     with pytest.raises(KeyboardInterrupt):
         train_and_evaluate(config, callbacks=[_Interrupt(at_epoch=2)])
@@ -125,3 +127,30 @@ def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path):
     # A finished run started again trains nothing and gives the same model.
     again = train_and_evaluate(config, callbacks=[counter])
     assert epochs_run == [2] and again["test_accuracy"] == result["test_accuracy"]
+    watched = result["history"][monitor]
+    best = np.argmin(watched) if monitor == "val_loss" else np.argmax(watched)
+    assert len(watched) == 3 and result["best_epoch"] == best + 1
+
+
+def test_monitor_val_accuracy_keeps_the_most_accurate_epoch(data_dir):
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    result = train_and_evaluate(TrainConfig(
+        dataset="trec", data_dir=data_dir, limit=128, epochs=4, patience=4, hidden=4,
+        aux_hidden=3, verbose=0, monitor="val_accuracy", lr=1e-2,
+    ))
+    history = result["history"]
+    assert set(history) >= {"loss", "accuracy", "val_loss", "val_accuracy", "val_density"}
+    best = int(np.argmax(history["val_accuracy"]))
+    assert result["best_epoch"] == best + 1
+    # The restored weights are those of the best epoch: same validation accuracy.
+    assert result["validation_accuracy"] == pytest.approx(history["val_accuracy"][best], abs=1e-4)
+
+
+def test_unknown_monitor_is_refused():
+    from ganet_tf.errors import GANetInputError
+    from ganet_tf.training import TrainConfig
+
+    with pytest.raises(GANetInputError, match="Unknown --monitor 'val_auc'"):
+        TrainConfig(monitor="val_auc").validate()

@@ -75,3 +75,14 @@ def test_impossible_domains_are_refused(change, message):
 def test_a_baseline_has_no_gate_hyperparameters():
     with pytest.raises(GANetInputError, match="'tau' is not a hyperparameter of soft"):
         SearchSpace("soft").with_fixed("tau", 1.0)
+
+
+def test_holds_tells_whether_a_value_lies_in_the_domain():
+    space = (SearchSpace("ganet").with_fixed("aux", "fnn")
+             .with_range("aux_hidden", 10, 50, 10).with_range("lr", 1e-4, 1e-2))
+    assert space.holds("aux", "fnn") and not space.holds("aux", "bilstm")
+    assert space.holds("batch_size", 32) and not space.holds("batch_size", 33)
+    assert space.holds("aux_hidden", 30) and not space.holds("aux_hidden", 35)
+    assert not space.holds("aux_hidden", 60)
+    assert space.holds("lr", 1e-3) and not space.holds("lr", 0.1)
+    assert space.holds("lam", 1e-3) and not space.holds("lam", 1e-2)

@@ -34,3 +34,22 @@ def test_settings_that_a_resumed_search_must_share():
     assert base.settings() != SearchConfig(tuner="random", fixed={"aux": "bilstm"}, folds=5).settings()
     assert base.settings()["search_space"]["domains"]["aux"] == {"type": "fixed", "value": "bilstm"}
     assert SearchConfig(dataset="sst2", model="soft").project == "sst2_soft_bayesian"
+
+
+def test_hand_set_first_starts_the_search_at_the_train_defaults():
+    config = SearchConfig(tuner="random", hand_set_first=True,
+                          choices={"lam": ["1e-4", "1e-2"], "aux_hidden": ["40", "60"]})
+    values = config.hand_set_values()
+    # The train defaults where the space holds them; aux_hidden 20 is not in it.
+    assert values == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-2,
+                      "aux_hidden": 40, "aux": "bilstm"}
+    oracle = make_oracle(config)
+    assert oracle.populate_space("0") == {"status": "RUNNING", "values": values}
+    assert make_oracle(SearchConfig(tuner="random")).first_values is None
+
+
+def test_hand_set_first_is_refused_with_hyperband():
+    from ganet_tf.errors import GANetInputError
+
+    with pytest.raises(GANetInputError, match="--hand-set-first needs --tuner random or bayesian"):
+        SearchConfig(tuner="hyperband", hand_set_first=True).validate()
