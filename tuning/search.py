@@ -75,6 +75,9 @@ def build_parser():
                              "lam 1e-2, aux bilstm 20) where the space holds them (random, bayesian)")
     search.add_argument("--hyperband-factor", type=int, default=defaults.hyperband_factor)
     search.add_argument("--seed", type=int, default=defaults.seed)
+    search.add_argument("--final-seeds", type=int, nargs="+",
+                        help="retrain the best configuration once per seed and report the mean test accuracy "
+                             "(default: --seed only); changing it keeps a finished search")
     space = parser.add_argument_group(
         "search space (names: lr, batch_size, tau, lam, aux_hidden, aux)"
     )

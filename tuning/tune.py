@@ -43,7 +43,7 @@ SETTINGS_FILE = "search_settings.json"
 # Settings that may change between runs of one project.
 _RESUMABLE_CHANGES = (
     "max_trials", "directory", "project_name", "overwrite", "out", "verbose",
-    "data_dir", "run_eagerly",
+    "data_dir", "run_eagerly", "final_seeds",
 )
 
 _HAND_SET = TrainConfig()
@@ -79,6 +79,7 @@ class SearchConfig:
     overwrite: bool = False
     out: str = None
     seed: int = 0
+    final_seeds: tuple = None
     fixed: dict = dataclasses.field(default_factory=dict)
     choices: dict = dataclasses.field(default_factory=dict)
     ranges: dict = dataclasses.field(default_factory=dict)
@@ -145,6 +146,13 @@ class SearchConfig:
             )
         if not 0 <= self.dropout < 1:
             raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
+        if self.final_seeds is not None and (
+            not self.final_seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.final_seeds)
+        ):
+            raise GANetInputError(
+                f"--final-seeds must be one or more integers, got {self.final_seeds}."
+            )
         if self.limit is not None and self.limit < 2 * self.folds:
             raise GANetInputError(
                 f"--limit {self.limit} leaves too few examples for "
@@ -290,19 +298,20 @@ def make_oracle(config):
     return oracle
 
 
-def make_hypermodel(config, num_classes, embeddings, dataset_name, scoring=True):
+def make_hypermodel(config, num_classes, embeddings, dataset_name, scoring=True, seed=None):
     """The HyperModel of `config.model` over `config.search_space()`.
 
     With `scoring` its models also compile the metric of `config.objective`
     where it is not built in (`tradeoff`); the final retraining, which has
-    no validation, builds without it.
+    no validation, builds without it. `seed` (default `config.seed`)
+    seeds the shuffles and the gates.
     """
     arguments = dict(
         embeddings=embeddings,
         space=config.search_space(),
         hidden_dim=config.hidden,
         dropout=config.dropout,
-        seed=config.seed,
+        seed=config.seed if seed is None else seed,
         buckets=config.buckets,
         run_eagerly=config.run_eagerly,
     )
@@ -361,9 +370,10 @@ def search_and_evaluate(config):
     folder `config.directory/config.project` keeps every finished trial:
     the same command resumes a killed search, and a larger `max_trials`
     extends a finished one. The best configuration is then retrained on
-    train + validation for its best epoch count, tested, and saved to
-    `config.out` (default: `best_model` in the project folder) as
-    `model.keras`, `preprocessing.json` and `metrics.json`.
+    train + validation for its best epoch count, once per seed of
+    `config.final_seeds` (default: `config.seed`), tested, and the first
+    seed's model saved to `config.out` (default: `best_model` in the project
+    folder) as `model.keras`, `preprocessing.json` and `metrics.json`.
 
     With KerasTuner's distributed environment (`KERASTUNER_TUNER_ID`,
     `KERASTUNER_ORACLE_IP`, `KERASTUNER_ORACLE_PORT`) the chief serves the
@@ -373,8 +383,9 @@ def search_and_evaluate(config):
     Returns:
         A JSON-ready dict: the best `hyperparameters`, `best_score` (its
         objective), `epochs` of the retraining, `trials` (completed in the
-        project), `new_trials` (run by this process), `test_accuracy`,
-        `test_density` (None without gates), the attention FLOPs, `out`,
+        project), `new_trials` (run by this process), `final_seeds`,
+        `test_accuracy` and `test_density` (None without gates) averaged over
+        them, `test_accuracies` (one per seed), the attention FLOPs, `out`,
         and timings. A worker returns `role`, `tuner_id` and `ran_trials`.
     """
     config.validate()
@@ -452,21 +463,28 @@ def search_and_evaluate(config):
     }
     epochs = best.best_step + 1
 
-    keras.backend.clear_session()
-    keras.utils.set_random_seed(config.seed)
     pool_ids = np.concatenate([ids["train"], ids["validation"]])
     pool_labels = np.concatenate([splits.train_labels, splits.validation_labels])
-    final = make_hypermodel(
-        config, splits.num_classes, embeddings, splits.name, scoring=False
-    )
-    model = final.build(best.hyperparameters.copy())
-    started = time.perf_counter()
-    final.fit(
-        best.hyperparameters, model, pool_ids, pool_labels,
-        epochs=epochs, verbose=config.verbose,
-    )
-    train_seconds = time.perf_counter() - started
-    test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
+    final_seeds = list(config.final_seeds or [config.seed])
+    tests, kept, train_seconds = [], None, 0.0
+    for seed in final_seeds:
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(seed)
+        final = make_hypermodel(
+            config, splits.num_classes, embeddings, splits.name, scoring=False, seed=seed
+        )
+        model = final.build(best.hyperparameters.copy())
+        started = time.perf_counter()
+        final.fit(
+            best.hyperparameters, model, pool_ids, pool_labels,
+            epochs=epochs, verbose=config.verbose,
+        )
+        train_seconds += time.perf_counter() - started
+        tests.append(
+            evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
+        )
+        kept = kept or model
+    test = tests[0]
 
     out = config.out or os.path.join(config.project_dir, "best_model")
     completed = [t for t in tuner.oracle.trials.values() if t.status == "COMPLETED"]
@@ -482,8 +500,13 @@ def search_and_evaluate(config):
         "epochs": epochs,
         "trials": len(completed),
         "new_trials": len(tuner.ran_trials),
-        "test_accuracy": test["accuracy"],
-        "test_density": test["density"],
+        "final_seeds": final_seeds,
+        "test_accuracy": float(np.mean([t["accuracy"] for t in tests])),
+        "test_accuracies": [t["accuracy"] for t in tests],
+        "test_density": (
+            None if test["density"] is None
+            else float(np.mean([t["density"] for t in tests]))
+        ),
         "attention_flops_soft": test["attention_flops_soft"],
         "attention_flops_gated": test["attention_flops_gated"],
         "train_examples": len(pool_ids),
@@ -493,5 +516,5 @@ def search_and_evaluate(config):
         "out": out,
         "report": test["report"],
     }
-    write_outputs(out, model, vectorizer, splits, result)
+    write_outputs(out, kept, vectorizer, splits, result)
     return result

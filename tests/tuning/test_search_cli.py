@@ -37,12 +37,16 @@ def _trial_files(project):
 
 
 def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
-    stdout, first = _search(data_dir, tmp_path, "--max-trials", "1", "--project-name", "p")
+    stdout, first = _search(data_dir, tmp_path, "--max-trials", "1", "--project-name", "p",
+                            "--hand-set-first")
     assert "Search space summary" in stdout and "Results summary" in stdout
     assert "lam (Choice)" in stdout and "aux_hidden (Fixed)" in stdout
     assert (first["trials"], first["new_trials"]) == (1, 1)
     assert set(first["hyperparameters"]) == {"lr", "batch_size", "tau", "lam", "aux_hidden", "aux"}
-    assert first["hyperparameters"]["aux_hidden"] == 4
+    # The one trial is `ganet_tf train`'s setting where the space holds it.
+    assert first["hyperparameters"] == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3,
+                                        "aux_hidden": 4, "aux": "bilstm"}
+    assert first["test_accuracies"] == [first["test_accuracy"]] and first["final_seeds"] == [0]
     assert 0 <= first["test_accuracy"] <= 1 and 0 <= first["test_density"] <= 1
     assert first["epochs"] == 1 and first["test_examples"] == 150
 
@@ -57,17 +61,21 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     (finished,) = _trial_files(project)
     with open(finished) as handle:
         before = handle.read()
-    # The same command with a larger budget runs only the missing trial.
-    stdout, second = _search(data_dir, tmp_path, "--max-trials", "2", "--project-name", "p")
+    # The same command with a larger budget runs only the missing trial;
+    # the final retraining may change its seeds.
+    stdout, second = _search(data_dir, tmp_path, "--max-trials", "2", "--project-name", "p",
+                             "--hand-set-first", "--final-seeds", "3", "4")
     assert "Reloading Tuner" in stdout
     assert (second["trials"], second["new_trials"]) == (2, 1)
     assert len(_trial_files(project)) == 2
+    assert second["final_seeds"] == [3, 4] and len(second["test_accuracies"]) == 2
+    assert second["test_accuracy"] == pytest.approx(sum(second["test_accuracies"]) / 2)
     with open(finished) as handle:
         assert handle.read() == before
 
     # Resuming with another search space is refused before any work.
     code = main([*TINY, "--data-dir", data_dir, "--directory", str(tmp_path),
-                 "--project-name", "p", "--max-trials", "3", "--fix", "tau=2"])
+                 "--project-name", "p", "--max-trials", "3", "--fix", "tau=2", "--hand-set-first"])
     assert code == 2
     assert len(_trial_files(project)) == 2
 
