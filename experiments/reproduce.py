@@ -33,6 +33,7 @@ from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 from runner import mean_std  # noqa: E402
 from runner import run_train  # noqa: E402
+from run_core import PROTOCOL  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "reproduce")
 RUNS = os.path.join(RESULTS, "runs")
@@ -71,7 +72,8 @@ def fig5(data_dir, datasets, seeds):
             for hidden in (20, 40, 60, 80, 100):
                 run_train(f"{dataset}_ganet-aux{hidden}_seed{seed}",
                           ["--dataset", dataset, "--data-dir", data_dir, "--model", "ganet",
-                           "--aux-hidden", str(hidden), "--seed", str(seed)], RUNS)
+                           "--aux-hidden", str(hidden), "--seed", str(seed),
+                           *PROTOCOL.get(dataset, [])], RUNS)
 
 
 def profiler_flops(steps=50, features=200, units=100):
