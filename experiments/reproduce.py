@@ -33,6 +33,7 @@ from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 from runner import mean_std  # noqa: E402
 from runner import run_train  # noqa: E402
+from run_core import GANET_SETTINGS  # noqa: E402
 from run_core import PROTOCOL  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "reproduce")
@@ -73,7 +74,7 @@ def fig5(data_dir, datasets, seeds):
                 run_train(f"{dataset}_ganet-aux{hidden}_seed{seed}",
                           ["--dataset", dataset, "--data-dir", data_dir, "--model", "ganet",
                            "--aux-hidden", str(hidden), "--seed", str(seed),
-                           *PROTOCOL.get(dataset, [])], RUNS)
+                           *PROTOCOL.get(dataset, []), *GANET_SETTINGS.get(dataset, [])], RUNS)
 
 
 def profiler_flops(steps=50, features=200, units=100):

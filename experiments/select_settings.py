@@ -47,6 +47,12 @@ def write_table(runs_dir):
         "Every row is `python -m ganet_tf train --model ganet` plus the candidate's",
         "flags, seeds 0, 1, 2, GloVe 6B 50d. Candidates are ranked by mean",
         "validation accuracy; test accuracy is shown but not used to choose.",
+        "The first row of each dataset is what `experiments/run_core.py` uses.",
+        "",
+        "A caveat: a candidate with `--monitor val_accuracy` keeps the epoch of",
+        "its best dev accuracy, the very number it is ranked by here, which",
+        "favours it over candidates that stop on the validation loss; the test",
+        "column shows whether the gain carries over.",
         f"Machine: {runs[0]['machine'] if runs else machine()}.",
         "",
     ]
