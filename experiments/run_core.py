@@ -101,7 +101,9 @@ def write_table(runs_dir):
         "(early stopping on validation loss, patience 3, best weights restored) on",
         "TREC; on SST-1 and SST-2 every model stops on the dev accuracy instead",
         "(`--monitor val_accuracy --patience 5`, chosen on the dev split:",
-        "[`results/selection/README.md`](../selection/README.md)).",
+        "[`results/selection/README.md`](../selection/README.md)). GA-Net's own",
+        "settings chosen there: "
+        + "; ".join(f"{d}: `{' '.join(f)}`" for d, f in GANET_SETTINGS.items()) + ".",
         f"Machine: {runs[0]['machine'] if runs else machine()}.",
         "",
         "Accuracy and density on the test split, mean ± sample std over seeds.",
