@@ -13,6 +13,7 @@ def _add_train_arguments(parser):
     from ganet_tf.layers.auxiliary_network import ENCODERS
     from ganet_tf.models import MODEL_BUILDERS
     from ganet_tf.training import TrainConfig
+    from ganet_tf.training.train import MONITORS
 
     defaults = TrainConfig()
     data = parser.add_argument_group("data")
@@ -45,7 +46,7 @@ def _add_train_arguments(parser):
     fit = parser.add_argument_group("training")
     fit.add_argument("--epochs", type=int, default=defaults.epochs)
     fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience (epochs)")
-    fit.add_argument("--monitor", choices=("val_accuracy", "val_loss"), default=defaults.monitor,
+    fit.add_argument("--monitor", choices=sorted(MONITORS), default=defaults.monitor,
                      help="what early stopping and the best-weights checkpoint watch")
     fit.add_argument("--lr", type=float, default=defaults.lr)
     fit.add_argument("--batch-size", type=int, default=defaults.batch_size)
