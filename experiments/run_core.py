@@ -22,6 +22,7 @@ from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 from runner import mean_std  # noqa: E402
 from runner import run_train  # noqa: E402
+from runner import write_results_readme  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "core")
 # Runs of an earlier protocol, kept for the record (not re-run).
@@ -126,10 +127,7 @@ def write_table(runs_dir):
         "Epoch times: see `epoch_time.md` (measured by `experiments/time_epochs.py`",
         "on an otherwise idle machine; these runs shared the CPU with other work).",
     ]
-    lines += ["", "## Runs", ""]
-    lines += [f"- `{r['command']}`" for r in runs]
-    with open(os.path.join(RESULTS, "README.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_results_readme(RESULTS, lines, runs)
 
 
 def main():

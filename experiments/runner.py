@@ -67,6 +67,13 @@ def load_runs(runs_dir):
     return runs
 
 
+def write_results_readme(results_dir, lines, runs):
+    """Writes `results_dir/README.md`: `lines`, then the command of every run."""
+    lines = [*lines, "", "## Runs", "", *(f"- `{r['command']}`" for r in runs)]
+    with open(os.path.join(results_dir, "README.md"), "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
 def mean_std(values):
     """'mean ± sample std' of the non-None values, '-' when there are none."""
     values = [v for v in values if v is not None]

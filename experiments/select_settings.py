@@ -23,6 +23,7 @@ from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 from runner import mean_std  # noqa: E402
 from runner import run_train  # noqa: E402
+from runner import write_results_readme  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "selection")
 
@@ -81,10 +82,7 @@ def write_table(runs_dir):
                 f"| {','.join(str(r['best_epoch']) for r in group)} |"
             )
         lines.append("")
-    lines += ["## Runs", ""]
-    lines += [f"- `{r['command']}`" for r in runs]
-    with open(os.path.join(RESULTS, "README.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_results_readme(RESULTS, lines[:-1], runs)
 
 
 def main():
