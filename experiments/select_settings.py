@@ -35,6 +35,10 @@ CANDIDATES = {
     "monitor-acc-lam3e-3": ["--monitor", "val_accuracy", "--patience", "5", "--lam", "3e-3"],
     "monitor-acc-fnn": ["--monitor", "val_accuracy", "--patience", "5", "--aux", "fnn"],
     "monitor-acc-tau1": ["--monitor", "val_accuracy", "--patience", "5", "--tau", "1.0"],
+    "monitor-acc-lam3e-3-aux100": ["--monitor", "val_accuracy", "--patience", "5", "--lam", "3e-3",
+                                   "--aux-hidden", "100"],
+    "monitor-acc-lam3e-3-dropout5": ["--monitor", "val_accuracy", "--patience", "5", "--lam", "3e-3",
+                                     "--dropout", "0.5"],
 }
 DATASETS = ("trec", "sst1", "sst2")
 
