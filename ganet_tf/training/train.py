@@ -253,15 +253,20 @@ def train_and_evaluate(config, callbacks=()):
     config.validate()
     keras.utils.set_random_seed(config.seed)
     splits = load_splits(config)
+    # The packaged vectors are memory-mapped: one load serves both uses. A
+    # text file is read twice, the second time for the vocabulary's words
+    # only, so that a large file never sits in memory whole.
+    glove = load_glove() if config.glove is None else None
     extra = ()
     if config.glove_vocabulary:
-        extra = load_glove(config.glove, top=config.glove_vocabulary)[0]
+        top = config.glove_vocabulary
+        extra = glove[0][:top] if glove else load_glove(config.glove, top=top)[0]
     vectorizer = build_vectorizer(
         splits.train_texts, config.sequence_length, config.length_percentile,
         extra_vocabulary=extra,
     )
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
-    glove = load_glove(config.glove, vocabulary)
+    glove = glove or load_glove(config.glove, vocabulary)
     embeddings, coverage = embedding_matrix(vocabulary, glove, config.seed)
 
     ids = {
