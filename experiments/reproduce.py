@@ -15,6 +15,8 @@ run continues from its last finished epoch, finished runs are skipped):
   TREC and SST-1 (PNG plots and the data behind them).
 - report: per-class precision/recall/F1 and confusion matrix of the best
   GA-Net on TREC.
+- explain: `python -m ganet_tf explain` on two short IMDB test reviews with
+  the seed-0 IMDB models trained so far (`results/reproduce/explain_imdb/`).
 
 Results: `results/reproduce/runs/*.json`, `results/reproduce/README.md`,
 `results/reproduce/fig5_*.png`; models under the git-ignored `runs/reproduce/`.
@@ -23,6 +25,7 @@ Results: `results/reproduce/runs/*.json`, `results/reproduce/README.md`,
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -75,6 +78,36 @@ def fig5(data_dir, datasets, seeds):
                           ["--dataset", dataset, "--data-dir", data_dir, "--model", "ganet",
                            "--aux-hidden", str(hidden), "--seed", str(seed),
                            *PROTOCOL.get(dataset, []), *GANET_SETTINGS.get(dataset, [])], RUNS)
+
+
+def explain_imdb(data_dir, max_words=80):
+    """Explains two IMDB test reviews with every seed-0 IMDB model trained so far.
+
+    The reviews are the first negative and the first positive test review
+    (in the archive's path order) of at most `max_words` words, so that the
+    heatmaps stay legible.
+    """
+    from ganet_tf.data import load_dataset
+
+    models = [os.path.join(OUT_ROOT, f"imdb_{model}_seed0") for model in ("ganet", "soft", "local")]
+    models = [path for path in models if os.path.exists(os.path.join(REPO, path, "model.keras"))]
+    if not models:
+        print("explain: no IMDB model trained yet; run --only table2 first")
+        return
+    splits = load_dataset("imdb", data_dir)
+    chosen = []
+    for label in (0, 1):
+        chosen.append(next(text for text, y in zip(splits.test_texts, splits.test_labels)
+                           if y == label and len(text.split()) <= max_words))
+    out = os.path.join(RESULTS, "explain_imdb")
+    os.makedirs(out, exist_ok=True)
+    reviews = os.path.join(out, "reviews.txt")
+    with open(reviews, "w", encoding="utf-8") as handle:
+        handle.write("".join(" ".join(text.split()) + "\n" for text in chosen))
+    command = [sys.executable, "-m", "ganet_tf", "explain",
+               *[flag for path in models for flag in ("--model", path)],
+               "--file", os.path.relpath(reviews, REPO), "--out", os.path.relpath(out, REPO)]
+    subprocess.run(command, check=True, cwd=REPO)
 
 
 def profiler_flops(steps=50, features=200, units=100):
@@ -167,6 +200,14 @@ def write_readme():
         row = (f"{mean_std([r['test_accuracy'] for r in group])} | "
                f"{mean_std([r['test_density'] for r in group])}") if group else "not run yet |"
         lines.append(f"| {aux} | {row} |")
+    if os.path.exists(os.path.join(RESULTS, "explain_imdb", "index.html")):
+        with open(os.path.join(RESULTS, "explain_imdb", "explanations.json")) as handle:
+            shown = [os.path.basename(rows[0]["model_dir"]) for rows in json.load(handle)]
+        lines += ["", "## IMDB explanations", "",
+                  f"Two test reviews ({', '.join(shown)}): "
+                  "[page](explain_imdb/index.html), `--only explain`.", "",
+                  "![IMDB review 1](explain_imdb/text_1.png)", "",
+                  "![IMDB review 2](explain_imdb/text_2.png)"]
     lines += ["", "## Figure 5: auxiliary hidden size", ""]
     for dataset in ("trec", "sst1"):
         if os.path.exists(os.path.join(RESULTS, f"fig5_{dataset}.png")):
@@ -229,7 +270,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
     parser.add_argument("--only", nargs="+", default=["fig5", "table3", "table2", "table5"],
-                        choices=["table2", "table3", "table5", "fig5", "report"])
+                        choices=["table2", "table3", "table5", "fig5", "report", "explain"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--fig5-datasets", nargs="+", default=["trec", "sst1"])
     parser.add_argument("--table-only", action="store_true")
@@ -248,6 +289,8 @@ def main():
             imdb_table2(args.data_dir, args.seeds)
         if "table5" in args.only:
             imdb_table5(args.data_dir)
+        if "explain" in args.only:
+            explain_imdb(args.data_dir)
     plot_fig5()
     write_readme()
 
