@@ -200,8 +200,9 @@ def write_readme():
         row = (f"{mean_std([r['test_accuracy'] for r in group])} | "
                f"{mean_std([r['test_density'] for r in group])}") if group else "not run yet |"
         lines.append(f"| {aux} | {row} |")
-    if os.path.exists(os.path.join(RESULTS, "explain_imdb", "index.html")):
-        with open(os.path.join(RESULTS, "explain_imdb", "explanations.json")) as handle:
+    explanations = os.path.join(RESULTS, "explain_imdb", "explanations.json")
+    if os.path.exists(explanations):
+        with open(explanations) as handle:
             shown = [os.path.basename(rows[0]["model_dir"]) for rows in json.load(handle)]
         lines += ["", "## IMDB explanations", "",
                   f"Two test reviews ({', '.join(shown)}): "

@@ -26,13 +26,13 @@ from runner import write_results_readme  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "core")
 # Runs of earlier protocols, kept for the record (not re-run): folder,
-# heading, description.
+# heading, description lines.
 EARLIER_RUNS = (
     ("runs_sst1_dropout3", "SST-1 with dropout 0.3 (before dropout 0.5 was chosen)",
-     "The same models on SST-1 with the dev-accuracy protocol but the default dropout 0.3."),
+     ("The same models on SST-1 with the dev-accuracy protocol but the default dropout 0.3.",)),
     ("runs_val_loss", "SST with the default protocol (before the change)",
-     "The same models on SST with the `train` defaults (early stopping on the\n"
-     "validation loss, patience 3)."),
+     ("The same models on SST with the `train` defaults (early stopping on the",
+      "validation loss, patience 3).")),
 )
 
 # Variant name -> extra `train` flags.
@@ -124,7 +124,7 @@ def write_table(runs_dir):
     for folder, heading, description in EARLIER_RUNS:
         earlier = load_runs(os.path.join(RESULTS, folder))
         if earlier:
-            lines += ["", f"## {heading}", "", *description.split("\n"),
+            lines += ["", f"## {heading}", "", *description,
                       f"JSON files in `{folder}/`.", "", *_table_rows(earlier)]
     lines += [
         "",
