@@ -79,8 +79,9 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
     ran = {worker: _last_json(logs[worker]) for worker in ("tuner0", "tuner1")}
     assert {result["tuner_id"] for result in ran.values()} == {"tuner0", "tuner1"}
     trials = {worker: result["ran_trials"] for worker, result in ran.items()}
-    # Split between the workers, none run twice, every trial run.
-    assert trials["tuner0"] and trials["tuner1"], trials
+    # None run twice, every trial run. How the trials split depends on which
+    # worker asks the chief first: on a loaded machine the first worker up
+    # may run them all before the second has imported TensorFlow.
     every = trials["tuner0"] + trials["tuner1"]
     assert len(every) == len(set(every)) == TRIALS
     on_disk = {name[len("trial_"):] for name in os.listdir(tmp_path / "shared") if name.startswith("trial_")}
