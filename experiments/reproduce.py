@@ -269,8 +269,9 @@ def write_readme():
     here = load_runs(RUNS)
     everything = core + here
     chosen = imdb_setting(here)
-    # Run-name suffix of the runs each dataset's rows show.
-    suffix = {"imdb": chosen if chosen is not None else imdb_setting(here, so_far=True)}
+    so_far = imdb_setting(here, so_far=True)
+    # Run-name suffix of the runs each dataset's rows show ("" is a setting).
+    suffix = {"imdb": next(s for s in (chosen, so_far, next(iter(IMDB_SETTINGS))) if s is not None)}
     lines = [
         "# Reproducing the GA-Net paper",
         "",
