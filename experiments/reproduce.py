@@ -117,6 +117,15 @@ def imdb_setting(runs, so_far=False):
     return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
 
 
+def shown_imdb_setting(runs):
+    """The setting whose IMDB runs the tables and explanations show: the
+    chosen one, else the best so far, else the first ("" is a setting)."""
+    for setting in (imdb_setting(runs), imdb_setting(runs, so_far=True)):
+        if setting is not None:
+            return setting
+    return next(iter(IMDB_SETTINGS))
+
+
 def _chosen_imdb_setting(data_dir):
     imdb_select(data_dir)
     chosen = imdb_setting(load_runs(RUNS))
@@ -158,7 +167,7 @@ def fig5(data_dir, datasets, seeds):
 
 def explain_imdb(data_dir, max_words=80):
     """Explains two IMDB test reviews with every seed-0 IMDB model trained so
-    far with the chosen setting.
+    far with the shown setting (`shown_imdb_setting`; nothing is trained here).
 
     The reviews are the first negative and the first positive test review
     (in the archive's path order) of at most `max_words` words, so that the
@@ -166,7 +175,7 @@ def explain_imdb(data_dir, max_words=80):
     """
     from ganet_tf.data import load_dataset
 
-    setting = _chosen_imdb_setting(data_dir)
+    setting = shown_imdb_setting(load_runs(RUNS))
     models = [os.path.join(OUT_ROOT, imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")]
     models = [path for path in models if os.path.exists(os.path.join(REPO, path, "model.keras"))]
     if not models:
@@ -269,9 +278,8 @@ def write_readme():
     here = load_runs(RUNS)
     everything = core + here
     chosen = imdb_setting(here)
-    so_far = imdb_setting(here, so_far=True)
-    # Run-name suffix of the runs each dataset's rows show ("" is a setting).
-    suffix = {"imdb": next(s for s in (chosen, so_far, next(iter(IMDB_SETTINGS))) if s is not None)}
+    # Run-name suffix of the runs each dataset's rows show.
+    suffix = {"imdb": shown_imdb_setting(here)}
     lines = [
         "# Reproducing the GA-Net paper",
         "",
@@ -340,7 +348,9 @@ def write_readme():
             shown = [os.path.basename(rows[0]["model_dir"]) for rows in json.load(handle)]
         lines += ["", "## IMDB explanations", "",
                   f"Two test reviews ({', '.join(shown)}): "
-                  "[page](explain_imdb/index.html), `--only explain`.", "",
+                  "[page](explain_imdb/index.html), made by `python -m ganet_tf explain` "
+                  "with these models on `explain_imdb/reviews.txt` (`--only explain` picks the "
+                  "reviews and uses the shown setting's models).", "",
                   "![IMDB review 1](explain_imdb/text_1.png)", "",
                   "![IMDB review 2](explain_imdb/text_2.png)"]
     lines += ["", "## Figure 5: auxiliary hidden size", ""]
