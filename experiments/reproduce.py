@@ -21,6 +21,11 @@ run continues from its last finished epoch, finished runs are skipped):
 - explain: `python -m ganet_tf explain` on two short IMDB test reviews with
   the seed-0 IMDB models trained so far (`results/reproduce/explain_imdb/`).
 
+Several processes can share the work on a machine with cores to spare, each
+with its own runs, e.g. `--only table2 --models ganet` beside `--only table2
+--models soft` and `--only table5 --aux fnn`; a run already training in
+another process stops the second one with an error.
+
 Results: `results/reproduce/runs/*.json`, `results/reproduce/README.md`,
 `results/reproduce/fig5_*.png`; models under the git-ignored `runs/reproduce/`.
 """

@@ -1,6 +1,8 @@
 """Shared by the experiment scripts: run `python -m ganet_tf train` once per
 configuration, keep its JSON summary, skip what is already done."""
 
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -60,6 +62,8 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
     `out_root` is given; with `resumable`, `out_root/NAME.backup` holds the
     training backup, so a killed run continues from its last epoch.
     `extra` fields (e.g. the variant name) are stored with the summary.
+    While a run trains, `runs_dir/NAME.json.lock` is held: a second process
+    asked for the same run stops with an error instead of training it twice.
     """
     path = os.path.join(runs_dir, f"{name}.json")
     if os.path.exists(path):
@@ -81,19 +85,40 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
             command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")]
     shown = "python -m ganet_tf train " + shlex.join(command[4:])
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-    if completed.returncode != 0:
-        print(completed.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"run failed: {shown}")
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
-    if out_root:
-        with open(os.path.join(REPO, out_root, name, "metrics.json")) as handle:
-            result["report"] = json.load(handle)["report"]
-    result.update(command=shown, name=name, machine=machine(), **(extra or {}))
-    _write_json(path, result)
-    print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
-          f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
+    with _exclusive(path):
+        if os.path.exists(path):  # finished by another process meanwhile
+            with open(path) as handle:
+                return json.load(handle)
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        if completed.returncode != 0:
+            print(completed.stderr[-3000:], file=sys.stderr)
+            raise SystemExit(f"run failed: {shown}")
+        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        if out_root:
+            with open(os.path.join(REPO, out_root, name, "metrics.json")) as handle:
+                result["report"] = json.load(handle)["report"]
+        result.update(command=shown, name=name, machine=machine(), **(extra or {}))
+        _write_json(path, result)
+        print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
+              f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
     return result
+
+
+@contextlib.contextmanager
+def _exclusive(path):
+    """Holds `PATH.lock` while a run trains, so that two processes never train
+    (and back up) the same run; the lock goes with the process that held it."""
+    lock = path + ".lock"
+    with open(lock, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"error: another process is training {os.path.basename(path)[:-5]}; "
+                             "give each process different runs (--only, --models, --aux, --seeds)")
+        try:
+            yield
+        finally:
+            os.remove(lock)
 
 
 def _write_json(path, result):
