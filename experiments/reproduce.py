@@ -150,7 +150,9 @@ def imdb_table2(data_dir, seeds, models=IMDB_MODELS):
     # asks for; then the BiLSTM and local attention on the first seed.
     runs = [(model, seed) for seed in seeds for model in ("ganet", "soft")]
     runs += [(model, seeds[0]) for model in ("bilstm", "local")]
-    for model, seed in [(model, seed) for model, seed in runs if model in models]:
+    for model, seed in runs:
+        if model not in models:
+            continue
         run_train(imdb_run_name(model, setting, seed), imdb_flags(setting, model, seed, data_dir),
                   RUNS, OUT_ROOT, resumable=True)
 
@@ -427,8 +429,7 @@ def main():
                         choices=["table2", "table3", "table5", "fig5", "report", "explain"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--fig5-datasets", nargs="+", default=["trec", "sst1"])
-    # Subsets of the IMDB runs, so that several processes can share the work
-    # (never give two processes the same run).
+    # Subsets of the IMDB runs, so that several processes can share the work.
     parser.add_argument("--models", nargs="+", default=list(IMDB_MODELS), choices=IMDB_MODELS,
                         help="IMDB Table 2 models to run")
     parser.add_argument("--aux", nargs="+", default=list(TABLE5_AUX), choices=TABLE5_AUX,

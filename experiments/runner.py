@@ -62,14 +62,20 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
     `out_root` is given; with `resumable`, `out_root/NAME.backup` holds the
     training backup, so a killed run continues from its last epoch.
     `extra` fields (e.g. the variant name) are stored with the summary.
-    While a run trains, `runs_dir/NAME.json.lock` is held: a second process
-    asked for the same run stops with an error instead of training it twice.
+    `runs_dir/NAME.json.lock` is held meanwhile: a second process asked for
+    a run that another one is training stops with an error instead of
+    training it twice.
     """
     path = os.path.join(runs_dir, f"{name}.json")
+    os.makedirs(runs_dir, exist_ok=True)
+    with _exclusive(path):
+        return _run_train(path, name, flags, out_root, resumable, extra, reuse)
+
+
+def _run_train(path, name, flags, out_root, resumable, extra, reuse):
     if os.path.exists(path):
         with open(path) as handle:
             return json.load(handle)
-    os.makedirs(runs_dir, exist_ok=True)
     source = same_run(flags, reuse) if reuse else None
     if source:
         with open(source) as handle:
@@ -85,29 +91,26 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
             command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")]
     shown = "python -m ganet_tf train " + shlex.join(command[4:])
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-    with _exclusive(path):
-        if os.path.exists(path):  # finished by another process meanwhile
-            with open(path) as handle:
-                return json.load(handle)
-        completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-        if completed.returncode != 0:
-            print(completed.stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"run failed: {shown}")
-        result = json.loads(completed.stdout.strip().splitlines()[-1])
-        if out_root:
-            with open(os.path.join(REPO, out_root, name, "metrics.json")) as handle:
-                result["report"] = json.load(handle)["report"]
-        result.update(command=shown, name=name, machine=machine(), **(extra or {}))
-        _write_json(path, result)
-        print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
-              f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
+    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    if completed.returncode != 0:
+        print(completed.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"run failed: {shown}")
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    if out_root:
+        with open(os.path.join(REPO, out_root, name, "metrics.json")) as handle:
+            result["report"] = json.load(handle)["report"]
+    result.update(command=shown, name=name, machine=machine(), **(extra or {}))
+    _write_json(path, result)
+    print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
+          f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
     return result
 
 
 @contextlib.contextmanager
 def _exclusive(path):
-    """Holds `PATH.lock` while a run trains, so that two processes never train
-    (and back up) the same run; the lock goes with the process that held it."""
+    """Holds `PATH.lock` for the run whose summary is `PATH`, so that two
+    processes never train (and back up) the same run; the lock goes with the
+    process that held it."""
     lock = path + ".lock"
     with open(lock, "w") as handle:
         try:
