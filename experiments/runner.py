@@ -62,20 +62,24 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
     `out_root` is given; with `resumable`, `out_root/NAME.backup` holds the
     training backup, so a killed run continues from its last epoch.
     `extra` fields (e.g. the variant name) are stored with the summary.
-    `runs_dir/NAME.json.lock` is held meanwhile: a second process asked for
-    a run that another one is training stops with an error instead of
-    training it twice.
+    A finished run is read without a lock (summaries are written
+    atomically), so any number of processes may read it at once. Otherwise
+    `runs_dir/NAME.json.lock` is held while the run trains: a second process
+    asked for a run that another one is training stops with an error
+    instead of training it twice.
     """
     path = os.path.join(runs_dir, f"{name}.json")
     os.makedirs(runs_dir, exist_ok=True)
+    if os.path.exists(path):
+        return _read_json(path)
     with _exclusive(path):
+        # Checked again under the lock: another process may have just finished it.
+        if os.path.exists(path):
+            return _read_json(path)
         return _run_train(path, name, flags, out_root, resumable, extra, reuse)
 
 
 def _run_train(path, name, flags, out_root, resumable, extra, reuse):
-    if os.path.exists(path):
-        with open(path) as handle:
-            return json.load(handle)
     source = same_run(flags, reuse) if reuse else None
     if source:
         with open(source) as handle:
@@ -112,16 +116,25 @@ def _exclusive(path):
     processes never train (and back up) the same run; the lock goes with the
     process that held it."""
     lock = path + ".lock"
-    with open(lock, "w") as handle:
+    with open(lock, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            # The holder removes the file when done; a lock taken on a file that
+            # was removed meanwhile guards nothing, so count it as busy.
+            if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
+                raise BlockingIOError
+        except (BlockingIOError, FileNotFoundError):
             raise SystemExit(f"error: another process is training {os.path.basename(path)[:-5]}; "
                              "give each process different runs (--only, --models, --aux, --seeds)")
         try:
             yield
         finally:
             os.remove(lock)
+
+
+def _read_json(path):
+    with open(path) as handle:
+        return json.load(handle)
 
 
 def _write_json(path, result):
