@@ -185,6 +185,24 @@ def _read_history(path):
     return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
 
 
+class _ResumedEarlyStopping(keras.callbacks.EarlyStopping):
+    """`EarlyStopping` that goes on from an interrupted attempt's best value
+    and the epochs waited since it. Keras' own starts each `fit` afresh, and
+    its `baseline` does not stand in for the best value (the first epoch of a
+    `fit` always counts as an improvement), so a resumed run would train on
+    past the point where the uninterrupted run stops."""
+
+    def __init__(self, best, waited, **kwargs):
+        super().__init__(**kwargs)
+        self.resumed_best = best
+        self.resumed_wait = waited
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self.best = self.resumed_best
+        self.wait = self.resumed_wait
+
+
 def _fit_resumable(model, train, validation, config, callbacks):
     """`fit` that a killed process resumes from its last finished epoch.
 
@@ -203,11 +221,12 @@ def _fit_resumable(model, train, validation, config, callbacks):
     if done and (len(done) >= config.epochs or since_best >= config.patience):
         model.load_weights(best_path)
         return _read_history(history_path)
-    stopper = keras.callbacks.EarlyStopping(
+    stopper = _ResumedEarlyStopping(
+        best=best,
+        waited=since_best,
         monitor=config.monitor,
         mode=MONITORS[config.monitor],
-        patience=config.patience - since_best,
-        baseline=best,
+        patience=config.patience,
     )
     model.fit(
         train,
@@ -248,7 +267,9 @@ def train_and_evaluate(config, callbacks=()):
         A JSON-ready dict of the run: the configuration, `test_accuracy`,
         `test_density` (None without gates), `attention_flops_soft`,
         `attention_flops_gated`, `epochs_trained`, `train_seconds`,
-        `epoch_seconds`, the validation scores and the test `report`.
+        `epoch_seconds`, the validation scores and the test `report`. For
+        a resumed run, `epochs_trained` counts every attempt's epochs and
+        `train_seconds` only the last attempt's.
     """
     config.validate()
     keras.utils.set_random_seed(config.seed)

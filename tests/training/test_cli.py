@@ -1,3 +1,4 @@
+import csv
 import json
 import os
 import subprocess
@@ -130,6 +131,33 @@ def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
     watched = result["history"][monitor]
     best = np.argmin(watched) if monitor == "val_loss" else np.argmax(watched)
     assert len(watched) == 3 and result["best_epoch"] == best + 1
+
+
+def test_a_resumed_run_stops_where_the_uninterrupted_run_would(data_dir, tmp_path):
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    config = TrainConfig(
+        dataset="trec", data_dir=data_dir, limit=96, epochs=6, patience=2, hidden=4,
+        aux_hidden=3, verbose=0, backup_dir=str(tmp_path / "backup"), buckets=3,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        train_and_evaluate(config, callbacks=[_Interrupt(at_epoch=2)])
+    # Make the first epoch's validation loss unbeatable: one epoch of the
+    # patience of 2 is then spent, and the next epoch cannot improve.
+    history_path = tmp_path / "backup" / "history.csv"
+    with open(history_path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    rows[0]["val_loss"] = "0.0"
+    with open(history_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    epochs_run = []
+    counter = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: epochs_run.append(epoch))
+    result = train_and_evaluate(config, callbacks=[counter])
+    assert epochs_run == [2]
+    assert result["epochs_trained"] == 3 and result["best_epoch"] == 1
 
 
 def test_monitor_val_accuracy_keeps_the_most_accurate_epoch(data_dir):
