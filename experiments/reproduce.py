@@ -345,21 +345,21 @@ def write_readme():
             f"{check['profiler_total']:,} (the profiler counts the matrix products and "
             "some element-wise ops; it does not count tanh/exp).",
         ]
-    seeds = [r["test_accuracy"] for r in _group(here, "imdb", "ganet" + suffix["imdb"])]
-    table5 = ("ganet", "ganet-aux-lstm", "ganet-aux-fnn", "ganet-aux-attention")
-    hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for name in table5
-                                for r in _group(here, "imdb", name + suffix["imdb"])})) or "-"
-    spread = (f" Table 2's GA-Net varies by {np.std(seeds, ddof=1):.4f} (std) from seed to seed, "
-              "so differences of that size here are noise." if len(seeds) > 1 else "")
+    accuracies = [r["test_accuracy"] for r in _group(here, "imdb", "ganet" + suffix["imdb"])]
+    spread = (f" Table 2's GA-Net varies by {np.std(accuracies, ddof=1):.4f} (std) from seed to "
+              "seed, so differences of that size here are noise." if len(accuracies) > 1 else "")
+    table5 = [(aux, [r for r in _group(here, "imdb", name + suffix["imdb"]) if r["seed"] == 0])
+              for aux, name in (("BiLSTM", "ganet"), ("LSTM", "ganet-aux-lstm"),
+                                ("FNN", "ganet-aux-fnn"), ("self-attention", "ganet-aux-attention"))]
+    hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for _, group in table5
+                                for r in group})) or "-"
     lines += ["", "## Table 5: GA-Net on IMDB by auxiliary network", "",
               f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(suffix['imdb'])}), "
               f"auxiliary hidden size {hidden}; the BiLSTM row is Table 2's seed-0 GA-Net. "
               "Made by `--only table5` (one process per auxiliary network: `--aux fnn` and so on). "
               f"One run per row.{spread}", "",
               "| auxiliary | accuracy | density |", "|---|---|---|"]
-    for aux, name in (("BiLSTM", "ganet"), ("LSTM", "ganet-aux-lstm"),
-                      ("FNN", "ganet-aux-fnn"), ("self-attention", "ganet-aux-attention")):
-        group = [r for r in _group(here, "imdb", name + suffix["imdb"]) if r["seed"] == 0]
+    for aux, group in table5:
         row = (f"{mean_std([r['test_accuracy'] for r in group])} | "
                f"{mean_std([r['test_density'] for r in group])}") if group else "not run yet |"
         lines.append(f"| {aux} | {row} |")

@@ -82,8 +82,7 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
 def _run_train(path, name, flags, out_root, resumable, extra, reuse):
     source = same_run(flags, reuse) if reuse else None
     if source:
-        with open(source) as handle:
-            result = json.load(handle)
+        result = _read_json(source)
         result.update(name=name, copied_from=os.path.relpath(source, REPO), **(extra or {}))
         _write_json(path, result)
         print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
@@ -149,8 +148,7 @@ def load_runs(runs_dir):
     if os.path.isdir(runs_dir):
         for name in sorted(os.listdir(runs_dir)):
             if name.endswith(".json"):
-                with open(os.path.join(runs_dir, name)) as handle:
-                    runs.append(json.load(handle))
+                runs.append(_read_json(os.path.join(runs_dir, name)))
     return runs
 
 

@@ -216,8 +216,9 @@ def _fit_resumable(model, train, validation, config, callbacks):
     history_path = os.path.join(config.backup_dir, "history.csv")
     best_path = os.path.join(config.backup_dir, "best.weights.h5")
     done = _read_history(history_path).get(config.monitor, [])
-    best = done[_best_epoch(done, config.monitor)] if done else None
-    since_best = len(done) - 1 - _best_epoch(done, config.monitor) if done else 0
+    best_epoch = _best_epoch(done, config.monitor) if done else None
+    best = done[best_epoch] if done else None
+    since_best = len(done) - 1 - best_epoch if done else 0
     if done and (len(done) >= config.epochs or since_best >= config.patience):
         model.load_weights(best_path)
         return _read_history(history_path)
