@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 from ganet_tf.layers import AuxiliaryNetwork
+from tests.layer_harness import run_layer_test
 
 EMBEDDED = np.random.default_rng(0).normal(size=[3, 7, 10]).astype("float32")
 MASK = np.array([[1] * 7, [1] * 3 + [0] * 4, [0] * 7], bool)
@@ -93,3 +94,14 @@ def test_gate_bias_initializer_opens_the_gates_at_the_start():
     np.testing.assert_allclose(probabilities, 1 / (1 + np.exp(-2.0)), rtol=1e-6)
     clone = AuxiliaryNetwork.from_config(layer.get_config())
     assert clone.get_config()["gate_bias_initializer"]["config"]["value"] == 2.0
+
+
+@pytest.mark.parametrize("encoder", ["bilstm", "fnn"])
+def test_layer_harness(encoder, tmp_path):
+    run_layer_test(
+        AuxiliaryNetwork,
+        {"encoder": encoder, "hidden_dim": 4, "return_logits": True},
+        EMBEDDED,
+        tmp_path,
+        mask=MASK,
+    )

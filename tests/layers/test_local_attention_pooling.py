@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from ganet_tf.layers import LocalAttentionPooling
+from tests.layer_harness import run_layer_test
 
 RNG = np.random.default_rng(1)
 STATES = RNG.normal(size=[3, 12, 4]).astype("float32")
@@ -85,3 +86,14 @@ def test_keras_save_and_reload(tmp_path):
         model.predict([STATES, QUERY], verbose=0), reloaded.predict([STATES, QUERY], verbose=0)
     ):
         np.testing.assert_array_equal(before, after)
+
+
+def test_layer_harness(tmp_path):
+    run_layer_test(
+        LocalAttentionPooling,
+        {"window": 2, "units": 3, "return_attention_scores": True},
+        STATES,
+        tmp_path,
+        call_kwargs={"query": QUERY},
+        mask=MASK,
+    )

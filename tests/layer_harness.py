@@ -1,0 +1,138 @@
+"""One test harness for every ganet_tf layer, in the spirit of Keras'
+`run_layer_test`: config round trip, `.keras` round trip, a fit step,
+mixed precision and masked rows, each asserting real values."""
+
+import keras
+import numpy as np
+
+
+def _tensor_inputs(inputs, call_kwargs, mask):
+    """Named arrays a functional model feeds to the layer."""
+    arrays = {"inputs": inputs, **call_kwargs}
+    if mask is not None:
+        arrays["mask"] = mask
+    return arrays
+
+
+def _functional(layer, arrays):
+    """A functional model calling `layer` on `keras.Input`s for `arrays`."""
+    symbolic = {
+        name: keras.Input(
+            array.shape[1:], dtype="bool" if array.dtype == bool else array.dtype.name, name=name
+        )
+        for name, array in arrays.items()
+    }
+    kwargs = {name: tensor for name, tensor in symbolic.items() if name != "inputs"}
+    outputs = layer(symbolic["inputs"], **kwargs)
+    return keras.Model(symbolic, outputs)
+
+
+def _floating(outputs):
+    return [
+        np.asarray(x)
+        for x in keras.tree.flatten(outputs)
+        if np.issubdtype(np.asarray(x).dtype, np.floating)
+    ]
+
+
+def check_config_round_trip(layer_cls, init_kwargs):
+    layer = layer_cls(**init_kwargs)
+    config = layer.get_config()
+    for name, value in init_kwargs.items():
+        assert name in config, f"get_config() lacks the argument {name!r}"
+        assert config[name] == value or isinstance(value, (dict, keras.initializers.Initializer)), (
+            f"get_config()[{name!r}] is {config[name]!r}, built with {value!r}"
+        )
+    assert layer_cls.from_config(config).get_config() == config
+
+
+def check_keras_round_trip(layer_cls, init_kwargs, arrays, tmp_path):
+    model = _functional(layer_cls(**init_kwargs), arrays)
+    before = model.predict(arrays, verbose=0)
+    path = str(tmp_path / f"{layer_cls.__name__}.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    after = reloaded.predict(arrays, verbose=0)
+    for old, new in zip(keras.tree.flatten(before), keras.tree.flatten(after)):
+        np.testing.assert_allclose(np.asarray(old), np.asarray(new), rtol=1e-6, atol=1e-6)
+
+
+def check_fit_step(layer_cls, init_kwargs, arrays):
+    model = _functional(layer_cls(**init_kwargs), arrays)
+    first = keras.tree.flatten(model.outputs)[0]
+    # tanh bounds outputs such as the large negative logits of masked steps.
+    flat = keras.layers.Flatten()(keras.ops.tanh(keras.ops.cast(first, "float32")))
+    head = keras.Model(model.inputs, keras.layers.Dense(1, name="head")(flat))
+    head.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    layer_weights = [w for w in head.trainable_weights if not w.path.startswith("head")]
+    before = [np.array(w) for w in layer_weights]
+    targets = np.random.default_rng(0).normal(size=(len(arrays["inputs"]), 1))
+    history = head.fit(arrays, targets.astype("float32"), epochs=2, batch_size=len(targets), verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    if before:
+        assert any(not np.allclose(a, np.array(w)) for a, w in zip(before, layer_weights)), (
+            "a fit step left every weight of the layer unchanged"
+        )
+
+
+def check_mixed_precision(layer_cls, init_kwargs, arrays):
+    layer = layer_cls(**init_kwargs, dtype="mixed_float16")
+    kwargs = {name: value for name, value in arrays.items() if name != "inputs"}
+    outputs = layer(arrays["inputs"].astype("float16") if arrays["inputs"].dtype == np.float32
+                    else arrays["inputs"], **kwargs)
+    floats = _floating(outputs)
+    assert floats, "the layer returned no floating output"
+    assert floats[0].dtype == np.float16, f"mixed precision output is {floats[0].dtype}"
+    for value in floats:
+        assert np.all(np.isfinite(value)), "mixed precision gave non-finite values"
+
+
+def check_masked_rows(layer_cls, init_kwargs, arrays):
+    """Outputs are finite on every row (a row may be fully masked), and
+    values at masked positions of `inputs` do not change the output."""
+    layer = layer_cls(**init_kwargs)
+    kwargs = {name: value for name, value in arrays.items() if name != "inputs"}
+    clean = _floating(layer(arrays["inputs"], **kwargs))
+    for value in clean:
+        assert np.all(np.isfinite(value)), "a masked row gave non-finite values"
+    mask = arrays["mask"]
+    noisy = np.array(arrays["inputs"], copy=True)
+    noisy[~mask] = 1e3
+    perturbed = _floating(layer(noisy, **kwargs))
+    np.testing.assert_allclose(clean[0], perturbed[0], rtol=1e-5, atol=1e-5)
+
+
+def run_layer_test(
+    layer_cls,
+    init_kwargs,
+    inputs,
+    tmp_path,
+    call_kwargs=None,
+    mask=None,
+    mixed_precision=True,
+    fit=True,
+):
+    """Runs every generic check on `layer_cls(**init_kwargs)`.
+
+    Args:
+        layer_cls: the layer class.
+        init_kwargs: constructor arguments (all must appear in its config).
+        inputs: the first positional call argument, a NumPy array with a
+            batch axis.
+        tmp_path: pytest's `tmp_path`, for the `.keras` file.
+        call_kwargs: further call arguments that are tensors, as NumPy
+            arrays with a batch axis (e.g. `{"gates": ...}`).
+        mask: optional boolean array `(batch, steps)` passed as `mask=`;
+            it should hold a fully masked row. Enables the masked-row check.
+        mixed_precision: whether to check a `mixed_float16` layer.
+        fit: whether to check a fit step.
+    """
+    arrays = _tensor_inputs(inputs, dict(call_kwargs or {}), mask)
+    check_config_round_trip(layer_cls, init_kwargs)
+    check_keras_round_trip(layer_cls, init_kwargs, arrays, tmp_path)
+    if fit:
+        check_fit_step(layer_cls, init_kwargs, arrays)
+    if mixed_precision:
+        check_mixed_precision(layer_cls, init_kwargs, arrays)
+    if mask is not None:
+        check_masked_rows(layer_cls, init_kwargs, arrays)
