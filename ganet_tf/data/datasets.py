@@ -12,11 +12,17 @@ import tarfile
 
 import numpy as np
 
+from ganet_tf.data.file_formats import DATA_DIR_ENV
+from ganet_tf.data.file_formats import FORMATS
+from ganet_tf.data.file_formats import class_order
+from ganet_tf.data.file_formats import read_delimited  # noqa: F401 - re-exported
+from ganet_tf.data.file_formats import read_label_text
+from ganet_tf.data.file_formats import read_labelled_file
+from ganet_tf.data.file_formats import read_lines
+from ganet_tf.data.file_formats import warn_small_classes
 from ganet_tf.data.text_splits import TextSplits
 from ganet_tf.errors import GANetInputError
 
-DATA_DIR_ENV = "GANET_DATA_DIR"
-FORMATS = ("csv", "tsv", "label_text")
 
 TREC_CLASSES = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
 SST1_CLASSES = ["very negative", "negative", "neutral", "positive", "very positive"]
@@ -25,68 +31,6 @@ IMDB_CLASSES = ["negative", "positive"]
 AG_NEWS_CLASSES = ["World", "Sports", "Business", "Sci/Tech"]
 IMDB_TARBALL = "aclImdb_v1_train_test.tar.gz"
 _IMDB_REVIEW = re.compile(r"aclImdb/(train|test)/(pos|neg)/[^/]+\.txt$")
-
-
-def _read_lines(path, encoding):
-    if not os.path.isfile(path):
-        raise GANetInputError(
-            f"File not found: {path}. Check the path, or --data-dir / "
-            f"{DATA_DIR_ENV} for the shared datasets."
-        )
-    try:
-        with open(path, encoding=encoding, newline="") as handle:
-            lines = handle.read().splitlines()
-    except UnicodeDecodeError as error:
-        raise GANetInputError(
-            f"{path} is not valid {encoding} text (byte {error.start}): "
-            "save it as UTF-8, or pass the right encoding."
-        ) from None
-    lines = [line for line in lines if line.strip()]
-    if not lines:
-        raise GANetInputError(f"{path} is empty: it needs one example a line.")
-    return lines
-
-
-def read_label_text(path, encoding="utf-8", label_separator=" "):
-    """Reads `LABEL text` lines; returns `(texts, labels)` as strings.
-
-    The label ends at the first `label_separator`. Blank lines are skipped.
-    """
-    texts, labels = [], []
-    for number, line in enumerate(_read_lines(path, encoding), start=1):
-        label, separator, text = line.strip().partition(label_separator)
-        if not separator or not label:
-            raise GANetInputError(
-                f"{path}:{number}: expected 'LABEL{label_separator}text', "
-                f"got {line[:60]!r}."
-            )
-        texts.append(text.strip())
-        labels.append(label)
-    return texts, labels
-
-
-def read_delimited(path, delimiter=",", text_column="text", label_column="label"):
-    """Reads a CSV/TSV file with a header row; returns `(texts, labels)`."""
-    rows = csv.reader(_read_lines(path, "utf-8"), delimiter=delimiter)
-    header = [name.strip() for name in next(rows)]
-    for column in (text_column, label_column):
-        if column not in header:
-            raise GANetInputError(
-                f"{path}: no column {column!r} in the header {header}; the "
-                f"file needs a header with {text_column!r} and "
-                f"{label_column!r} columns."
-            )
-    text_index, label_index = header.index(text_column), header.index(label_column)
-    texts, labels = [], []
-    for number, row in enumerate(rows, start=2):
-        label = row[label_index].strip() if label_index < len(row) else ""
-        if not label:
-            raise GANetInputError(f"{path}:{number}: the label is missing.")
-        texts.append(row[text_index] if text_index < len(row) else "")
-        labels.append(label)
-    if not texts:
-        raise GANetInputError(f"{path} has a header but no examples.")
-    return texts, labels
 
 
 def _encode_labels(labels, class_names, path):
@@ -153,10 +97,16 @@ def _local_sst(data_dir, fine):
 
 def _tfds_splits(name, tfds_name, text_key, label_key, class_names, split_names,
                  validation_fraction, seed):
-    import tensorflow_datasets as tfds
-
     try:
+        import tensorflow_datasets as tfds
+
         loaded = tfds.load(tfds_name, split=list(split_names), batch_size=-1)
+    except ImportError as error:  # TFDS itself, or a module it needs
+        raise GANetInputError(
+            f"Could not load {name} from TFDS: the Python module "
+            f"{error.name or str(error)!r} is missing (pip install it), or pass "
+            f"--data-dir (or set {DATA_DIR_ENV}) to a local copy."
+        ) from None
     except Exception as error:  # noqa: BLE001 - any download failure
         raise GANetInputError(
             f"Could not load {name} from TFDS ({type(error).__name__}); "
@@ -254,8 +204,9 @@ def _load_imdb(data_dir, validation_fraction, seed):
 def read_ag_news(path):
     """Reads an official AG News CSV (no header: class 1-4, title, description)."""
     texts, labels = [], []
-    rows = csv.reader(_read_lines(path, "utf-8"))
-    for number, row in enumerate(rows, start=1):
+    numbered = read_lines(path, "utf-8")
+    rows = csv.reader(line for _, line in numbered)
+    for (number, _), row in zip(numbered, rows):
         if len(row) != 3 or row[0].strip() not in ("1", "2", "3", "4"):
             raise GANetInputError(
                 f"{path}:{number}: expected 'class(1-4),title,description', "
@@ -312,14 +263,9 @@ def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
     return DATASETS[name](resolve_data_dir(data_dir), validation_fraction, seed)
 
 
-def _read_any(path, fmt):
-    if fmt == "label_text":
-        return read_label_text(path)
-    return read_delimited(path, delimiter="\t" if fmt == "tsv" else ",")
-
-
 def load_files(train_file, test_file=None, fmt=None, validation_fraction=0.1,
-               seed=0, name="custom"):
+               seed=0, name="custom", encoding="utf-8", text_column="text",
+               label_column="label"):
     """Loads the user's own labelled text as `TextSplits`.
 
     Args:
@@ -329,23 +275,31 @@ def load_files(train_file, test_file=None, fmt=None, validation_fraction=0.1,
             or `"label_text"` (`LABEL text` lines); by default from the file
             extension (`.csv`, `.tsv`, else `label_text`).
         validation_fraction, seed: the validation split carved from training.
+        encoding: text encoding of both files (a UTF-8 byte-order mark is
+            dropped).
+        text_column, label_column: the CSV/TSV header names to read.
+
+    Class ids follow the sorted labels (numerically when all are numbers).
+    A class with fewer than 10 training examples draws one warning line.
     """
     if fmt is None:
         extension = os.path.splitext(train_file)[1].lower().lstrip(".")
         fmt = extension if extension in ("csv", "tsv") else "label_text"
     if fmt not in FORMATS:
         raise GANetInputError(f"Unknown format {fmt!r}: choose one of {FORMATS}.")
-    texts, labels = _read_any(train_file, fmt)
-    class_names = sorted(set(labels))
+    columns = {"encoding": encoding, "text_column": text_column, "label_column": label_column}
+    texts, labels = read_labelled_file(train_file, fmt, **columns)
+    class_names = class_order(labels)
     if len(class_names) < 2:
         raise GANetInputError(
             f"{train_file} has a single label {class_names}: a classifier "
             "needs at least two."
         )
+    warn_small_classes(train_file, labels)
     encoded = _encode_labels(labels, class_names, train_file)
     train = _carve_validation(texts, encoded, validation_fraction, seed)
     test_texts, test_labels = [], np.zeros([0], "int64")
     if test_file is not None:
-        test_texts, raw = _read_any(test_file, fmt)
+        test_texts, raw = read_labelled_file(test_file, fmt, **columns)
         test_labels = _encode_labels(raw, class_names, test_file)
     return TextSplits(name, class_names, *train, test_texts, test_labels)

@@ -66,7 +66,7 @@ def test_label_text_csv_and_tsv_files(tmp_path):
         ("", "utf-8", "empty"),
         ("\n  \n", "utf-8", "empty"),
         ("pos caf\xe9 au lait\nneg no\n", "latin-1", "not valid utf-8"),
-        ("pos fine\nnolabelhere\n", "utf-8", "expected 'LABEL text'"),
+        ("nolabelhere\nnotext\n", "utf-8", "no line with both a label and a text"),
     ],
 )
 def test_bad_label_text_files(tmp_path, content, encoding, message):
