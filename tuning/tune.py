@@ -452,7 +452,8 @@ def search_and_evaluate(config):
         }
     if config.verbose:
         tuner.results_summary(num_trials=min(config.max_trials, 10))
-    best_trials = tuner.oracle.get_best_trials(1)
+    # KerasTuner pads the best trials with failed ones when none completed.
+    best_trials = [t for t in tuner.oracle.get_best_trials(1) if t.status == "COMPLETED"]
     if not best_trials:
         raise _failed_search(tuner)
     best = best_trials[0]
