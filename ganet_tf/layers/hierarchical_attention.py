@@ -1,0 +1,485 @@
+import keras
+import tensorflow as tf
+from keras import ops
+
+from ganet_tf.layers.bahdanau_attention import masked_softmax
+from ganet_tf.layers.masking import large_negative_number
+
+SUMMARIZERS = ("rnn", "cnn", "act")
+DESCENTS = ("straight_through", "soft")
+
+
+def _group_softmax(scores, parents, mask):
+    """Softmax of `scores` `(b, q, c)` within the groups of children that
+    share a parent; `parents` `(b, c, p)` is the one-hot child-to-parent
+    matrix (zero rows at padded children), `mask` `(b, c)` the real ones."""
+    negative = large_negative_number("float32")
+    member = ops.expand_dims(parents > 0, 1)  # (b, 1, c, p)
+    group_max = ops.max(
+        ops.where(member, ops.expand_dims(scores, -1), negative), axis=2
+    )  # (b, q, p)
+    child_max = ops.einsum("bcp,bqp->bqc", parents, group_max)
+    real = ops.expand_dims(ops.cast(mask, "float32"), 1)
+    exponentials = ops.exp(ops.minimum(scores - child_max, 0.0)) * real
+    group_sum = ops.einsum("bqc,bcp->bqp", exponentials, parents)
+    child_sum = ops.einsum("bcp,bqp->bqc", parents, group_sum)
+    return exponentials / ops.maximum(child_sum, 1e-30)
+
+
+def _group_winners(weights, parents):
+    """1.0 at the child with the largest weight of each group, else 0."""
+    member = ops.expand_dims(parents > 0, 1)
+    masked = ops.where(member, ops.expand_dims(weights, -1), -1.0)
+    best = ops.argmax(masked, axis=2)  # (b, q, p)
+    one_hot = ops.one_hot(best, ops.shape(weights)[-1], dtype="float32")
+    return ops.einsum("bqpc,bcp->bqc", one_hot, parents)
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+class HierarchicalAttention(keras.layers.Layer):
+    """Multi-level attention: the decoder descends into the most-attended block.
+
+    The encoder states `h = p^1` are summarised level by level into
+    `levels - 1` coarser levels `p^2, ..., p^L` (Gupta & Ahmed, 2020). Every
+    representative `p^l_i` is a convex combination of its children at level
+    `l - 1`, so of the encoder states. The summariser is
+
+    - `"rnn"`: a GRU reads each block of `block_size` children; its last
+      state `s_i` scores the children, `alpha_ij = softmax_j(score(s_i,
+      p_j))`, and `p^l_i = sum_j alpha_ij p_j` (the report's Eq. 2-4, with
+      the RNN run per block);
+    - `"cnn"`: a `Conv1D` with kernel = stride = `block_size` (`units`
+      filters) gives `q_i`, which scores the children as above (Eq. 5-6);
+    - `"act"`: dynamic blocks (Eq. 7-11): `z_j = sigmoid(w^T p_j + b)`; a
+      block takes children until their `z` sum to `1 - halting_epsilon`,
+      its last child gets the remainder `r = 1 - sum(z of the others)`, and
+      the last real child always closes a block. While training the layer
+      adds `halting_penalty * mean_j z_j` per level to the losses: `sum_j
+      z_j` is about the number of blocks, so the penalty asks for fewer,
+      larger blocks (the report's "penalise smaller block sizes").
+
+    Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
+    d_t + W_k p)`, one score network for all levels. It attends at the top
+    level, `alpha^L = softmax(e^L)`, descends into the most-attended block
+    `z = argmax alpha^L` and attends among its children, and so on down to
+    the encoder states (Eq. 12-14):
+
+    `c^l = sum_{i != z} alpha^l_i p^l_i + alpha^l_z c^{l-1}`.
+
+    The context is linear in `h`, `c_t = sum_j beta_tj h_j`; `beta` is
+    returned as the attention weights. Outside training the descent is the
+    hard argmax. The argmax is not differentiable, so training follows
+    `descent`:
+
+    - `"straight_through"` (default): the forward pass is the same hard
+      descent as at inference (no train/test mismatch); in the backward
+      pass the descent indicator `1[i = z]` takes the gradient of the
+      block's weight `alpha_i` (straight-through estimator), so the scores
+      learn which block to enter.
+    - `"soft"`: every block is entered, the weights are multiplied down the
+      levels (`beta_j` is the product of the conditional weights on the
+      path to `j`), and the representatives only score; inference still
+      uses the hard descent.
+
+    The dense implementation scores every node and masks the others out,
+    so it is not faster than Bahdanau attention; `attended_nodes` counts
+    the nodes the method needs (top level plus the children on the path),
+    for the FLOPs the method costs.
+
+    Masking: the layer consumes the source mask `values_mask` (True at
+    real positions, padding at the end of each row); padded states and
+    blocks get weight 0. Math is in float32, outputs in the compute dtype.
+
+    Args:
+        units: int > 0, width of the score networks, GRU and CNN filters.
+        summarizer: `"rnn"`, `"cnn"` or `"act"`. Defaults to `"cnn"`.
+        levels: int >= 2, the number of levels L including the encoder
+            states. Defaults to 2.
+        block_size: int >= 2, the block size k of `"rnn"` and `"cnn"`.
+            Defaults to 3.
+        descent: `"straight_through"` or `"soft"`, the training descent.
+        halting_penalty: float >= 0, weight of the `"act"` halting penalty.
+            Defaults to 1e-3.
+        halting_epsilon: float in [0, 1), the `"act"` halting slack.
+            Defaults to 0.01.
+        return_attention_scores: bool, also return `beta`. Defaults to
+            `True`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        query: float tensor `(batch, query_features)` for one decoder step
+            or `(batch, target_steps, query_features)` for all of them.
+        values: float tensor `(batch, source_steps, features)`.
+        values_mask: optional boolean tensor `(batch, source_steps)`.
+        training: Python bool: descent by `descent` (True) or hard.
+
+    Returns:
+        The context `(batch, [target_steps,] features)`, and with
+        `return_attention_scores` also `beta`
+        `(batch, [target_steps,] source_steps)` as a tuple.
+
+    Example:
+
+    >>> query = np.random.rand(2, 6).astype("float32")
+    >>> values = np.random.rand(2, 9, 8).astype("float32")
+    >>> layer = HierarchicalAttention(units=4, levels=3, block_size=3)
+    >>> context, weights = layer(query, values)
+    >>> context.shape, weights.shape
+    (TensorShape([2, 8]), TensorShape([2, 9]))
+
+    References:
+        - Gupta & Ahmed, 2020, ADL project report: multi-level attention
+          (`shared/papers/hierarchical_attention_report.txt`).
+        - [Graves, 2016](https://arxiv.org/abs/1603.08983), Adaptive
+          Computation Time for Recurrent Neural Networks.
+        - [Bengio et al., 2013](https://arxiv.org/abs/1308.3432),
+          straight-through estimator.
+    """
+
+    def __init__(
+        self,
+        units=128,
+        summarizer="cnn",
+        levels=2,
+        block_size=3,
+        descent="straight_through",
+        halting_penalty=1e-3,
+        halting_epsilon=0.01,
+        return_attention_scores=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value, low in (("units", units, 1), ("levels", levels, 2),
+                                 ("block_size", block_size, 2)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(
+                    f"`{name}` must be an integer >= {low}. Received: {name}={value}"
+                )
+        if summarizer not in SUMMARIZERS:
+            raise ValueError(
+                f"`summarizer` must be one of {SUMMARIZERS}. "
+                f"Received: summarizer={summarizer}"
+            )
+        if descent not in DESCENTS:
+            raise ValueError(
+                f"`descent` must be one of {DESCENTS}. Received: descent={descent}"
+            )
+        if not isinstance(halting_penalty, (int, float)) or halting_penalty < 0:
+            raise ValueError(
+                "`halting_penalty` must be a non-negative number. "
+                f"Received: halting_penalty={halting_penalty}"
+            )
+        if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
+            raise ValueError(
+                "`halting_epsilon` must be in [0, 1). "
+                f"Received: halting_epsilon={halting_epsilon}"
+            )
+        self.units = units
+        self.summarizer = summarizer
+        self.levels = levels
+        self.block_size = block_size
+        self.descent = descent
+        self.halting_penalty = float(halting_penalty)
+        self.halting_epsilon = float(halting_epsilon)
+        self.return_attention_scores = bool(return_attention_scores)
+        self.supports_masking = True
+        policy = self.dtype_policy
+        self.query_dense = keras.layers.Dense(
+            units, use_bias=False, dtype=policy, name="query_dense"
+        )
+        self.key_dense = keras.layers.Dense(units, dtype=policy, name="key_dense")
+        self.score_dense = keras.layers.Dense(
+            1, use_bias=False, dtype=policy, name="score_dense"
+        )
+        # One entry per summarised level 2..L; `None` where unused.
+        self.halting_units, self.summary_readers = [], []
+        self.summary_queries, self.summary_keys, self.summary_scores = [], [], []
+        for level in range(2, levels + 1):
+            if summarizer == "act":
+                self.halting_units.append(
+                    keras.layers.Dense(1, dtype=policy, name=f"halt_{level}")
+                )
+                continue
+            if summarizer == "rnn":
+                reader = keras.layers.GRU(units, dtype=policy, name=f"gru_{level}")
+            else:
+                reader = keras.layers.Conv1D(
+                    units, block_size, strides=block_size, dtype=policy,
+                    name=f"conv_{level}",
+                )
+            self.summary_readers.append(reader)
+            self.summary_queries.append(keras.layers.Dense(
+                units, use_bias=False, dtype=policy, name=f"summary_query_{level}"
+            ))
+            self.summary_keys.append(
+                keras.layers.Dense(units, dtype=policy, name=f"summary_key_{level}")
+            )
+            self.summary_scores.append(keras.layers.Dense(
+                1, use_bias=False, dtype=policy, name=f"summary_score_{level}"
+            ))
+
+    def build(self, query_shape, values_shape=None):
+        if values_shape is None or len(values_shape) != 3:
+            raise ValueError(
+                "`values` must have shape (batch, source_steps, features). "
+                f"Received: values.shape={values_shape}"
+            )
+        if len(query_shape) not in (2, 3):
+            raise ValueError(
+                "`query` must have shape (batch, features) or "
+                f"(batch, target_steps, features). Received: query.shape={query_shape}"
+            )
+        features = values_shape[-1]
+        self.query_dense.build(query_shape)
+        self.key_dense.build((None, None, features))
+        self.score_dense.build((None, None, self.units))
+        for halt in self.halting_units:
+            halt.build((None, None, features))
+        for i, reader in enumerate(self.summary_readers):
+            if self.summarizer == "rnn":
+                reader.build((None, self.block_size, features))
+            else:
+                reader.build((None, None, features))
+            self.summary_queries[i].build((None, None, self.units))
+            self.summary_keys[i].build((None, None, None, features))
+            self.summary_scores[i].build((None, None, None, self.units))
+        self.built = True
+
+    # --- summarising: once per sentence -----------------------------------
+
+    def _fixed_blocks(self, index, nodes, mask):
+        """Blocks of `block_size`: child weights `(b, c)`, parents `(b, c, p)`."""
+        k = self.block_size
+        batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
+        features = nodes.shape[-1]
+        pad = (-count) % k
+        blocks_count = (count + pad) // k
+        nodes_padded = ops.pad(nodes * ops.expand_dims(ops.cast(mask, nodes.dtype), -1),
+                               [[0, 0], [0, pad], [0, 0]])
+        mask_padded = ops.pad(mask, [[0, 0], [0, pad]])
+        blocks = ops.reshape(nodes_padded, (batch, blocks_count, k, features))
+        block_mask = ops.reshape(mask_padded, (batch, blocks_count, k))
+        if self.summarizer == "rnn":
+            flat = ops.reshape(blocks, (batch * blocks_count, k, features))
+            flat_mask = ops.reshape(block_mask, (batch * blocks_count, k))
+            summary = self.summary_readers[index](flat, mask=flat_mask)
+            summary = ops.reshape(summary, (batch, blocks_count, self.units))
+        else:
+            summary = self.summary_readers[index](nodes_padded)
+        hidden = ops.tanh(
+            ops.expand_dims(self.summary_queries[index](summary), 2)
+            + self.summary_keys[index](blocks)
+        )
+        scores = ops.squeeze(self.summary_scores[index](hidden), -1)
+        scores = ops.cast(scores, "float32")
+        weights = masked_softmax(scores, block_mask)
+        weights = ops.reshape(weights, (batch, blocks_count * k))[:, :count]
+        parent_index = ops.arange(count) // k
+        parents = ops.one_hot(parent_index, blocks_count, dtype="float32")
+        parents = ops.expand_dims(parents, 0) * ops.expand_dims(
+            ops.cast(mask, "float32"), -1
+        )
+        return weights, parents
+
+    def _act_blocks(self, index, nodes, mask, training):
+        """ACT-style dynamic blocks: child weights and parents."""
+        real = ops.cast(mask, "float32")
+        halting = ops.sigmoid(
+            ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")
+        ) * real
+        if training and self.halting_penalty > 0:
+            per_row = ops.sum(halting, -1) / ops.maximum(ops.sum(real, -1), 1.0)
+            self.add_loss(self.halting_penalty * ops.mean(per_row))
+        next_real = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
+        is_last = real * (1.0 - next_real)
+        threshold = 1.0 - self.halting_epsilon
+
+        def step(carry, inputs):
+            accumulated, block, _, _ = carry
+            z, real_t, last_t = inputs
+            halt = real_t * ops.maximum(
+                ops.cast(accumulated + z >= threshold, "float32"), last_t
+            )
+            weight = real_t * ops.where(halt > 0, 1.0 - accumulated, z)
+            parent = block
+            accumulated = ops.where(halt > 0, 0.0, accumulated + real_t * z)
+            block = block + ops.cast(halt, "int32")
+            return accumulated, block, weight, parent
+
+        batch = ops.shape(nodes)[0]
+        initial = (
+            ops.zeros((batch,), "float32"),
+            ops.zeros((batch,), "int32"),
+            ops.zeros((batch,), "float32"),
+            ops.zeros((batch,), "int32"),
+        )
+        transposed = [ops.transpose(x) for x in (halting, real, is_last)]
+        _, _, weights, parent_index = tf.scan(
+            lambda carry, x: step(carry, x), tuple(transposed), initializer=initial
+        )
+        weights, parent_index = ops.transpose(weights), ops.transpose(parent_index)
+        real_parent = ops.where(real > 0, parent_index, 0)
+        blocks_count = ops.max(real_parent) + 1
+        parents = ops.one_hot(parent_index, blocks_count, dtype="float32")
+        parents = parents * ops.expand_dims(real, -1)
+        return weights, parents
+
+    def prepare(self, values, mask=None, training=None):
+        """The per-sentence part: the levels' keys, masks, parents and
+        compositions over the encoder states."""
+        steps = ops.shape(values)[1]
+        if mask is None:
+            mask = ops.ones(ops.shape(values)[:2], dtype="bool")
+        mask = ops.cast(mask, "bool")
+        values32 = ops.cast(values, "float32")
+        compose = ops.broadcast_to(
+            ops.expand_dims(ops.eye(steps, dtype="float32"), 0),
+            (ops.shape(values)[0], steps, steps),
+        )
+        nodes, node_mask = values32, mask
+        levels = [{"keys": self.key_dense(values), "mask": mask}]
+        for index in range(self.levels - 1):
+            cast_nodes = ops.cast(nodes, self.compute_dtype)
+            if self.summarizer == "act":
+                weights, parents = self._act_blocks(index, cast_nodes, node_mask, training)
+            else:
+                weights, parents = self._fixed_blocks(index, cast_nodes, node_mask)
+            weighted = parents * ops.expand_dims(weights, -1)  # (b, c, p)
+            nodes = ops.einsum("bcp,bcf->bpf", weighted, nodes)
+            compose = ops.einsum("bcp,bct->bpt", weighted, compose)
+            node_mask = ops.sum(parents, axis=1) > 0
+            levels[-1]["parents"] = parents
+            levels.append({
+                "keys": self.key_dense(ops.cast(nodes, self.compute_dtype)),
+                "mask": node_mask,
+                "compose": compose,
+            })
+        return {"levels": levels, "values": values}
+
+    # --- attending: once per decoder step ----------------------------------
+
+    def _descend(self, query, memory, training):
+        levels = memory["levels"]
+        projected = ops.expand_dims(self.query_dense(query), 2)
+        scores = []
+        for level in levels:
+            hidden = ops.tanh(projected + ops.expand_dims(level["keys"], 1))
+            scores.append(ops.cast(ops.squeeze(self.score_dense(hidden), -1), "float32"))
+        top = masked_softmax(scores[-1], ops.expand_dims(levels[-1]["mask"], 1))
+        # Conditional weights of each node among its siblings, and whether it
+        # wins its group (the hard argmax descent).
+        conditional = [
+            _group_softmax(scores[i], levels[i]["parents"], levels[i]["mask"])
+            for i in range(len(levels) - 1)
+        ] + [top]
+        winners = [None]
+        for i in range(1, len(levels)):
+            if i == len(levels) - 1:
+                hard = ops.one_hot(ops.argmax(top, -1), ops.shape(top)[-1], dtype="float32")
+            else:
+                hard = _group_winners(conditional[i], levels[i]["parents"])
+            if not training:
+                descend = hard
+            elif self.descent == "soft":
+                descend = ops.ones_like(hard)
+            else:
+                weights = conditional[i]
+                descend = hard + weights - ops.stop_gradient(weights)
+            winners.append(descend)
+        return conditional, winners
+
+    def attend(self, query, memory, training=None):
+        """Scores `query` against a `prepare`d memory: `(context, beta)`."""
+        single_step = len(query.shape) == 2
+        if single_step:
+            query = ops.expand_dims(query, 1)
+        levels = memory["levels"]
+        conditional, winners = self._descend(query, memory, training)
+        # Node values over the encoder states, bottom up: a node entered by
+        # the descent stands for the attention among its children, the
+        # others for their representative.
+        node_values = None  # level 1: the identity
+        for i in range(1, len(levels)):
+            parents = levels[i - 1]["parents"]
+            if node_values is None:
+                entered = ops.einsum("bqc,bcp->bqpc", conditional[i - 1], parents)
+            else:
+                entered = ops.einsum(
+                    "bqc,bcp,bqct->bqpt", conditional[i - 1], parents, node_values
+                )
+            descend = ops.expand_dims(winners[i], -1)
+            representative = ops.expand_dims(levels[i]["compose"], 1)
+            node_values = descend * entered + (1.0 - descend) * representative
+        beta = ops.einsum("bqp,bqpt->bqt", conditional[-1], node_values)
+        beta = ops.cast(beta, self.compute_dtype)
+        context = ops.einsum("bqt,btf->bqf", beta, memory["values"])
+        if single_step:
+            context, beta = context[:, 0], beta[:, 0]
+        return context, beta
+
+    def attended_nodes(self, query, memory):
+        """Nodes the hard descent scores for each query: the real top-level
+        nodes plus the real children of each node on the path.
+
+        Returns float32 `(batch, [target_steps])`.
+        """
+        single_step = len(query.shape) == 2
+        if single_step:
+            query = ops.expand_dims(query, 1)
+        levels = memory["levels"]
+        _, winners = self._descend(query, memory, training=False)
+        count = ops.sum(ops.cast(ops.expand_dims(levels[-1]["mask"], 1), "float32"), -1)
+        on_path = winners[-1]
+        for i in range(len(levels) - 1, 0, -1):
+            parents = levels[i - 1]["parents"]
+            children = ops.einsum("bcp,bqp->bqc", parents, on_path)
+            count = count + ops.sum(children, -1)
+            if i > 1:
+                on_path = children * winners[i - 1]
+        if single_step:
+            count = count[:, 0]
+        return count
+
+    def call(self, query, values, values_mask=None, training=None):
+        memory = self.prepare(values, values_mask, training=training)
+        context, beta = self.attend(query, memory, training=training)
+        if self.return_attention_scores:
+            return context, beta
+        return context
+
+    def compute_mask(self, *args, **kwargs):
+        return None
+
+    def compute_output_shape(self, query_shape, values_shape):
+        context_shape = tuple(query_shape[:-1]) + (values_shape[-1],)
+        if self.return_attention_scores:
+            return context_shape, tuple(query_shape[:-1]) + (values_shape[1],)
+        return context_shape
+
+    def flops_per_node(self):
+        """FLOPs for one scored node, counted as `BahdanauAttention` does:
+        key projection, tanh, `v^T`, exponential and normalisation, and the
+        node's share of the weighted sum. Needs a built layer."""
+        features = self.key_dense.kernel.shape[0]
+        units = self.units
+        return 2 * features * units + 5 * units + 3 + 2 * features
+
+    def flops_per_query(self):
+        """FLOPs of the query projection, once a step."""
+        return 2 * self.query_dense.kernel.shape[0] * self.units
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "summarizer": self.summarizer,
+                "levels": self.levels,
+                "block_size": self.block_size,
+                "descent": self.descent,
+                "halting_penalty": self.halting_penalty,
+                "halting_epsilon": self.halting_epsilon,
+                "return_attention_scores": self.return_attention_scores,
+            }
+        )
+        return config

@@ -1,0 +1,98 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.layers.bahdanau_attention import BahdanauAttention
+
+RNG = np.random.default_rng(0)
+VALUES = RNG.normal(size=[3, 6, 4]).astype("float32")
+QUERY = RNG.normal(size=[3, 5]).astype("float32")
+MASK = np.array([[1] * 6, [1, 1, 1, 0, 0, 0], [0] * 6], bool)  # full, padded, empty
+
+
+def reference(layer, query, values, mask):
+    """alpha = softmax_j v^T tanh(W_q q + W_k h_j + b) over real j, float64."""
+    (wq,) = [w.astype("float64") for w in layer.query_dense.get_weights()]
+    wk, bk = [w.astype("float64") for w in layer.key_dense.get_weights()]
+    (v,) = [w.astype("float64") for w in layer.score_dense.get_weights()]
+    scores = np.tanh((query @ wq)[..., None, :] + values @ wk + bk) @ v
+    scores = scores[..., 0]
+    weights = np.where(mask, np.exp(scores - scores.max(-1, keepdims=True)), 0.0)
+    weights = weights / np.maximum(weights.sum(-1, keepdims=True), 1e-300)
+    return np.einsum("...s,...sf->...f", weights, values), weights
+
+
+def test_matches_numpy_reference_with_padded_and_empty_rows():
+    layer = BahdanauAttention(units=3)
+    context, weights = layer(QUERY, VALUES, values_mask=MASK)
+    expected_context, expected_weights = reference(layer, QUERY, VALUES, MASK)
+    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
+    np.testing.assert_allclose(context.numpy(), expected_context, atol=1e-5)
+    np.testing.assert_allclose(weights.numpy().sum(-1), [1, 1, 0], atol=1e-6)
+    assert np.all(weights.numpy()[~MASK] == 0)
+
+
+def test_all_target_steps_at_once_match_single_steps():
+    layer = BahdanauAttention(units=3)
+    queries = RNG.normal(size=[3, 2, 5]).astype("float32")
+    context, weights = layer(queries, VALUES, values_mask=MASK)
+    for step in range(2):
+        one_context, one_weights = layer(queries[:, step], VALUES, values_mask=MASK)
+        np.testing.assert_allclose(weights.numpy()[:, step], one_weights.numpy(), atol=1e-6)
+        np.testing.assert_allclose(context.numpy()[:, step], one_context.numpy(), atol=1e-6)
+
+
+def test_float16_policy_is_finite_and_close():
+    layer = BahdanauAttention(units=3, dtype="mixed_float16")
+    context, weights = layer(QUERY, VALUES, values_mask=MASK)
+    assert weights.dtype == "float16" and np.all(np.isfinite(context.numpy()))
+    _, expected = reference(layer, QUERY, VALUES, MASK)
+    np.testing.assert_allclose(weights.numpy().astype("float32"), expected, atol=2e-3)
+
+
+def test_config_round_trip_keras_file_and_fit_step(tmp_path):
+    layer = BahdanauAttention(units=7, return_attention_scores=False)
+    config = layer.get_config()
+    assert (config["units"], config["return_attention_scores"]) == (7, False)
+    assert BahdanauAttention.from_config(config).get_config() == config
+
+    query, values = keras.Input((5,)), keras.Input((6, 4))
+    context = BahdanauAttention(units=3, return_attention_scores=False)(query, values)
+    model = keras.Model([query, values], keras.layers.Dense(1)(context))
+    model.compile("adam", "mse")
+    history = model.fit([QUERY, VALUES], np.ones([3, 1]), epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(loaded.predict([QUERY, VALUES], verbose=0),
+                               model.predict([QUERY, VALUES], verbose=0), atol=1e-6)
+
+
+def test_gradients_reach_query_and_values():
+    query, values = tf.Variable(QUERY), tf.Variable(VALUES)
+    layer = BahdanauAttention(units=3)
+    with tf.GradientTape() as tape:
+        context, _ = layer(query, values, values_mask=MASK)
+        loss = tf.reduce_sum(context * tf.range(1.0, 5.0))
+    query_gradient, values_gradient = tape.gradient(loss, [query, values])
+    assert np.all(values_gradient.numpy()[~MASK] == 0)
+    assert np.any(values_gradient.numpy()[MASK] != 0) and np.any(query_gradient.numpy() != 0)
+
+
+def test_flops_count():
+    layer = BahdanauAttention(units=3)
+    layer(QUERY, VALUES)
+    assert layer.flops_per_node() == 2 * 4 * 3 + 5 * 3 + 3 + 2 * 4
+    assert layer.flops_per_query() == 2 * 5 * 3
+
+
+@pytest.mark.parametrize("units", [0, 2.5, True])
+def test_bad_arguments(units):
+    with pytest.raises(ValueError, match="units"):
+        BahdanauAttention(units=units)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="values"):
+        BahdanauAttention(units=2)(QUERY, VALUES[:, 0])

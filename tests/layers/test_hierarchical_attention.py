@@ -1,0 +1,225 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
+
+RNG = np.random.default_rng(2)
+VALUES = RNG.normal(size=[3, 7, 4]).astype("float32")
+QUERY = RNG.normal(size=[3, 5]).astype("float32")
+MASK = np.array([[1] * 7, [1, 1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0]], bool)
+
+
+def weights_of(dense):
+    return [w.astype("float64") for w in dense.get_weights()]
+
+
+def softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def reference_levels(layer, values, mask):
+    """Per row: a list of levels, each a list of nodes (vector, composition
+    over the states, children indices). NumPy, float64."""
+    k = layer.block_size
+    rows = []
+    for row in range(len(values)):
+        steps = int(mask[row].sum())
+        states = values[row, :steps].astype("float64")
+        level = [(states[j], np.eye(len(values[row]))[j], []) for j in range(steps)]
+        levels = [level]
+        for index in range(layer.levels - 1):
+            children = levels[-1]
+            vectors = np.array([node[0] for node in children])
+            if layer.summarizer == "act":
+                w, b = weights_of(layer.halting_units[index])
+                z = 1 / (1 + np.exp(-(vectors @ w + b)[:, 0]))
+                groups, weights, group, total = [], [], [], 0.0
+                for j in range(len(children)):
+                    if total + z[j] >= 1 - layer.halting_epsilon or j == len(children) - 1:
+                        group.append(j)
+                        weights.append(1 - total)
+                        groups.append((group, np.array(weights)))
+                        group, weights, total = [], [], 0.0
+                    else:
+                        group.append(j)
+                        weights.append(z[j])
+                        total += z[j]
+            else:
+                groups = []
+                for start in range(0, len(children), k):
+                    block = vectors[start:start + k]
+                    if layer.summarizer == "cnn":
+                        kernel, bias = weights_of(layer.summary_readers[index])
+                        padded = np.zeros([k, vectors.shape[1]])
+                        padded[: len(block)] = block
+                        summary = np.einsum("kf,kfu->u", padded, kernel) + bias
+                    else:  # the layer's own GRU reads the block
+                        gru = layer.summary_readers[index]
+                        summary = gru(block[None].astype("float32")).numpy()[0]
+                    (wq,) = weights_of(layer.summary_queries[index])
+                    wk, bk = weights_of(layer.summary_keys[index])
+                    (v,) = weights_of(layer.summary_scores[index])
+                    scores = (np.tanh(summary @ wq + block @ wk + bk) @ v)[:, 0]
+                    groups.append((list(range(start, start + len(block))), softmax(scores)))
+            level = []
+            for members, weights in groups:
+                vector = sum(w * children[j][0] for j, w in zip(members, weights))
+                composition = sum(w * children[j][1] for j, w in zip(members, weights))
+                level.append((vector, composition, members))
+            levels.append(level)
+        rows.append(levels)
+    return rows
+
+
+def reference_beta(layer, query, levels, hard=True):
+    """Eq. 12-14: attend at the top, descend into the argmax node."""
+    (wq,) = weights_of(layer.query_dense)
+    wk, bk = weights_of(layer.key_dense)
+    (v,) = weights_of(layer.score_dense)
+    projected = query.astype("float64") @ wq
+
+    def scores(nodes):
+        return (np.tanh(projected + np.array([n[0] for n in nodes]) @ wk + bk) @ v)[:, 0]
+
+    def attend(depth, members):
+        nodes = [levels[depth][j] for j in members]
+        alpha = softmax(scores(nodes))
+        if depth == 0:
+            return sum(a * n[1] for a, n in zip(alpha, nodes))
+        chosen = int(np.argmax(alpha))
+        beta = 0.0
+        for i, (a, node) in enumerate(zip(alpha, nodes)):
+            if i == chosen or not hard:
+                beta = beta + a * attend(depth - 1, node[2])
+            else:
+                beta = beta + a * node[1]
+        return beta
+
+    top = len(levels) - 1
+    return attend(top, list(range(len(levels[top]))))
+
+
+@pytest.mark.parametrize(
+    "summarizer, levels, block_size",
+    [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 2, 3), ("rnn", 3, 2), ("act", 2, 2), ("act", 3, 2)],
+)
+def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, levels, block_size):
+    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=levels,
+                                  block_size=block_size, halting_epsilon=0.1)
+    layer(QUERY, VALUES, values_mask=MASK)
+    if summarizer == "act":  # dynamic blocks of 1-4 states
+        layer.halting_units[0].set_weights([RNG.normal(size=[4, 1]) * 0.5, np.array([-1.0])])
+    context, beta = layer(QUERY, VALUES, values_mask=MASK)
+    reference = reference_levels(layer, VALUES, MASK)
+    for row in range(3):
+        expected = reference_beta(layer, QUERY[row], reference[row])
+        np.testing.assert_allclose(beta.numpy()[row], expected, atol=1e-5)
+        np.testing.assert_allclose(context.numpy()[row], expected @ VALUES[row], atol=1e-5)
+    assert np.all(beta.numpy()[~MASK] == 0)
+    # straight-through training computes the same forward pass
+    _, trained = layer(QUERY, VALUES, values_mask=MASK, training=True)
+    np.testing.assert_allclose(trained.numpy(), beta.numpy(), atol=1e-6)
+
+
+def test_soft_descent_multiplies_weights_down_the_levels():
+    layer = HierarchicalAttention(units=3, summarizer="cnn", levels=3, block_size=2,
+                                  descent="soft")
+    _, beta = layer(QUERY, VALUES, values_mask=MASK, training=True)
+    reference = reference_levels(layer, VALUES, MASK)
+    for row in range(3):
+        expected = reference_beta(layer, QUERY[row], reference[row], hard=False)
+        np.testing.assert_allclose(beta.numpy()[row], expected, atol=1e-5)
+    _, hard = layer(QUERY, VALUES, values_mask=MASK)  # inference: hard descent
+    expected = reference_beta(layer, QUERY[0], reference[0])
+    np.testing.assert_allclose(hard.numpy()[0], expected, atol=1e-5)
+
+
+def test_descent_enters_the_argmax_block():
+    layer = HierarchicalAttention(units=3, summarizer="cnn", levels=2, block_size=3)
+    queries = 10 * RNG.normal(size=[1, 6, 5]).astype("float32")
+    values = RNG.normal(size=[1, 9, 4]).astype("float32")
+    _, beta = layer(queries, values)
+    memory = layer.prepare(values)
+    top = memory["levels"][1]
+    compose = top["compose"].numpy()[0]  # (3 blocks, 9 states)
+    (wq,), (wk, bk), (v,) = (l.get_weights() for l in (
+        layer.query_dense, layer.key_dense, layer.score_dense))
+    vectors = compose @ values[0]
+    chosen_blocks = set()
+    for step in range(6):
+        alpha = softmax((np.tanh(queries[0, step] @ wq + vectors @ wk + bk) @ v)[:, 0])
+        chosen = int(np.argmax(alpha))
+        chosen_blocks.add(chosen)
+        block = slice(3 * chosen, 3 * chosen + 3)
+        for other in set(range(3)) - {chosen}:  # the others: their representative
+            members = slice(3 * other, 3 * other + 3)
+            np.testing.assert_allclose(beta.numpy()[0, step, members],
+                                       alpha[other] * compose[other, members], atol=1e-6)
+        # the chosen block: attention among its states, total weight alpha_z
+        inside = beta.numpy()[0, step, block]
+        np.testing.assert_allclose(inside.sum(), alpha[chosen], atol=1e-6)
+        assert not np.allclose(inside, alpha[chosen] * compose[chosen, block], atol=1e-4)
+    nodes = layer.attended_nodes(queries, memory).numpy()
+    np.testing.assert_array_equal(nodes, np.full([1, 6], 3 + 3))
+    assert len(chosen_blocks) >= 2  # the queries do not all enter one block
+
+
+def test_gradients_reach_scores_and_summariser_through_the_argmax():
+    for summarizer in ("cnn", "act"):
+        layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=2, block_size=2,
+                                      halting_penalty=0.1)
+        values = tf.Variable(VALUES)
+        with tf.GradientTape() as tape:
+            context, _ = layer(QUERY, values, values_mask=MASK, training=True)
+            loss = tf.reduce_sum(context * tf.range(1.0, 5.0)) + sum(layer.losses)
+        gradients = tape.gradient(loss, [values] + layer.trainable_weights)
+        assert all(g is not None and np.all(np.isfinite(g.numpy())) for g in gradients)
+        named = dict(zip([w.path for w in layer.trainable_weights], gradients[1:]))
+        summary_name = "halt" if summarizer == "act" else "summary_key"
+        assert any(np.any(g.numpy() != 0) for n, g in named.items() if summary_name in n)
+        assert any(np.any(g.numpy() != 0) for n, g in named.items() if "query_dense" in n)
+        assert np.all(gradients[0].numpy()[~MASK] == 0)
+        assert (len(layer.losses) == 1) == (summarizer == "act")
+
+
+def test_config_round_trip_keras_file_and_float16(tmp_path):
+    layer = HierarchicalAttention(units=5, summarizer="rnn", levels=3, block_size=4,
+                                  descent="soft", halting_penalty=0.5, halting_epsilon=0.2,
+                                  return_attention_scores=False)
+    config = layer.get_config()
+    for key, value in dict(units=5, summarizer="rnn", levels=3, block_size=4, descent="soft",
+                           halting_penalty=0.5, halting_epsilon=0.2,
+                           return_attention_scores=False).items():
+        assert config[key] == value
+    assert HierarchicalAttention.from_config(config).get_config() == config
+
+    query, values = keras.Input((5,)), keras.Input((7, 4))
+    context = HierarchicalAttention(units=3, summarizer="act", return_attention_scores=False)(
+        query, values)
+    model = keras.Model([query, values], keras.layers.Dense(1)(context))
+    model.compile("adam", "mse")
+    history = model.fit([QUERY, VALUES], np.ones([3, 1]), epochs=1, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(loaded.predict([QUERY, VALUES], verbose=0),
+                               model.predict([QUERY, VALUES], verbose=0), atol=1e-6)
+
+    half = HierarchicalAttention(units=3, levels=3, block_size=2, dtype="mixed_float16")
+    context, beta = half(QUERY, VALUES, values_mask=MASK)
+    assert beta.dtype == "float16" and np.all(np.isfinite(context.numpy()))
+    np.testing.assert_allclose(beta.numpy().astype("float32").sum(-1), 1.0, atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [({"levels": 1}, "levels"), ({"block_size": 1}, "block_size"), ({"units": 0}, "units"),
+     ({"summarizer": "lstm"}, "summarizer"), ({"descent": "hard"}, "descent"),
+     ({"halting_penalty": -1}, "halting_penalty"), ({"halting_epsilon": 1.0}, "halting_epsilon")],
+)
+def test_bad_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        HierarchicalAttention(**arguments)
