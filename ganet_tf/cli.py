@@ -22,6 +22,10 @@ def _add_train_arguments(parser):
     data.add_argument("--train-file", help="your own training file (CSV/TSV with text,label header, or 'LABEL text' lines)")
     data.add_argument("--test-file", help="your own test file, same format")
     data.add_argument("--format", choices=FORMATS, help="format of --train-file (default: from its extension)")
+    data.add_argument("--encoding", default=defaults.encoding,
+                      help="text encoding of --train-file and --test-file (e.g. latin-1; a UTF-8 BOM is dropped)")
+    data.add_argument("--text-column", default=defaults.text_column, help="CSV/TSV header name of the texts")
+    data.add_argument("--label-column", default=defaults.label_column, help="CSV/TSV header name of the labels")
     data.add_argument("--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)")
     data.add_argument("--length-percentile", type=float, default=defaults.length_percentile)
     data.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
@@ -53,6 +57,8 @@ def _add_train_arguments(parser):
     fit.add_argument("--seed", type=int, default=defaults.seed)
     fit.add_argument("--out", help="folder for model.keras, preprocessing.json and metrics.json")
     fit.add_argument("--backup-dir", help="resumable training: a killed run started again continues from its last epoch")
+    fit.add_argument("--restart", action="store_true",
+                     help="delete the backup in --backup-dir and start over (e.g. after changing flags)")
     fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
 
 
@@ -108,7 +114,8 @@ def _add_explain_arguments(parser):
     parser.add_argument("--model", action="append", required=True,
                         help="folder written by `train --out`; repeat to compare models side by side")
     parser.add_argument("--text", action="append", default=[], help="a text to explain; repeatable")
-    parser.add_argument("--file", help="UTF-8 file with one text a line")
+    parser.add_argument("--file", help="file with one text a line (UTF-8 unless --encoding)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of --file (e.g. latin-1)")
     parser.add_argument("--out", required=True, help="folder for index.html, the PNGs and explanations.json")
 
 
@@ -119,12 +126,15 @@ def _explain(args):
     from ganet_tf.interpret import explain_texts
     from ganet_tf.interpret import write_report
 
+    from ganet_tf.data.file_formats import read_text
+    from ganet_tf.data.file_formats import split_lines
+    from ganet_tf.training.run_folder import check_writable_folder
+
+    check_writable_folder(args.out, "--out")
     texts = list(args.text)
     if args.file:
-        if not os.path.isfile(args.file):
-            raise GANetInputError(f"File not found: {args.file}.")
-        with open(args.file, encoding="utf-8") as handle:
-            texts += [line.strip() for line in handle if line.strip()]
+        text = read_text(args.file, args.encoding, "--file")
+        texts += [line.strip() for line in split_lines(text) if line.strip()]
     if not texts:
         raise GANetInputError("Nothing to explain: pass --text or --file.")
     explanations = [explain_texts(model_dir, texts) for model_dir in args.model]
@@ -169,5 +179,12 @@ def main(argv=None):
     except GANetInputError as error:
         print(f"ganet_tf: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("ganet_tf: error: interrupted (Ctrl-C): no output was replaced; with "
+              "--backup-dir, the same command resumes.", file=sys.stderr)
+        return 130
+    except OSError as error:  # disk full, permissions: the system's one line
+        print(f"ganet_tf: error: {error}", file=sys.stderr)
+        return 1
     print(json.dumps(result), flush=True)
     return 0

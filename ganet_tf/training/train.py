@@ -3,9 +3,9 @@
 import csv
 import dataclasses
 import json
+import math
 import os
-import shutil
-import tempfile
+import sys
 import time
 
 import keras
@@ -22,7 +22,20 @@ from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
+from ganet_tf.training.backup import AtomicBackupAndRestore
+from ganet_tf.training.backup import AtomicModelCheckpoint
+from ganet_tf.training.backup import is_backup_folder
+from ganet_tf.training.backup import load_backup_weights
+from ganet_tf.training.backup import prepare_backup_dir
+from ganet_tf.training.backup import unreadable_backup
 from ganet_tf.training.epoch_timer import EpochTimer
+from ganet_tf.training.non_finite_guard import NonFiniteGuard
+from ganet_tf.training.non_finite_guard import TrainingDivergedError
+from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.run_folder import FolderLock
+from ganet_tf.training.run_folder import check_output_folder
+from ganet_tf.training.run_folder import clean_stale
+from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.evaluate import evaluate_model
 
 # Half-width D of the local attention window (paper, Section 4).
@@ -47,6 +60,9 @@ class TrainConfig:
     train_file: str = None
     test_file: str = None
     format: str = None
+    encoding: str = "utf-8"
+    text_column: str = "text"
+    label_column: str = "label"
     epochs: int = 30
     seed: int = 0
     out: str = None
@@ -70,6 +86,7 @@ class TrainConfig:
     monitor: str = "val_loss"
     buckets: int = 4
     backup_dir: str = None
+    restart: bool = False
     validation_fraction: float = 0.1
     limit: int = None
     verbose: int = 1
@@ -100,6 +117,15 @@ class TrainConfig:
             raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
         if self.test_file and not self.train_file:
             raise GANetInputError("--test-file needs --train-file.")
+        for name, value in dataclasses.asdict(self).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise GANetInputError(f"--{name.replace('_', '-')} must be a finite number, got {value}.")
+        for name in ("limit", "window"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise GANetInputError(f"--{name} must be a positive integer, got {value}.")
+        if self.restart and not self.backup_dir:
+            raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
 
 
 def load_splits(config):
@@ -111,6 +137,9 @@ def load_splits(config):
             config.format,
             config.validation_fraction,
             config.seed,
+            encoding=config.encoding,
+            text_column=config.text_column,
+            label_column=config.label_column,
         )
     else:
         splits = load_dataset(
@@ -156,33 +185,31 @@ def compile_model(model, learning_rate):
 def write_outputs(out, model, vectorizer, splits, result):
     """Writes `model.keras`, `preprocessing.json` and `metrics.json` to `out`.
 
-    All or nothing: the files are written to a folder beside `out` that is
-    renamed into place (replacing an older `out`) only when all are written.
+    All or nothing: the files are written to a folder beside `out`; an
+    earlier run in `out` is renamed aside, the new folder renamed in, and
+    only then the earlier one deleted (`ganet_tf.training.run_folder`).
     """
-    parent = os.path.dirname(os.path.abspath(out))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".ganet-", dir=parent)
-    try:
+
+    def write_files(staging):
         model.save(os.path.join(staging, "model.keras"))
         save_vectorizer(
             os.path.join(staging, "preprocessing.json"), vectorizer, splits.class_names
         )
         with open(os.path.join(staging, "metrics.json"), "w") as handle:
             json.dump(result, handle, indent=2)
-        if os.path.isdir(out):
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    write_run_folder(out, write_files)
 
 
 def _read_history(path):
     if not os.path.isfile(path):
         return {}
-    with open(path, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
+    try:
+        with open(path, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
+    except (OSError, ValueError, TypeError, csv.Error) as error:
+        raise unreadable_backup(path, error) from None
 
 
 class _ResumedEarlyStopping(keras.callbacks.EarlyStopping):
@@ -220,7 +247,7 @@ def _fit_resumable(model, train, validation, config, callbacks):
     best = done[best_epoch] if done else None
     since_best = len(done) - 1 - best_epoch if done else 0
     if done and (len(done) >= config.epochs or since_best >= config.patience):
-        model.load_weights(best_path)
+        load_backup_weights(model, best_path)
         return _read_history(history_path)
     stopper = _ResumedEarlyStopping(
         best=best,
@@ -234,9 +261,10 @@ def _fit_resumable(model, train, validation, config, callbacks):
         validation_data=validation,
         epochs=config.epochs,
         callbacks=[
-            keras.callbacks.BackupAndRestore(os.path.join(config.backup_dir, "backup")),
+            NonFiniteGuard(),
+            AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")),
             keras.callbacks.CSVLogger(history_path, append=True),
-            keras.callbacks.ModelCheckpoint(
+            AtomicModelCheckpoint(
                 best_path,
                 monitor=config.monitor,
                 mode=MONITORS[config.monitor],
@@ -245,17 +273,50 @@ def _fit_resumable(model, train, validation, config, callbacks):
                 initial_value_threshold=best,
             ),
             stopper,
-            keras.callbacks.TerminateOnNaN(),
             *callbacks,
         ],
         verbose=config.verbose,
         shuffle=False,
     )
-    model.load_weights(best_path)
+    load_backup_weights(model, best_path)
     return _read_history(history_path)
 
 
 def train_and_evaluate(config, callbacks=()):
+    """Checks and locks `config.out` and `config.backup_dir`, then trains.
+
+    Before any training: `config` is validated, `--out` must be new, empty
+    or an earlier run (`ganet_tf.training.run_folder`), `--backup-dir` new,
+    empty or a backup of the same flags (`ganet_tf.training.backup`), and
+    both are locked against a second process. See `_train_and_evaluate`.
+    """
+    config.validate()
+    inputs = [path for path in (config.train_file, config.test_file) if path]
+    folders = [(config.out, "--out"), (config.backup_dir, "--backup-dir")]
+    folders = [(path, flag) for path, flag in folders if path]
+    if config.out and config.backup_dir:
+        out, backup = os.path.realpath(config.out), os.path.realpath(config.backup_dir)
+        if os.path.commonpath([out, backup]) in (out, backup):
+            raise GANetInputError("--out and --backup-dir must be separate folders, neither inside the other.")
+    if config.out:
+        check_output_folder(config.out, "--out", inputs)
+    if config.backup_dir:
+        check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
+    locks = []
+    try:
+        for path, flag in folders:
+            locks.append(FolderLock(path, flag).acquire())
+        if config.out:
+            clean_stale(config.out)
+        if config.backup_dir:
+            prepare_backup_dir(config, inputs)
+        return _train_and_evaluate(config, callbacks)
+    finally:
+        for lock in reversed(locks):
+            lock.release()
+
+
+def _train_and_evaluate(config, callbacks=()):
     """Trains `config.model` on `config`'s data, evaluates it on test.
 
     Early stopping watches `config.monitor` (validation loss by default)
@@ -321,12 +382,17 @@ def train_and_evaluate(config, callbacks=()):
             train,
             validation_data=validation,
             epochs=config.epochs,
-            callbacks=[timer, stopper, keras.callbacks.TerminateOnNaN(), *callbacks],
+            callbacks=[NonFiniteGuard(), timer, stopper, *callbacks],
             verbose=config.verbose,
             shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
         )
         history = fitted.history
     train_seconds = time.perf_counter() - started
+    if non_finite_weights(model):
+        raise TrainingDivergedError(
+            "training diverged (non-finite weights); nothing was saved: lower --lr "
+            "and train again."
+        )
 
     best = _best_epoch(history[config.monitor], config.monitor)
     test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
@@ -342,8 +408,11 @@ def train_and_evaluate(config, callbacks=()):
         "attention_flops_soft": test["attention_flops_soft"],
         "attention_flops_gated": test["attention_flops_gated"],
         "test_all_closed_rate": test["all_closed_rate"],
+        "test_attended_density": test["attended_density"],
         "validation_accuracy": validation_scores["accuracy"],
         "validation_density": validation_scores["density"],
+        "validation_attended_density": validation_scores["attended_density"],
+        "validation_all_closed_rate": validation_scores["all_closed_rate"],
         "epochs_trained": len(history["val_loss"]),
         "best_epoch": best + 1,
         "train_seconds": round(train_seconds, 2),
@@ -365,6 +434,23 @@ def train_and_evaluate(config, callbacks=()):
         },
         "report": test["report"],
     }
+    _warn_all_closed(test["all_closed_rate"])
     if config.out:
         write_outputs(config.out, model, vectorizer, splits, result)
     return result
+
+
+# Above this share of all-closed test rows, `train` warns on stderr.
+ALL_CLOSED_WARNING_RATE = 0.05
+
+
+def _warn_all_closed(rate):
+    """One stderr line when many test rows have every gate closed."""
+    if rate is not None and rate > ALL_CLOSED_WARNING_RATE:
+        print(
+            f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test "
+            "texts (pooled by the fallback, so test_density undercounts them; "
+            "see test_attended_density): set --target-density or "
+            "--inference-mode top_k.",
+            file=sys.stderr,
+        )

@@ -1,0 +1,188 @@
+"""`--backup-dir`: epoch-end backups written atomically, checked on resume.
+
+A backup folder holds `backup/` (Keras' `BackupAndRestore`: weights,
+optimizer and epoch of the last finished epoch), `history.csv` (one row per
+finished epoch), `best.weights.h5` and `run_config.json`, the flags of the
+run. Every file is written to a temporary file beside it and renamed over
+the old one, so a kill at any moment leaves the previous epoch's backup
+readable. A run started on a backup of other flags is refused with one line
+naming them; `--restart` deletes the backup and starts over.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+
+import keras
+
+from ganet_tf.errors import GANetInputError
+from ganet_tf.training.run_folder import check_output_folder
+
+CONFIG_FILE = "run_config.json"
+BACKUP_FILES = frozenset({"backup", "history.csv", "best.weights.h5", CONFIG_FILE})
+# Flags that may change between attempts of one run: where it writes, how
+# much it prints, and how long it may train.
+RESUMABLE_CHANGES = frozenset(
+    {"epochs", "patience", "out", "backup_dir", "verbose", "restart", "tensorboard", "strategy"}
+)
+
+
+def _temporary(path):
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f".tmp-{os.getpid()}-{name}")
+
+
+def _first_line(error):
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
+def unreadable_backup(path, error):
+    """The one-line error for a backup file that cannot be read."""
+    return GANetInputError(
+        f"The backup file {path} is unreadable ({type(error).__name__}: "
+        f"{_first_line(error)}); pass --restart to delete the backup and start over."
+    )
+
+
+def _save_weights(model, path):
+    temporary = _temporary(path)
+    try:
+        model.save_weights(temporary, overwrite=True)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def write_json(path, value):
+    """Writes `value` as JSON to `path` through a temporary file and a rename."""
+    temporary = _temporary(path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(value, handle, indent=1)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
+    """`BackupAndRestore` whose files are replaced atomically.
+
+    The weights and the epoch are written to temporary files and renamed
+    over the previous ones (weights first), so a kill while saving leaves the
+    previous epoch's backup intact. A backup that cannot be read is one
+    error line naming the file and `--restart`.
+    """
+
+    def _save_model(self):
+        os.makedirs(self.backup_dir, exist_ok=True)
+        _save_weights(self.model, self._weights_path)
+        write_json(
+            self._training_metadata_path,
+            {"epoch": self._current_epoch, "batch": self._last_batch_seen},
+        )
+
+    def _load_model(self):
+        if os.path.exists(self._weights_path):
+            if self.model.optimizer is not None and not self.model.optimizer.built:
+                self.model.optimizer.build(self.model.trainable_variables)
+            try:
+                self.model.load_weights(self._weights_path)
+            except Exception as error:  # noqa: BLE001 - h5py, shapes, truncation
+                raise unreadable_backup(self._weights_path, error) from error
+        if os.path.exists(self._training_metadata_path):
+            try:
+                with open(self._training_metadata_path, encoding="utf-8") as handle:
+                    epoch = int(json.load(handle)["epoch"])
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                raise unreadable_backup(self._training_metadata_path, error) from error
+            self.model._initial_epoch = epoch
+
+
+class AtomicModelCheckpoint(keras.callbacks.ModelCheckpoint):
+    """`ModelCheckpoint` that writes a temporary file and renames it in."""
+
+    def _save_model(self, epoch, batch, logs):
+        final = self.filepath
+        temporary = _temporary(final)
+        self.filepath = temporary
+        try:
+            super()._save_model(epoch, batch, logs)
+        finally:
+            self.filepath = final
+        if os.path.exists(temporary):
+            os.replace(temporary, final)
+
+
+def load_backup_weights(model, path):
+    """`model.load_weights(path)`, one error line if the file is unreadable."""
+    try:
+        model.load_weights(path)
+    except Exception as error:  # noqa: BLE001
+        raise unreadable_backup(path, error) from error
+
+
+def is_backup_folder(path):
+    """Whether `path` is empty or holds only what `--backup-dir` writes."""
+    entries = {entry for entry in os.listdir(path) if not entry.startswith(".tmp-")}
+    return entries <= BACKUP_FILES
+
+
+def _comparable(config):
+    values = {
+        key: value
+        for key, value in dataclasses.asdict(config).items()
+        if key not in RESUMABLE_CHANGES
+    }
+    return json.loads(json.dumps(values))
+
+
+def _flag(name, value):
+    return f"--{name.replace('_', '-')} {value}"
+
+
+def prepare_backup_dir(config, inputs=()):
+    """Checks `config.backup_dir` before training and records the run's flags.
+
+    The folder must be new, empty or a backup of this project. With
+    `config.restart` an existing backup is deleted. Otherwise a backup of a
+    run with other flags (`run_config.json`) is refused with one line naming
+    the differing flags.
+    """
+    path = check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
+    config_path = os.path.join(path, CONFIG_FILE)
+    if config.restart and os.path.isdir(path):
+        shutil.rmtree(path)
+    current = _comparable(config)
+    if os.path.isfile(config_path):
+        try:
+            with open(config_path, encoding="utf-8") as handle:
+                saved = json.load(handle)
+            if not isinstance(saved, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as error:
+            raise unreadable_backup(config_path, error) from error
+        defaults = _comparable(type(config)())
+        differing = [
+            name
+            for name in sorted(set(saved) | set(current))
+            if name not in RESUMABLE_CHANGES
+            and saved.get(name, defaults.get(name)) != current.get(name, defaults.get(name))
+        ]
+        if differing:
+            changes = ", ".join(
+                f"{_flag(name, saved.get(name, defaults.get(name)))} (now "
+                f"{current.get(name, defaults.get(name))})"
+                for name in differing
+            )
+            raise GANetInputError(
+                f"--backup-dir {config.backup_dir} holds a run with other flags: "
+                f"{changes}; pass the same flags to resume it, or --restart to "
+                "delete it and start over."
+            )
+        return path
+    os.makedirs(path, exist_ok=True)
+    write_json(config_path, current)
+    return path
