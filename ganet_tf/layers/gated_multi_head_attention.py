@@ -1,0 +1,346 @@
+import math
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+# Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
+from keras.src.backend import get_keras_mask, set_keras_mask
+
+# Smallest gate whose logarithm enters the scores: log(1e-9) = -20.7, finite
+# in float16 too.
+GATE_FLOOR = 1e-9
+# Key counts the sparse path rounds up to: fractions of the key length on a
+# ladder of ratio 2^(1/4) from 1/32 to 1 (21 sizes, at most 19 % padding).
+DEFAULT_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 4.0), 6) for i in range(20, -1, -1))
+
+
+@tf.custom_gradient
+def _floored_log(gates):
+    # log(max(g, floor)). Its gradient is upstream / max(g, floor) at every
+    # g, closed gates included: the upstream gradient of a log-gate bias is
+    # proportional to the attention weight, which is proportional to
+    # max(g, floor), so the quotient stays finite and a (straight-through)
+    # closed gate still learns how much it would have been attended.
+    floored = tf.maximum(gates, GATE_FLOOR)
+
+    def grad(upstream):
+        return upstream / floored
+
+    return tf.math.log(floored), grad
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
+    """Multi-head attention whose keys and values are gated by GA-Net gates.
+
+    `keras.layers.MultiHeadAttention` plus a `gates` call argument
+    `(batch, kv_steps)`, one gate per key/value position (the output of
+    `GateSampler`):
+
+    - while training the (relaxed) gates enter the scores as a log-gate
+      bias, `softmax(q k^T / sqrt(d) + log g)`, i.e. the attention weights
+      are `g_s exp(e_s) / sum g exp(e)` (GA-Net's Eq. 4 per query). The
+      logarithm is floored at `1e-9` and its gradient is taken at the floor
+      for closed gates, so gradients reach every gate value;
+    - at inference the gates are binary: key/value `s` is attended only
+      where `gates[:, s] > 0.5`, as a key mask merged with the other masks.
+
+    Without `gates` the layer is `keras.layers.MultiHeadAttention`. With all
+    gates open it equals `keras.layers.MultiHeadAttention` with the same
+    weights; with binary gates at inference it equals the masked one. A
+    query with no open key left gets a zero context (the output projection
+    of zero), as in Keras' masked softmax.
+
+    Sparse inference: with `sparse_inference=True` the closed keys and
+    values are gathered away before they are projected: the open positions
+    are taken with `keras.ops.top_k` and `keras.ops.take_along_axis`, so the
+    key/value projections cost `k` rows and the score matrix is
+    `(query_steps, k)` instead of `(query_steps, kv_steps)`. `k`, the largest
+    number of open keys in the batch, is rounded up to the next of
+    `sparse_buckets` (fractions of `kv_steps`): each bucket is one branch of
+    a `keras.ops.switch` with a static `k` when `kv_steps` is static, so a
+    graph (also under XLA and in a SavedModel) is traced once and runs only
+    the branch it needs. Unused slots are masked. The outputs equal the
+    dense masked path. Outside inference, or with
+    `return_attention_scores=True` (the scores are `(query_steps,
+    kv_steps)`), the dense path runs.
+
+    Args:
+        num_heads, key_dim, value_dim, dropout, use_bias, output_shape,
+            attention_axes, ...: the arguments of
+            `keras.layers.MultiHeadAttention`. With `gates`, only attention
+            over axis 1 of rank-3 inputs is supported.
+        sparse_inference: bool, gather closed keys and values away at
+            inference. Defaults to `False`.
+        sparse_buckets: sequence of fractions in (0, 1], the sizes `k` of
+            the sparse path as shares of `kv_steps` (1 is always added), or
+            `None` for `k` exactly the number of open keys (dynamic shapes:
+            no padding, but not XLA-compilable). Defaults to a ladder of
+            ratio 2^(1/4) from 1/32 to 1.
+        **kwargs: the other arguments of `keras.layers.MultiHeadAttention`
+            and base layer keyword arguments.
+
+    Call arguments:
+        query, value, key, query_mask, value_mask, key_mask, attention_mask,
+            return_attention_scores, training, use_causal_mask: as in
+            `keras.layers.MultiHeadAttention`.
+        gates: optional float tensor `(batch, kv_steps)` of gates in [0, 1].
+
+    Returns:
+        `attention_output` `(batch, query_steps, features)`, and with
+        `return_attention_scores=True` also the weights
+        `(batch, num_heads, query_steps, kv_steps)`.
+
+    Example:
+
+    >>> x = np.random.rand(2, 6, 16).astype("float32")
+    >>> gates = np.array([[1, 0, 1, 0, 0, 1]] * 2, "float32")
+    >>> layer = GatedMultiHeadAttention(num_heads=2, key_dim=8,
+    ...                                 sparse_inference=True)
+    >>> layer(x, x, gates=gates).shape
+    TensorShape([2, 6, 16])
+
+    References:
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
+          Attention Is Needed: Gated Attention Network for Sequence Data.
+        - [Vaswani et al., 2017](https://arxiv.org/abs/1706.03762),
+          Attention Is All You Need.
+        - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim,
+        *args,
+        sparse_inference=False,
+        sparse_buckets=DEFAULT_SPARSE_BUCKETS,
+        **kwargs,
+    ):
+        super().__init__(num_heads, key_dim, *args, **kwargs)
+        self.sparse_inference = bool(sparse_inference)
+        if sparse_buckets is not None:
+            try:
+                buckets = sorted({float(f) for f in sparse_buckets})
+            except (TypeError, ValueError):
+                buckets = None
+            if not buckets or buckets[0] <= 0 or buckets[-1] > 1:
+                raise ValueError(
+                    "`sparse_buckets` must be None or a non-empty sequence of "
+                    "fractions in (0, 1]. "
+                    f"Received: sparse_buckets={sparse_buckets}"
+                )
+            if buckets[-1] != 1.0:
+                buckets.append(1.0)
+            sparse_buckets = buckets
+        self.sparse_buckets = sparse_buckets
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "sparse_inference": self.sparse_inference,
+                "sparse_buckets": self.sparse_buckets,
+            }
+        )
+        return config
+
+    def _check_gated_shapes(self, query):
+        if len(query.shape) != 3 or tuple(self._attention_axes or (1,)) != (1,):
+            raise ValueError(
+                "`gates` need rank-3 inputs `(batch, steps, features)` and "
+                "attention over axis 1. Received: "
+                f"query.shape={query.shape}, "
+                f"attention_axes={self._attention_axes}"
+            )
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+        gates=None,
+    ):
+        if gates is None:
+            return super().call(
+                query,
+                value,
+                key=key,
+                query_mask=query_mask,
+                value_mask=value_mask,
+                key_mask=key_mask,
+                attention_mask=attention_mask,
+                return_attention_scores=return_attention_scores,
+                training=training,
+                use_causal_mask=use_causal_mask,
+            )
+        self._check_gated_shapes(query)
+        if key is None:
+            key = value
+        if query_mask is None:
+            query_mask = get_keras_mask(query)
+        for tensor in (query, value, key):
+            set_keras_mask(tensor, None)
+
+        # Per-key openness (batch, kv_steps): the gates at inference and the
+        # key/value padding masks.
+        key_open = None
+        for mask in (value_mask, key_mask):
+            if mask is not None:
+                mask = ops.cast(mask, "bool")
+                key_open = mask if key_open is None else ops.logical_and(key_open, mask)
+        gates = ops.cast(gates, "float32")
+        bias = None
+        if training:
+            bias = _floored_log(gates)[:, None, None, :]
+        else:
+            gate_open = ops.greater(gates, 0.5)
+            key_open = gate_open if key_open is None else ops.logical_and(key_open, gate_open)
+
+        if query_mask is not None:
+            query_mask = ops.cast(query_mask, "bool")
+        if attention_mask is not None:
+            attention_mask = ops.cast(attention_mask, "bool")
+
+        gate = self._gate_dense(query) if self._use_gate else None
+        query = self._query_dense(query)
+        if self.sparse_inference and not training and not return_attention_scores:
+            output = self._sparse_attention(
+                query, key, value, key_open, query_mask, attention_mask, use_causal_mask
+            )
+            scores = None
+        else:
+            mask = self._dense_mask(
+                query, value, key_open, query_mask, attention_mask, use_causal_mask
+            )
+            output, scores = self._attend(
+                query,
+                self._key_dense(key),
+                self._value_dense(value),
+                mask,
+                bias,
+                training,
+            )
+        if gate is not None:
+            output = ops.multiply(output, gate)
+        output = self._output_dense(output)
+        if query_mask is not None:
+            set_keras_mask(output, query_mask)
+        if return_attention_scores:
+            return output, scores
+        return output
+
+    def _position_mask(self, query, key_positions, use_causal_mask):
+        """Causal and sliding-window mask `(1 or batch, q, k)` from the
+        original positions `(1 or batch, k)` of the keys, or None."""
+        if not use_causal_mask and self._sliding_window is None:
+            return None
+        rows = ops.arange(ops.shape(query)[1], dtype="int32")[None, :, None]
+        columns = ops.expand_dims(ops.cast(key_positions, "int32"), axis=1)
+        mask = None
+        if use_causal_mask:
+            mask = ops.greater_equal(rows, columns)
+        if self._sliding_window is not None:
+            window = ops.less(ops.abs(rows - columns), self._sliding_window)
+            mask = window if mask is None else ops.logical_and(mask, window)
+        return mask
+
+    def _merge(self, *masks):
+        merged = None
+        for mask in masks:
+            if mask is not None:
+                merged = mask if merged is None else ops.logical_and(merged, mask)
+        return merged
+
+    def _dense_mask(self, query, value, key_open, query_mask, attention_mask, use_causal_mask):
+        positions = ops.arange(ops.shape(value)[1], dtype="int32")[None, :]
+        return self._merge(
+            None if query_mask is None else ops.expand_dims(query_mask, -1),
+            None if key_open is None else ops.expand_dims(key_open, -2),
+            self._position_mask(query, positions, use_causal_mask),
+            attention_mask,
+        )
+
+    def _attend(self, query, key, value, mask, bias, training):
+        """Scaled dot-product attention of projected `(batch, steps, heads,
+        dim)` tensors with a boolean `mask` `(batch, q, k)` and a float
+        `bias` broadcastable to `(batch, heads, q, k)`."""
+        query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
+        scores = ops.einsum(self._dot_product_equation, key, query)
+        if bias is not None:
+            scores = scores + ops.cast(bias, scores.dtype)
+        if mask is not None:
+            mask = ops.expand_dims(mask, axis=1)
+        weights = self._softmax(scores, mask=mask)
+        attended = self._dropout_layer(weights, training=training) if self._dropout > 0 else weights
+        output = ops.einsum(self._combine_equation, attended, value)
+        return output, weights
+
+    def _bucket_sizes(self, steps):
+        """The static (or, for a dynamic length, symbolic) bucket sizes."""
+        if isinstance(steps, int):
+            sizes = sorted({max(1, math.ceil(f * steps - 1e-9)) for f in self.sparse_buckets})
+            return sizes, ops.convert_to_tensor(sizes, "int32")
+        fractions = ops.convert_to_tensor(self.sparse_buckets, "float32")
+        sizes = ops.cast(ops.ceil(fractions * ops.cast(steps, "float32") - 1e-6), "int32")
+        sizes = ops.maximum(sizes, 1)
+        return [sizes[i] for i in range(len(self.sparse_buckets))], sizes
+
+    def _sparse_attention(
+        self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask
+    ):
+        steps = value.shape[1] if value.shape[1] is not None else ops.shape(value)[1]
+        if key_open is None:
+            key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
+        open_float = ops.cast(key_open, "float32")
+        needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
+
+        def branch(k):
+            def run():
+                # TF's top_k puts equal values in index order: the open
+                # positions first, in order, then closed ones (masked slots).
+                slot_open, positions = ops.top_k(open_float, k, sorted=True)
+                slot_open = ops.greater(slot_open, 0.5)
+                index = ops.expand_dims(positions, -1)
+                k_in = ops.take_along_axis(key, index, axis=1)
+                v_in = k_in if value is key else ops.take_along_axis(value, index, axis=1)
+                gathered_mask = None
+                if attention_mask is not None:
+                    rows = ops.shape(attention_mask)[1]
+                    gathered_mask = ops.take_along_axis(
+                        attention_mask,
+                        ops.broadcast_to(
+                            ops.expand_dims(positions, 1),
+                            (ops.shape(positions)[0], rows, ops.shape(positions)[1]),
+                        ),
+                        axis=2,
+                    )
+                mask = self._merge(
+                    None if query_mask is None else ops.expand_dims(query_mask, -1),
+                    ops.expand_dims(slot_open, -2),
+                    self._position_mask(query, positions, use_causal_mask),
+                    gathered_mask,
+                )
+                output, _ = self._attend(
+                    query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False
+                )
+                return output
+
+            return run
+
+        if self.sparse_buckets is None:
+            return branch(ops.maximum(needed, 1))()
+        sizes, size_tensor = self._bucket_sizes(steps)
+        index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
+        return ops.switch(index, [branch(k) for k in sizes])
+
+    def compute_output_spec(self, query, value, key=None, gates=None, **kwargs):
+        return super().compute_output_spec(query, value, key=key, **kwargs)

@@ -1,0 +1,136 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.layers import GatedMultiHeadAttention
+from tests.layer_harness import run_layer_test
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=[4, 9, 8]).astype("float32")
+OTHER = RNG.normal(size=[4, 9, 6]).astype("float32")
+GATES = (RNG.random([4, 9]) > 0.6).astype("float32")
+GATES[:, 0] = 1.0  # every query keeps an open key ...
+GATES[3] = 0.0  # ... but the last row, where every gate is closed
+PADDING = np.ones([4, 9], bool)
+PADDING[1, 6:] = False
+
+
+def pair(**kwargs):
+    """A dense and a sparse gated layer and a Keras MHA, same weights."""
+    dense = GatedMultiHeadAttention(num_heads=2, key_dim=4, **kwargs)
+    sparse = GatedMultiHeadAttention(
+        num_heads=2, key_dim=4, sparse_inference=True, sparse_buckets=[0.25, 0.5], **kwargs
+    )
+    mha = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4, **kwargs)
+    for layer in (dense, sparse, mha):
+        layer(X, OTHER)
+    sparse.set_weights(dense.get_weights())
+    mha.set_weights(dense.get_weights())
+    return dense, sparse, mha
+
+
+def test_layer_harness(tmp_path):
+    run_layer_test(
+        GatedMultiHeadAttention,
+        {"num_heads": 2, "key_dim": 4, "sparse_inference": True, "sparse_buckets": [0.5, 1.0]},
+        X,
+        tmp_path,
+        call_kwargs={"value": OTHER, "gates": GATES},
+    )
+
+
+def test_all_gates_open_equals_multi_head_attention():
+    dense, sparse, mha = pair()
+    ones = np.ones([4, 9], "float32")
+    expected = mha(X, OTHER, value_mask=PADDING)
+    for layer in (dense, sparse):
+        for training in (False, True):
+            got = layer(X, OTHER, value_mask=PADDING, gates=ones, training=training)
+            np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_binary_gates_equal_masked_attention_dense_and_sparse(causal):
+    dense, sparse, mha = pair()
+    allowed = (GATES > 0.5) & PADDING
+    expected = mha(X, OTHER, attention_mask=np.repeat(allowed[:, None, :], 9, 1), use_causal_mask=causal)
+    got_dense = dense(X, OTHER, value_mask=PADDING, gates=GATES, use_causal_mask=causal)
+    got_sparse = sparse(X, OTHER, value_mask=PADDING, gates=GATES, use_causal_mask=causal)
+    np.testing.assert_allclose(got_dense[:3], expected[:3], atol=1e-5)
+    np.testing.assert_allclose(got_sparse, got_dense, atol=1e-5)
+    # Every gate closed: a zero context, i.e. the output projection's bias.
+    bias = dense.output_dense.bias.numpy()
+    np.testing.assert_allclose(got_sparse[3], np.broadcast_to(bias, (9, 8)), atol=1e-6)
+
+
+def test_sparse_paths_equal_dense_with_attention_mask_exact_k_and_xla():
+    dense, sparse, _ = pair(sliding_window=4)
+    exact = GatedMultiHeadAttention(
+        num_heads=2, key_dim=4, sparse_inference=True, sparse_buckets=None, sliding_window=4
+    )
+    exact(X, OTHER)
+    exact.set_weights(dense.get_weights())
+    attention_mask = RNG.random([4, 9, 9]) > 0.2
+    expected = dense(X, OTHER, attention_mask=attention_mask, gates=GATES)
+    for layer in (sparse, exact):
+        np.testing.assert_allclose(
+            layer(X, OTHER, attention_mask=attention_mask, gates=GATES), expected, atol=1e-5
+        )
+    compiled = tf.function(lambda *a: sparse(a[0], a[1], attention_mask=a[2], gates=a[3]), jit_compile=True)
+    np.testing.assert_allclose(compiled(X, OTHER, attention_mask, GATES), expected, atol=1e-5)
+
+
+def test_closed_keys_and_values_have_no_influence():
+    dense, sparse, _ = pair()
+    key = RNG.normal(size=[4, 9, 6]).astype("float32")
+    closed = GATES < 0.5
+    noisy_value, noisy_key = OTHER.copy(), key.copy()
+    noisy_value[closed] = 1e3
+    noisy_key[closed] = -1e3
+    for layer in (dense, sparse):
+        clean = layer(X, OTHER, key=key, gates=GATES)
+        np.testing.assert_allclose(layer(X, noisy_value, key=noisy_key, gates=GATES), clean, atol=1e-5)
+    np.testing.assert_allclose(sparse(X, OTHER, key=key, gates=GATES), dense(X, OTHER, key=key, gates=GATES), atol=1e-5)
+
+
+def test_gradients_reach_the_gates_also_closed_ones():
+    dense, _, _ = pair()
+    relaxed = np.clip(RNG.random([4, 9]), 0.05, 1.0).astype("float32")
+    relaxed[0, 3] = 0.0  # a straight-through gate, hard closed
+    gates = tf.Variable(relaxed)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(dense(X, OTHER, gates=gates, training=True) ** 2)
+    grad = tape.gradient(loss, gates).numpy()
+    assert np.all(np.isfinite(grad))
+    assert np.all(grad[:, :8] != 0.0)
+    # Relaxed gates weight the keys by g: weights g exp(e) / sum g exp(e).
+    _, scores = dense(X, OTHER, gates=gates, training=True, return_attention_scores=True)
+    _, plain = dense(X, OTHER, gates=np.ones([4, 9], "float32"), return_attention_scores=True)
+    expected = plain.numpy() * relaxed[:, None, None, :]
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(scores, expected, atol=1e-6)
+
+
+def test_sparse_path_runs_in_a_saved_model(tmp_path):
+    query = keras.Input((None, 8))
+    gates = keras.Input((None,))
+    layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_inference=True, sparse_buckets=[0.5])
+    model = keras.Model([query, gates], layer(query, query, gates=gates))
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    serve = tf.saved_model.load(str(tmp_path / "saved")).signatures["serving_default"]
+    for steps in (9, 5):  # one signature, any length
+        x, g = X[:, :steps], GATES[:, :steps]
+        got = serve(inputs=tf.constant(x), inputs_1=tf.constant(g))["output_0"]
+        np.testing.assert_allclose(got, model([x, g]), atol=1e-5)
+    ops = {node.op for f in serve.graph.as_graph_def().library.function for node in f.node_def}
+    assert "TopKV2" in ops and ({"Case", "StatelessCase"} & ops)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="sparse_buckets"):
+        GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_buckets=[0.0, 0.5])
+    layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, attention_axes=(1, 2))
+    image = np.zeros([1, 3, 3, 4], "float32")
+    with pytest.raises(ValueError, match="rank-3"):
+        layer(image, image, gates=np.ones([1, 3], "float32"))
