@@ -5,5 +5,6 @@ from ganet_tf.layers.gate_sparsity import GateSparsity
 from ganet_tf.layers.gated_attention_pooling import GatedAttentionPooling
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
+from ganet_tf.layers.gated_transformer_encoder import GatedTransformerEncoder
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.layers.local_attention_pooling import LocalAttentionPooling

@@ -30,6 +30,35 @@ def _floored_log(gates):
     return tf.math.log(floored), grad
 
 
+def normalize_buckets(sparse_buckets):
+    """Sorted bucket fractions in (0, 1] ending with 1, or None."""
+    if sparse_buckets is None:
+        return None
+    try:
+        buckets = sorted({float(f) for f in sparse_buckets})
+    except (TypeError, ValueError):
+        buckets = None
+    if not buckets or buckets[0] <= 0 or buckets[-1] > 1:
+        raise ValueError(
+            "`sparse_buckets` must be None or a non-empty sequence of "
+            f"fractions in (0, 1]. Received: sparse_buckets={sparse_buckets}"
+        )
+    if buckets[-1] != 1.0:
+        buckets.append(1.0)
+    return buckets
+
+
+def bucket_sizes(fractions, steps):
+    """The sizes `ceil(f * steps)` of the buckets, as a list (Python ints
+    when `steps` is static, scalar tensors otherwise) and an int32 tensor."""
+    if isinstance(steps, int):
+        sizes = sorted({max(1, math.ceil(f * steps - 1e-9)) for f in fractions})
+        return sizes, ops.convert_to_tensor(sizes, "int32")
+    size_tensor = ops.convert_to_tensor(fractions, "float32") * ops.cast(steps, "float32")
+    size_tensor = ops.maximum(ops.cast(ops.ceil(size_tensor - 1e-6), "int32"), 1)
+    return [size_tensor[i] for i in range(len(fractions))], size_tensor
+
+
 @keras.saving.register_keras_serializable(package="ganet_tf")
 class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
     """Multi-head attention whose keys and values are gated by GA-Net gates.
@@ -120,21 +149,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
     ):
         super().__init__(num_heads, key_dim, *args, **kwargs)
         self.sparse_inference = bool(sparse_inference)
-        if sparse_buckets is not None:
-            try:
-                buckets = sorted({float(f) for f in sparse_buckets})
-            except (TypeError, ValueError):
-                buckets = None
-            if not buckets or buckets[0] <= 0 or buckets[-1] > 1:
-                raise ValueError(
-                    "`sparse_buckets` must be None or a non-empty sequence of "
-                    "fractions in (0, 1]. "
-                    f"Received: sparse_buckets={sparse_buckets}"
-                )
-            if buckets[-1] != 1.0:
-                buckets.append(1.0)
-            sparse_buckets = buckets
-        self.sparse_buckets = sparse_buckets
+        self.sparse_buckets = normalize_buckets(sparse_buckets)
 
     def get_config(self):
         config = super().get_config()
@@ -284,16 +299,6 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         output = ops.einsum(self._combine_equation, attended, value)
         return output, weights
 
-    def _bucket_sizes(self, steps):
-        """The static (or, for a dynamic length, symbolic) bucket sizes."""
-        if isinstance(steps, int):
-            sizes = sorted({max(1, math.ceil(f * steps - 1e-9)) for f in self.sparse_buckets})
-            return sizes, ops.convert_to_tensor(sizes, "int32")
-        fractions = ops.convert_to_tensor(self.sparse_buckets, "float32")
-        sizes = ops.cast(ops.ceil(fractions * ops.cast(steps, "float32") - 1e-6), "int32")
-        sizes = ops.maximum(sizes, 1)
-        return [sizes[i] for i in range(len(self.sparse_buckets))], sizes
-
     def _sparse_attention(
         self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask
     ):
@@ -338,7 +343,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
 
         if self.sparse_buckets is None:
             return branch(ops.maximum(needed, 1))()
-        sizes, size_tensor = self._bucket_sizes(steps)
+        sizes, size_tensor = bucket_sizes(self.sparse_buckets, steps)
         index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
         return ops.switch(index, [branch(k) for k in sizes])
 

@@ -1,0 +1,270 @@
+import keras
+from keras import ops
+
+# Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
+from keras.src.backend import get_keras_mask
+
+from ganet_tf.layers.gated_multi_head_attention import (
+    DEFAULT_SPARSE_BUCKETS,
+    GatedMultiHeadAttention,
+    bucket_sizes,
+    normalize_buckets,
+)
+
+
+def _clone_initializer(initializer):
+    initializer = keras.initializers.get(initializer)
+    return initializer.__class__.from_config(initializer.get_config())
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+class GatedTransformerEncoder(keras.layers.Layer):
+    """A Transformer encoder block whose self-attention is gated by GA-Net.
+
+    The block of keras-hub's `TransformerEncoder` (self-attention, residual,
+    layer norm, a two-layer feedforward network, residual, layer norm; or
+    pre-norm with `normalize_first=True`) with `GatedMultiHeadAttention`:
+    the `gates` `(batch, steps)` decide which tokens are attended as keys
+    and values (a log-gate bias while training, a binary key mask at
+    inference).
+
+    Token dropping: with `token_dropping=True` and binary gates at inference
+    the block runs only on the open tokens: they are gathered with
+    `keras.ops.top_k`/`take_along_axis` into a compacted sequence of `k`
+    slots (`k`, the largest number of open tokens in the batch, rounded up
+    to the next of `sparse_buckets`, one `keras.ops.switch` branch per
+    size), the whole block (attention among the open tokens, feedforward
+    network) runs on it, and the results are gathered back to their
+    positions. The output keeps the shape of `inputs` (so blocks stack and
+    a gated pooling can follow); a closed token leaves the block unchanged.
+    The open tokens' outputs equal those of the dense gated block. When the
+    same gates drive every later block and a gated pooling, the closed
+    tokens' values are never read again, so dropping them changes nothing
+    downstream: the work per block scales with the open tokens.
+
+    Args:
+        intermediate_dim: int > 0, width of the feedforward network.
+        num_heads: int > 0, attention heads; must divide the input width.
+        dropout: float in [0, 1), dropout of attention weights and of both
+            residual branches. Defaults to 0.
+        activation: activation of the feedforward network. Defaults to
+            `"relu"`.
+        layer_norm_epsilon: float, epsilon of the layer norms. Defaults to
+            1e-5.
+        kernel_initializer, bias_initializer: initializers of the dense and
+            attention kernels and biases. Default `"glorot_uniform"` and
+            `"zeros"`.
+        normalize_first: bool, pre-norm (layer norm before attention and
+            feedforward). Defaults to `False`.
+        sparse_inference: bool, the attention gathers closed keys and values
+            away at inference (see `GatedMultiHeadAttention`). Defaults to
+            `False`.
+        token_dropping: bool, run the block only on the open tokens at
+            inference. Defaults to `False`.
+        sparse_buckets: the bucket fractions of the sparse paths, or `None`
+            for exact (dynamic) sizes; see `GatedMultiHeadAttention`.
+        **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs: float tensor `(batch, steps, hidden_dim)`.
+        padding_mask: optional boolean tensor `(batch, steps)`, True at real
+            tokens; defaults to the Keras mask of `inputs`.
+        attention_mask: optional boolean tensor `(batch, steps, steps)`.
+        gates: optional float tensor `(batch, steps)` of gates in [0, 1].
+        training: Python bool.
+
+    Returns:
+        Float tensor `(batch, steps, hidden_dim)`.
+
+    Example:
+
+    >>> x = np.random.rand(2, 6, 16).astype("float32")
+    >>> gates = np.array([[1, 0, 1, 0, 0, 1]] * 2, "float32")
+    >>> block = GatedTransformerEncoder(intermediate_dim=32, num_heads=2,
+    ...                                 token_dropping=True)
+    >>> block(x, gates=gates).shape
+    TensorShape([2, 6, 16])
+
+    References:
+        - [Vaswani et al., 2017](https://arxiv.org/abs/1706.03762),
+          Attention Is All You Need.
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
+          Attention Is Needed: Gated Attention Network for Sequence Data.
+        - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950),
+          PoWER-BERT: Accelerating BERT Inference via Progressive
+          Word-vector Elimination.
+    """
+
+    def __init__(
+        self,
+        intermediate_dim,
+        num_heads,
+        dropout=0.0,
+        activation="relu",
+        layer_norm_epsilon=1e-5,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        normalize_first=False,
+        sparse_inference=False,
+        token_dropping=False,
+        sparse_buckets=DEFAULT_SPARSE_BUCKETS,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (("intermediate_dim", intermediate_dim), ("num_heads", num_heads)):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+            raise ValueError(f"`dropout` must be a number in [0, 1). Received: dropout={dropout}")
+        self.intermediate_dim = intermediate_dim
+        self.num_heads = num_heads
+        self.dropout = float(dropout)
+        self.activation = keras.activations.get(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.normalize_first = bool(normalize_first)
+        self.sparse_inference = bool(sparse_inference)
+        self.token_dropping = bool(token_dropping)
+        self.sparse_buckets = normalize_buckets(sparse_buckets)
+        self.supports_masking = True
+
+    def build(self, inputs_shape):
+        hidden_dim = inputs_shape[-1]
+        if hidden_dim is None or hidden_dim % self.num_heads:
+            raise ValueError(
+                "The input width must be a multiple of `num_heads`. "
+                f"Received: inputs_shape={inputs_shape}, num_heads={self.num_heads}"
+            )
+        common = {"dtype": self.dtype_policy}
+        self._self_attention_layer = GatedMultiHeadAttention(
+            num_heads=self.num_heads,
+            key_dim=hidden_dim // self.num_heads,
+            dropout=self.dropout,
+            kernel_initializer=_clone_initializer(self.kernel_initializer),
+            bias_initializer=_clone_initializer(self.bias_initializer),
+            sparse_inference=self.sparse_inference,
+            sparse_buckets=self.sparse_buckets,
+            name="self_attention_layer",
+            **common,
+        )
+        self._self_attention_layer.build(inputs_shape, inputs_shape)
+        self._self_attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="self_attention_layer_norm", **common
+        )
+        self._self_attention_layer_norm.build(inputs_shape)
+        self._self_attention_dropout = keras.layers.Dropout(self.dropout, **common)
+        self._feedforward_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="feedforward_layer_norm", **common
+        )
+        self._feedforward_layer_norm.build(inputs_shape)
+        self._feedforward_intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim,
+            activation=self.activation,
+            kernel_initializer=_clone_initializer(self.kernel_initializer),
+            bias_initializer=_clone_initializer(self.bias_initializer),
+            name="feedforward_intermediate_dense",
+            **common,
+        )
+        self._feedforward_intermediate_dense.build(inputs_shape)
+        self._feedforward_output_dense = keras.layers.Dense(
+            hidden_dim,
+            kernel_initializer=_clone_initializer(self.kernel_initializer),
+            bias_initializer=_clone_initializer(self.bias_initializer),
+            name="feedforward_output_dense",
+            **common,
+        )
+        self._feedforward_output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+        self._feedforward_dropout = keras.layers.Dropout(self.dropout, **common)
+        self.built = True
+
+    def _block(self, x, key_mask, attention_mask, gates, training):
+        residual = x
+        if self.normalize_first:
+            x = self._self_attention_layer_norm(x)
+        x = self._self_attention_layer(
+            x,
+            x,
+            value_mask=key_mask,
+            attention_mask=attention_mask,
+            gates=gates,
+            training=training,
+        )
+        x = self._self_attention_dropout(x, training=training) + residual
+        if not self.normalize_first:
+            x = self._self_attention_layer_norm(x)
+        residual = x
+        if self.normalize_first:
+            x = self._feedforward_layer_norm(x)
+        x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
+        x = self._feedforward_dropout(x, training=training) + residual
+        if not self.normalize_first:
+            x = self._feedforward_layer_norm(x)
+        return x
+
+    def call(self, inputs, padding_mask=None, attention_mask=None, gates=None, training=None):
+        if padding_mask is None:
+            padding_mask = get_keras_mask(inputs)
+        if padding_mask is not None:
+            padding_mask = ops.cast(padding_mask, "bool")
+        if attention_mask is not None:
+            attention_mask = ops.cast(attention_mask, "bool")
+        if gates is None or training or not self.token_dropping:
+            return self._block(inputs, padding_mask, attention_mask, gates, training)
+        return self._dropped_tokens_block(inputs, padding_mask, attention_mask, gates)
+
+    def _dropped_tokens_block(self, inputs, padding_mask, attention_mask, gates):
+        open_ = ops.greater(ops.cast(gates, "float32"), 0.5)
+        if padding_mask is not None:
+            open_ = ops.logical_and(open_, padding_mask)
+        open_float = ops.cast(open_, "float32")
+        needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
+        # Slot of each open token in the compacted sequence (its rank).
+        slot = ops.maximum(ops.cumsum(ops.cast(open_, "int32"), axis=1) - 1, 0)
+
+        def branch(k):
+            def run():
+                # Equal values come out in index order: the open tokens
+                # first, in order, then closed ones (masked slots).
+                slot_open, positions = ops.top_k(open_float, k, sorted=True)
+                slot_open = ops.greater(slot_open, 0.5)
+                compact = ops.take_along_axis(inputs, ops.expand_dims(positions, -1), axis=1)
+                compact_mask = None
+                if attention_mask is not None:
+                    rows = ops.take_along_axis(attention_mask, ops.expand_dims(positions, -1), axis=1)
+                    compact_mask = ops.take_along_axis(rows, ops.expand_dims(positions, 1), axis=2)
+                outputs = self._block(compact, slot_open, compact_mask, None, False)
+                # Back to the full length, by gathering each open token's slot.
+                full = ops.take_along_axis(outputs, ops.expand_dims(ops.minimum(slot, k - 1), -1), axis=1)
+                return ops.where(ops.expand_dims(open_, -1), full, inputs)
+
+            return run
+
+        if self.sparse_buckets is None:
+            return branch(ops.maximum(needed, 1))()
+        steps = inputs.shape[1] if inputs.shape[1] is not None else ops.shape(inputs)[1]
+        sizes, size_tensor = bucket_sizes(self.sparse_buckets, steps)
+        index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
+        return ops.switch(index, [branch(k) for k in sizes])
+
+    def compute_output_shape(self, inputs_shape):
+        return inputs_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "intermediate_dim": self.intermediate_dim,
+                "num_heads": self.num_heads,
+                "dropout": self.dropout,
+                "activation": keras.activations.serialize(self.activation),
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "normalize_first": self.normalize_first,
+                "sparse_inference": self.sparse_inference,
+                "token_dropping": self.token_dropping,
+                "sparse_buckets": self.sparse_buckets,
+            }
+        )
+        return config
