@@ -1,8 +1,10 @@
 """GA-Net, the Gated Attention Network (Xue, Li & Zhang, AAAI 2020), for Keras 3."""
 
-import os
+from ganet_tf.quiet_import import import_tensorflow
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Before Keras imports TensorFlow: without its C++ start-up log (CUDA
+# factory registrations, cudart) unless TF_CPP_MIN_LOG_LEVEL asks for it.
+import_tensorflow()
 
 from ganet_tf import layers  # noqa: E402
 from ganet_tf import models  # noqa: E402

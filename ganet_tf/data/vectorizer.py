@@ -171,6 +171,15 @@ def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None, buckets=N
         bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
         pad_to_bucket_boundary=False,
     )
+    # A text's bucket depends on its length only, so the number of batches
+    # (full ones plus one partial batch per bucket) is the same every epoch.
+    # Stated, it lets Keras size the epoch (no "Your input ran out of data"
+    # warning at the end of the first one) and tf.distribute split it.
+    per_bucket = np.bincount(
+        np.searchsorted(boundaries, lengths, side="right"), minlength=len(boundaries) + 1
+    )
+    batches = int(np.sum(-(-per_bucket // batch_size)))
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -193,8 +202,21 @@ def load_vectorizer(path):
             f"No preprocessing file at {path}: point to a folder written by "
             "`python -m ganet_tf train --out`."
         )
-    with open(path, encoding="utf-8") as handle:
-        config = json.load(handle)
+    if os.path.isdir(path):
+        raise GANetInputError(f"{path} is a folder, not a preprocessing.json file.")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            config = json.load(handle)
+        if not isinstance(config, dict) or not all(
+            key in config for key in ("vocabulary", "sequence_length", "class_names")
+        ):
+            raise ValueError("expected vocabulary, sequence_length and class_names")
+    except (ValueError, UnicodeDecodeError) as error:
+        message = (str(error).splitlines() or [type(error).__name__])[0][:120]
+        raise GANetInputError(
+            f"{path} is not a valid preprocessing file ({message}): copy it again "
+            "from the run folder, or retrain."
+        ) from None
     version = config.get("standardize_version", 1)
     if version != STANDARDIZE_VERSION:
         raise GANetInputError(

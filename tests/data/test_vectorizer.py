@@ -71,6 +71,19 @@ def test_length_buckets_pad_each_batch_to_its_longest_text():
     assert sorted(seen) == list(range(200))
 
 
+def test_length_buckets_state_their_number_of_batches():
+    # Keras sizes the epoch from the cardinality: unknown, the first epoch
+    # ends in a "Your input ran out of data" warning.
+    rng = np.random.default_rng(1)
+    ids = np.zeros([37, 20], "int32")
+    for row, length in enumerate(rng.integers(0, 20, size=37)):
+        ids[row, :length] = rng.integers(2, 50, size=length)
+    dataset = make_dataset(ids, np.arange(37), batch_size=8, shuffle=True, seed=0, buckets=3)
+    assert int(dataset.cardinality()) == 6
+    for _ in range(2):  # reshuffled epochs have as many batches
+        assert sum(1 for _ in dataset) == 6
+
+
 def test_loading_refuses_another_standardisation(tmp_path):
     import json
 
