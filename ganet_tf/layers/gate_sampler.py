@@ -2,7 +2,10 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-INFERENCE_MODES = ("threshold", "sample")
+INFERENCE_MODES = ("threshold", "sample", "top_k")
+DISTRIBUTIONS = ("relaxed_bernoulli", "hard_concrete")
+# The stretch interval (gamma, zeta) of hard concrete gates (Louizos et al.).
+HARD_CONCRETE_STRETCH = (-0.1, 1.1)
 
 
 @tf.custom_gradient
@@ -33,12 +36,26 @@ class GateSampler(keras.layers.Layer):
     finite for every temperature and logit (TFP's own gradient is NaN for
     low temperatures and large logits).
 
+    With `distribution="hard_concrete"` the relaxed sample `s` is stretched
+    to `(gamma, zeta) = (-0.1, 1.1)` and clipped to [0, 1],
+    `g = clip(s (zeta - gamma) + gamma, 0, 1)` (Louizos et al., 2018), so
+    training sees exact zeros and ones, with
+    `P(g = 0) = sigmoid(tau log(-gamma / zeta) - u_t)` and
+    `P(g = 1) = sigmoid(u_t - tau log((1 - gamma) / (zeta - 1)))`; a gate
+    at 0 or 1 passes no gradient, the others `(zeta - gamma) s (1 - s) /
+    tau`. The stretch is symmetric about 0.5, so `P(g > 0.5) = p_t` as with
+    the plain relaxation.
+
     With `straight_through=True` the forward pass uses the hard gate
     `1[g > 0.5]` and the backward pass the relaxed gradient.
 
     Outside training the gates are binary: `inference_mode="threshold"`
     opens gate t when `p_t > 0.5` (deterministic, the default for serving);
-    `inference_mode="sample"` draws `Bernoulli(p_t)` as in the paper.
+    `inference_mode="sample"` draws `Bernoulli(p_t)` as in the paper;
+    `inference_mode="top_k"` opens the `k = ceil(inference_density * T)`
+    real tokens of highest `p_t` in each example of `T` real tokens
+    (deterministic, ties to the earlier token): a real row is never
+    all-closed, and attention costs a fixed share of the tokens.
 
     Masking: positions where the input mask is False get gate 0, and the
     mask is passed on unchanged.
@@ -48,8 +65,14 @@ class GateSampler(keras.layers.Layer):
             searches {0.5, 1.0, 1.5, 2.0}.
         straight_through: bool, use hard gates in the forward pass while
             training. Defaults to `False`.
-        inference_mode: `"threshold"` or `"sample"`, how gates are drawn
-            outside training. Defaults to `"threshold"`.
+        inference_mode: `"threshold"`, `"sample"` or `"top_k"`, how gates
+            are drawn outside training. Defaults to `"threshold"`.
+        distribution: `"relaxed_bernoulli"` (TFP `RelaxedBernoulli`, the
+            paper's Gumbel-softmax gates) or `"hard_concrete"` (stretched
+            and clipped, with exact zeros and ones), the training gates.
+            Defaults to `"relaxed_bernoulli"`.
+        inference_density: None or float in (0, 1], the share rho of real
+            tokens that `"top_k"` opens; required by `"top_k"`.
         seed: int or None, seed of the layer's `keras.random.SeedGenerator`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
@@ -74,6 +97,8 @@ class GateSampler(keras.layers.Layer):
           Attention Is Needed: Gated Attention Network for Sequence Data.
         - [Maddison et al., 2017](https://arxiv.org/abs/1611.00712),
           The Concrete Distribution.
+        - [Louizos et al., 2018](https://arxiv.org/abs/1712.01312),
+          Learning Sparse Neural Networks through L0 Regularization.
     """
 
     def __init__(
@@ -82,6 +107,8 @@ class GateSampler(keras.layers.Layer):
         straight_through=False,
         inference_mode="threshold",
         seed=None,
+        distribution="relaxed_bernoulli",
+        inference_density=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -95,6 +122,29 @@ class GateSampler(keras.layers.Layer):
                 f"`inference_mode` must be one of {INFERENCE_MODES}. "
                 f"Received: inference_mode={inference_mode}"
             )
+        if distribution not in DISTRIBUTIONS:
+            raise ValueError(
+                f"`distribution` must be one of {DISTRIBUTIONS}. "
+                f"Received: distribution={distribution}"
+            )
+        if inference_density is not None and (
+            isinstance(inference_density, bool)
+            or not isinstance(inference_density, (int, float))
+            or not 0 < inference_density <= 1
+        ):
+            raise ValueError(
+                "`inference_density` must be None or a number in (0, 1]. "
+                f"Received: inference_density={inference_density}"
+            )
+        if inference_mode == "top_k" and inference_density is None:
+            raise ValueError(
+                "`inference_mode='top_k'` needs the share of tokens to open: "
+                "pass `inference_density`. Received: inference_density=None"
+            )
+        self.distribution = distribution
+        self.inference_density = (
+            None if inference_density is None else float(inference_density)
+        )
         self.temperature = float(temperature)
         self.straight_through = bool(straight_through)
         self.inference_mode = inference_mode
@@ -104,7 +154,15 @@ class GateSampler(keras.layers.Layer):
         self._build_at_init()
 
     def _next_seed(self):
-        return tf.cast(self.seed_generator.next(), "int32")
+        seed = tf.cast(self.seed_generator.next(), "int32")
+        # Under a tf.distribute strategy the replicas share the seed state:
+        # the replica id makes each draw its own noise (replica 0, and one
+        # device, keep the plain seed).
+        replica = tf.distribute.get_replica_context()
+        if replica is not None and replica.num_replicas_in_sync > 1:
+            replica_id = tf.cast(replica.replica_id_in_sync_group, "int32")
+            seed = seed + tf.stack([replica_id * 7919, 0])
+        return seed
 
     def _relaxed(self, logits):
         logits = tf.cast(logits, "float32")
@@ -114,25 +172,45 @@ class GateSampler(keras.layers.Layer):
         )
         sample = tf.stop_gradient(distribution.sample(seed=self._next_seed()))
         gates = _finite_relaxed_sample(logits, sample, temperature)
+        if self.distribution == "hard_concrete":
+            low, high = HARD_CONCRETE_STRETCH
+            gates = tf.clip_by_value(gates * (high - low) + low, 0.0, 1.0)
         if self.straight_through:
             hard = tf.cast(gates > 0.5, gates.dtype)
             gates = gates + tf.stop_gradient(hard - gates)
         return gates
 
-    def _binary(self, logits):
+    def _binary(self, logits, mask):
         logits = tf.cast(logits, "float32")
         if self.inference_mode == "threshold":
             return tf.cast(logits > 0.0, "float32")
+        if self.inference_mode == "top_k":
+            return self._top_k(logits, mask)
         distribution = tfp.distributions.Bernoulli(
             logits=logits, dtype="float32"
         )
         return distribution.sample(seed=self._next_seed())
 
+    def _top_k(self, logits, mask):
+        if mask is None:
+            real = tf.ones_like(logits, dtype="bool")
+        else:
+            real = tf.cast(mask, "bool")
+        lengths = tf.reduce_sum(tf.cast(real, "float32"), axis=-1, keepdims=True)
+        # ceil(rho T), forgiving the float error of rho T (0.3 * 10 > 3).
+        k = tf.math.ceil(self.inference_density * lengths - 1e-4)
+        k = tf.minimum(tf.maximum(k, 1.0), lengths)
+        scores = tf.where(real, logits, tf.fill(tf.shape(logits), -float("inf")))
+        order = tf.argsort(scores, axis=-1, direction="DESCENDING", stable=True)
+        ranks = tf.argsort(order, axis=-1, stable=True)
+        opened = tf.logical_and(tf.cast(ranks, "float32") < k, real)
+        return tf.cast(opened, "float32")
+
     def call(self, inputs, mask=None, training=None):
         if training:
             gates = self._relaxed(inputs)
         else:
-            gates = self._binary(inputs)
+            gates = self._binary(inputs, mask)
         if mask is not None:
             gates = gates * tf.cast(mask, gates.dtype)
         return tf.cast(gates, self.compute_dtype)
@@ -148,6 +226,8 @@ class GateSampler(keras.layers.Layer):
                 "straight_through": self.straight_through,
                 "inference_mode": self.inference_mode,
                 "seed": self.seed,
+                "distribution": self.distribution,
+                "inference_density": self.inference_density,
             }
         )
         return config

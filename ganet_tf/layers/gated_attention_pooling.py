@@ -20,6 +20,15 @@ class GatedAttentionPooling(keras.layers.Layer):
     gate is open (`g_t > 0`). Without `gates` every real token is open and
     the layer is the soft-attention baseline.
 
+    With `gates`, the layer tracks the metric `attended_density`
+    (`val_attended_density` in validation): the share of real tokens that
+    get a weight `alpha_t > 0`, the fallback's tokens included, averaged over
+    the examples that have a real token. Unlike the share of open gates, it
+    counts a row whose gates are all closed as the tokens it attends to
+    (all of them under `fallback="all"`). While training with relaxed
+    gates nearly every gate is above 0, so it is near 1 there; it is the
+    validation value that measures the selection.
+
     Masking: the layer consumes the mask of `inputs` (True at real tokens)
     and returns no mask. Padded positions get `alpha = 0`. A row whose gates
     are all closed is pooled with the `fallback` weights: `"all"` attends
@@ -102,6 +111,8 @@ class GatedAttentionPooling(keras.layers.Layer):
             )
         self.hidden.build(inputs_shape)
         self.score.build(tuple(inputs_shape[:-1]) + (self.units,))
+        if gates_shape is not None:
+            self.attended_density = keras.metrics.Mean(name="attended_density")
         self.built = True
 
     def call(self, inputs, gates=None, gate_scores=None, mask=None):
@@ -131,12 +142,23 @@ class GatedAttentionPooling(keras.layers.Layer):
         else:
             weights = ops.where(any_open, gated, self._fallback(scores, gate_scores, real, steps, negative))
         # Rows without any real token pool nothing.
-        weights = ops.where(ops.any(real, axis=1, keepdims=True), weights, 0.0)
+        has_tokens = ops.any(real, axis=1, keepdims=True)
+        weights = ops.where(has_tokens, weights, 0.0)
+        if gates is not None and hasattr(self, "attended_density"):
+            self._update_attended_density(weights, real, has_tokens)
         weights = ops.cast(weights, self.compute_dtype)
         context = ops.einsum("bt,btf->bf", weights, inputs)
         if self.return_attention_scores:
             return context, weights
         return context
+
+    def _update_attended_density(self, weights, real, has_tokens):
+        real = ops.cast(real, "float32")
+        attended = ops.sum(ops.cast(weights > 0.0, "float32") * real, axis=1)
+        density = attended / ops.maximum(ops.sum(real, axis=1), 1.0)
+        self.attended_density.update_state(
+            density, sample_weight=ops.cast(has_tokens[:, 0], "float32")
+        )
 
     def _masked_softmax(self, scores, allowed, negative):
         scores = ops.where(allowed, scores, negative)

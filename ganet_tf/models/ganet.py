@@ -1,6 +1,8 @@
 """GA-Net: BiLSTM states pooled by attention over the gates that an
 auxiliary network opens."""
 
+import math
+
 import keras
 
 from ganet_tf.layers import AuxiliaryNetwork
@@ -22,12 +24,15 @@ def build_ganet(
     attention_units=100,
     auxiliary="bilstm",
     auxiliary_hidden_dim=20,
-    initial_gate_logit=0.0,
+    initial_gate_logit=None,
     temperature=1.0,
     penalty=1e-4,
     straight_through=False,
     inference_mode="threshold",
     fallback="all",
+    gate_distribution="relaxed_bernoulli",
+    target_density=None,
+    inference_density=None,
     dropout=0.3,
     sequence_length=None,
     seed=None,
@@ -58,13 +63,22 @@ def build_ganet(
             `"fnn"` or `"attention"`.
         auxiliary_hidden_dim: width of the auxiliary encoder.
         initial_gate_logit: the initial bias of the gate logits; positive
-            values start with most gates open.
+            values start with most gates open. Defaults to `logit(rho)`
+            with a `target_density` rho, else 0.
         temperature: Gumbel-softmax temperature tau of the gates.
-        penalty: lambda, weight of the gate L1 penalty.
+        penalty: lambda, weight of the gate L1 penalty (the multiplier's
+            initial value with a `target_density`).
         straight_through: hard gates forward, relaxed gradient backward.
-        inference_mode: `"threshold"` (p > 0.5) or `"sample"` (Bernoulli).
+        inference_mode: `"threshold"` (p > 0.5), `"sample"` (Bernoulli) or
+            `"top_k"` (the `ceil(inference_density * T)` most probable).
         fallback: weights of a row whose gates are all closed, `"all"` or
             `"most_probable"`.
+        gate_distribution: training gates, `"relaxed_bernoulli"` or
+            `"hard_concrete"` (see `GateSampler`).
+        target_density: None or rho in (0, 1): the gate density that a
+            Lagrange multiplier steers training to (see `GateSparsity`).
+        inference_density: share of tokens `"top_k"` opens; defaults to
+            `target_density`.
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -73,6 +87,12 @@ def build_ganet(
     Returns:
         An uncompiled `keras.Model`.
     """
+    if initial_gate_logit is None:
+        initial_gate_logit = 0.0
+        if target_density is not None and 0 < target_density < 1:
+            initial_gate_logit = math.log(target_density / (1 - target_density))
+    if inference_density is None and inference_mode == "top_k":
+        inference_density = target_density
     token_ids, embedded, mask = embedded_tokens(
         vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
     )
@@ -88,9 +108,13 @@ def build_ganet(
         straight_through=straight_through,
         inference_mode=inference_mode,
         seed=seed,
+        distribution=gate_distribution,
+        inference_density=inference_density,
         name="gates",
     )(gate_logits)
-    gates = GateSparsity(penalty=penalty, name="gate_sparsity")(gates)
+    gates = GateSparsity(
+        penalty=penalty, target_density=target_density, name="gate_sparsity"
+    )(gates)
     states = bilstm_states(embedded, hidden_dim, num_layers)
     context, _ = GatedAttentionPooling(
         units=attention_units, fallback=fallback, name="attention"

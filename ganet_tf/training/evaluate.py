@@ -18,7 +18,11 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
     ones are; `None` where the model has no additive attention / no gates);
     `all_closed_rate` (share of examples whose gates are all closed, pooled
     by the attention's fallback, whose tokens the gated FLOPs then count);
-    and `report` (per-class precision/recall/F1 and confusion matrix).
+    `attended_density` (tokens with attention weight alpha > 0 / real
+    tokens, counting the fallback's tokens in an all-closed row: all of
+    them under `fallback="all"`, one under `"most_probable"`; `None`
+    without gates); and `report` (per-class precision/recall/F1 and
+    confusion matrix).
     """
     result = {
         "accuracy": None,
@@ -26,6 +30,7 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
         "attention_flops_soft": None,
         "attention_flops_gated": None,
         "all_closed_rate": None,
+        "attended_density": None,
         "report": None,
     }
     if len(ids) == 0:
@@ -50,6 +55,9 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
         # A row with every gate closed is pooled by the layer's fallback.
         fallback = lengths if attention.fallback == "all" else np.ones_like(lengths)
         attended = np.where(open_gates > 0, open_gates, fallback)
+        result["attended_density"] = float(
+            np.mean(attended[has_tokens] / lengths[has_tokens])
+        )
         flops = attention_flops(attention, attended)
         result["attention_flops_gated"] = float(flops[has_tokens].mean())
     return result

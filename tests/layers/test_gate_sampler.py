@@ -1,3 +1,5 @@
+import math
+
 import keras
 import numpy as np
 import pytest
@@ -139,3 +141,91 @@ def test_keras_save_and_reload(tmp_path):
     x = np.random.default_rng(1).normal(size=[3, 6]).astype("float32")
     np.testing.assert_array_equal(model.predict(x, verbose=0), reloaded.predict(x, verbose=0))
     assert reloaded.get_layer("gates").get_config()["temperature"] == 1.5
+
+
+# --- hard concrete gates and top_k inference (issue 13) ---------------------
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@pytest.mark.parametrize("temperature, logit", [(0.5, 0.7), (1.0, -1.0), (2.0, 0.0)])
+def test_hard_concrete_hits_exact_zeros_and_ones_at_the_closed_form_rates(temperature, logit):
+    layer = GateSampler(temperature=temperature, distribution="hard_concrete", seed=3)
+    gates = layer(np.full([40000], logit, "float32"), training=True).numpy()
+    low, high = -0.1, 1.1
+    p_zero = _sigmoid(temperature * np.log(-low / high) - logit)
+    p_one = _sigmoid(logit - temperature * np.log((1 - low) / (high - 1)))
+    assert np.all((gates >= 0) & (gates <= 1))
+    assert abs(np.mean(gates == 0.0) - p_zero) < 0.01
+    assert abs(np.mean(gates == 1.0) - p_one) < 0.01
+    # The stretch is symmetric about 0.5: P(g > 0.5) is still p.
+    assert abs(np.mean(gates > 0.5) - _sigmoid(logit)) < 0.01
+
+
+@pytest.mark.parametrize("temperature", TEMPERATURES)
+def test_hard_concrete_gradients_are_finite_and_zero_at_the_clipped_ends(temperature):
+    logits = tf.Variable(np.tile(np.asarray(LOGITS + [0.3, -0.3], "float32"), (64, 1)))
+    layer = GateSampler(temperature=temperature, distribution="hard_concrete", seed=0)
+    with tf.GradientTape() as tape:
+        gates = layer(logits, training=True)
+        loss = tf.reduce_sum(gates)
+    gradient = tape.gradient(loss, logits).numpy()
+    gates = gates.numpy()
+    assert np.all(np.isfinite(gradient))
+    clipped = (gates == 0) | (gates == 1)
+    assert np.all(gradient[clipped] == 0) and np.all(gradient[~clipped] > 0)
+
+
+def test_top_k_opens_exactly_ceil_rho_t_real_tokens_and_never_none():
+    rng = np.random.default_rng(7)
+    logits = rng.normal(size=[64, 11]).astype("float32") - 5.0  # every p < 0.5
+    lengths = rng.integers(0, 12, size=64)
+    lengths[:3] = [1, 10, 0]
+    mask = np.arange(11)[None, :] < lengths[:, None]
+    for rho in (0.1, 0.3, 0.5, 1.0):
+        gates = GateSampler(inference_mode="top_k", inference_density=rho)(logits, mask=mask).numpy()
+        assert set(np.unique(gates)) <= {0.0, 1.0}
+        assert np.all(gates[~mask] == 0)
+        expected = np.array([math.ceil(round(rho * n, 6)) for n in lengths])
+        np.testing.assert_array_equal(gates.sum(axis=1), expected)
+        assert np.all(gates.sum(axis=1)[lengths > 0] >= 1)
+        for row in np.flatnonzero(lengths > 0):
+            real = logits[row, : lengths[row]]
+            opened = gates[row, : lengths[row]] == 1
+            if 0 < opened.sum() < lengths[row]:
+                assert real[opened].min() >= real[~opened].max()
+
+
+def test_new_options_round_trip_through_config_and_keras_file(tmp_path):
+    layer = GateSampler(
+        temperature=0.5, distribution="hard_concrete", inference_mode="top_k",
+        inference_density=0.25, seed=2, name="gates",
+    )
+    config = layer.get_config()
+    assert config["distribution"] == "hard_concrete"
+    assert config["inference_mode"] == "top_k" and config["inference_density"] == 0.25
+    assert GateSampler.from_config(config).get_config() == config
+    inputs = keras.Input((8,))
+    model = keras.Model(inputs, layer(inputs))
+    path = str(tmp_path / "top_k.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    x = np.random.default_rng(1).normal(size=[3, 8]).astype("float32")
+    np.testing.assert_array_equal(model.predict(x, verbose=0), reloaded.predict(x, verbose=0))
+    assert reloaded.predict(x, verbose=0).sum(axis=1).tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"distribution": "kuma"}, "distribution"),
+        ({"inference_mode": "top_k"}, "inference_density"),
+        ({"inference_mode": "top_k", "inference_density": 0.0}, "inference_density"),
+        ({"inference_density": 1.5}, "inference_density"),
+    ],
+)
+def test_bad_new_arguments(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        GateSampler(**arguments)

@@ -162,3 +162,27 @@ def test_keras_save_and_reload(tmp_path):
         model.predict([STATES, GATES], verbose=0), reloaded.predict([STATES, GATES], verbose=0)
     ):
         np.testing.assert_array_equal(before, after)
+
+
+def test_attended_density_counts_the_fallback_tokens():
+    # Rows: 4/6 open; 2/3 open (padding ignored); all closed -> fallback;
+    # empty (not counted); relaxed 4/5 above 0.
+    for fallback, closed_row in (("all", 4 / 4), ("most_probable", 1 / 4)):
+        layer = GatedAttentionPooling(units=3, fallback=fallback)
+        layer(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
+        expected = np.mean([4 / 6, 2 / 3, closed_row, 4 / 5])
+        assert float(layer.attended_density.result()) == pytest.approx(expected, rel=1e-6)
+    soft = GatedAttentionPooling(units=3)
+    soft(STATES, mask=MASK)
+    assert not hasattr(soft, "attended_density") and soft.metrics == []
+
+
+def test_attended_density_is_logged_by_fit_and_evaluate():
+    states, gates = keras.Input((6, 4)), keras.Input((6,))
+    context, _ = GatedAttentionPooling(units=3)(states, gates=gates)
+    model = keras.Model([states, gates], context)
+    model.compile("sgd", "mse")
+    closed = np.zeros([2, 6], "float32")
+    closed[0, :3] = 1.0  # 3/6 open, and a row pooled by the `all` fallback
+    logs = model.evaluate([STATES[:2], closed], np.zeros([2, 4]), return_dict=True, verbose=0)
+    assert logs["attended_density"] == pytest.approx((0.5 + 1.0) / 2)
