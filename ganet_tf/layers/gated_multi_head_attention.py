@@ -7,6 +7,8 @@ from keras import ops
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
 from keras.src.backend import get_keras_mask, set_keras_mask
 
+from ganet_tf.layers.masking import large_negative_number
+
 # Smallest gate whose logarithm enters the scores: log(1e-9) = -20.7, finite
 # in float16 too.
 GATE_FLOOR = 1e-9
@@ -286,17 +288,31 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
 
     def _attend(self, query, key, value, mask, bias, training):
         """Scaled dot-product attention of projected `(batch, steps, heads,
-        dim)` tensors with a boolean `mask` `(batch, q, k)` and a float
+        dim)` tensors with a boolean `mask` `(batch, q or 1, k)` and a float
         `bias` broadcastable to `(batch, heads, q, k)`."""
         query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
         scores = ops.einsum(self._dot_product_equation, key, query)
-        if bias is not None:
-            scores = scores + ops.cast(bias, scores.dtype)
-        if mask is not None:
-            mask = ops.expand_dims(mask, axis=1)
-        weights = self._softmax(scores, mask=mask)
+        if mask is not None and mask.shape[1] == 1:
+            # A per-key mask: one additive bias row instead of selects over
+            # the whole score tensor; rows without any open key are zeroed
+            # on the (smaller) output.
+            negative = large_negative_number(scores.dtype)
+            key_bias = ops.where(mask, 0.0, negative)[:, :, None, :]
+            bias = key_bias if bias is None else ops.cast(bias, "float32") + key_bias
+            weights = self._softmax(scores + ops.cast(bias, scores.dtype))
+            row_open = ops.any(mask, axis=-1)[:, :, None, None]  # (batch, 1, 1, 1)
+        else:
+            if bias is not None:
+                scores = scores + ops.cast(bias, scores.dtype)
+            if mask is not None:
+                mask = ops.expand_dims(mask, axis=1)
+            weights = self._softmax(scores, mask=mask)
+            row_open = None
         attended = self._dropout_layer(weights, training=training) if self._dropout > 0 else weights
         output = ops.einsum(self._combine_equation, attended, value)
+        if row_open is not None:
+            output = output * ops.cast(row_open, output.dtype)
+            weights = weights * ops.cast(row_open, weights.dtype)
         return output, weights
 
     def _sparse_attention(
