@@ -10,6 +10,7 @@ object. See tuning/README.md.
 
 import argparse
 import json
+import re
 import sys
 
 from ganet_tf.errors import GANetInputError
@@ -32,6 +33,27 @@ def _assignment(text):
 
 def _value_list(text):
     return [value for value in text.split(",") if value.strip()]
+
+
+# Options whose value may start with a minus sign (a list of numbers).
+_NUMBER_LIST_OPTIONS = ("--lam-values",)
+
+
+def _join_negative_values(argv):
+    """`--lam-values -1,0.01` -> `--lam-values=-1,0.01`.
+
+    argparse takes a value such as `-1,0.01` for an option and reports
+    "expected one argument"; joined, the value reaches the validation that
+    says what is wrong with it (lambda must be >= 0).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    joined = []
+    while argv:
+        token = argv.pop(0)
+        if token in _NUMBER_LIST_OPTIONS and argv and re.match(r"-[\d.]", argv[0]):
+            token = f"{token}={argv.pop(0)}"
+        joined.append(token)
+    return joined
 
 
 def build_parser():
@@ -141,7 +163,7 @@ def config_from(args):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_negative_values(argv))
     from tuning.tune import search_and_evaluate
 
     try:

@@ -19,6 +19,7 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.train import LOCAL_WINDOWS
 from ganet_tf.training.train import TrainConfig
+from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.train import write_outputs
 from ganet_tf.training.train import load_splits
 from tuning.baseline_hypermodel import BaselineHyperModel
@@ -389,6 +390,8 @@ def search_and_evaluate(config):
         and timings. A worker returns `role`, `tuner_id` and `ran_trials`.
     """
     config.validate()
+    if config.out:  # refused now rather than after the search
+        check_output_folder(config.out, "--out")
     role = distributed_role()
     settings_path, settings = _check_settings(config, role)
     keras.utils.set_random_seed(config.seed)

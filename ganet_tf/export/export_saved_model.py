@@ -4,8 +4,8 @@ import os
 import re
 import shutil
 import tempfile
+import time
 
-import keras
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
@@ -23,12 +23,18 @@ from ganet_tf.export.warmup import read_warmup_requests
 from ganet_tf.export.warmup import serving_apis
 from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.export.warmup import write_warmup_requests
+from ganet_tf.training.run_folder import check_writable_folder
+from ganet_tf.training.run_folder import pid_alive
+from ganet_tf.training.trained_run import check_trained_model
+from ganet_tf.training.trained_run import load_model_file
 
 # TF Serving puts the name in URLs (`/v1/models/NAME:predict`) and paths.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 # Graph ops that call back into Python: they cannot run in TF Serving.
 PYTHON_CALLBACK_OPS = ("PyFunc", "PyFuncStateless", "EagerPyFunc")
 METRICS_COPY = "ganet_tf_metrics.json"
+# Staging folders of an unknown process older than this are left-overs.
+STALE_SECONDS = 24 * 3600
 
 
 def export_saved_model(
@@ -106,7 +112,11 @@ def export_saved_model(
         os.path.join(model_dir, "preprocessing.json")
     )
 
+    check_writable_folder(base, "--base")
     model_root = os.path.join(base, name)
+    check_writable_folder(model_root, "--base")
+    if os.path.isdir(model_root):
+        clean_stale_exports(model_root)
     if version is None:
         version = max(version_numbers(model_root), default=0) + 1
     target = os.path.join(model_root, str(version))
@@ -117,6 +127,7 @@ def export_saved_model(
         )
 
     model = _load_model(model_path)
+    check_trained_model(model, vectorizer, class_names, model_path)
     try:
         archive = build_serving_archive(model, vectorizer, class_names)
     except ValueError as error:
@@ -131,13 +142,16 @@ def export_saved_model(
     os.makedirs(model_root, exist_ok=True)
     staging = None
     try:
-        staging = tempfile.mkdtemp(prefix=f".export-{version}-", dir=model_root)
+        staging = tempfile.mkdtemp(prefix=f".export-{version}-{os.getpid()}-", dir=model_root)
         archive.write_out(staging, verbose=False)
         write_warmup_requests(staging, list(warmup_texts), name)
         metrics = os.path.join(model_dir, "metrics.json")
         if os.path.isfile(metrics):
             shutil.copyfile(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY))
-        check_saved_model(staging)
+        try:
+            check_saved_model(staging)
+        except RuntimeError as error:
+            raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
         os.chmod(staging, 0o755)  # mkdtemp makes it private to this user
         _move_into_place(staging, target, overwrite)
         staging = None
@@ -183,11 +197,33 @@ def check_saved_model(saved_model_dir):
 
 
 def _load_model(path):
-    try:
-        return keras.models.load_model(path)
-    except Exception as error:
-        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise GANetInputError(f"Cannot load {path}: {first_line}") from error
+    return load_model_file(path)
+
+
+def clean_stale_exports(model_root):
+    """Deletes the staging folders of exports whose process is gone.
+
+    `.export-VERSION-PID-*` and `.replaced-VERSION-PID-*` folders of a dead
+    process are removed; a version moved aside (`.replaced-*`) whose
+    replacement never arrived is moved back first. Staging folders without
+    a process id (older ganet_tf) are removed after `STALE_SECONDS`.
+    """
+    for entry in sorted(os.listdir(model_root)):
+        kind, _, rest = entry.partition("-")
+        if kind not in (".export", ".replaced"):
+            continue
+        path = os.path.join(model_root, entry)
+        parts = rest.split("-")
+        if len(parts) >= 3 and parts[1].isdigit():
+            if pid_alive(int(parts[1])):
+                continue
+        elif time.time() - os.path.getmtime(path) < STALE_SECONDS:
+            continue
+        target = os.path.join(model_root, parts[0])
+        if kind == ".replaced" and parts[0].isdigit() and not os.path.exists(target):
+            os.rename(path, target)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _move_into_place(staging, target, overwrite):
@@ -200,7 +236,9 @@ def _move_into_place(staging, target, overwrite):
         )
     # Swap the old version out, the new one in, then delete the old one.
     parent = os.path.dirname(target)
-    retired = tempfile.mkdtemp(prefix=f".replaced-{os.path.basename(target)}-", dir=parent)
+    retired = tempfile.mkdtemp(
+        prefix=f".replaced-{os.path.basename(target)}-{os.getpid()}-", dir=parent
+    )
     os.replace(target, retired)
     try:
         os.rename(staging, target)

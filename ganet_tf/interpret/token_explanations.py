@@ -8,7 +8,6 @@ the open-gate tokens in bold, and p_t against alpha_t).
 import html
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -17,6 +16,8 @@ from ganet_tf.data.vectorizer import standardize_text
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import build_explainer
+from ganet_tf.training.trained_run import check_trained_model
+from ganet_tf.training.trained_run import load_model_file
 
 
 def load_trained(model_dir):
@@ -28,7 +29,9 @@ def load_trained(model_dir):
             "`python -m ganet_tf train --out`."
         )
     vectorizer, class_names = load_vectorizer(os.path.join(model_dir, "preprocessing.json"))
-    return keras.models.load_model(path), vectorizer, class_names
+    model = load_model_file(path)
+    check_trained_model(model, vectorizer, class_names, path)
+    return model, vectorizer, class_names
 
 
 def explain_texts(model_dir, texts):

@@ -24,7 +24,8 @@ BACKUP_FILES = frozenset({"backup", "history.csv", "best.weights.h5", CONFIG_FIL
 # Flags that may change between attempts of one run: where it writes, how
 # much it prints, and how long it may train.
 RESUMABLE_CHANGES = frozenset(
-    {"epochs", "patience", "out", "backup_dir", "verbose", "restart", "tensorboard", "strategy"}
+    {"epochs", "patience", "out", "backup_dir", "verbose", "restart", "tensorboard", "strategy",
+     "cpu_devices", "jit_compile"}
 )
 
 
@@ -128,6 +129,13 @@ def is_backup_folder(path):
     """Whether `path` is empty or holds only what `--backup-dir` writes."""
     entries = {entry for entry in os.listdir(path) if not entry.startswith(".tmp-")}
     return entries <= BACKUP_FILES
+
+
+def has_finished_epochs(path):
+    """Whether the backup folder `path` holds a finished epoch to resume from."""
+    return any(
+        os.path.exists(os.path.join(path, name)) for name in ("backup", "best.weights.h5")
+    )
 
 
 def _comparable(config):

@@ -146,8 +146,13 @@ class FolderLock:
         self.folder = path
         self.flag = flag
         self.held = False
+        self.created = []
 
     def acquire(self):
+        parent = os.path.dirname(self.path)
+        while not os.path.isdir(parent):
+            self.created.append(parent)
+            parent = os.path.dirname(parent)
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         for _ in range(2):
             try:
@@ -185,6 +190,12 @@ class FolderLock:
             self.held = False
             if self._owner() == os.getpid():
                 os.remove(self.path)
+        for folder in self.created:  # innermost first; only if still empty
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        self.created = []
 
     def __enter__(self):
         return self.acquire()

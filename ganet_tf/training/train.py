@@ -5,6 +5,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import sys
 import time
 
@@ -14,7 +15,6 @@ import numpy as np
 from ganet_tf.data import build_vectorizer
 from ganet_tf.data import load_dataset
 from ganet_tf.data import load_files
-from ganet_tf.data import make_dataset
 from ganet_tf.data import save_vectorizer
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.embeddings import embedding_matrix
@@ -24,10 +24,16 @@ from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import AtomicModelCheckpoint
+from ganet_tf.training.backup import has_finished_epochs
 from ganet_tf.training.backup import is_backup_folder
 from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import prepare_backup_dir
 from ganet_tf.training.backup import unreadable_backup
+from ganet_tf.training.distribution import is_chief
+from ganet_tf.training.distribution import local_copy
+from ganet_tf.training.distribution import make_strategy
+from ganet_tf.training.distribution import training_datasets
+from ganet_tf.training.distribution import validate_distribution
 from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.non_finite_guard import NonFiniteGuard
 from ganet_tf.training.non_finite_guard import TrainingDivergedError
@@ -36,6 +42,8 @@ from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
+from ganet_tf.training.runtime_options import precision_policy
+from ganet_tf.training.runtime_options import tensorboard_callbacks
 from ganet_tf.training.evaluate import evaluate_model
 
 # Half-width D of the local attention window (paper, Section 4).
@@ -69,8 +77,13 @@ class TrainConfig:
     aux: str = "bilstm"
     aux_hidden: int = 20
     tau: float = 0.5
-    gate_bias: float = 0.0
+    gate_bias: float = None
     lam: float = 1e-2
+    target_density: float = None
+    gate_distribution: str = "relaxed_bernoulli"
+    inference_mode: str = "threshold"
+    inference_density: float = None
+    fallback: str = "all"
     lr: float = 1e-3
     batch_size: int = 32
     glove: str = None
@@ -90,6 +103,11 @@ class TrainConfig:
     validation_fraction: float = 0.1
     limit: int = None
     verbose: int = 1
+    strategy: str = "default"
+    cpu_devices: int = None
+    tensorboard: str = None
+    mixed_precision: bool = False
+    jit_compile: bool = False
 
     def validate(self):
         if self.model not in MODEL_BUILDERS:
@@ -113,6 +131,7 @@ class TrainConfig:
                 raise GANetInputError(f"--{name} must be positive, got {getattr(self, name)}.")
         if self.lam < 0:
             raise GANetInputError(f"--lam must be >= 0, got {self.lam}.")
+        self._validate_gates()
         if not 0 <= self.dropout < 1:
             raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
         if self.test_file and not self.train_file:
@@ -126,6 +145,40 @@ class TrainConfig:
                 raise GANetInputError(f"--{name} must be a positive integer, got {value}.")
         if self.restart and not self.backup_dir:
             raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
+        validate_distribution(self)
+
+    def _validate_gates(self):
+        from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
+        from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+        from ganet_tf.layers.gated_attention_pooling import FALLBACKS
+
+        for name, choices in (
+            ("gate_distribution", DISTRIBUTIONS),
+            ("inference_mode", INFERENCE_MODES),
+            ("fallback", FALLBACKS),
+        ):
+            if getattr(self, name) not in choices:
+                raise GANetInputError(
+                    f"Unknown --{name.replace('_', '-')} {getattr(self, name)!r}: "
+                    f"choose one of {list(choices)}."
+                )
+        if self.target_density is not None and not 0 < self.target_density < 1:
+            raise GANetInputError(
+                f"--target-density must be in (0, 1), got {self.target_density}."
+            )
+        if self.inference_density is not None and not 0 < self.inference_density <= 1:
+            raise GANetInputError(
+                f"--inference-density must be in (0, 1], got {self.inference_density}."
+            )
+        if (
+            self.inference_mode == "top_k"
+            and self.inference_density is None
+            and self.target_density is None
+        ):
+            raise GANetInputError(
+                "--inference-mode top_k opens ceil(rho T) tokens per text: "
+                "give rho with --target-density (or --inference-density)."
+            )
 
 
 def load_splits(config):
@@ -166,18 +219,24 @@ def model_arguments(config, splits, embeddings):
             penalty=config.lam,
             straight_through=config.straight_through,
             seed=config.seed,
+            gate_distribution=config.gate_distribution,
+            target_density=config.target_density,
+            inference_mode=config.inference_mode,
+            inference_density=config.inference_density,
+            fallback=config.fallback,
         )
     if config.model == "local":
         arguments["window"] = config.window or LOCAL_WINDOWS.get(splits.name, 8)
     return arguments
 
 
-def compile_model(model, learning_rate):
+def compile_model(model, learning_rate, jit_compile="auto"):
     """Adam and cross-entropy; GA-Net's gate penalty joins through the layer."""
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
         loss=keras.losses.SparseCategoricalCrossentropy(),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        jit_compile=jit_compile,
     )
     return model
 
@@ -303,6 +362,7 @@ def train_and_evaluate(config, callbacks=()):
     if config.backup_dir:
         check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
     locks = []
+    fresh_backup = config.backup_dir and not os.path.exists(config.backup_dir)
     try:
         for path, flag in folders:
             locks.append(FolderLock(path, flag).acquire())
@@ -311,6 +371,10 @@ def train_and_evaluate(config, callbacks=()):
         if config.backup_dir:
             prepare_backup_dir(config, inputs)
         return _train_and_evaluate(config, callbacks)
+    except BaseException:
+        if fresh_backup and not has_finished_epochs(config.backup_dir):
+            shutil.rmtree(config.backup_dir, ignore_errors=True)
+        raise
     finally:
         for lock in reversed(locks):
             lock.release()
@@ -334,6 +398,9 @@ def _train_and_evaluate(config, callbacks=()):
         `train_seconds` only the last attempt's.
     """
     config.validate()
+    # Before any TensorFlow operation (a multi-worker strategy and split CPU
+    # devices must come first); `ganet_tf.training.distribution`.
+    strategy = make_strategy(config.strategy, config.cpu_devices)
     keras.utils.set_random_seed(config.seed)
     splits = load_splits(config)
     # The packaged vectors are memory-mapped: one load serves both uses. A
@@ -356,17 +423,16 @@ def _train_and_evaluate(config, callbacks=()):
         split: vectorize(vectorizer, getattr(splits, f"{split}_texts"))
         for split in ("train", "validation", "test")
     }
-    train = make_dataset(ids["train"], splits.train_labels, config.batch_size,
-                         shuffle=True, seed=config.seed, buckets=config.buckets)
-    validation = make_dataset(ids["validation"], splits.validation_labels, 128,
-                              buckets=config.buckets)
+    train, validation = training_datasets(strategy, config, ids, splits)
 
-    model = build_model(
-        config.model, splits.num_classes, **model_arguments(config, splits, embeddings)
-    )
-    if config.freeze_embeddings:
-        model.get_layer("embedding").trainable = False
-    compile_model(model, config.lr)
+    with strategy.scope(), precision_policy(config.mixed_precision):
+        model = build_model(
+            config.model, splits.num_classes, **model_arguments(config, splits, embeddings)
+        )
+        if config.freeze_embeddings:
+            model.get_layer("embedding").trainable = False
+        compile_model(model, config.lr, jit_compile=config.jit_compile or "auto")
+    callbacks = [*callbacks, *tensorboard_callbacks(config.tensorboard, is_chief(strategy))]
     timer = EpochTimer()
     started = time.perf_counter()
     if config.backup_dir:
@@ -395,6 +461,7 @@ def _train_and_evaluate(config, callbacks=()):
         )
 
     best = _best_epoch(history[config.monitor], config.monitor)
+    model = local_copy(model, strategy)
     test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
     validation_scores = evaluate_model(
         model, ids["validation"], splits.validation_labels, splits.class_names
@@ -435,7 +502,7 @@ def _train_and_evaluate(config, callbacks=()):
         "report": test["report"],
     }
     _warn_all_closed(test["all_closed_rate"])
-    if config.out:
+    if config.out and is_chief(strategy):
         write_outputs(config.out, model, vectorizer, splits, result)
     return result
 

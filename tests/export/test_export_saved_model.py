@@ -116,6 +116,24 @@ def test_interrupted_export_leaves_nothing(runs, tmp_path, monkeypatch):
     assert not base.exists()
 
 
+def test_staging_folders_of_dead_exports_are_cleaned(runs, exports, tmp_path):
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    base = tmp_path / "saved_models"
+    shutil.copytree(os.path.dirname(exports[1]["ganet"]), base / "m")
+    dead, alive = process.pid, os.getpid()
+    (base / "m" / f".export-2-{dead}-abc").mkdir()  # killed while writing
+    (base / "m" / f".export-2-{alive}-def").mkdir()  # still running
+    os.rename(base / "m" / "1", base / "m" / f".replaced-1-{dead}-ghi")  # killed mid-swap
+    path = export_saved_model(runs["ganet"], "m", base=str(base))
+    assert path == str(base / "m" / "2")
+    assert sorted(os.listdir(base / "m")) == [f".export-2-{alive}-def", "1", "2"]
+    assert os.path.isfile(base / "m" / "1" / "saved_model.pb")
+
+
 def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeypatch):
     base = tmp_path / "saved_models"
     shutil.copytree(os.path.dirname(exports[1]["ganet"]), base / "m")
@@ -145,6 +163,12 @@ def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeyp
         (None, ["--warmup-texts", "/nonexistent/texts.txt"], "No warmup texts file"),
         ("empty_warmup", [], "has no text"),
         ("class_mismatch", [], "must name the model's 6 classes"),
+        ("base_file", [], "--base"),
+        ("base_under_file", [], "is a file, not a folder"),
+        ("nan_model", [], "non-finite weights"),
+        ("corrupt_preprocessing", [], "is not a valid preprocessing file"),
+        ("vocabulary_mismatch", [], "come from different runs"),
+        ("truncated_model", [], "is not a complete .keras file"),
     ],
 )
 def test_bad_input_gives_one_error_line_and_writes_nothing(
@@ -164,11 +188,36 @@ def test_bad_input_gives_one_error_line_and_writes_nothing(
         config = json.loads((run / "preprocessing.json").read_text(encoding="utf-8"))
         config["class_names"] = config["class_names"][:2]
         (run / "preprocessing.json").write_text(json.dumps(config), encoding="utf-8")
+    if change == "nan_model":
+        import keras
+        import numpy as np
+
+        model = keras.models.load_model(run / "model.keras")
+        model.set_weights([np.full_like(w, np.nan) for w in model.get_weights()])
+        model.save(run / "model.keras")
+    if change == "corrupt_preprocessing":
+        text = (run / "preprocessing.json").read_text(encoding="utf-8")
+        (run / "preprocessing.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    if change == "vocabulary_mismatch":
+        config = json.loads((run / "preprocessing.json").read_text(encoding="utf-8"))
+        config["vocabulary"] = config["vocabulary"][:-5]
+        (run / "preprocessing.json").write_text(json.dumps(config), encoding="utf-8")
+    if change == "truncated_model":
+        data = (run / "model.keras").read_bytes()
+        (run / "model.keras").write_bytes(data[: len(data) // 2])
     base = tmp_path / "saved_models"
+    if change == "base_file":
+        base.write_text("a file of the user")
+    if change == "base_under_file":
+        (tmp_path / "notes.txt").write_text("mine")
+        base = tmp_path / "notes.txt" / "saved_models"
     code = main(["export", "--model", str(run), "--name", "m", "--base", str(base),
                  *extra, *argv])
     captured = capsys.readouterr()
     assert code == 2
     assert captured.err.startswith("ganet_tf: error: ") and message in captured.err
     assert captured.err.count("\n") == 1
-    assert not base.exists()
+    if change == "base_file":
+        assert base.read_text() == "a file of the user"
+    else:
+        assert not base.exists()

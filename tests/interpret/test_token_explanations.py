@@ -67,3 +67,35 @@ def test_explain_bad_input(tmp_path, capsys):
     assert "No model.keras" in capsys.readouterr().err
     assert main(["explain", "--model", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "Nothing to explain" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case, message", [
+    ("latin1_file", "pass its encoding with --encoding"),
+    ("folder_as_file", "is a folder, not a file"),
+    ("out_is_file", "--out"),
+    ("out_under_file", "is a file, not a folder"),
+])
+def test_explain_bad_files_are_one_line(tmp_path, capsys, case, message):
+    (tmp_path / "notes.txt").write_text("mine")
+    latin = tmp_path / "texts.txt"
+    latin.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    argv = {
+        "latin1_file": ["--file", str(latin), "--out", str(tmp_path / "o")],
+        "folder_as_file": ["--file", str(tmp_path), "--out", str(tmp_path / "o")],
+        "out_is_file": ["--text", "hi", "--out", str(tmp_path / "notes.txt")],
+        "out_under_file": ["--text", "hi", "--out", str(tmp_path / "notes.txt" / "o")],
+    }[case]
+    assert main(["explain", "--model", str(tmp_path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ganet_tf: error: ") and err.count("\n") == 1 and message in err
+    assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "o").exists()
+
+
+def test_explain_reads_a_latin1_file_with_encoding(trained, tmp_path, capsys):
+    path = tmp_path / "texts.txt"
+    path.write_bytes("a caf\xe9 film ok\r\nanother one\n".encode("latin-1"))
+    code = main(["explain", "--model", str(trained / "soft"), "--file", str(path),
+                 "--encoding", "latin-1", "--out", str(tmp_path / "o")])
+    assert code == 0
+    explanations = json.loads((tmp_path / "o" / "explanations.json").read_text())
+    assert [item["text"] for item in explanations[0]] == ["a café film ok", "another one"]

@@ -36,7 +36,7 @@ def test_train_smoke_run_on_a_trec_subset(data_dir, tmp_path):
     assert result["attention_flops_gated"] <= result["attention_flops_soft"]
     assert 1 <= result["epochs_trained"] <= 2 and result["test_examples"] == 160
 
-    assert sorted(os.listdir(out)) == ["metrics.json", "model.keras", "preprocessing.json"]
+    assert sorted(os.listdir(out)) == [".ganet_tf_run", "metrics.json", "model.keras", "preprocessing.json"]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["test_accuracy"] == result["test_accuracy"]
     assert len(metrics["report"]["confusion_matrix"]) == 6

@@ -238,8 +238,8 @@ def test_a_diverged_run_stops_and_saves_nothing(trained, tmp_path, capsys):
     root, files = trained
     backup = tmp_path / "backup"
     shutil.copytree(root / "backup", backup)
-    code = main(["train", *files, *TINY, "--lr", "1e38", "--out", str(tmp_path / "out"),
-                 "--backup-dir", str(backup), "--restart"])
+    code = main(["train", *files, *TINY, "--model", "bilstm", "--lr", "1e38",
+                 "--out", str(tmp_path / "out"), "--backup-dir", str(backup), "--restart"])
     assert code == 2
     assert "training diverged" in _error_line(capsys)
     assert not (tmp_path / "out").exists()
@@ -263,3 +263,12 @@ def test_library_refusal_raises_the_input_error(tmp_path):
     with pytest.raises(GANetInputError, match="did not write"):
         train_and_evaluate(TrainConfig(out=str(tmp_path), epochs=1))
     assert os.listdir(tmp_path) == ["mine.txt"]
+
+
+def test_a_failed_run_leaves_no_folder_it_made(tmp_path, capsys):
+    (tmp_path / "bad.txt").write_text("pos only one class\npos again\n")
+    out = tmp_path / "a" / "b" / "run"
+    assert main(["train", "--train-file", str(tmp_path / "bad.txt"), *TINY, "--out", str(out),
+                 "--backup-dir", str(tmp_path / "backup")]) == 2
+    assert "single label" in _error_line(capsys)
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt"]

@@ -51,7 +51,7 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     assert first["epochs"] == 1 and first["test_examples"] == 150
 
     out = first["out"]
-    assert sorted(os.listdir(out)) == ["metrics.json", "model.keras", "preprocessing.json"]
+    assert sorted(os.listdir(out)) == [".ganet_tf_run", "metrics.json", "model.keras", "preprocessing.json"]
     model = keras.models.load_model(os.path.join(out, "model.keras"))
     vectorizer, class_names = load_vectorizer(os.path.join(out, "preprocessing.json"))
     assert model.predict(vectorize(vectorizer, ["Who wrote Hamlet ?"]), verbose=0).shape == (1, 6)
@@ -99,6 +99,8 @@ def _one_error_line(capsys):
         (["--fix", "lr=0"], "lr must be positive"),
         (["--values", "batch_size=16,-32"], "batch_size must be positive"),
         (["--lam-values", "1e-3,oops"], "lam must be a number"),
+        (["--lam-values", "-1,0.01"], "lam must be >= 0, got '-1'"),
+        (["--lam-values", "-0.5"], "lam must be >= 0"),
         (["--fix", "depth=2"], "'depth' is not a hyperparameter of ganet"),
         (["--fix", "lr"], "expected NAME=VALUE"),
         (["--fix", "tau=1", "--values", "tau=1,2"], "give each hyperparameter one domain"),
