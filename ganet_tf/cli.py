@@ -11,8 +11,12 @@ def _add_train_arguments(parser):
     from ganet_tf.data import DATASETS
     from ganet_tf.data.datasets import FORMATS
     from ganet_tf.layers.auxiliary_network import ENCODERS
+    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
+    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
     from ganet_tf.models import MODEL_BUILDERS
     from ganet_tf.training import TrainConfig
+    from ganet_tf.training.distribution import STRATEGIES
     from ganet_tf.training.train import MONITORS
 
     defaults = TrainConfig()
@@ -38,8 +42,20 @@ def _add_train_arguments(parser):
     model.add_argument("--tau", type=float, default=defaults.tau, help="Gumbel-softmax temperature")
     model.add_argument("--lam", type=float, default=defaults.lam, help="weight of the gate L1 penalty")
     model.add_argument("--gate-bias", type=float, default=defaults.gate_bias,
-                       help="initial gate logit: > 0 starts with most gates open (2.0: p=0.88)")
+                       help="initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
+                            "default logit(rho) with --target-density, else 0")
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
+    model.add_argument("--target-density", type=float, default=defaults.target_density,
+                       help="steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
+                            "(then --lam is its start value)")
+    model.add_argument("--gate-distribution", choices=DISTRIBUTIONS, default=defaults.gate_distribution,
+                       help="training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)")
+    model.add_argument("--inference-mode", choices=INFERENCE_MODES, default=defaults.inference_mode,
+                       help="test gates: p > 0.5, a Bernoulli sample, or the ceil(rho T) most probable tokens")
+    model.add_argument("--inference-density", type=float, default=defaults.inference_density,
+                       help="rho of --inference-mode top_k (default: --target-density)")
+    model.add_argument("--fallback", choices=FALLBACKS, default=defaults.fallback,
+                       help="attention of a text whose gates are all closed: every token, or the most probable one")
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
@@ -60,6 +76,14 @@ def _add_train_arguments(parser):
     fit.add_argument("--restart", action="store_true",
                      help="delete the backup in --backup-dir and start over (e.g. after changing flags)")
     fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    fit.add_argument("--strategy", choices=STRATEGIES, default=defaults.strategy,
+                     help="tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
+                     "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch")
+    fit.add_argument("--cpu-devices", type=int,
+                     help="split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)")
+    fit.add_argument("--tensorboard", metavar="DIR", help="write TensorBoard logs (loss, accuracy, density) to DIR")
+    fit.add_argument("--mixed-precision", action="store_true", help="Keras mixed_float16 policy (faster on GPUs)")
+    fit.add_argument("--jit-compile", action="store_true", help="compile the train step with XLA")
 
 
 def _config_from(args):
@@ -145,6 +169,45 @@ def _explain(args):
     return {"texts": len(texts), "models": len(args.model), "files": [*written, path]}
 
 
+def _add_seq2seq_arguments(parser):
+    from ganet_tf.seq2seq.run import Seq2SeqConfig
+
+    defaults = Seq2SeqConfig()
+    parser.add_argument("--task", default=defaults.task, help="multi30k, copy or reverse")
+    parser.add_argument("--attention", default=defaults.attention,
+                        help="bahdanau, gated, hier-rnn, hier-cnn or hier-act")
+    parser.add_argument("--data-dir", help="folder with multi30k/ (default: $GANET_DATA_DIR)")
+    parser.add_argument("--levels", type=int, default=defaults.levels, help="hierarchy levels L")
+    parser.add_argument("--block-size", type=int, default=defaults.block_size, help="hierarchy block size k")
+    parser.add_argument("--descent", choices=("straight_through", "soft"), default=defaults.descent,
+                        help="how training handles the hierarchy's argmax descent")
+    parser.add_argument("--epochs", type=int, default=defaults.epochs)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--out", help="folder for model.keras, vocabularies.json and metrics.json")
+    parser.add_argument("--limit", type=int, help="use only the first N pairs of each split")
+    parser.add_argument("--backup-dir", help="resumable training: a killed run started again continues")
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="encoder units each way")
+    parser.add_argument("--embedding-dim", type=int, default=defaults.embedding_dim)
+    parser.add_argument("--input-feeding", action="store_true")
+    parser.add_argument("--dropout", type=float, default=defaults.dropout)
+    parser.add_argument("--lr", type=float, default=defaults.lr)
+    parser.add_argument("--beam-size", type=int, default=defaults.beam_size, help="1: greedy decoding")
+    parser.add_argument("--gate-penalty", type=float, default=defaults.gate_penalty,
+                        help="weight of the gates' L1 penalty (gated)")
+    parser.add_argument("--halting-penalty", type=float, default=defaults.halting_penalty,
+                        help="weight of the ACT halting penalty (hier-act)")
+    parser.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2))
+
+
+def _seq2seq(args):
+    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.seq2seq.run import run_seq2seq
+
+    names = set(Seq2SeqConfig.__dataclass_fields__)
+    return run_seq2seq(Seq2SeqConfig(**{k: v for k, v in vars(args).items() if k in names}))
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m ganet_tf",
@@ -168,6 +231,12 @@ def build_parser():
     )
     _add_export_arguments(export)
     export.set_defaults(run=_export)
+    seq2seq = commands.add_parser(
+        "seq2seq",
+        help="train and evaluate an attentional encoder-decoder; the last stdout line is a JSON summary",
+    )
+    _add_seq2seq_arguments(seq2seq)
+    seq2seq.set_defaults(run=_seq2seq)
     return parser
 
 

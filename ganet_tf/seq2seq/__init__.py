@@ -1,0 +1,7 @@
+"""Sequence to sequence: an attentional encoder-decoder with Bahdanau, GA-Net
+gated and hierarchical attention, on Multi30k and synthetic tasks."""
+
+from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
+from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
+from ganet_tf.seq2seq.run import Seq2SeqConfig
+from ganet_tf.seq2seq.run import run_seq2seq

@@ -1,0 +1,102 @@
+"""Greedy and beam-search decoding of an `EncoderDecoder`, in TF ops."""
+
+import tensorflow as tf
+
+from ganet_tf.seq2seq.vocabulary import END_ID
+from ganet_tf.seq2seq.vocabulary import PAD_ID
+from ganet_tf.seq2seq.vocabulary import START_ID
+
+
+def greedy_decode(model, source, max_length):
+    """Most probable next token at every step.
+
+    Args:
+        model: an `EncoderDecoder`.
+        source: int32 `(batch, source_steps)` ids, 0 padding.
+        max_length: int32 scalar, the most tokens to produce.
+
+    Returns:
+        int32 `(batch, steps <= max_length)`: tokens, the end token
+        included, padding (0) after it.
+    """
+    memory, state, _ = model.encode(source, training=False)
+    batch = tf.shape(source)[0]
+    tokens = tf.fill([batch], START_ID)
+    finished = tf.zeros([batch], tf.bool)
+    outputs = tf.TensorArray(tf.int32, size=max_length, element_shape=[None])
+    steps = tf.constant(0)
+    for step in tf.range(max_length):
+        logits, state = model.decode_step(tokens, state, memory, training=False)
+        tokens = tf.cast(tf.argmax(logits, -1), tf.int32)
+        tokens = tf.where(finished, PAD_ID, tokens)
+        outputs = outputs.write(step, tokens)
+        finished = tf.logical_or(finished, tf.equal(tokens, END_ID))
+        steps = step + 1
+        if tf.reduce_all(finished):
+            break
+    return tf.transpose(outputs.stack()[:steps])
+
+
+def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):
+    """Beam search: keeps the `beam_size` best partial translations.
+
+    Finished beams keep their log-probability; at the end each sentence
+    takes the beam with the best `log p / length ** length_penalty`.
+
+    Returns:
+        int32 `(batch, max_length)`, as `greedy_decode`.
+    """
+    memory, state, _ = model.encode(source, training=False)
+    batch = tf.shape(source)[0]
+    flat = batch * beam_size
+
+    def tile(tensor):
+        return tf.repeat(tensor, beam_size, axis=0)
+
+    memory = tf.nest.map_structure(tile, memory)
+    state = tf.nest.map_structure(tile, state)
+    tokens = tf.fill([flat], START_ID)
+    first = tf.concat([[0.0], tf.fill([beam_size - 1], -1e9)], 0)
+    scores = tf.tile(first, [batch])
+    finished = tf.zeros([flat], tf.bool)
+    lengths = tf.zeros([flat], tf.float32)
+    sequences = tf.zeros([flat, max_length], tf.int32)
+    offsets = tf.repeat(tf.range(batch) * beam_size, beam_size)
+    for step in tf.range(max_length):
+        logits, state = model.decode_step(tokens, state, memory, training=False)
+        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+        vocabulary = tf.shape(log_probs)[1]
+        only_pad = tf.one_hot(PAD_ID, vocabulary, on_value=0.0, off_value=-1e9)
+        log_probs = tf.where(finished[:, None], only_pad[None], log_probs)
+        total = tf.reshape(scores[:, None] + log_probs, [batch, beam_size * vocabulary])
+        scores, index = tf.math.top_k(total, k=beam_size)
+        scores = tf.reshape(scores, [flat])
+        index = tf.reshape(index, [flat])
+        parents = offsets + index // vocabulary
+        tokens = index % vocabulary
+        state = tf.nest.map_structure(lambda t: tf.gather(t, parents), state)
+        was_finished = tf.gather(finished, parents)
+        lengths = tf.gather(lengths, parents) + tf.cast(tf.logical_not(was_finished), tf.float32)
+        position = tf.one_hot(step, max_length, dtype=tf.int32)
+        sequences = tf.gather(sequences, parents) + tokens[:, None] * position[None]
+        finished = tf.logical_or(was_finished, tf.equal(tokens, END_ID))
+        if tf.reduce_all(finished):
+            break
+    normalised = scores / tf.maximum(lengths, 1.0) ** length_penalty
+    best = tf.argmax(tf.reshape(normalised, [batch, beam_size]), -1, output_type=tf.int32)
+    return tf.gather(sequences, tf.range(batch) * beam_size + best)
+
+
+def make_decoder(model, beam_size=1):
+    """A `tf.function` `(source, max_length) -> tokens` for `model`."""
+    signature = [
+        tf.TensorSpec([None, None], tf.int32, name="source"),
+        tf.TensorSpec([], tf.int32, name="max_length"),
+    ]
+    if beam_size <= 1:
+        return tf.function(lambda source, max_length: greedy_decode(model, source, max_length),
+                           input_signature=signature)
+    return tf.function(
+        lambda source, max_length: beam_search(model, source, max_length, beam_size),
+        input_signature=signature,
+    )

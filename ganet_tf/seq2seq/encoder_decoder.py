@@ -1,0 +1,309 @@
+import keras
+import tensorflow as tf
+from keras import ops
+
+from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
+from ganet_tf.layers.bahdanau_attention import BahdanauAttention
+from ganet_tf.layers.gate_sampler import GateSampler
+from ganet_tf.layers.gate_sparsity import GateSparsity
+from ganet_tf.layers.gated_source_attention import GatedSourceAttention
+from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
+
+ATTENTIONS = ("bahdanau", "gated", "hier-rnn", "hier-cnn", "hier-act")
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+class EncoderDecoder(keras.Model):
+    """An attentional encoder-decoder: BiLSTM encoder, LSTM decoder.
+
+    The encoder reads the source embeddings with a bidirectional LSTM
+    (`hidden` units each way); a tanh layer maps its final states to the
+    decoder's initial state. The decoder LSTM (`2 * hidden` units) reads the
+    target embeddings (teacher forcing: the reference's previous token),
+    its state `d_t` queries the source with `attention`, and the
+    attentional state `a_t = tanh(W [d_t; c_t])` gives the logits (Luong et
+    al., 2015). With `input_feeding` the decoder also reads `a_{t-1}`, so
+    training steps through the target one token at a time.
+
+    `attention` is one of
+
+    - `"bahdanau"`: `BahdanauAttention` over all source states;
+    - `"gated"`: GA-Net gates on the source: `AuxiliaryNetwork` reads the
+      source embeddings once per sentence, `GateSampler` draws the gates
+      (relaxed in training, binary outside), `GateSparsity` adds the L1
+      penalty, and `GatedSourceAttention` attends to the open states; outside
+      training the open states are gathered before decoding;
+    - `"hier-rnn"`, `"hier-cnn"`, `"hier-act"`: `HierarchicalAttention` with
+      `levels` and `block_size`.
+
+    Call arguments:
+        inputs: dict with `"source"` `(batch, source_steps)` and
+            `"target_in"` `(batch, target_steps)` int token ids, 0 padding.
+        training: Python bool.
+
+    Returns:
+        Logits `(batch, target_steps, target_vocabulary_size)`.
+
+    Decoding uses `encode(source)` once and `decode_step(tokens, state,
+    memory)` per step (see `ganet_tf.seq2seq.decoding`).
+
+    Args:
+        source_vocabulary_size, target_vocabulary_size: ints, with padding
+            (0) and out-of-vocabulary (1) ids.
+        embedding_dim: int, width of both embeddings. Defaults to 256.
+        hidden: int, encoder units each way; the decoder has twice as many.
+            Defaults to 256.
+        attention: one of `ATTENTIONS`. Defaults to `"bahdanau"`.
+        attention_units: int, width of the score networks (default: hidden).
+        levels, block_size: the hierarchy's L and k. Defaults to 2 and 3.
+        descent: the hierarchy's training descent, `"straight_through"` or
+            `"soft"`.
+        halting_penalty: the `"hier-act"` halting penalty. Defaults to 1e-3.
+        input_feeding: bool. Defaults to `False`.
+        dropout: float in [0, 1), on embeddings and attentional states.
+        aux_hidden, temperature, gate_penalty, gate_bias: the gates'
+            auxiliary network width, Gumbel temperature, L1 weight and
+            initial logit (`"gated"` only).
+        seed: int or None, seed of the gate sampler and dropout.
+        **kwargs: `keras.Model` keyword arguments such as `name`.
+
+    References:
+        - [Bahdanau et al., 2015](https://arxiv.org/abs/1409.0473).
+        - [Luong et al., 2015](https://arxiv.org/abs/1508.04025), Effective
+          Approaches to Attention-based Neural Machine Translation.
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), GA-Net.
+    """
+
+    def __init__(
+        self,
+        source_vocabulary_size,
+        target_vocabulary_size,
+        embedding_dim=256,
+        hidden=256,
+        attention="bahdanau",
+        attention_units=None,
+        levels=2,
+        block_size=3,
+        descent="straight_through",
+        halting_penalty=1e-3,
+        input_feeding=False,
+        dropout=0.2,
+        aux_hidden=20,
+        temperature=0.5,
+        gate_penalty=1e-3,
+        gate_bias=2.0,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}. Received: attention={attention}"
+            )
+        for name, value in (("source_vocabulary_size", source_vocabulary_size),
+                            ("target_vocabulary_size", target_vocabulary_size),
+                            ("embedding_dim", embedding_dim), ("hidden", hidden)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. Received: {name}={value}"
+                )
+        if not 0 <= dropout < 1:
+            raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+        self.source_vocabulary_size = source_vocabulary_size
+        self.target_vocabulary_size = target_vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.hidden = hidden
+        self.attention = attention
+        self.attention_units = attention_units or hidden
+        self.levels = levels
+        self.block_size = block_size
+        self.descent = descent
+        self.halting_penalty = float(halting_penalty)
+        self.input_feeding = bool(input_feeding)
+        self.dropout = float(dropout)
+        self.aux_hidden = aux_hidden
+        self.temperature = float(temperature)
+        self.gate_penalty = float(gate_penalty)
+        self.gate_bias = float(gate_bias)
+        self.seed = seed
+        decoder_units = 2 * hidden
+        self.decoder_units = decoder_units
+
+        self.source_embedding = keras.layers.Embedding(
+            source_vocabulary_size, embedding_dim, mask_zero=True, name="source_embedding"
+        )
+        self.target_embedding = keras.layers.Embedding(
+            target_vocabulary_size, embedding_dim, mask_zero=True, name="target_embedding"
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, seed=seed)
+        self.encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(hidden, return_sequences=True, return_state=True),
+            name="encoder",
+        )
+        self.bridge_h = keras.layers.Dense(decoder_units, activation="tanh", name="bridge_h")
+        self.bridge_c = keras.layers.Dense(decoder_units, activation="tanh", name="bridge_c")
+        self.decoder = keras.layers.LSTM(
+            decoder_units, return_sequences=True, return_state=True, name="decoder"
+        )
+        if attention == "bahdanau":
+            self.attention_layer = BahdanauAttention(self.attention_units, name="attention")
+        elif attention == "gated":
+            self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
+            self.auxiliary = AuxiliaryNetwork(
+                encoder="bilstm",
+                hidden_dim=aux_hidden,
+                return_logits=True,
+                gate_bias_initializer=keras.initializers.Constant(gate_bias),
+                name="auxiliary",
+            )
+            self.gate_sampler = GateSampler(temperature=temperature, seed=seed, name="gates")
+            self.gate_sparsity = GateSparsity(penalty=gate_penalty, name="gate_sparsity")
+        else:
+            self.attention_layer = HierarchicalAttention(
+                self.attention_units,
+                summarizer=attention.split("-")[1],
+                levels=levels,
+                block_size=block_size,
+                descent=descent,
+                halting_penalty=halting_penalty,
+                name="attention",
+            )
+        self.attentional = keras.layers.Dense(
+            decoder_units, activation="tanh", name="attentional"
+        )
+        self.output_dropout = keras.layers.Dropout(dropout, seed=seed)
+        self.logits = keras.layers.Dense(target_vocabulary_size, name="logits")
+
+    def build(self, input_shape=None):
+        # Creates every weight by a forward pass on a dummy batch.
+        dummy = {
+            "source": ops.ones((1, 4), "int32"),
+            "target_in": ops.ones((1, 3), "int32"),
+        }
+        self.call(dummy)
+        self.built = True
+
+    # --- encoder ---------------------------------------------------------
+
+    def encode(self, source, training=None):
+        """Source ids -> `(memory, initial decoder state, gates)`.
+
+        The memory is what the attention layer prepared once per sentence;
+        gates are `None` unless `attention="gated"`.
+        """
+        mask = ops.not_equal(source, 0)
+        embedded = self.embedding_dropout(self.source_embedding(source), training=training)
+        states, forward_h, forward_c, backward_h, backward_c = self.encoder(
+            embedded, mask=mask, training=training
+        )
+        h = self.bridge_h(ops.concatenate([forward_h, backward_h], -1))
+        c = self.bridge_c(ops.concatenate([forward_c, backward_c], -1))
+        gates = None
+        if self.attention == "bahdanau":
+            memory = self.attention_layer.prepare(states, mask)
+        elif self.attention == "gated":
+            logits = self.auxiliary(self.source_embedding(source), mask=mask, training=training)
+            gates = self.gate_sampler(logits, mask=mask, training=training)
+            gates = self.gate_sparsity(gates, mask=mask, training=training)
+            memory = self.attention_layer.prepare(
+                states, gates, mask, compact=not training
+            )
+        else:
+            memory = self.attention_layer.prepare(states, mask, training=training)
+        feed = ops.zeros((ops.shape(source)[0], self.decoder_units), states.dtype)
+        return memory, (h, c, feed), gates
+
+    def _attend(self, query, memory, training=None):
+        if self.attention.startswith("hier"):
+            return self.attention_layer.attend(query, memory, training=training)
+        return self.attention_layer.attend(query, memory)
+
+    # --- decoder ---------------------------------------------------------
+
+    def decode_step(self, tokens, state, memory, training=None):
+        """One decoder step: tokens `(batch,)` -> `(logits, new state)`."""
+        h, c, feed = state
+        embedded = self.embedding_dropout(self.target_embedding(tokens), training=training)
+        if self.input_feeding:
+            embedded = ops.concatenate([embedded, feed], -1)
+        output, (h, c) = self.decoder.cell(embedded, [h, c], training=training)
+        context, _ = self._attend(output, memory, training)
+        attentional = self.attentional(ops.concatenate([output, context], -1))
+        logits = self.logits(self.output_dropout(attentional, training=training))
+        return logits, (h, c, attentional)
+
+    def decoder_queries(self, target_in, state, training=None):
+        """The decoder states for all target steps (teacher forcing),
+        without input feeding."""
+        h, c, _ = state
+        mask = ops.not_equal(target_in, 0)
+        embedded = self.embedding_dropout(self.target_embedding(target_in), training=training)
+        outputs, _, _ = self.decoder(
+            embedded, mask=mask, initial_state=[h, c], training=training
+        )
+        return outputs
+
+    def call(self, inputs, training=None):
+        source, target_in = inputs["source"], inputs["target_in"]
+        memory, state, _ = self.encode(source, training=training)
+        if not self.input_feeding:
+            queries = self.decoder_queries(target_in, state, training)
+            context, _ = self._attend(queries, memory, training)
+            attentional = self.attentional(ops.concatenate([queries, context], -1))
+            return self.logits(self.output_dropout(attentional, training=training))
+
+        def step(carry, tokens):
+            _, h, c, feed = carry
+            logits, (h, c, feed) = self.decode_step(tokens, (h, c, feed), memory, training)
+            return logits, h, c, feed
+
+        batch = ops.shape(source)[0]
+        initial = (ops.zeros((batch, self.target_vocabulary_size)),) + tuple(state)
+        logits, _, _, _ = tf.scan(step, ops.transpose(target_in), initializer=initial)
+        return ops.transpose(logits, (1, 0, 2))
+
+    def attended_nodes(self, source, target_in):
+        """Source states each decoder step attends to, `(batch, target_steps)`,
+        outside training (teacher-forced queries): all real states
+        (Bahdanau), the open ones (gated), the top level and the path's
+        children (hierarchies)."""
+        memory, state, _ = self.encode(source, training=False)
+        steps = ops.shape(target_in)[1]
+        if self.attention.startswith("hier"):
+            if self.input_feeding:
+                raise NotImplementedError("attended_nodes needs input_feeding=False")
+            queries = self.decoder_queries(target_in, state, training=False)
+            return self.attention_layer.attended_nodes(queries, memory)
+        count = ops.sum(ops.cast(memory["mask"], "float32"), -1, keepdims=True)
+        return ops.repeat(count, steps, axis=1)
+
+    def attention_flops(self, attended_nodes):
+        """FLOPs of attention for decoder steps that attend to
+        `attended_nodes` source states: query projection plus per node."""
+        layer = self.attention_layer
+        return layer.flops_per_query() + attended_nodes * layer.flops_per_node()
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "source_vocabulary_size": self.source_vocabulary_size,
+                "target_vocabulary_size": self.target_vocabulary_size,
+                "embedding_dim": self.embedding_dim,
+                "hidden": self.hidden,
+                "attention": self.attention,
+                "attention_units": self.attention_units,
+                "levels": self.levels,
+                "block_size": self.block_size,
+                "descent": self.descent,
+                "halting_penalty": self.halting_penalty,
+                "input_feeding": self.input_feeding,
+                "dropout": self.dropout,
+                "aux_hidden": self.aux_hidden,
+                "temperature": self.temperature,
+                "gate_penalty": self.gate_penalty,
+                "gate_bias": self.gate_bias,
+                "seed": self.seed,
+            }
+        )
+        return config

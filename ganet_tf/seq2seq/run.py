@@ -1,0 +1,257 @@
+"""`python -m ganet_tf seq2seq`: train, evaluate and decode an encoder-decoder."""
+
+import dataclasses
+import json
+import math
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ganet_tf.errors import GANetInputError
+from ganet_tf.seq2seq.datasets import TASKS
+from ganet_tf.seq2seq.datasets import load_task
+from ganet_tf.seq2seq.decoding import make_decoder
+from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
+from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
+from ganet_tf.seq2seq.scores import corpus_bleu
+from ganet_tf.seq2seq.scores import exact_match
+from ganet_tf.seq2seq.vocabulary import build_vocabulary
+from ganet_tf.seq2seq.vocabulary import detokenize
+from ganet_tf.seq2seq.vocabulary import encode
+from ganet_tf.seq2seq.vocabulary import ids_to_tokens
+from ganet_tf.seq2seq.vocabulary import make_dataset
+from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+
+VOCABULARY_FILE = "vocabularies.json"
+
+
+@dataclasses.dataclass
+class Seq2SeqConfig:
+    task: str = "copy"
+    attention: str = "bahdanau"
+    data_dir: str = None
+    levels: int = 2
+    block_size: int = 3
+    descent: str = "straight_through"
+    halting_penalty: float = 1e-3
+    epochs: int = 10
+    seed: int = 0
+    out: str = None
+    limit: int = None
+    backup_dir: str = None
+    batch_size: int = 128
+    hidden: int = 256
+    embedding_dim: int = 256
+    attention_units: int = None
+    input_feeding: bool = False
+    dropout: float = 0.3
+    lr: float = 1e-3
+    clipnorm: float = 1.0
+    min_count: int = 2
+    beam_size: int = 1
+    aux_hidden: int = 20
+    temperature: float = 0.5
+    gate_penalty: float = 1e-3
+    gate_bias: float = 2.0
+    min_length: int = 10
+    max_length: int = 100
+    verbose: int = 1
+
+
+def _check(config):
+    if config.task not in TASKS:
+        raise GANetInputError(f"Unknown task {config.task!r}: use one of {', '.join(TASKS)}.")
+    if config.attention not in ATTENTIONS:
+        raise GANetInputError(
+            f"Unknown attention {config.attention!r}: use one of {', '.join(ATTENTIONS)}."
+        )
+    for name in ("epochs", "batch_size", "hidden", "embedding_dim", "beam_size"):
+        value = getattr(config, name)
+        if not isinstance(value, int) or value < 1:
+            raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+    if config.levels < 2 or config.block_size < 2:
+        raise GANetInputError(
+            f"--levels and --block-size must be at least 2, got {config.levels} and {config.block_size}."
+        )
+
+
+def _vocabularies(config, splits):
+    """Source and target vocabularies: read back from the backup folder on a
+    resumed run, so the ids do not change under the restored weights."""
+    path = os.path.join(config.backup_dir, VOCABULARY_FILE) if config.backup_dir else None
+    if path and os.path.isfile(path):
+        with open(path, encoding="utf-8") as handle:
+            saved = json.load(handle)
+        return saved["source"], saved["target"]
+    min_count = config.min_count if config.task == "multi30k" else 1
+    sources, targets = splits["train"]
+    vocabularies = (
+        build_vocabulary(sources, min_count=min_count),
+        build_vocabulary(targets, min_count=min_count, target=True),
+    )
+    if path:
+        os.makedirs(config.backup_dir, exist_ok=True)
+        _write_json(path, {"source": vocabularies[0], "target": vocabularies[1]})
+    return vocabularies
+
+
+def _write_json(path, value):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(value, handle, ensure_ascii=False)
+
+
+def build_model(config, source_size, target_size):
+    return EncoderDecoder(
+        source_size,
+        target_size,
+        embedding_dim=config.embedding_dim,
+        hidden=config.hidden,
+        attention=config.attention,
+        attention_units=config.attention_units,
+        levels=config.levels,
+        block_size=config.block_size,
+        descent=config.descent,
+        halting_penalty=config.halting_penalty,
+        input_feeding=config.input_feeding,
+        dropout=config.dropout,
+        aux_hidden=config.aux_hidden,
+        temperature=config.temperature,
+        gate_penalty=config.gate_penalty,
+        gate_bias=config.gate_bias,
+        seed=config.seed,
+    )
+
+
+def teacher_forced_scores(model, dataset):
+    """Test cross-entropy per token (no regularisers), attended source
+    states per decoded token, attended density and attention FLOPs."""
+    total_loss = total_tokens = total_nodes = total_density = total_flops = 0.0
+    for inputs, target_out in dataset:
+        logits = model(inputs, training=False)
+        token_mask = tf.cast(tf.not_equal(target_out, 0), tf.float32)
+        loss = tf.keras.losses.sparse_categorical_crossentropy(
+            target_out, logits, from_logits=True
+        )
+        total_loss += float(tf.reduce_sum(loss * token_mask))
+        nodes = model.attended_nodes(inputs["source"], inputs["target_in"])
+        lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs["source"], 0), tf.float32), -1)
+        density = nodes / tf.maximum(lengths[:, None], 1.0)
+        total_tokens += float(tf.reduce_sum(token_mask))
+        total_nodes += float(tf.reduce_sum(nodes * token_mask))
+        total_density += float(tf.reduce_sum(density * token_mask))
+        total_flops += float(tf.reduce_sum(model.attention_flops(nodes) * token_mask))
+    tokens = max(total_tokens, 1.0)
+    return {
+        "test_loss": total_loss / tokens,
+        "test_perplexity": math.exp(total_loss / tokens),
+        "attended_nodes_per_token": total_nodes / tokens,
+        "test_attended_density": total_density / tokens,
+        "attention_flops_per_token": total_flops / tokens,
+    }
+
+
+def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1):
+    """Decodes every source; returns `(token id rows, seconds per sentence)`.
+
+    The first batch is decoded once before timing, so tracing is not timed.
+    """
+    decoder = make_decoder(model, beam_size)
+    batches = []
+    for start in range(0, len(source_ids), batch_size):
+        rows = source_ids[start : start + batch_size]
+        width = max(len(r) for r in rows)
+        padded = np.zeros([len(rows), width], "int32")
+        for i, row in enumerate(rows):
+            padded[i, : len(row)] = row
+        limit = int(width * 1.5) + max_extra
+        batches.append((tf.constant(padded), tf.constant(limit, tf.int32)))
+    decoder(*batches[0])
+    progress = keras.utils.Progbar(len(batches), verbose=verbose, unit_name="batch")
+    outputs = []
+    started = time.perf_counter()
+    for number, (padded, limit) in enumerate(batches, 1):
+        outputs.extend(decoder(padded, limit).numpy())
+        progress.update(number)
+    seconds = time.perf_counter() - started
+    return outputs, seconds / max(len(source_ids), 1)
+
+
+def run_seq2seq(config):
+    """Trains and evaluates; returns the JSON summary as a dict."""
+    _check(config)
+    splits = load_task(config.task, config.data_dir, config.limit, config.seed,
+                       config.min_length, config.max_length)
+    source_vocabulary, target_vocabulary = _vocabularies(config, splits)
+    source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
+    target_vectorizer = vectorizer_from_vocabulary(target_vocabulary)
+    ids = {
+        split: (encode(source_vectorizer, pairs[0]), encode(target_vectorizer, pairs[1], True))
+        for split, pairs in splits.items()
+    }
+    keras.utils.set_random_seed(config.seed)
+    datasets = {
+        split: make_dataset(*ids[split], config.batch_size, shuffle=split == "train",
+                            seed=config.seed)
+        for split in ids
+    }
+    source_size = len(source_vocabulary) + 2
+    target_size = len(target_vocabulary) + 2
+    model = build_model(config, source_size, target_size)
+    model.compile(
+        optimizer=keras.optimizers.Adam(config.lr, clipnorm=config.clipnorm),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
+    )
+    callbacks = []
+    if config.backup_dir:
+        callbacks.append(keras.callbacks.BackupAndRestore(config.backup_dir))
+    started = time.perf_counter()
+    history = model.fit(datasets["train"], validation_data=datasets["val"],
+                        epochs=config.epochs, callbacks=callbacks, verbose=config.verbose)
+    train_seconds = time.perf_counter() - started
+    epochs_run = len(history.history.get("loss", []))
+
+    result = {
+        "task": config.task,
+        "attention": config.attention,
+        "levels": config.levels if config.attention.startswith("hier") else None,
+        "block_size": (config.block_size if config.attention in ("hier-rnn", "hier-cnn")
+                       else None),
+        "seed": config.seed,
+        "epochs": config.epochs,
+        "train_examples": len(ids["train"][0]),
+        "test_examples": len(ids["test"][0]),
+        "source_vocabulary": source_size,
+        "target_vocabulary": target_size,
+        "train_seconds": train_seconds,
+        "seconds_per_epoch": train_seconds / epochs_run if epochs_run else None,
+    }
+    result.update(teacher_forced_scores(model, datasets["test"]))
+    decoded, seconds = decode_all(model, ids["test"][0], config.batch_size,
+                                  config.beam_size, verbose=config.verbose)
+    vocabulary = ["", "[UNK]"] + list(target_vocabulary)
+    hypotheses = [ids_to_tokens(row, vocabulary) for row in decoded]
+    references = [ids_to_tokens(row[1:], vocabulary) for row in ids["test"][1]]
+    result["decode_seconds_per_sentence"] = seconds
+    result["beam_size"] = config.beam_size
+    if config.task == "multi30k":
+        result["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses],
+                                          splits["test"][1])
+        result["test_exact_match"] = None
+    else:
+        result["test_bleu"] = None
+        result["test_exact_match"] = exact_match(hypotheses, references)
+    if config.out:
+        os.makedirs(config.out, exist_ok=True)
+        model.save(os.path.join(config.out, "model.keras"))
+        _write_json(os.path.join(config.out, VOCABULARY_FILE),
+                    {"source": source_vocabulary, "target": target_vocabulary})
+        _write_json(os.path.join(config.out, "metrics.json"),
+                    {**result, "config": dataclasses.asdict(config)})
+        _write_json(os.path.join(config.out, "examples.json"), [
+            {"source": s, "reference": r, "hypothesis": detokenize(h)}
+            for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses)
+        ])
+    return result

@@ -1,0 +1,118 @@
+"""Tokenisation for sequence to sequence, by Keras' `TextVectorization`.
+
+Ids: 0 padding, 1 out of vocabulary; target vocabularies then hold the
+start and end tokens (2 and 3), which no standardised text contains.
+"""
+
+import re
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ganet_tf.errors import GANetInputError
+
+START, END = "[start]", "[end]"
+PAD_ID, START_ID, END_ID = 0, 2, 3
+
+# Punctuation becomes tokens of its own; apostrophes stay inside words.
+_PUNCTUATION = r"([!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~])"
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+def standardize_translation(texts):
+    """Lower case (Unicode), punctuation split off as separate tokens."""
+    texts = tf.strings.lower(texts, encoding="utf-8")
+    return tf.strings.regex_replace(texts, _PUNCTUATION, r" \1 ")
+
+
+def vectorizer_from_vocabulary(vocabulary):
+    """A ragged `TextVectorization` with a fixed vocabulary (from id 2 on)."""
+    return keras.layers.TextVectorization(
+        standardize=standardize_translation,
+        vocabulary=list(vocabulary),
+        output_mode="int",
+        ragged=True,
+    )
+
+
+def build_vocabulary(texts, min_count=1, max_tokens=None, target=False):
+    """The tokens of `texts` seen at least `min_count` times, most frequent
+    first (`TextVectorization.adapt`), with the start and end tokens in
+    front for a target side."""
+    if not texts:
+        raise GANetInputError("No training sentences to build a vocabulary from.")
+    counter = keras.layers.TextVectorization(
+        standardize=standardize_translation, output_mode="int", max_tokens=max_tokens
+    )
+    counter.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(2048))
+    vocabulary = counter.get_vocabulary(include_special_tokens=False)
+    if min_count > 1:
+        tokens = tf.strings.split(standardize_translation(tf.constant(list(texts))))
+        unique, _, counts = tf.unique_with_counts(tokens.flat_values)
+        counts = dict(zip(unique.numpy().tolist(), counts.numpy().tolist()))
+        vocabulary = [t for t in vocabulary if counts.get(t.encode(), 0) >= min_count]
+    if not vocabulary:
+        raise GANetInputError("The training sentences contain no tokens.")
+    return ([START, END] if target else []) + vocabulary
+
+
+def encode(vectorizer, texts, target=False):
+    """A list of int32 id arrays; targets get the start and end ids."""
+    ids = vectorizer(tf.constant(list(texts)))
+    rows = [np.asarray(row, "int32") for row in ids.to_list()]
+    if target:
+        rows = [np.concatenate([[START_ID], row, [END_ID]]).astype("int32") for row in rows]
+    return rows
+
+
+def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None):
+    """Batches `({"source", "target_in"}, target_out)`, padded per batch.
+
+    `target_in` is the target without its last token (teacher forcing),
+    `target_out` without its first.
+    """
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise GANetInputError(f"--batch-size must be a positive integer, got {batch_size}.")
+    for number, row in enumerate(source_ids):
+        if len(row) == 0:
+            raise GANetInputError(
+                f"Source sentence {number + 1} has no tokens: remove it or fill it in."
+            )
+
+    def generator():
+        for source, target in zip(source_ids, target_ids):
+            yield source, target
+
+    signature = (tf.TensorSpec([None], "int32"), tf.TensorSpec([None], "int32"))
+    dataset = tf.data.Dataset.from_generator(generator, output_signature=signature)
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(len(source_ids)))
+    dataset = dataset.cache()
+    if shuffle:
+        dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.map(
+        lambda source, target: ({"source": source, "target_in": target[:-1]}, target[1:])
+    )
+    return dataset.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def ids_to_tokens(ids, vocabulary):
+    """Tokens of one decoded row, up to its end token, padding dropped."""
+    tokens = []
+    for index in np.asarray(ids).tolist():
+        if index == END_ID:
+            break
+        if index in (PAD_ID, START_ID):
+            continue
+        tokens.append(vocabulary[index])
+    return tokens
+
+
+def detokenize(tokens):
+    """Joins tokens into text: no space before closing punctuation or
+    after opening brackets and quotes pairs are kept as produced."""
+    text = " ".join(tokens)
+    text = re.sub(r" ([.,!?;:%)\]}])", r"\1", text)
+    text = re.sub(r"([(\[{$]) ", r"\1", text)
+    text = re.sub(r" ' ", "'", text)
+    return text

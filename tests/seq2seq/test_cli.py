@@ -1,0 +1,47 @@
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from ganet_tf.seq2seq.scores import corpus_bleu
+from ganet_tf.seq2seq.scores import exact_match
+
+# per attended node: 2*8*4 key projection + 5*4 + 3 + 2*8; per step: 2*8*4
+NODE_FLOPS, QUERY_FLOPS = 103, 64
+
+
+def test_copy_task_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    completed = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", "seq2seq", "--task", "copy", "--attention", "bahdanau",
+         "--limit", "8", "--epochs", "2", "--hidden", "4", "--embedding-dim", "4",
+         "--batch-size", "4", "--verbose", "2", "--out", str(out)],
+        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "Epoch 2/2" in completed.stdout
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert (result["task"], result["attention"], result["test_bleu"]) == ("copy", "bahdanau", None)
+    assert result["train_examples"] == result["test_examples"] == 8
+    # 20 symbols and the end token: an untrained model is near uniform
+    assert 12 < result["test_perplexity"] < 30
+    assert result["test_exact_match"] == 0.0  # lengths 10-100 from 16 steps
+    assert result["test_attended_density"] == 1.0
+    nodes = result["attended_nodes_per_token"]
+    assert 10 <= nodes <= 100
+    assert abs(result["attention_flops_per_token"] - (QUERY_FLOPS + NODE_FLOPS * nodes)) < 1e-6 * nodes * NODE_FLOPS
+    assert 0 < result["decode_seconds_per_sentence"] < 5
+    assert sorted(os.listdir(out)) == ["examples.json", "metrics.json", "model.keras",
+                                       "vocabularies.json"]
+    assert json.loads((out / "metrics.json").read_text())["test_perplexity"] == result["test_perplexity"]
+    model = keras.models.load_model(out / "model.keras")
+    assert model.get_config()["attention"] == "bahdanau"
+
+
+def test_scores():
+    assert exact_match([["s1", "s2"], ["s3"]], [["s1", "s2"], ["s4"]]) == 0.5
+    assert corpus_bleu(["A dog runs."], ["a dog runs."]) == pytest.approx(100.0)
+    assert corpus_bleu(["a cat"], ["a dog runs on the grass ."]) < 10

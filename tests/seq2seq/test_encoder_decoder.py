@@ -1,0 +1,106 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.seq2seq.decoding import beam_search
+from ganet_tf.seq2seq.decoding import greedy_decode
+from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
+
+RNG = np.random.default_rng(0)
+SOURCE = RNG.integers(2, 12, size=[4, 7]).astype("int32")
+SOURCE[1, 4:] = 0  # padded rows
+SOURCE[3, 2:] = 0
+TARGET = RNG.integers(2, 10, size=[4, 6]).astype("int32")
+TARGET[2, 3:] = 0
+INPUTS = {"source": SOURCE, "target_in": TARGET}
+
+
+def tiny(attention="bahdanau", **kwargs):
+    return EncoderDecoder(12, 10, embedding_dim=6, hidden=5, attention=attention,
+                          attention_units=4, seed=1, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "attention, options",
+    [("gated", {"input_feeding": True}), ("hier-act", {"levels": 3})],
+)
+def test_keras_file_round_trip(tmp_path, attention, options):
+    model = tiny(attention, **options)
+    logits = model(INPUTS, training=False).numpy()
+    assert logits.shape == (4, 6, 10) and np.all(np.isfinite(logits))
+    model.save(tmp_path / "model.keras")
+    loaded = keras.models.load_model(tmp_path / "model.keras")
+    assert loaded.get_config() == model.get_config()
+    np.testing.assert_allclose(loaded(INPUTS, training=False).numpy(), logits, atol=1e-5)
+    np.testing.assert_array_equal(greedy_decode(loaded, SOURCE, 5).numpy(),
+                                  greedy_decode(model, SOURCE, 5).numpy())
+
+
+def test_gradients_reach_the_gates_auxiliary_network():
+    model = tiny("gated", gate_penalty=0.1)
+    model(INPUTS)
+    with tf.GradientTape() as tape:
+        logits = model(INPUTS, training=True)
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(
+            TARGET, logits, from_logits=True))
+        penalty = tf.add_n(model.losses)
+    auxiliary = model.auxiliary.trainable_weights
+    gradients = tape.gradient(loss, auxiliary)
+    assert len(auxiliary) > 0 and float(penalty) > 0
+    assert all(np.all(np.isfinite(g.numpy())) for g in gradients)
+    assert all(np.any(g.numpy() != 0) for g in gradients)
+
+
+def test_teacher_forcing_with_input_feeding_matches_step_by_step_decoding():
+    model = tiny("bahdanau", input_feeding=True)
+    logits = model(INPUTS, training=False).numpy()
+    memory, state, _ = model.encode(SOURCE)
+    for step in range(TARGET.shape[1]):
+        step_logits, state = model.decode_step(TARGET[:, step], state, memory)
+        np.testing.assert_allclose(step_logits.numpy(), logits[:, step], atol=1e-5)
+
+
+def test_attended_nodes_and_density_of_closed_gates():
+    model = tiny("gated", gate_bias=-10.0)  # every gate closed: fall back to all
+    model(INPUTS)
+    nodes = model.attended_nodes(SOURCE, TARGET).numpy()
+    np.testing.assert_array_equal(nodes[:, 0], (SOURCE != 0).sum(1))
+    model = tiny("hier-cnn", block_size=2)
+    model(INPUTS)
+    nodes = model.attended_nodes(SOURCE, TARGET).numpy()
+    # 7 states: 4 blocks + 2 children (1 in the last block); 4 states:
+    # 2 + 2; 2 states: 1 + 2
+    assert nodes[0, 0] in (5, 6) and nodes[2, 0] in (5, 6)
+    np.testing.assert_array_equal(nodes[[1, 3], 0], [4, 3])
+
+
+def sequence_log_probability(model, source, tokens):
+    target_in = np.concatenate([np.full([len(tokens), 1], 2), tokens[:, :-1]], 1)
+    logits = model({"source": source, "target_in": target_in.astype("int32")})
+    log_probs = tf.nn.log_softmax(logits).numpy()
+    total = np.zeros(len(tokens))
+    for row in range(len(tokens)):
+        for step, token in enumerate(tokens[row]):
+            total[row] += log_probs[row, step, token]
+            if token == 3:
+                break
+    return total
+
+
+def test_beam_search_of_width_one_is_greedy_and_wider_beams_score_higher():
+    model = tiny("hier-cnn", block_size=2)
+    greedy = greedy_decode(model, SOURCE, tf.constant(6)).numpy()
+    one = beam_search(model, SOURCE, tf.constant(6), beam_size=1, length_penalty=0.0).numpy()
+    np.testing.assert_array_equal(one[:, : greedy.shape[1]], greedy)
+    wide = beam_search(model, SOURCE, tf.constant(6), beam_size=4, length_penalty=0.0).numpy()
+    greedy_score = sequence_log_probability(model, SOURCE, one)
+    wide_score = sequence_log_probability(model, SOURCE, wide)
+    assert np.all(wide_score >= greedy_score - 1e-5) and np.any(wide_score > greedy_score + 1e-3)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="attention"):
+        tiny("local")
+    with pytest.raises(ValueError, match="hidden"):
+        EncoderDecoder(12, 10, hidden=0)
