@@ -3,12 +3,16 @@ from ganet_tf.models.baselines import build_local_attention
 from ganet_tf.models.baselines import build_soft_attention
 from ganet_tf.models.explainer import build_explainer
 from ganet_tf.models.ganet import build_ganet
+from ganet_tf.models.ganet_transformer import build_ganet_transformer
+from ganet_tf.models.transformer import build_transformer
 
 MODEL_BUILDERS = {
     "ganet": build_ganet,
     "bilstm": build_bilstm,
     "local": build_local_attention,
     "soft": build_soft_attention,
+    "transformer": build_transformer,
+    "ganet_transformer": build_ganet_transformer,
 }
 
 

@@ -203,6 +203,10 @@ def load_splits(config):
     return splits
 
 
+# Attention heads of the Transformer models; `--hidden` is their width.
+TRANSFORMER_HEADS = 4
+
+
 def model_arguments(config, splits, embeddings):
     """Builder arguments of `config.model` for this data."""
     arguments = {
@@ -210,7 +214,14 @@ def model_arguments(config, splits, embeddings):
         "hidden_dim": config.hidden,
         "dropout": config.dropout,
     }
-    if config.model == "ganet":
+    if config.model in ("transformer", "ganet_transformer"):
+        if config.hidden % TRANSFORMER_HEADS:
+            raise GANetInputError(
+                f"--hidden must be a multiple of {TRANSFORMER_HEADS} (the attention heads) "
+                f"for --model {config.model}, got {config.hidden}."
+            )
+        arguments["num_heads"] = TRANSFORMER_HEADS
+    if config.model in ("ganet", "ganet_transformer"):
         arguments.update(
             auxiliary=config.aux,
             auxiliary_hidden_dim=config.aux_hidden,

@@ -1,0 +1,143 @@
+"""GA-Net on a Transformer: the gates of an auxiliary network decide which
+tokens the encoder blocks and the pooling attend, and, at inference, which
+tokens they compute at all."""
+
+import math
+
+import keras
+from keras import ops
+
+from ganet_tf.layers import (
+    AuxiliaryNetwork,
+    GatedAttentionPooling,
+    GatedTransformerEncoder,
+    GateSampler,
+    GateSparsity,
+)
+from ganet_tf.layers.gated_multi_head_attention import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.models.backbone import classifier_head
+from ganet_tf.models.transformer import check_transformer_arguments, transformer_inputs
+
+
+def build_ganet_transformer(
+    num_classes,
+    vocabulary_size=None,
+    embeddings=None,
+    embedding_dim=50,
+    hidden_dim=128,
+    num_layers=2,
+    num_heads=4,
+    intermediate_dim=None,
+    attention_units=100,
+    max_length=4096,
+    normalize_first=False,
+    auxiliary="bilstm",
+    auxiliary_hidden_dim=20,
+    initial_gate_logit=None,
+    temperature=1.0,
+    penalty=1e-4,
+    straight_through=False,
+    inference_mode="threshold",
+    fallback="all",
+    gate_distribution="relaxed_bernoulli",
+    target_density=None,
+    inference_density=None,
+    token_dropping=True,
+    sparse_buckets=DEFAULT_SPARSE_BUCKETS,
+    dropout=0.1,
+    sequence_length=None,
+    seed=None,
+    name="ganet_transformer",
+):
+    """Builds GA-Net with a Transformer encoder as a functional `keras.Model`.
+
+    Data flow: token ids -> embeddings -> auxiliary network -> gate logits
+    -> `GateSampler` -> `GateSparsity` -> gates; embeddings (+ positions) ->
+    `num_layers` `GatedTransformerEncoder` blocks attending only the open
+    tokens -> `GatedAttentionPooling` over the open tokens -> softmax.
+    While training the relaxed gates bias the attention scores by `log g`;
+    at inference they are binary, and with `token_dropping` every block
+    runs only on the open tokens (gathered into a bucketed compact sequence,
+    see `GatedTransformerEncoder`), so the encoder's work scales with the
+    gate density. Since every block and the pooling use the same gates, the
+    closed tokens are never read, and dropping them does not change the
+    output. A row whose gates are all closed is encoded with every real
+    token open (the pooling then applies its `fallback`).
+
+    Layers are named as in `build_ganet` (`embedding`, `auxiliary`,
+    `gates`, `gate_sparsity`, `attention`, `probabilities`), so
+    `build_explainer`, `explain` and `export` work unchanged.
+
+    Args:
+        num_classes, vocabulary_size, embeddings, embedding_dim, hidden_dim,
+            num_layers, num_heads, intermediate_dim, attention_units,
+            max_length, normalize_first, dropout, sequence_length: as in
+            `build_transformer`.
+        auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature,
+            penalty, straight_through, inference_mode, fallback,
+            gate_distribution, target_density, inference_density, seed: the
+            gate options, as in `build_ganet`.
+        token_dropping: bool, encoder blocks compute only open tokens at
+            inference. Defaults to `True`.
+        sparse_buckets: bucket fractions of the compacted length, or None
+            for exact (dynamic, not XLA-compilable) lengths.
+        name: model name.
+
+    Returns:
+        An uncompiled `keras.Model` from token ids `(batch, steps)` to class
+        probabilities `(batch, num_classes)`, with the gate penalty in its
+        losses and the metric `density`.
+
+    References:
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
+          Attention Is Needed: Gated Attention Network for Sequence Data.
+        - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
+    """
+    check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
+    if initial_gate_logit is None:
+        initial_gate_logit = 0.0
+        if target_density is not None and 0 < target_density < 1:
+            initial_gate_logit = math.log(target_density / (1 - target_density))
+    if inference_density is None and inference_mode == "top_k":
+        inference_density = target_density
+    token_ids, embedded, x, mask = transformer_inputs(
+        vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
+    )
+    gate_logits = AuxiliaryNetwork(
+        encoder=auxiliary,
+        hidden_dim=auxiliary_hidden_dim,
+        return_logits=True,
+        gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
+        name="auxiliary",
+    )(embedded)
+    gates = GateSampler(
+        temperature=temperature,
+        straight_through=straight_through,
+        inference_mode=inference_mode,
+        seed=seed,
+        distribution=gate_distribution,
+        inference_density=inference_density,
+        name="gates",
+    )(gate_logits)
+    gates = GateSparsity(
+        penalty=penalty, target_density=target_density, name="gate_sparsity"
+    )(gates)
+    real = ops.cast(mask, gates.dtype)
+    any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
+    encoder_gates = ops.where(any_open, gates, real)
+    for index in range(num_layers):
+        x = GatedTransformerEncoder(
+            intermediate_dim or 4 * hidden_dim,
+            num_heads,
+            dropout=dropout,
+            normalize_first=normalize_first,
+            sparse_inference=True,
+            token_dropping=token_dropping,
+            sparse_buckets=sparse_buckets,
+            name=f"encoder_{index + 1}",
+        )(x, padding_mask=mask, gates=encoder_gates)
+    context, _ = GatedAttentionPooling(
+        units=attention_units, fallback=fallback, name="attention"
+    )(x, gates=gates, gate_scores=gate_logits, mask=mask)
+    probabilities = classifier_head(context, num_classes, dropout)
+    return keras.Model(token_ids, probabilities, name=name)

@@ -1,0 +1,110 @@
+"""The dense Transformer baseline: embeddings + positions -> encoder blocks
+-> attention pooling."""
+
+import keras
+
+from ganet_tf.layers import GatedAttentionPooling, GatedTransformerEncoder
+from ganet_tf.layers.position_embedding import PositionEmbedding
+from ganet_tf.models.backbone import classifier_head, embedded_tokens
+
+
+def check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length):
+    for name, value in (
+        ("hidden_dim", hidden_dim), ("num_heads", num_heads),
+        ("num_layers", num_layers), ("max_length", max_length),
+    ):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
+    if hidden_dim % num_heads:
+        raise ValueError(
+            "`hidden_dim` must be a multiple of `num_heads`. "
+            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+        )
+
+
+def transformer_inputs(
+    vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
+):
+    """Token ids -> embeddings (projected to `hidden_dim` when their width
+    differs) + learned positions. Returns `(token_ids, embedded, x, mask)`:
+    `embedded` are the token embeddings the auxiliary network reads, `x`
+    the encoder input."""
+    token_ids, embedded, mask = embedded_tokens(
+        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
+    )
+    x = embedded
+    if embedded.shape[-1] != hidden_dim:
+        x = keras.layers.Dense(hidden_dim, name="embedding_projection")(x)
+    positions = PositionEmbedding(max_length, name="position_embedding")(x)
+    x = keras.layers.Add(name="embeddings_and_positions")([x, positions])
+    return token_ids, embedded, x, mask
+
+
+def build_transformer(
+    num_classes,
+    vocabulary_size=None,
+    embeddings=None,
+    embedding_dim=50,
+    hidden_dim=128,
+    num_layers=2,
+    num_heads=4,
+    intermediate_dim=None,
+    attention_units=100,
+    max_length=4096,
+    dropout=0.1,
+    normalize_first=False,
+    sequence_length=None,
+    name="transformer",
+):
+    """Builds the dense Transformer baseline as a functional `keras.Model`.
+
+    Data flow: token ids -> embeddings (a linear projection to `hidden_dim`
+    when their width differs) + learned position embeddings ->
+    `num_layers` Transformer encoder blocks (`GatedTransformerEncoder`
+    without gates: keras-hub's `TransformerEncoder` computation) ->
+    additive attention pooling (`GatedAttentionPooling` without gates, layer
+    `attention`) -> softmax classifier. Padding (id 0) is masked throughout.
+
+    Args:
+        num_classes: int >= 2.
+        vocabulary_size: int; not needed when `embeddings` is given.
+        embeddings: optional `(vocabulary_size, dim)` initial embeddings.
+        embedding_dim: int, embedding width without `embeddings`.
+        hidden_dim: int, width of the encoder; a multiple of `num_heads`.
+        num_layers: int, encoder blocks.
+        num_heads: int, attention heads.
+        intermediate_dim: int, feedforward width; defaults to
+            `4 * hidden_dim`.
+        attention_units: width of the pooling's score network.
+        max_length: int, the most positions (>= the padded length).
+        dropout: dropout rate of embeddings, encoder blocks and the pooled
+            context.
+        normalize_first: pre-norm encoder blocks.
+        sequence_length: optional fixed number of input steps.
+        name: model name.
+
+    Returns:
+        An uncompiled `keras.Model` from token ids `(batch, steps)` to class
+        probabilities `(batch, num_classes)`.
+
+    Example:
+
+    >>> model = build_transformer(2, vocabulary_size=100, hidden_dim=16)
+    >>> model(np.array([[5, 7, 9, 0]])).shape
+    TensorShape([1, 2])
+    """
+    check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
+    token_ids, _, x, mask = transformer_inputs(
+        vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
+    )
+    for index in range(num_layers):
+        x = GatedTransformerEncoder(
+            intermediate_dim or 4 * hidden_dim,
+            num_heads,
+            dropout=dropout,
+            normalize_first=normalize_first,
+            name=f"encoder_{index + 1}",
+        )(x, padding_mask=mask)
+    context, _ = GatedAttentionPooling(units=attention_units, name="attention")(x, mask=mask)
+    probabilities = classifier_head(context, num_classes, dropout)
+    return keras.Model(token_ids, probabilities, name=name)

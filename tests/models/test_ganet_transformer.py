@@ -1,0 +1,57 @@
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ganet_tf.data.vectorizer import vectorizer_from_vocabulary
+from ganet_tf.export.serving_archive import build_serving_archive
+from ganet_tf.models import MODEL_BUILDERS, build_explainer, build_ganet_transformer
+
+RNG = np.random.default_rng(0)
+IDS = RNG.integers(2, 50, size=[16, 10]).astype("int32")
+IDS[1, 4:] = 0
+IDS[2, 1:] = 0
+LABELS = RNG.integers(0, 3, size=[16])
+
+
+def small(**kwargs):
+    arguments = {
+        "num_classes": 3, "vocabulary_size": 50, "embedding_dim": 6, "hidden_dim": 8, "num_heads": 2,
+        "max_length": 16, "attention_units": 4, "auxiliary": "fnn", "auxiliary_hidden_dim": 4,
+        "sparse_buckets": [0.5], "seed": 1,
+    }
+    arguments.update(kwargs)
+    return build_ganet_transformer(**arguments)
+
+
+def test_fit_reports_density_and_token_dropping_changes_nothing(tmp_path):
+    model = small(penalty=1e-2)
+    assert MODEL_BUILDERS["ganet_transformer"] is build_ganet_transformer
+    model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
+    history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
+    for key in ("loss", "density"):
+        assert np.all(np.isfinite(history.history[key]))
+    gates = build_explainer(model)(IDS)["gates"].numpy()
+    assert set(np.unique(gates)) <= {0.0, 1.0} and 0 < gates[IDS != 0].mean() < 1
+    # The same weights without token dropping: every token computed.
+    dense = small(token_dropping=False)
+    dense.set_weights(model.get_weights())
+    np.testing.assert_allclose(model(IDS), dense(IDS), atol=1e-5)
+    model.save(tmp_path / "ganet_transformer.keras")
+    reloaded = keras.models.load_model(tmp_path / "ganet_transformer.keras")
+    np.testing.assert_allclose(reloaded(IDS), model(IDS), atol=1e-6)
+
+
+def test_serving_archive_runs_the_sparse_path(tmp_path):
+    model = small(initial_gate_logit=0.5)
+    words = [f"w{i}" for i in range(48)]
+    vectorizer = vectorizer_from_vocabulary(words, 10)
+    archive = build_serving_archive(model, vectorizer, ["a", "b", "c"])
+    archive.write_out(str(tmp_path / "saved"), verbose=False)
+    served = tf.saved_model.load(str(tmp_path / "saved"))
+    texts = tf.constant(["w3 w5 w7 w9 w11", "w1", "w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30"])
+    outputs = served.signatures["serving_default"](text=texts)
+    expected = model(vectorizer(texts))
+    np.testing.assert_allclose(outputs["probabilities"], expected, atol=1e-5)
+    graph = served.signatures["serving_default"].graph.as_graph_def()
+    ops = {node.op for function in graph.library.function for node in function.node_def}
+    assert "TopKV2" in ops

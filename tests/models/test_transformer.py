@@ -1,0 +1,40 @@
+import keras
+import numpy as np
+import pytest
+
+from ganet_tf.models import MODEL_BUILDERS, build_explainer, build_transformer
+
+RNG = np.random.default_rng(0)
+IDS = RNG.integers(2, 50, size=[16, 10]).astype("int32")
+IDS[1, 4:] = 0
+IDS[2, 1:] = 0
+LABELS = RNG.integers(0, 3, size=[16])
+
+
+def test_fit_save_and_reload(tmp_path):
+    model = build_transformer(
+        3, vocabulary_size=50, embedding_dim=6, hidden_dim=8, num_heads=2, max_length=16,
+        attention_units=4, dropout=0.1,
+    )
+    assert MODEL_BUILDERS["transformer"] is build_transformer
+    model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
+    history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    assert history.history["loss"][1] < history.history["loss"][0]
+    probabilities = model.predict(IDS, verbose=0)
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+    model.save(tmp_path / "transformer.keras")
+    reloaded = keras.models.load_model(tmp_path / "transformer.keras")
+    np.testing.assert_allclose(reloaded.predict(IDS, verbose=0), probabilities, atol=1e-6)
+    # Padding changes nothing: the same texts padded to more steps.
+    longer = np.pad(IDS, [[0, 0], [0, 3]])
+    np.testing.assert_allclose(model(longer), probabilities, atol=1e-5)
+    weights = build_explainer(model)(IDS)["attention"].numpy()
+    assert np.all(weights[IDS == 0] == 0)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="multiple of `num_heads`"):
+        build_transformer(2, vocabulary_size=50, hidden_dim=10, num_heads=4)
+    with pytest.raises(ValueError, match="num_layers"):
+        build_transformer(2, vocabulary_size=50, hidden_dim=8, num_layers=0)
