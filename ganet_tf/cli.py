@@ -184,6 +184,7 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument("--epochs", type=int, default=defaults.epochs)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--out", help="folder for model.keras, vocabularies.json and metrics.json")
+    parser.add_argument("--export", help="also write a SavedModel here: raw source strings -> greedy translations")
     parser.add_argument("--limit", type=int, help="use only the first N pairs of each split")
     parser.add_argument("--backup-dir", help="resumable training: a killed run started again continues")
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size)

@@ -204,7 +204,8 @@ class EncoderDecoder(keras.Model):
         elif self.attention == "gated":
             logits = self.auxiliary(self.source_embedding(source), mask=mask, training=training)
             gates = self.gate_sampler(logits, mask=mask, training=training)
-            gates = self.gate_sparsity(gates, mask=mask, training=training)
+            if training:  # the L1 penalty; its density metric is a training one
+                gates = self.gate_sparsity(gates, mask=mask, training=training)
             memory = self.attention_layer.prepare(
                 states, gates, mask, compact=not training
             )

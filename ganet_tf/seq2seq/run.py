@@ -40,6 +40,7 @@ class Seq2SeqConfig:
     epochs: int = 10
     seed: int = 0
     out: str = None
+    export: str = None
     limit: int = None
     backup_dir: str = None
     batch_size: int = 128
@@ -254,4 +255,9 @@ def run_seq2seq(config):
             {"source": s, "reference": r, "hypothesis": detokenize(h)}
             for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses)
         ])
+    if config.export:
+        from ganet_tf.seq2seq.translator import save_translator
+
+        result["export"] = save_translator(model, source_vocabulary, target_vocabulary,
+                                           config.export)
     return result

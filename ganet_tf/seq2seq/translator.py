@@ -1,0 +1,81 @@
+"""A SavedModel that maps raw source sentences to greedy translations."""
+
+import json
+import os
+
+import keras
+import tensorflow as tf
+
+from ganet_tf.errors import GANetInputError
+from ganet_tf.seq2seq.decoding import greedy_decode
+from ganet_tf.seq2seq.vocabulary import END_ID
+from ganet_tf.seq2seq.vocabulary import START_ID
+from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+
+MAX_EXTRA_TOKENS = 10
+
+
+class Translator(tf.Module):
+    """Raw source strings -> detokenised greedy translations, in TF ops.
+
+    Holds the trained `EncoderDecoder`, the source `TextVectorization` (the
+    same standardisation as in training) and the target vocabulary, so
+    that the exported SavedModel needs neither this package nor Keras:
+    `tf.saved_model.load(path).signatures["serving_default"](
+    sentences=tf.constant([...]))["translations"]`.
+
+    Args:
+        model: a trained `EncoderDecoder`.
+        source_vocabulary: the source tokens from id 2 on.
+        target_vocabulary: the target tokens from id 2 on (start and end
+            tokens first).
+    """
+
+    def __init__(self, model, source_vocabulary, target_vocabulary, name="translator"):
+        super().__init__(name=name)
+        self.model = model
+        self.source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
+        self.target_tokens = tf.constant(["", "[UNK]"] + list(target_vocabulary))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
+    def translate(self, sentences):
+        source = self.source_vectorizer(sentences)
+        source = tf.cast(source.to_tensor(shape=[None, None]), tf.int32)
+        # An empty sentence still gets one (padding) step, so shapes hold.
+        source = tf.pad(source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]])
+        steps = tf.shape(source)[1]
+        max_length = steps + steps // 2 + MAX_EXTRA_TOKENS
+        ids = greedy_decode(self.model, source, max_length)
+        # Keep tokens before the first end token.
+        ended = tf.cumsum(tf.cast(tf.equal(ids, END_ID), tf.int32), axis=1) > 0
+        keep = tf.logical_not(ended) & tf.not_equal(ids, 0) & tf.not_equal(ids, START_ID)
+        tokens = tf.ragged.boolean_mask(tf.gather(self.target_tokens, ids), keep)
+        text = tf.strings.reduce_join(tokens, axis=1, separator=" ")
+        text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}])", r"\1")
+        text = tf.strings.regex_replace(text, r"([(\[{$]) ", r"\1")
+        text = tf.strings.regex_replace(text, r" ' ", "'")
+        return {"translations": text}
+
+
+def export_translator(run_dir, export_dir):
+    """Writes the SavedModel of a run folder (`seq2seq --out`)."""
+    model_path = os.path.join(run_dir, "model.keras")
+    vocabulary_path = os.path.join(run_dir, "vocabularies.json")
+    for path in (model_path, vocabulary_path):
+        if not os.path.isfile(path):
+            raise GANetInputError(
+                f"No {os.path.basename(path)} in {run_dir}: point to a folder written by "
+                "`python -m ganet_tf seq2seq --out`."
+            )
+    model = keras.models.load_model(model_path)
+    with open(vocabulary_path, encoding="utf-8") as handle:
+        vocabularies = json.load(handle)
+    return save_translator(model, vocabularies["source"], vocabularies["target"], export_dir)
+
+
+def save_translator(model, source_vocabulary, target_vocabulary, export_dir):
+    translator = Translator(model, source_vocabulary, target_vocabulary)
+    tf.saved_model.save(
+        translator, export_dir, signatures={"serving_default": translator.translate}
+    )
+    return export_dir
