@@ -15,6 +15,10 @@ GATE_FLOOR = 1e-9
 # Key counts the sparse path rounds up to: fractions of the key length on a
 # ladder of ratio 2^(1/4) from 1/32 to 1 (21 sizes, at most 19 % padding).
 DEFAULT_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 4.0), 6) for i in range(20, -1, -1))
+# A coarser ladder (ratio 2^(1/2), 11 sizes, at most 41 % padding) for
+# models with several blocks: every size is one branch per block, which XLA
+# compiles (and a graph traces) ahead of time.
+COARSE_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 2.0), 6) for i in range(10, -1, -1))
 
 
 @tf.custom_gradient
