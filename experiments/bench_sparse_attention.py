@@ -109,8 +109,10 @@ def machine_line(args):
                     break
     except OSError:
         pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"{model}, {os.cpu_count()} CPU cores, no GPU; TensorFlow {tf.__version__}, "
+        f"{model}, {os.cpu_count()} CPU cores (load average {load} when written), no GPU; "
+        f"TensorFlow {tf.__version__}, "
         f"{args.threads} intra-op / 1 inter-op threads, {'XLA' if args.xla else 'graph mode'}"
     )
 
