@@ -23,7 +23,7 @@ def small(**kwargs):
     return build_ganet_transformer(**arguments)
 
 
-def test_fit_reports_density_and_token_dropping_changes_nothing(tmp_path):
+def test_fit_token_dropping_keras_round_trip_and_serving(tmp_path):
     model = small(penalty=1e-2)
     assert MODEL_BUILDERS["ganet_transformer"] is build_ganet_transformer
     model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
@@ -39,10 +39,11 @@ def test_fit_reports_density_and_token_dropping_changes_nothing(tmp_path):
     model.save(tmp_path / "ganet_transformer.keras")
     reloaded = keras.models.load_model(tmp_path / "ganet_transformer.keras")
     np.testing.assert_allclose(reloaded(IDS), model(IDS), atol=1e-6)
+    check_serving_archive(reloaded, tmp_path)
 
 
-def test_serving_archive_runs_the_sparse_path(tmp_path):
-    model = small(initial_gate_logit=0.5)
+def check_serving_archive(model, tmp_path):
+    """The exported SavedModel serves texts through the top_k path."""
     words = [f"w{i}" for i in range(48)]
     vectorizer = vectorizer_from_vocabulary(words, 10)
     archive = build_serving_archive(model, vectorizer, ["a", "b", "c"])
