@@ -32,6 +32,7 @@ from ganet_tf.training.backup import unreadable_backup
 from ganet_tf.training.distribution import is_chief
 from ganet_tf.training.distribution import local_copy
 from ganet_tf.training.distribution import make_strategy
+from ganet_tf.training.distribution import prepare_model
 from ganet_tf.training.distribution import training_datasets
 from ganet_tf.training.distribution import validate_distribution
 from ganet_tf.training.epoch_timer import EpochTimer
@@ -443,6 +444,7 @@ def _train_and_evaluate(config, callbacks=()):
         if config.freeze_embeddings:
             model.get_layer("embedding").trainable = False
         compile_model(model, config.lr, jit_compile=config.jit_compile or "auto")
+    prepare_model(model, strategy, ids["train"], splits.train_labels)
     callbacks = [*callbacks, *tensorboard_callbacks(config.tensorboard, is_chief(strategy))]
     timer = EpochTimer()
     started = time.perf_counter()
