@@ -5,3 +5,5 @@ from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 from ganet_tf.seq2seq.run import Seq2SeqConfig
 from ganet_tf.seq2seq.run import run_seq2seq
+
+__all__ = ["ATTENTIONS", "EncoderDecoder", "Seq2SeqConfig", "run_seq2seq"]

@@ -74,7 +74,7 @@ def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):
         index = tf.reshape(index, [flat])
         parents = offsets + index // vocabulary
         tokens = index % vocabulary
-        state = tf.nest.map_structure(lambda t: tf.gather(t, parents), state)
+        state = tf.nest.map_structure(lambda t, p=parents: tf.gather(t, p), state)
         was_finished = tf.gather(finished, parents)
         lengths = tf.gather(lengths, parents) + tf.cast(tf.logical_not(was_finished), tf.float32)
         position = tf.one_hot(step, max_length, dtype=tf.int32)

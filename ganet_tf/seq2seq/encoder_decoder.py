@@ -224,7 +224,12 @@ class EncoderDecoder(keras.Model):
     def decode_step(self, tokens, state, memory, training=None):
         """One decoder step: tokens `(batch,)` -> `(logits, new state)`."""
         h, c, feed = state
-        embedded = self.embedding_dropout(self.target_embedding(tokens), training=training)
+        # A lookup of the embedding table, not the layer: the layer would
+        # attach a padding mask that the LSTM cell cannot take.
+        if not self.target_embedding.built:
+            self.target_embedding.build(None)
+        embedded = ops.take(self.target_embedding.embeddings, tokens, axis=0)
+        embedded = self.embedding_dropout(embedded, training=training)
         if self.input_feeding:
             embedded = ops.concatenate([embedded, feed], -1)
         output, (h, c) = self.decoder.cell(embedded, [h, c], training=training)

@@ -81,8 +81,7 @@ def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None):
             )
 
     def generator():
-        for source, target in zip(source_ids, target_ids):
-            yield source, target
+        yield from zip(source_ids, target_ids)
 
     signature = (tf.TensorSpec([None], "int32"), tf.TensorSpec([None], "int32"))
     dataset = tf.data.Dataset.from_generator(generator, output_signature=signature)

@@ -68,7 +68,7 @@ def test_compact_memory_gives_the_same_context_on_open_states_only():
     binary = (GATES > 0.5).astype("float32")
     context, _ = layer(QUERY, VALUES, binary, values_mask=MASK)
     memory = layer.prepare(VALUES, binary, MASK, compact=True)
-    compact_context, compact_weights = layer.attend(QUERY, memory)
+    compact_context, _ = layer.attend(QUERY, memory)
     np.testing.assert_allclose(compact_context.numpy(), context.numpy(), atol=1e-5)
     # widest row: the all-closed row falls back to its 4 real states
     assert memory["values"].shape[1] == 4

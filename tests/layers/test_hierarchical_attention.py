@@ -138,9 +138,11 @@ def test_soft_descent_multiplies_weights_down_the_levels():
 
 
 def test_descent_enters_the_argmax_block():
+    keras.utils.set_random_seed(7)
+    rng = np.random.default_rng(7)
     layer = HierarchicalAttention(units=3, summarizer="cnn", levels=2, block_size=3)
-    queries = 10 * RNG.normal(size=[1, 6, 5]).astype("float32")
-    values = RNG.normal(size=[1, 9, 4]).astype("float32")
+    queries = 10 * rng.normal(size=[1, 6, 5]).astype("float32")
+    values = rng.normal(size=[1, 9, 4]).astype("float32")
     _, beta = layer(queries, values)
     memory = layer.prepare(values)
     top = memory["levels"][1]
