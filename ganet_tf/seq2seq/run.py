@@ -201,6 +201,7 @@ def run_seq2seq(config):
     source_size = len(source_vocabulary) + 2
     target_size = len(target_vocabulary) + 2
     model = build_model(config, source_size, target_size)
+    model.build()  # BackupAndRestore restores into built models only
     model.compile(
         optimizer=keras.optimizers.Adam(config.lr, clipnorm=config.clipnorm),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),

@@ -18,7 +18,8 @@ def test_copy_task_end_to_end(tmp_path):
     completed = subprocess.run(
         [sys.executable, "-m", "ganet_tf", "seq2seq", "--task", "copy", "--attention", "bahdanau",
          "--limit", "8", "--epochs", "2", "--hidden", "4", "--embedding-dim", "4",
-         "--batch-size", "4", "--verbose", "2", "--out", str(out)],
+         "--batch-size", "4", "--verbose", "2", "--out", str(out),
+         "--backup-dir", str(tmp_path / "backup")],
         capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
