@@ -85,6 +85,7 @@ class GANetHyperModel(TextClassifierHyperModel):
             auxiliary_hidden_dim=self.space.declare(hp, "aux_hidden"),
             temperature=self.space.declare(hp, "tau"),
             penalty=self.space.declare(hp, "lam"),
+            target_density=self.space.declare(hp, "target_density") or None,
             seed=self.seed,
             **self.network_arguments(),
         )

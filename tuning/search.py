@@ -101,7 +101,7 @@ def build_parser():
                         help="retrain the best configuration once per seed and report the mean test accuracy "
                              "(default: --seed only); changing it keeps a finished search")
     space = parser.add_argument_group(
-        "search space (names: lr, batch_size, tau, lam, aux_hidden, aux)"
+        "search space (names: lr, batch_size, tau, lam, aux_hidden, aux, target_density)"
     )
     space.add_argument("--fix", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
                        help="fix a hyperparameter, e.g. --fix lr=1e-3 --fix aux=bilstm")

@@ -15,6 +15,11 @@ _PARAMETERS = {
     "lam": (float, "non_negative", "weight lambda of the gate L1 penalty"),
     "aux_hidden": (int, "positive", "width of the auxiliary network"),
     "aux": (str, ENCODERS, "encoder of the auxiliary network"),
+    "target_density": (
+        float,
+        "unit_interval",
+        "gate density rho a Lagrange multiplier steers to (0: the fixed lam)",
+    ),
 }
 
 # The grids of the paper (Xue et al., 2020, Section 4) and the defaults of
@@ -42,11 +47,17 @@ _PAPER_DOMAINS = {
         "default": 20,
     },
     "aux": {"type": "choice", "values": list(ENCODERS), "default": "bilstm"},
+    # Not in the paper (issue 13): 0.0 is its fixed-lambda objective.
+    "target_density": {
+        "type": "choice",
+        "values": [0.0, 0.1, 0.2, 0.3, 0.5],
+        "default": 0.0,
+    },
 }
 
 # The hyperparameters of each model: optimisation for all, gates for GA-Net.
 MODEL_PARAMETERS = {
-    "ganet": ("lr", "batch_size", "tau", "lam", "aux_hidden", "aux"),
+    "ganet": ("lr", "batch_size", "tau", "lam", "aux_hidden", "aux", "target_density"),
     "bilstm": ("lr", "batch_size"),
     "local": ("lr", "batch_size"),
     "soft": ("lr", "batch_size"),
@@ -69,8 +80,11 @@ class SearchSpace:
     | `lam` | 4e-6, 5e-6, 1e-5, 4e-5, 5e-5, 1e-4, 1e-3 | 1e-3 |
     | `aux_hidden` | 20 .. 100, step 20 | 20 |
     | `aux` | bilstm, lstm, fnn, attention | bilstm |
+    | `target_density` | 0 (fixed `lam`), 0.1, 0.2, 0.3, 0.5 | 0 |
 
-    GA-Net tunes all six; the baselines `lr` and `batch_size`. Each can be
+    GA-Net tunes all seven (`target_density` is not the paper's: with a
+    value rho > 0, `lam` only starts the multiplier that steers the gate
+    density to rho); the baselines `lr` and `batch_size`. Each can be
     fixed (`with_fixed`), given other values (`with_choices`) or a range
     (`with_range`); these return a new space. The default stays the
     documented one where the new domain holds it, else it becomes the first
@@ -141,6 +155,8 @@ class SearchSpace:
             raise GANetInputError(f"{name} must be positive, got {value!r}.")
         if bound == "non_negative" and not number >= 0:
             raise GANetInputError(f"{name} must be >= 0, got {value!r}.")
+        if bound == "unit_interval" and not 0 <= number < 1:
+            raise GANetInputError(f"{name} must be in [0, 1), got {value!r}.")
         return number
 
     def with_fixed(self, name, value):
@@ -226,7 +242,7 @@ class SearchSpace:
             return value == domain["value"]
         if kind == "choice":
             return value in domain["values"]
-        if isinstance(value, str) or not domain["min_value"] <= value <= domain["max_value"]:
+        if isinstance(value, str) or value is None or not domain["min_value"] <= value <= domain["max_value"]:
             return False
         return kind == "float" or (value - domain["min_value"]) % domain["step"] == 0
 

@@ -9,6 +9,9 @@ from ganet_tf.models.explainer import build_explainer
 PADDING_ID = 0
 OOV_ID = 1
 
+# Inference modes of `GateSampler` that give the same gates on every call.
+DETERMINISTIC_INFERENCE_MODES = ("threshold", "top_k")
+
 TEXT_SIGNATURE = "serving_default"
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
 TEXT_INPUT = "text"
@@ -77,8 +80,9 @@ def build_serving_archive(model, vectorizer, class_names):
     - `serve_token_ids(token_ids)`: int32 ids `(batch, sequence_length)`,
       right-padded with 0, for clients that tokenise themselves.
 
-    Both return the dict of `serving_outputs`. Gates are deterministic: the
-    gate sampler of a GA-Net model must use `inference_mode="threshold"`.
+    Both return the dict of `serving_outputs`. Gates are deterministic and
+    follow the model's own inference rule: the gate sampler of a GA-Net
+    model must use `inference_mode="threshold"` or `"top_k"`.
     The graph holds only TensorFlow ops (no Python callbacks) and pins no
     device, so TF Serving places it on a GPU where one is present. Keras
     picks the cuDNN LSTM kernel when the graph is traced, so an archive
@@ -129,10 +133,10 @@ def build_serving_archive(model, vectorizer, class_names):
     names = {layer.name for layer in model.layers}
     if "gates" in names:
         mode = getattr(model.get_layer("gates"), "inference_mode", "threshold")
-        if mode != "threshold":
+        if mode not in DETERMINISTIC_INFERENCE_MODES:
             raise ValueError(
                 "Serving needs deterministic gates: the gate sampler must use "
-                f"inference_mode='threshold'. Received: inference_mode={mode}"
+                f"inference_mode 'threshold' or 'top_k'. Received: inference_mode={mode}"
             )
     if not vectorizer.built:
         vectorizer.build((None,))

@@ -42,10 +42,11 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     assert "Search space summary" in stdout and "Results summary" in stdout
     assert "lam (Choice)" in stdout and "aux_hidden (Fixed)" in stdout
     assert (first["trials"], first["new_trials"]) == (1, 1)
-    assert set(first["hyperparameters"]) == {"lr", "batch_size", "tau", "lam", "aux_hidden", "aux"}
+    assert set(first["hyperparameters"]) == {"lr", "batch_size", "tau", "lam", "aux_hidden", "aux",
+                                             "target_density"}
     # The one trial is `ganet_tf train`'s setting where the space holds it.
     assert first["hyperparameters"] == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3,
-                                        "aux_hidden": 4, "aux": "bilstm"}
+                                        "aux_hidden": 4, "aux": "bilstm", "target_density": 0.0}
     assert first["test_accuracies"] == [first["test_accuracy"]] and first["final_seeds"] == [0]
     assert 0 <= first["test_accuracy"] <= 1 and 0 <= first["test_density"] <= 1
     assert first["epochs"] == 1 and first["test_examples"] == 150

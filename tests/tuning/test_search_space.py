@@ -6,6 +6,7 @@ from tuning.search_space import SearchSpace
 
 PAPER_DEFAULTS = {
     "lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3, "aux_hidden": 20, "aux": "bilstm",
+    "target_density": 0.0,
 }
 
 
@@ -20,6 +21,7 @@ def test_empty_hyperparameters_give_the_documented_defaults():
     assert space.domain("tau")["values"] == [0.5, 1.0, 1.5, 2.0]
     assert space.domain("lam")["values"] == [4e-6, 5e-6, 1e-5, 4e-5, 5e-5, 1e-4, 1e-3]
     assert space.domain("aux")["values"] == ["bilstm", "lstm", "fnn", "attention"]
+    assert space.domain("target_density")["values"] == [0.0, 0.1, 0.2, 0.3, 0.5]
     aux_hidden = space.domain("aux_hidden")
     assert (aux_hidden["min_value"], aux_hidden["max_value"], aux_hidden["step"]) == (20, 100, 20)
 
@@ -43,6 +45,7 @@ def test_fixed_values_choices_and_ranges():
     values = {name: space.declare(hp, name) for name in space.names}
     assert values == {
         "lr": 2e-3, "batch_size": 32, "tau": 1.0, "lam": 1e-3, "aux_hidden": 30, "aux": "fnn",
+        "target_density": 0.0,
     }
     declared = {parameter.name: parameter for parameter in hp.space}
     assert isinstance(declared["lr"], keras_tuner.engine.hyperparameters.Fixed)
@@ -65,6 +68,7 @@ def test_fixed_values_choices_and_ranges():
         (lambda s: s.with_fixed("depth", 3), "'depth' is not a hyperparameter of ganet"),
         (lambda s: s.with_range("aux", 1, 2), "aux is categorical"),
         (lambda s: s.with_choices("lam", [1e-3, 1e-3]), "lists a value twice"),
+        (lambda s: s.with_fixed("target_density", 1.0), "target_density must be in"),
     ],
 )
 def test_impossible_domains_are_refused(change, message):

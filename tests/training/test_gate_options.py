@@ -1,0 +1,84 @@
+"""The gate options of issue 13 through `train`: attended density in the
+summary, the all-closed warning, and the inference rule in the export."""
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.cli import build_parser
+from ganet_tf.cli import main
+from ganet_tf.errors import GANetInputError
+from ganet_tf.models import build_ganet
+from ganet_tf.training import TrainConfig
+from ganet_tf.training import train_and_evaluate
+from ganet_tf.training.evaluate import evaluate_model
+from ganet_tf.training.train import _warn_all_closed
+
+IDS = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 0, 0, 0, 0], [11, 12, 13, 14, 15, 16]], "int32")
+
+
+@pytest.mark.parametrize("fallback", ["all", "most_probable"])
+def test_attended_density_counts_the_rows_the_fallback_pools(fallback):
+    model = build_ganet(2, vocabulary_size=20, embedding_dim=4, hidden_dim=3, attention_units=3,
+                        auxiliary_hidden_dim=3, initial_gate_logit=-30.0, fallback=fallback)
+    result = evaluate_model(model, IDS, np.array([0, 1, 0]), ["a", "b"])
+    assert result["density"] == 0.0 and result["all_closed_rate"] == 1.0
+    expected = 1.0 if fallback == "all" else np.mean([1 / 4, 1 / 2, 1 / 6])
+    assert result["attended_density"] == pytest.approx(expected)
+
+
+def test_warning_is_one_stderr_line_above_five_percent(capsys):
+    _warn_all_closed(0.05)
+    _warn_all_closed(None)
+    assert capsys.readouterr().err == ""
+    _warn_all_closed(0.2)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "20.0%" in err and "--target-density" in err
+
+
+def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_path):
+    from ganet_tf.export import export_saved_model
+
+    args = build_parser().parse_args([
+        "train", "--target-density", "0.3", "--gate-distribution", "hard_concrete",
+        "--inference-mode", "top_k", "--fallback", "most_probable",
+    ])
+    assert (args.target_density, args.gate_distribution, args.inference_mode, args.fallback) == (
+        0.3, "hard_concrete", "top_k", "most_probable")
+    out = tmp_path / "run"
+    result = train_and_evaluate(TrainConfig(
+        dataset="trec", data_dir=data_dir, limit=64, epochs=1, hidden=4, aux_hidden=3, verbose=0,
+        glove_vocabulary=0, target_density=0.3, gate_distribution="hard_concrete", inference_mode="top_k",
+        fallback="most_probable", out=str(out),
+    ))
+    for split in ("test", "validation"):
+        assert 0 < result[f"{split}_attended_density"] <= 1
+    # top_k never leaves a text all-closed; it opens ceil(0.3 T) of T tokens.
+    assert result["test_all_closed_rate"] == 0.0
+    assert result["test_attended_density"] == pytest.approx(result["test_density"])
+    assert "attended_density" in result["history"] and "val_attended_density" in result["history"]
+    path = export_saved_model(str(out), "top_k", base=str(tmp_path / "saved_models"))
+    serve = tf.saved_model.load(path).signatures["serve_token_ids"]
+    ids = np.zeros([3, serve.structured_input_signature[1]["token_ids"].shape[1]], "int32")
+    for row, length in enumerate((1, 5, 10)):
+        ids[row, :length] = np.arange(2, 2 + length)
+    gates = serve(token_ids=tf.constant(ids))["gates"].numpy()
+    np.testing.assert_array_equal(gates.sum(axis=1), [math.ceil(0.3 * n - 1e-4) for n in (1, 5, 10)])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--target-density", "1.5"], "--target-density must be in"),
+        (["--inference-mode", "top_k"], "--inference-mode top_k"),
+        (["--inference-density", "0"], "--inference-density must be in"),
+    ],
+)
+def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
+    assert main(["train", "--out", str(tmp_path / "x"), *argv]) == 2
+    assert message in capsys.readouterr().err
+    with pytest.raises(GANetInputError):
+        TrainConfig(**{a.lstrip("-").replace("-", "_"): (float(b) if b[0].isdigit() else b)
+                       for a, b in zip(argv[::2], argv[1::2])}).validate()
