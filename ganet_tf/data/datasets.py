@@ -14,6 +14,7 @@ import numpy as np
 
 from ganet_tf.data.file_formats import DATA_DIR_ENV
 from ganet_tf.data.file_formats import FORMATS
+from ganet_tf.data.file_formats import check_input_file
 from ganet_tf.data.file_formats import class_order
 from ganet_tf.data.file_formats import read_delimited  # noqa: F401 - re-exported
 from ganet_tf.data.file_formats import read_label_text
@@ -287,6 +288,9 @@ def load_files(train_file, test_file=None, fmt=None, validation_fraction=0.1,
         fmt = extension if extension in ("csv", "tsv") else "label_text"
     if fmt not in FORMATS:
         raise GANetInputError(f"Unknown format {fmt!r}: choose one of {FORMATS}.")
+    check_input_file(train_file, "--train-file")
+    if test_file is not None:
+        check_input_file(test_file, "--test-file")
     columns = {"encoding": encoding, "text_column": text_column, "label_column": label_column}
     texts, labels = read_labelled_file(train_file, fmt, **columns)
     class_names = class_order(labels)

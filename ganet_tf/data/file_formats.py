@@ -41,10 +41,12 @@ def warn(message):
     print(f"ganet_tf: warning: {message}", file=sys.stderr, flush=True)
 
 
-def check_input_file(path, flag="the flag"):
+def check_input_file(path, flag=None):
     """Raises one line if `path` is not an existing regular file."""
     if os.path.isdir(path):
-        raise GANetInputError(f"{path} is a folder, not a file: give {flag} a file.")
+        raise GANetInputError(
+            f"{path} is a folder, not a file: give {flag or 'the flag'} the path of a file."
+        )
     if not os.path.isfile(path):
         raise GANetInputError(
             f"File not found: {path}. Check the path, or --data-dir / "
@@ -58,7 +60,7 @@ def _python_encoding(encoding):
     return "utf-8-sig" if name in ("utf-8", "utf8") else encoding
 
 
-def open_text(path, encoding="utf-8", flag="the flag"):
+def open_text(path, encoding="utf-8", flag=None):
     """`path` opened for reading with `newline=""` (line breaks kept as is)."""
     check_input_file(path, flag)
     try:
@@ -77,7 +79,7 @@ def _decode_error(path, encoding, error):
     )
 
 
-def read_text(path, encoding="utf-8", flag="the flag"):
+def read_text(path, encoding="utf-8", flag=None):
     """The whole text of `path`, decoded; one error line if it does not decode."""
     handle = open_text(path, encoding, flag)
     try:
@@ -95,7 +97,7 @@ def split_lines(text):
     return lines
 
 
-def read_lines(path, encoding="utf-8", flag="the flag"):
+def read_lines(path, encoding="utf-8", flag=None):
     """`(number, line)` of the non-blank lines of `path`, numbered from 1."""
     lines = [
         (number, line)

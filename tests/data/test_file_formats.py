@@ -112,7 +112,7 @@ def test_encoding_and_column_names(tmp_path):
 
 
 def test_a_folder_given_as_a_file(tmp_path):
-    with pytest.raises(GANetInputError, match="is a folder, not a file"):
+    with pytest.raises(GANetInputError, match="is a folder, not a file: give --train-file"):
         load_files(str(tmp_path))
 
 
