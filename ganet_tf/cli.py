@@ -105,7 +105,8 @@ def _train(args):
 
 
 def _add_export_arguments(parser):
-    parser.add_argument("--model", required=True, help="folder written by `train --out`")
+    parser.add_argument("--model", required=True,
+                        help="folder written by `train --out`, or its model.keras (preprocessing.json beside it)")
     parser.add_argument("--name", required=True, help="model name in TF Serving (URLs, models.config)")
     parser.add_argument("--version", type=int, help="version number (default: the next integer)")
     parser.add_argument("--base", default="saved_models", help="folder of all exported models")

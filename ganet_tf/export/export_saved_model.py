@@ -63,7 +63,8 @@ def export_saved_model(
 
     Args:
         model_dir: a folder written by `python -m ganet_tf train --out`,
-            with `model.keras` and `preprocessing.json`.
+            with `model.keras` and `preprocessing.json`, or the path of
+            that `model.keras` (with `preprocessing.json` beside it).
         name: the model name TF Serving serves it under: letters, digits,
             `_`, `.` and `-`, starting with a letter or digit.
         version: positive integer; by default one more than the newest
@@ -96,12 +97,22 @@ def export_saved_model(
         or not all(isinstance(text, str) for text in warmup_texts)
     ):
         raise GANetInputError("Warmup texts must be a non-empty list of strings.")
+    # The `.keras` file itself stands for its run folder (the one with
+    # `preprocessing.json` beside it).
+    model_path = os.path.join(model_dir, "model.keras")
+    if model_dir.endswith(".keras") and os.path.isfile(model_dir):
+        model_dir, model_path = os.path.dirname(model_dir) or ".", model_dir
+        if not os.path.isfile(os.path.join(model_dir, "preprocessing.json")):
+            raise GANetInputError(
+                f"No preprocessing.json beside {model_path}: export needs the run "
+                "folder written by `python -m ganet_tf train --out` (model.keras and "
+                "preprocessing.json together)."
+            )
     if not os.path.isdir(model_dir):
         raise GANetInputError(
             f"Model folder not found: {model_dir}. Give a folder written by "
-            "`python -m ganet_tf train --out`."
+            "`python -m ganet_tf train --out`, or its model.keras."
         )
-    model_path = os.path.join(model_dir, "model.keras")
     if not os.path.isfile(model_path):
         raise GANetInputError(
             f"No model.keras in {model_dir}: give a folder written by "

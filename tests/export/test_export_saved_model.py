@@ -221,3 +221,19 @@ def test_bad_input_gives_one_error_line_and_writes_nothing(
         assert base.read_text() == "a file of the user"
     else:
         assert not base.exists()
+
+
+def test_the_model_keras_file_stands_for_its_run_folder(runs, tmp_path, capsys):
+    base = tmp_path / "saved_models"
+    keras_file = os.path.join(runs["ganet"], "model.keras")
+    code = main(["export", "--model", keras_file, "--name", "m", "--base", str(base)])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["path"] == str(base / "m" / "1")
+    assert (base / "m" / "1" / "saved_model.pb").exists()
+    # Without preprocessing.json beside it, one error line and nothing written.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(keras_file, lone / "model.keras")
+    code = main(["export", "--model", str(lone / "model.keras"), "--name", "n", "--base", str(base)])
+    assert code == 2 and "No preprocessing.json beside" in capsys.readouterr().err
+    assert not (base / "n").exists()
