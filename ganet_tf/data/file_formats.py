@@ -159,7 +159,7 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
     warning line.
     """
     handle = open_text(path, encoding)
-    texts, labels, skipped = [], [], []
+    texts, labels, skipped, spanning = [], [], [], []
     with handle:
         reader = csv.reader(handle, delimiter=delimiter, strict=True)
         start = 1
@@ -189,6 +189,8 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
                 if not text.strip():
                     skipped.append(number)
                     continue
+                if reader.line_num > number:
+                    spanning.append(number)
                 texts.append(text)
                 labels.append(label)
         except UnicodeDecodeError as error:
@@ -204,6 +206,11 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
                 f"({error}): check the quotes on this row."
             ) from None
     _warn_skipped(path, skipped, "rows")
+    if spanning:
+        warn(
+            f"{path}: {len(spanning)} row(s) span several lines (a quoted field with line "
+            f"breaks, first at line {spanning[0]}); if that is not meant, a quote is not closed there."
+        )
     if not texts:
         raise GANetInputError(f"{path} has a header but no examples.")
     return texts, labels

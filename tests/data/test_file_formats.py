@@ -38,7 +38,7 @@ def test_lines_end_only_at_cr_and_lf(tmp_path):
     assert read_delimited(path) == (["a\u2028b", "c\u0085d"], ["pos", "neg"])
 
 
-def test_quoted_fields_keep_their_line_breaks_and_any_size(tmp_path):
+def test_quoted_fields_keep_their_line_breaks_and_any_size(tmp_path, capsys):
     long_text = "word " * 60000  # 300 KB, over csv's default 128 KiB limit
     path = write(
         tmp_path / "q.csv",
@@ -46,6 +46,8 @@ def test_quoted_fields_keep_their_line_breaks_and_any_size(tmp_path):
     )
     texts, labels = read_delimited(path)
     assert texts == ['line one\nline two, "quoted"', long_text] and labels == ["pos", "neg"]
+    warning = one_line(capsys.readouterr().err)
+    assert "1 row(s) span several lines" in warning and "first at line 2" in warning
     path = write(tmp_path / "q.tsv", f'label\ttext\npos\t"a\r\nb"\nneg\t{long_text}\n')
     assert read_delimited(path, delimiter="\t") == (["a\r\nb", long_text], ["pos", "neg"])
 
