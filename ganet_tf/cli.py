@@ -197,6 +197,16 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument("--beam-size", type=int, default=defaults.beam_size, help="1: greedy decoding")
     parser.add_argument("--gate-penalty", type=float, default=defaults.gate_penalty,
                         help="weight of the gates' L1 penalty (gated)")
+    parser.add_argument("--gate-bias", type=float, default=defaults.gate_bias,
+                        help="initial gate logit (gated): > 0 starts with most gates open")
+    parser.add_argument("--gate-distribution", default=defaults.gate_distribution,
+                        help="training gates (gated): relaxed_bernoulli or hard_concrete")
+    parser.add_argument("--straight-through", action="store_true", help="hard gates forward (gated)")
+    parser.add_argument("--inference-mode", default=defaults.inference_mode,
+                        help="gates outside training (gated): threshold, sample or top_k")
+    parser.add_argument("--inference-density", type=float, help="share of source states top_k opens")
+    parser.add_argument("--target-density", type=float,
+                        help="density the gate penalty's multiplier steers to (gated)")
     parser.add_argument("--halting-penalty", type=float, default=defaults.halting_penalty,
                         help="weight of the ACT halting penalty (hier-act)")
     parser.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2))

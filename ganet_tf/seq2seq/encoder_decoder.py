@@ -64,6 +64,13 @@ class EncoderDecoder(keras.Model):
         aux_hidden, temperature, gate_penalty, gate_bias: the gates'
             auxiliary network width, Gumbel temperature, L1 weight and
             initial logit (`"gated"` only).
+        gate_distribution, straight_through, inference_mode,
+            inference_density: passed to `GateSampler` (`"gated"` only):
+            training gates `"relaxed_bernoulli"` or `"hard_concrete"`, and
+            binary gates outside training by `"threshold"`, `"sample"` or
+            `"top_k"` (the `inference_density` share of each sentence).
+        target_density: passed to `GateSparsity`: None (fixed
+            `gate_penalty`) or the density its multiplier steers to.
         seed: int or None, seed of the gate sampler and dropout.
         **kwargs: `keras.Model` keyword arguments such as `name`.
 
@@ -92,6 +99,11 @@ class EncoderDecoder(keras.Model):
         temperature=0.5,
         gate_penalty=1e-3,
         gate_bias=2.0,
+        gate_distribution="relaxed_bernoulli",
+        straight_through=False,
+        inference_mode="threshold",
+        inference_density=None,
+        target_density=None,
         seed=None,
         **kwargs,
     ):
@@ -125,6 +137,11 @@ class EncoderDecoder(keras.Model):
         self.temperature = float(temperature)
         self.gate_penalty = float(gate_penalty)
         self.gate_bias = float(gate_bias)
+        self.gate_distribution = gate_distribution
+        self.straight_through = bool(straight_through)
+        self.inference_mode = inference_mode
+        self.inference_density = inference_density
+        self.target_density = target_density
         self.seed = seed
         decoder_units = 2 * hidden
         self.decoder_units = decoder_units
@@ -156,8 +173,18 @@ class EncoderDecoder(keras.Model):
                 gate_bias_initializer=keras.initializers.Constant(gate_bias),
                 name="auxiliary",
             )
-            self.gate_sampler = GateSampler(temperature=temperature, seed=seed, name="gates")
-            self.gate_sparsity = GateSparsity(penalty=gate_penalty, name="gate_sparsity")
+            self.gate_sampler = GateSampler(
+                temperature=temperature,
+                straight_through=straight_through,
+                inference_mode=inference_mode,
+                distribution=gate_distribution,
+                inference_density=inference_density,
+                seed=seed,
+                name="gates",
+            )
+            self.gate_sparsity = GateSparsity(
+                penalty=gate_penalty, target_density=target_density, name="gate_sparsity"
+            )
         else:
             self.attention_layer = HierarchicalAttention(
                 self.attention_units,
@@ -309,6 +336,11 @@ class EncoderDecoder(keras.Model):
                 "temperature": self.temperature,
                 "gate_penalty": self.gate_penalty,
                 "gate_bias": self.gate_bias,
+                "gate_distribution": self.gate_distribution,
+                "straight_through": self.straight_through,
+                "inference_mode": self.inference_mode,
+                "inference_density": self.inference_density,
+                "target_density": self.target_density,
                 "seed": self.seed,
             }
         )

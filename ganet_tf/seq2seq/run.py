@@ -57,6 +57,11 @@ class Seq2SeqConfig:
     temperature: float = 0.5
     gate_penalty: float = 1e-3
     gate_bias: float = 2.0
+    gate_distribution: str = "relaxed_bernoulli"
+    straight_through: bool = False
+    inference_mode: str = "threshold"
+    inference_density: float = None
+    target_density: float = None
     min_length: int = 10
     max_length: int = 100
     verbose: int = 1
@@ -122,6 +127,11 @@ def build_model(config, source_size, target_size):
         temperature=config.temperature,
         gate_penalty=config.gate_penalty,
         gate_bias=config.gate_bias,
+        gate_distribution=config.gate_distribution,
+        straight_through=config.straight_through,
+        inference_mode=config.inference_mode,
+        inference_density=config.inference_density,
+        target_density=config.target_density,
         seed=config.seed,
     )
 
@@ -200,7 +210,10 @@ def run_seq2seq(config):
     }
     source_size = len(source_vocabulary) + 2
     target_size = len(target_vocabulary) + 2
-    model = build_model(config, source_size, target_size)
+    try:
+        model = build_model(config, source_size, target_size)
+    except ValueError as error:  # a layer refused an option: one line
+        raise GANetInputError(str(error)) from None
     model.build()  # BackupAndRestore restores into built models only
     model.compile(
         optimizer=keras.optimizers.Adam(config.lr, clipnorm=config.clipnorm),

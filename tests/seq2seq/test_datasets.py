@@ -75,6 +75,7 @@ def test_bad_parallel_files_give_one_error_line(tmp_path, capsys, de_lines, en_l
         (["--attention", "local"], "Unknown attention 'local'"),
         (["--levels", "1", "--attention", "hier-cnn"], "--levels and --block-size"),
         (["--limit", "0"], "--limit must be a positive integer"),
+        (["--attention", "gated", "--inference-mode", "top_k", "--limit", "2"], "inference_density"),
     ],
 )
 def test_bad_arguments_give_one_error_line(capsys, arguments, message):

@@ -23,7 +23,9 @@ def tiny(attention="bahdanau", **kwargs):
 
 @pytest.mark.parametrize(
     "attention, options",
-    [("gated", {"input_feeding": True}), ("hier-act", {"levels": 3})],
+    [("gated", {"input_feeding": True, "gate_distribution": "hard_concrete",
+                "inference_mode": "top_k", "inference_density": 0.5, "target_density": 0.4}),
+     ("hier-act", {"levels": 3})],
 )
 def test_keras_file_round_trip(tmp_path, attention, options):
     model = tiny(attention, **options)
@@ -66,6 +68,10 @@ def test_attended_nodes_and_density_of_closed_gates():
     model(INPUTS)
     nodes = model.attended_nodes(SOURCE, TARGET).numpy()
     np.testing.assert_array_equal(nodes[:, 0], (SOURCE != 0).sum(1))
+    model = tiny("gated", inference_mode="top_k", inference_density=0.5)
+    model(INPUTS)
+    nodes = model.attended_nodes(SOURCE, TARGET).numpy()
+    np.testing.assert_array_equal(nodes[:, 0], np.ceil(0.5 * (SOURCE != 0).sum(1)))
     model = tiny("hier-cnn", block_size=2)
     model(INPUTS)
     nodes = model.attended_nodes(SOURCE, TARGET).numpy()
