@@ -14,6 +14,7 @@
   run that takes the lock.
 """
 
+import json
 import os
 import secrets
 import shutil
@@ -92,10 +93,25 @@ def _inside(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def _is_earlier_version_run(path, entries):
+    # Written before the marker existed: exactly the three run files, with
+    # the metrics.json that `train` writes.
+    if entries != RUN_FILES - {RUN_MARKER}:
+        return False
+    try:
+        with open(os.path.join(path, "metrics.json"), encoding="utf-8") as handle:
+            metrics = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return isinstance(metrics, dict) and {"test_accuracy", "config"} <= set(metrics)
+
+
 def is_run_folder(path):
     """Whether `path` is an empty folder or an earlier `train --out` folder."""
     entries = set(os.listdir(path))
-    return not entries or (RUN_MARKER in entries and entries <= RUN_FILES)
+    if not entries or (RUN_MARKER in entries and entries <= RUN_FILES):
+        return True
+    return _is_earlier_version_run(path, entries)
 
 
 def check_output_folder(path, flag="--out", inputs=(), owned=is_run_folder):

@@ -144,12 +144,22 @@ def test_a_second_writer_of_the_same_out_is_refused(tmp_path, capsys):
     assert not lock.exists()
 
 
+def test_a_run_folder_of_an_earlier_version_is_recognised(tmp_path):
+    from ganet_tf.training.run_folder import is_run_folder
+
+    for name in ("model.keras", "preprocessing.json"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "metrics.json").write_text('{"test_accuracy": 0.9, "config": {}}')
+    assert is_run_folder(str(tmp_path))
+    (tmp_path / "metrics.json").write_text('{"my": "numbers"}')
+    assert not is_run_folder(str(tmp_path))
+
+
 def test_replacing_a_run_is_all_or_nothing(tmp_path):
     out = tmp_path / "run"
 
     def write(text):
         def write_files(staging):
-            (staging / "model.keras" if isinstance(staging, type(out)) else None)
             with open(os.path.join(staging, "model.keras"), "w") as handle:
                 handle.write(text)
         return write_files
