@@ -337,7 +337,7 @@ class HierarchicalAttention(keras.layers.Layer):
             (ops.shape(values)[0], steps, steps),
         )
         nodes, node_mask = values32, mask
-        levels = [{"keys": self.key_dense(values), "mask": mask}]
+        levels = [{"keys": self.key_dense(values), "mask": mask, "nodes": values32}]
         for index in range(self.levels - 1):
             cast_nodes = ops.cast(nodes, self.compute_dtype)
             if self.summarizer == "act":
@@ -353,6 +353,7 @@ class HierarchicalAttention(keras.layers.Layer):
                 "keys": self.key_dense(ops.cast(nodes, self.compute_dtype)),
                 "mask": node_mask,
                 "compose": compose,
+                "nodes": nodes,
             })
         return {"levels": levels, "values": values}
 
@@ -388,12 +389,72 @@ class HierarchicalAttention(keras.layers.Layer):
             winners.append(descend)
         return conditional, winners
 
-    def attend(self, query, memory, training=None):
-        """Scores `query` against a `prepare`d memory: `(context, beta)`."""
+    def _attend_gathered(self, query, memory):
+        """The hard descent of fixed blocks, scoring only the top level and
+        the `block_size` children of each node on the path: the context,
+        without `beta`."""
+        levels = memory["levels"]
+        k = self.block_size
+        projected = self.query_dense(query)  # (b, q, u)
+
+        def scores(keys):  # keys (b, q, n, u) -> (b, q, n) float32
+            hidden = ops.tanh(ops.expand_dims(projected, 2) + keys)
+            return ops.cast(ops.squeeze(self.score_dense(hidden), -1), "float32")
+
+        top = levels[-1]
+        batch, queries = ops.shape(query)[0], ops.shape(query)[1]
+        weights = masked_softmax(
+            scores(ops.expand_dims(top["keys"], 1)), ops.expand_dims(top["mask"], 1)
+        )
+        chosen = ops.argmax(weights, -1)  # (b, q)
+        carry = ops.take_along_axis(weights, ops.expand_dims(chosen, -1), -1)[..., 0]
+        chosen_nodes = tf.gather(top["nodes"], chosen, batch_dims=1)
+        context = ops.einsum("bqn,bnf->bqf", weights, top["nodes"])
+        context = context - ops.expand_dims(carry, -1) * chosen_nodes
+        for level in reversed(levels[:-1]):
+            count = ops.shape(level["mask"])[1]
+            index = ops.expand_dims(chosen, -1) * k + ops.arange(k)  # (b, q, k)
+            valid = index < count
+            index = ops.minimum(index, count - 1)
+            flat = ops.reshape(index, (batch, queries * k))
+            real = ops.reshape(tf.gather(level["mask"], flat, batch_dims=1), (batch, queries, k))
+            keys = ops.reshape(
+                tf.gather(level["keys"], flat, batch_dims=1), (batch, queries, k, -1)
+            )
+            nodes = ops.reshape(
+                tf.gather(level["nodes"], flat, batch_dims=1), (batch, queries, k, -1)
+            )
+            weights = masked_softmax(scores(keys), ops.logical_and(valid, real))
+            inner = ops.einsum("bqn,bqnf->bqf", weights, nodes)
+            if level is levels[0]:
+                context = context + ops.expand_dims(carry, -1) * inner
+                break
+            best = ops.argmax(weights, -1)
+            best_weight = ops.take_along_axis(weights, ops.expand_dims(best, -1), -1)[..., 0]
+            best_node = ops.take_along_axis(
+                nodes, ops.expand_dims(ops.expand_dims(best, -1), -1), 2
+            )[:, :, 0]
+            context = context + ops.expand_dims(carry, -1) * (
+                inner - ops.expand_dims(best_weight, -1) * best_node
+            )
+            carry = carry * best_weight
+            chosen = ops.take_along_axis(index, ops.expand_dims(best, -1), -1)[..., 0]
+        return ops.cast(context, self.compute_dtype)
+
+    def attend(self, query, memory, training=None, return_weights=True):
+        """Scores `query` against a `prepare`d memory: `(context, beta)`.
+
+        Outside training, with `return_weights=False` and fixed blocks
+        (`"rnn"`, `"cnn"`), only the nodes the hard descent needs are
+        scored (the decoder's path: the same context, `beta` is `None`).
+        """
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)
         levels = memory["levels"]
+        if not training and not return_weights and self.summarizer != "act":
+            context = self._attend_gathered(query, memory)
+            return (context[:, 0] if single_step else context), None
         conditional, winners = self._descend(query, memory, training)
         # Node values over the encoder states, bottom up: a node entered by
         # the descent stands for the attention among its children, the

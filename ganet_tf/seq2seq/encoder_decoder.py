@@ -243,7 +243,9 @@ class EncoderDecoder(keras.Model):
 
     def _attend(self, query, memory, training=None):
         if self.attention.startswith("hier"):
-            return self.attention_layer.attend(query, memory, training=training)
+            return self.attention_layer.attend(
+                query, memory, training=training, return_weights=False
+            )
         return self.attention_layer.attend(query, memory)
 
     # --- decoder ---------------------------------------------------------

@@ -225,3 +225,19 @@ def test_config_round_trip_keras_file_and_float16(tmp_path):
 def test_bad_arguments(arguments, message):
     with pytest.raises(ValueError, match=message):
         HierarchicalAttention(**arguments)
+
+
+@pytest.mark.parametrize("summarizer, levels, block_size",
+                         [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 3, 2)])
+def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
+        summarizer, levels, block_size):
+    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=levels,
+                                  block_size=block_size)
+    queries = 5 * RNG.normal(size=[3, 4, 5]).astype("float32")
+    dense, _ = layer(queries, VALUES, values_mask=MASK)
+    memory = layer.prepare(VALUES, MASK)
+    gathered, weights = layer.attend(queries, memory, return_weights=False)
+    assert weights is None
+    np.testing.assert_allclose(gathered.numpy(), dense.numpy(), atol=1e-5)
+    one, _ = layer.attend(queries[:, 1], memory, return_weights=False)
+    np.testing.assert_allclose(one.numpy(), dense.numpy()[:, 1], atol=1e-5)
