@@ -42,7 +42,9 @@ def test_gates_open_the_keywords_and_close_the_filler():
         target_density=0.2, dropout=0.0, seed=0,
     )
     model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
-    model.fit(ids, labels, epochs=6, batch_size=32, verbose=0)
+    # 12 epochs: seeds 0-2 all reach precision 1.00 and recall >= 0.998;
+    # after 6 the keywords' p_t of seeds 1 and 2 are still partly < 0.5.
+    model.fit(ids, labels, epochs=12, batch_size=32, verbose=0)
     outputs = build_explainer(model).predict(test_ids, verbose=0)
     opened = (outputs["gates"] > 0.5) & (test_ids != 0)
     precision = (opened & keywords).sum() / opened.sum()
