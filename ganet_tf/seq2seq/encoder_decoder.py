@@ -306,8 +306,15 @@ class EncoderDecoder(keras.Model):
         steps = ops.shape(target_in)[1]
         if self.attention.startswith("hier"):
             if self.input_feeding:
-                raise NotImplementedError("attended_nodes needs input_feeding=False")
-            queries = self.decoder_queries(target_in, state, training=False)
+                # The queries are the LSTM outputs, i.e. its h, step by step.
+                def step(carry, tokens):
+                    _, (h, c, feed) = self.decode_step(tokens, carry, memory, training=False)
+                    return h, c, feed
+
+                states = tf.scan(step, ops.transpose(target_in), initializer=tuple(state))
+                queries = ops.transpose(states[0], (1, 0, 2))
+            else:
+                queries = self.decoder_queries(target_in, state, training=False)
             return self.attention_layer.attended_nodes(queries, memory)
         count = ops.sum(ops.cast(memory["mask"], "float32"), -1, keepdims=True)
         return ops.repeat(count, steps, axis=1)

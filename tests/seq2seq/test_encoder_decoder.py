@@ -79,6 +79,10 @@ def test_attended_nodes_and_density_of_closed_gates():
     # 2 + 2; 2 states: 1 + 2
     assert nodes[0, 0] in (5, 6) and nodes[2, 0] in (5, 6)
     np.testing.assert_array_equal(nodes[[1, 3], 0], [4, 3])
+    feeding = tiny("hier-cnn", block_size=2, input_feeding=True)
+    feeding(INPUTS)
+    nodes = feeding.attended_nodes(SOURCE, TARGET).numpy()
+    assert nodes.shape == (4, 6) and np.all((nodes >= 3) & (nodes <= 6))
 
 
 def sequence_log_probability(model, source, tokens):
