@@ -81,10 +81,12 @@ class HierarchicalAttention(keras.layers.Layer):
       path to `j`), and the representatives only score; inference still
       uses the hard descent.
 
-    The dense implementation scores every node and masks the others out,
-    so it is not faster than Bahdanau attention; `attended_nodes` counts
-    the nodes the method needs (top level plus the children on the path),
-    for the FLOPs the method costs.
+    Training, `"act"` and `beta` use a dense implementation that scores
+    every node and masks the others out. At inference with fixed blocks,
+    `attend(..., return_weights=False)` gathers the `block_size` children
+    of each node on the path and scores only those and the top level (the
+    same context). `attended_nodes` counts the nodes the method needs (top
+    level plus the real children on the path), for the FLOPs it costs.
 
     Masking: the layer consumes the source mask `values_mask` (True at
     real positions, padding at the end of each row); padded states and
