@@ -149,6 +149,9 @@ class GateSparsity(keras.layers.Layer):
                 trainable=False,
                 autocast=False,
                 dtype="float32",
+                # Under a distribution strategy each replica steps on its
+                # own batch; the replicas' steps are averaged.
+                aggregation="mean",
                 name="multiplier",
             )
         self._build_at_init()
