@@ -52,6 +52,15 @@ class GateSparsity(keras.layers.Layer):
     density 0.18 with the threshold, precision and recall still 1.00);
     use `inference_mode="top_k"` of `GateSampler` to serve an exact density.
 
+    The constraint sets the density of the training gates, not the level
+    of `p_t` against the test threshold 0.5. On TREC (seed 0, 10 epochs,
+    `experiments/gate_defaults.py`) rho = 0.2 and 0.3 were met in training
+    (0.18, 0.28) while `p_t` stayed near rho for every token: the threshold
+    then closed every gate of 80 % and 64 % of the validation questions
+    (93 % with hard concrete gates at rho = 0.3); rho = 0.5 had 0.4 %. The
+    ranking of `p_t` holds: `top_k` at rho on the same models kept the
+    validation accuracy (within 0.5 point) at attended density 0.25-0.36.
+
     Masking: padded positions (mask False) count neither in `||G||_1` nor in
     `T`; the mask is passed on unchanged.
 
