@@ -22,7 +22,7 @@ def _add_train_arguments(parser):
     defaults = TrainConfig()
     data = parser.add_argument_group("data")
     data.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
-    data.add_argument("--data-dir", help="folder laid out like shared/data (default: $GANET_DATA_DIR, else TFDS)")
+    data.add_argument("--data-dir", help="folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ (default: $GANET_DATA_DIR, else TFDS)")
     data.add_argument("--train-file", help="your own training file (CSV/TSV with text,label header, or 'LABEL text' lines)")
     data.add_argument("--test-file", help="your own test file, same format")
     data.add_argument("--format", choices=FORMATS, help="format of --train-file (default: from its extension)")

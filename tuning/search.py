@@ -74,7 +74,7 @@ def build_parser():
     )
     search = parser.add_argument_group("search")
     search.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
-    search.add_argument("--data-dir", help="folder laid out like shared/data (default: $GANET_DATA_DIR, else TFDS)")
+    search.add_argument("--data-dir", help="folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ (default: $GANET_DATA_DIR, else TFDS)")
     search.add_argument("--model", choices=sorted(MODEL_PARAMETERS), default=defaults.model)
     search.add_argument("--tuner", choices=TUNERS, default=defaults.tuner)
     search.add_argument("--max-trials", type=int, default=defaults.max_trials,

@@ -12,12 +12,12 @@ import numpy as np
 
 from ganet_tf.data import DATASETS
 from ganet_tf.data import build_vectorizer
+from ganet_tf.data.registry import local_window
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.embeddings import embedding_matrix
 from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.train import LOCAL_WINDOWS
 from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.train import write_outputs
@@ -321,7 +321,7 @@ def make_hypermodel(config, num_classes, embeddings, dataset_name, scoring=True,
         weight = config.density_weight if scored else None
         return GANetHyperModel(num_classes, density_weight=weight, **arguments)
     if config.model == "local":
-        arguments["window"] = LOCAL_WINDOWS.get(dataset_name)
+        arguments["window"] = local_window(dataset_name)
     return BaselineHyperModel(config.model, num_classes, **arguments)
 
 

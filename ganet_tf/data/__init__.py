@@ -6,3 +6,5 @@ from ganet_tf.data.vectorizer import build_vectorizer
 from ganet_tf.data.vectorizer import load_vectorizer
 from ganet_tf.data.vectorizer import make_dataset
 from ganet_tf.data.vectorizer import save_vectorizer
+from ganet_tf.data.dataset_spec import DatasetSpec
+from ganet_tf.data.registry import get_dataset_spec

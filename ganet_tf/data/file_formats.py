@@ -21,6 +21,8 @@ import os
 import re
 import sys
 
+import numpy as np
+
 from ganet_tf.errors import GANetInputError
 
 DATA_DIR_ENV = "GANET_DATA_DIR"
@@ -214,6 +216,20 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
     if not texts:
         raise GANetInputError(f"{path} has a header but no examples.")
     return texts, labels
+
+
+def encode_labels(labels, class_names, path):
+    """`labels` (strings) as the int64 ids of their places in `class_names`."""
+    index = {name: i for i, name in enumerate(class_names)}
+    encoded = []
+    for label in labels:
+        if label not in index:
+            raise GANetInputError(
+                f"{path}: unknown label {label!r}; expected one of "
+                f"{class_names}."
+            )
+        encoded.append(index[label])
+    return np.asarray(encoded, dtype="int64")
 
 
 def class_order(labels):

@@ -17,6 +17,8 @@ from ganet_tf.data import load_dataset
 from ganet_tf.data import load_files
 from ganet_tf.data import save_vectorizer
 from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.data.registry import LOCAL_WINDOWS  # noqa: F401 - re-exported
+from ganet_tf.data.registry import local_window
 from ganet_tf.embeddings import embedding_matrix
 from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
@@ -47,8 +49,6 @@ from ganet_tf.training.runtime_options import precision_policy
 from ganet_tf.training.runtime_options import tensorboard_callbacks
 from ganet_tf.training.evaluate import evaluate_model
 
-# Half-width D of the local attention window (paper, Section 4).
-LOCAL_WINDOWS = {"imdb": 40, "ag_news": 16, "sst1": 8, "sst2": 8, "trec": 4}
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
@@ -238,7 +238,7 @@ def model_arguments(config, splits, embeddings):
             fallback=config.fallback,
         )
     if config.model == "local":
-        arguments["window"] = config.window or LOCAL_WINDOWS.get(splits.name, 8)
+        arguments["window"] = config.window or local_window(splits.name)
     return arguments
 
 
