@@ -1,9 +1,9 @@
 """KerasTuner search for GA-Net and its baselines: `python -m tuning.search`."""
 
-from tuning.baseline_hypermodel import BaselineHyperModel
-from tuning.cross_validation_tuner import CrossValidationTuner
-from tuning.ganet_hypermodel import GANetHyperModel
-from tuning.search_space import SearchSpace
-from tuning.text_classifier_hypermodel import TextClassifierHyperModel
-from tuning.tune import SearchConfig
-from tuning.tune import search_and_evaluate
+from .baseline_hypermodel import BaselineHyperModel
+from .cross_validation_tuner import CrossValidationTuner
+from .ganet_hypermodel import GANetHyperModel
+from .search_space import SearchSpace
+from .text_classifier_hypermodel import TextClassifierHyperModel
+from .tune import SearchConfig
+from .tune import search_and_evaluate

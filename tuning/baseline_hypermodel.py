@@ -1,6 +1,6 @@
 from ganet_tf.models import build_model
-from tuning.search_space import SearchSpace
-from tuning.text_classifier_hypermodel import TextClassifierHyperModel
+from .search_space import SearchSpace
+from .text_classifier_hypermodel import TextClassifierHyperModel
 
 BASELINES = ("bilstm", "local", "soft")
 

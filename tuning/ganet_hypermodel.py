@@ -1,6 +1,6 @@
 from ganet_tf.metrics import AccuracyDensityTradeoff
 from ganet_tf.models import build_ganet
-from tuning.text_classifier_hypermodel import TextClassifierHyperModel
+from .text_classifier_hypermodel import TextClassifierHyperModel
 
 
 class GANetHyperModel(TextClassifierHyperModel):

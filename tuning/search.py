@@ -58,10 +58,10 @@ def _join_negative_values(argv):
 
 def build_parser():
     from ganet_tf.data import DATASETS
-    from tuning.search_space import MODEL_PARAMETERS
-    from tuning.tune import OBJECTIVES
-    from tuning.tune import TUNERS
-    from tuning.tune import SearchConfig
+    from .search_space import MODEL_PARAMETERS
+    from .tune import OBJECTIVES
+    from .tune import TUNERS
+    from .tune import SearchConfig
 
     defaults = SearchConfig()
     parser = _Parser(
@@ -134,7 +134,7 @@ def build_parser():
 
 def config_from(args):
     """The `SearchConfig` of parsed arguments."""
-    from tuning.tune import SearchConfig
+    from .tune import SearchConfig
 
     choices = {name: _value_list(values) for name, values in args.values}
     if args.lam_values is not None:
@@ -164,7 +164,7 @@ def config_from(args):
 
 def main(argv=None):
     args = build_parser().parse_args(_join_negative_values(argv))
-    from tuning.tune import search_and_evaluate
+    from .tune import search_and_evaluate
 
     try:
         result = search_and_evaluate(config_from(args))

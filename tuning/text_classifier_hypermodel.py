@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from ganet_tf.data import make_dataset
-from tuning.search_space import SearchSpace
+from .search_space import SearchSpace
 
 # Batch size of validation passes: it changes no result, only speed.
 EVALUATION_BATCH_SIZE = 128

@@ -22,11 +22,11 @@ from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.train import write_outputs
 from ganet_tf.training.train import load_splits
-from tuning.baseline_hypermodel import BaselineHyperModel
-from tuning.cross_validation_tuner import CrossValidationTuner
-from tuning.ganet_hypermodel import GANetHyperModel
-from tuning.search_space import MODEL_PARAMETERS
-from tuning.search_space import SearchSpace
+from .baseline_hypermodel import BaselineHyperModel
+from .cross_validation_tuner import CrossValidationTuner
+from .ganet_hypermodel import GANetHyperModel
+from .search_space import MODEL_PARAMETERS
+from .search_space import SearchSpace
 
 TUNERS = ("random", "bayesian", "hyperband")
 # Objective flag -> (logged metric, direction).
