@@ -20,10 +20,13 @@ class EncoderDecoder(keras.Model):
     (`hidden` units each way); a tanh layer maps its final states to the
     decoder's initial state. The decoder LSTM (`2 * hidden` units) reads the
     target embeddings (teacher forcing: the reference's previous token),
-    its state `d_t` queries the source with `attention`, and the
-    attentional state `a_t = tanh(W [d_t; c_t])` gives the logits (Luong et
-    al., 2015). With `input_feeding` the decoder also reads `a_{t-1}`, so
-    training steps through the target one token at a time.
+    its state `d_t` queries the source with `attention`, and a linear layer
+    reads `[d_t; c_t; y_{t-1}]` (state, context, embedded previous token)
+    into the logits, as in the widely used PyTorch seq2seq tutorial's
+    attention model (a `tanh` attentional layer in between, Luong et al.,
+    2015, learned much more slowly here). With `input_feeding` the decoder
+    also reads the previous context `c_{t-1}`, so training steps through
+    the target one token at a time.
 
     `attention` is one of
 
@@ -60,7 +63,8 @@ class EncoderDecoder(keras.Model):
             `"soft"`.
         halting_penalty: the `"hier-act"` halting penalty. Defaults to 1e-3.
         input_feeding: bool. Defaults to `False`.
-        dropout: float in [0, 1), on embeddings and attentional states.
+        dropout: float in [0, 1), on the embeddings and the output layer's
+            input.
         aux_hidden, temperature, gate_penalty, gate_bias: the gates'
             auxiliary network width, Gumbel temperature, L1 weight and
             initial logit (`"gated"` only).
@@ -195,9 +199,6 @@ class EncoderDecoder(keras.Model):
                 halting_penalty=halting_penalty,
                 name="attention",
             )
-        self.attentional = keras.layers.Dense(
-            decoder_units, activation="tanh", name="attentional"
-        )
         self.output_dropout = keras.layers.Dropout(dropout, seed=seed)
         self.logits = keras.layers.Dense(target_vocabulary_size, name="logits")
 
@@ -263,11 +264,14 @@ class EncoderDecoder(keras.Model):
             embedded = ops.concatenate([embedded, feed], -1)
         output, (h, c) = self.decoder.cell(embedded, [h, c], training=training)
         context, _ = self._attend(output, memory, training)
-        attentional = self.attentional(ops.concatenate([output, context], -1))
-        logits = self.logits(self.output_dropout(attentional, training=training))
-        return logits, (h, c, attentional)
+        logits = self._logits(output, context, embedded[..., : self.embedding_dim], training)
+        return logits, (h, c, ops.cast(context, output.dtype))
 
-    def decoder_queries(self, target_in, state, training=None):
+    def _logits(self, output, context, embedded, training=None):
+        features = ops.concatenate([output, ops.cast(context, output.dtype), embedded], -1)
+        return self.logits(self.output_dropout(features, training=training))
+
+    def decoder_queries(self, target_in, state, training=None, return_embedded=False):
         """The decoder states for all target steps (teacher forcing),
         without input feeding."""
         h, c, _ = state
@@ -276,16 +280,19 @@ class EncoderDecoder(keras.Model):
         outputs, _, _ = self.decoder(
             embedded, mask=mask, initial_state=[h, c], training=training
         )
+        if return_embedded:
+            return outputs, embedded
         return outputs
 
     def call(self, inputs, training=None):
         source, target_in = inputs["source"], inputs["target_in"]
         memory, state, _ = self.encode(source, training=training)
         if not self.input_feeding:
-            queries = self.decoder_queries(target_in, state, training)
+            queries, embedded = self.decoder_queries(
+                target_in, state, training, return_embedded=True
+            )
             context, _ = self._attend(queries, memory, training)
-            attentional = self.attentional(ops.concatenate([queries, context], -1))
-            return self.logits(self.output_dropout(attentional, training=training))
+            return self._logits(queries, context, embedded, training)
 
         def step(carry, tokens):
             _, h, c, feed = carry
