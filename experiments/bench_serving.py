@@ -38,8 +38,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from ganet_tf.data import load_dataset  # noqa: E402
-from ganet_tf.data import load_vectorizer  # noqa: E402
 from ganet_tf.export import export_saved_model  # noqa: E402
+from ganet_tf.training.trained_run import load_run  # noqa: E402
+from ganet_tf.training.trained_run import read_metrics  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "serving")
 
@@ -164,8 +165,7 @@ def main(argv=None):
             write_readme(json.load(handle))
         return
 
-    with open(os.path.join(args.model, "metrics.json")) as handle:
-        metrics = json.load(handle)
+    metrics = read_metrics(args.model)
     data_dir = args.data_dir or metrics["config"]["data_dir"]
     texts = list(load_dataset(metrics["dataset"], data_dir).test_texts)
 
@@ -175,8 +175,7 @@ def main(argv=None):
             args.model, "bench", base=os.path.join(scratch, "saved_models")
         )
         serve = tf.saved_model.load(saved_model).signatures["serving_default"]
-        model = keras.models.load_model(os.path.join(args.model, "model.keras"))
-        vectorizer, _ = load_vectorizer(os.path.join(args.model, "preprocessing.json"))
+        model, vectorizer, _ = load_run(args.model)
 
         paths = {
             "saved_model": lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy(),

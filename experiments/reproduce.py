@@ -185,10 +185,11 @@ def explain_imdb(data_dir, max_words=80):
     heatmaps stay legible.
     """
     from ganet_tf.data import load_dataset
+    from ganet_tf.training.trained_run import model_file
 
     setting = shown_imdb_setting(load_runs(RUNS))
     models = [os.path.join(OUT_ROOT, imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")]
-    models = [path for path in models if os.path.exists(os.path.join(REPO, path, "model.keras"))]
+    models = [path for path in models if os.path.exists(model_file(os.path.join(REPO, path)))]
     if not models:
         print("explain: no IMDB model trained yet; run --only table2 first")
         return

@@ -100,8 +100,9 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
         raise SystemExit(f"run failed: {shown}")
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     if out_root:
-        with open(os.path.join(REPO, out_root, name, "metrics.json")) as handle:
-            result["report"] = json.load(handle)["report"]
+        from ganet_tf.training.trained_run import read_metrics
+
+        result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
     result.update(command=shown, name=name, machine=machine(), **(extra or {}))
     _write_json(path, result)
     print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "

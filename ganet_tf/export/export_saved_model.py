@@ -10,7 +10,6 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-from ganet_tf.data import load_vectorizer
 from ganet_tf.errors import GANetInputError
 from ganet_tf.export.model_config import version_numbers
 from ganet_tf.export.model_config import write_model_config
@@ -23,10 +22,14 @@ from ganet_tf.export.warmup import read_warmup_requests
 from ganet_tf.export.warmup import serving_apis
 from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.export.warmup import write_warmup_requests
+from ganet_tf.training.run_folder import METRICS_FILE
+from ganet_tf.training.run_folder import PREPROCESSING_FILE
 from ganet_tf.training.run_folder import check_writable_folder
 from ganet_tf.training.run_folder import pid_alive
 from ganet_tf.training.trained_run import check_trained_model
 from ganet_tf.training.trained_run import load_model_file
+from ganet_tf.training.trained_run import load_preprocessing
+from ganet_tf.training.trained_run import model_file
 
 # TF Serving puts the name in URLs (`/v1/models/NAME:predict`) and paths.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -99,10 +102,10 @@ def export_saved_model(
         raise GANetInputError("Warmup texts must be a non-empty list of strings.")
     # The `.keras` file itself stands for its run folder (the one with
     # `preprocessing.json` beside it).
-    model_path = os.path.join(model_dir, "model.keras")
+    model_path = model_file(model_dir)
     if model_dir.endswith(".keras") and os.path.isfile(model_dir):
         model_dir, model_path = os.path.dirname(model_dir) or ".", model_dir
-        if not os.path.isfile(os.path.join(model_dir, "preprocessing.json")):
+        if not os.path.isfile(os.path.join(model_dir, PREPROCESSING_FILE)):
             raise GANetInputError(
                 f"No preprocessing.json beside {model_path}: export needs the run "
                 "folder written by `python -m ganet_tf train --out` (model.keras and "
@@ -119,9 +122,7 @@ def export_saved_model(
             "`python -m ganet_tf train --out`."
         )
     serving_apis()  # fail early without tensorflow-serving-api
-    vectorizer, class_names = load_vectorizer(
-        os.path.join(model_dir, "preprocessing.json")
-    )
+    vectorizer, class_names = load_preprocessing(model_dir)
 
     check_writable_folder(base, "--base")
     model_root = os.path.join(base, name)
@@ -156,7 +157,7 @@ def export_saved_model(
         staging = tempfile.mkdtemp(prefix=f".export-{version}-{os.getpid()}-", dir=model_root)
         archive.write_out(staging, verbose=False)
         write_warmup_requests(staging, list(warmup_texts), name)
-        metrics = os.path.join(model_dir, "metrics.json")
+        metrics = os.path.join(model_dir, METRICS_FILE)
         if os.path.isfile(metrics):
             shutil.copyfile(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY))
         try:

@@ -11,27 +11,15 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from ganet_tf.data import load_vectorizer
 from ganet_tf.data.vectorizer import standardize_text
 from ganet_tf.data.vectorizer import vectorize
-from ganet_tf.errors import GANetInputError
 from ganet_tf.models import build_explainer
-from ganet_tf.training.trained_run import check_trained_model
-from ganet_tf.training.trained_run import load_model_file
+from ganet_tf.training.trained_run import load_run
 
 
 def load_trained(model_dir):
-    """`(model, vectorizer, class_names)` of a `train --out` folder."""
-    path = os.path.join(model_dir, "model.keras")
-    if not os.path.isfile(path):
-        raise GANetInputError(
-            f"No model.keras in {model_dir}: pass a folder written by "
-            "`python -m ganet_tf train --out`."
-        )
-    vectorizer, class_names = load_vectorizer(os.path.join(model_dir, "preprocessing.json"))
-    model = load_model_file(path)
-    check_trained_model(model, vectorizer, class_names, path)
-    return model, vectorizer, class_names
+    """`(model, vectorizer, class_names)` of a `train --out` folder (`load_run`)."""
+    return load_run(model_dir)
 
 
 def explain_texts(model_dir, texts):

@@ -23,7 +23,12 @@ from ganet_tf.errors import GANetInputError
 
 # The file that marks a folder as written by `train --out`.
 RUN_MARKER = ".ganet_tf_run"
-RUN_FILES = frozenset({RUN_MARKER, "model.keras", "preprocessing.json", "metrics.json"})
+# The files of a run: the Keras model, the vectorizer's vocabulary with the
+# class names, and the scores with the config (`trained_run` reads them back).
+MODEL_FILE = "model.keras"
+PREPROCESSING_FILE = "preprocessing.json"
+METRICS_FILE = "metrics.json"
+RUN_FILES = frozenset({RUN_MARKER, MODEL_FILE, PREPROCESSING_FILE, METRICS_FILE})
 
 
 def pid_alive(pid):
@@ -99,7 +104,7 @@ def _is_earlier_version_run(path, entries):
     if entries != RUN_FILES - {RUN_MARKER}:
         return False
     try:
-        with open(os.path.join(path, "metrics.json"), encoding="utf-8") as handle:
+        with open(os.path.join(path, METRICS_FILE), encoding="utf-8") as handle:
             metrics = json.load(handle)
     except (OSError, ValueError):
         return False

@@ -1,18 +1,25 @@
 """Reading back what `train --out` wrote, with one-line errors.
 
-`export` and `explain` load `model.keras` and `preprocessing.json` through
-these checks, so a truncated or corrupt file, a folder where a file should
+Every reader of a run folder (`export`, `explain`, the experiments) goes
+through this module: `load_run` for the model with its preprocessing,
+`load_preprocessing` for the vectorizer and class names alone, `read_metrics`
+for `metrics.json`. A truncated or corrupt file, a folder where a file should
 be, a diverged (NaN) model or a vocabulary of another run is one error line
 instead of a traceback.
 """
 
+import json
 import os
 import zipfile
 
 import keras
 
+from ganet_tf.data.vectorizer import load_vectorizer
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.run_folder import METRICS_FILE
+from ganet_tf.training.run_folder import MODEL_FILE
+from ganet_tf.training.run_folder import PREPROCESSING_FILE
 
 
 def _first_line(error):
@@ -69,3 +76,61 @@ def check_trained_model(model, vectorizer, class_names, path):
             f"the class names of preprocessing.json must name the model's {classes} "
             f"classes, got {len(class_names)}: {path} and it come from different runs."
         )
+
+
+def model_file(run_dir):
+    """The path of the model file of the run in `run_dir`."""
+    return os.path.join(run_dir, MODEL_FILE)
+
+
+def load_preprocessing(run_dir):
+    """`(vectorizer, class_names)` of the run in `run_dir`."""
+    return load_vectorizer(os.path.join(run_dir, PREPROCESSING_FILE))
+
+
+def load_run(run_dir):
+    """`(model, vectorizer, class_names)` of the run in `run_dir`, checked.
+
+    Args:
+        run_dir: a folder written by `python -m ganet_tf train --out`.
+
+    Returns:
+        The Keras model, the `TextVectorization` layer that makes its token
+        ids and the class names, after `check_trained_model`.
+
+    Example:
+
+    >>> model, vectorizer, class_names = load_run("runs/trec_ganet")  # doctest: +SKIP
+    >>> model.predict(vectorizer(["what is a lynx ?"]))  # doctest: +SKIP
+    """
+    path = model_file(run_dir)
+    if not os.path.isfile(path):
+        raise GANetInputError(
+            f"No {MODEL_FILE} in {run_dir}: pass a folder written by "
+            "`python -m ganet_tf train --out`."
+        )
+    vectorizer, class_names = load_preprocessing(run_dir)
+    model = load_model_file(path)
+    check_trained_model(model, vectorizer, class_names, path)
+    return model, vectorizer, class_names
+
+
+def read_metrics(run_dir):
+    """The dict in `metrics.json` of the run in `run_dir` (scores and config)."""
+    path = os.path.join(run_dir, METRICS_FILE)
+    if not os.path.isfile(path):
+        raise GANetInputError(
+            f"No {METRICS_FILE} in {run_dir}: pass a folder written by "
+            "`python -m ganet_tf train --out`."
+        )
+    try:
+        with open(path, encoding="utf-8") as handle:
+            metrics = json.load(handle)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise GANetInputError(
+            f"{path} is not valid JSON ({_first_line(error)[:120]}): copy it again "
+            "from the run folder, or retrain."
+        ) from None
+    if not isinstance(metrics, dict):
+        raise GANetInputError(f"{path} holds no JSON object: copy it again, or retrain.")
+    return metrics
