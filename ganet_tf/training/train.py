@@ -530,7 +530,7 @@ def _warn_all_closed(rate):
         print(
             f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test "
             "texts (pooled by the fallback, so test_density undercounts them; "
-            "see test_attended_density): set --target-density or "
-            "--inference-mode top_k.",
+            "see test_attended_density): --inference-mode top_k with "
+            "--target-density RHO opens ceil(RHO T) tokens per text.",
             file=sys.stderr,
         )
