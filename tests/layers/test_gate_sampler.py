@@ -55,10 +55,20 @@ def test_gradients_are_finite_over_the_temperature_and_logit_grid(temperature):
 def test_tfp_alone_gives_nan_gradients_where_the_layer_does_not():
     # The reason for the layer's custom gradient: keep it true.
     logits = tf.Variable(tf.fill([256], 40.0))
+    seed = tf.constant([1, 2], "int32")
     with tf.GradientTape() as tape:
-        sample = tfp.distributions.RelaxedBernoulli(0.1, logits=logits).sample(seed=[1, 2])
+        sample = tfp.distributions.RelaxedBernoulli(0.1, logits=logits).sample(seed=seed)
         total = tf.reduce_sum(sample)
     assert not np.all(np.isfinite(tape.gradient(total, logits).numpy()))
+    # The layer draws the same sample and gives a finite gradient.
+    layer = GateSampler(temperature=0.1)
+    layer._next_seed = lambda: seed
+    with tf.GradientTape() as tape:
+        gates = layer(logits, training=True)
+        total = tf.reduce_sum(gates)
+    gradient = tape.gradient(total, logits).numpy()
+    np.testing.assert_allclose(gates.numpy(), sample.numpy(), rtol=1e-6)
+    assert np.all(np.isfinite(gradient))
 
 
 def test_gradient_equals_tfp_reparameterisation_where_tfp_is_finite():

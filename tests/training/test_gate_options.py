@@ -54,7 +54,8 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
         fallback="most_probable", out=str(out),
     ))
     for split in ("test", "validation"):
-        assert 0 < result[f"{split}_attended_density"] <= 1
+        # ceil(0.3 T) / T is at least 0.3 in every text.
+        assert 0.3 <= result[f"{split}_attended_density"] <= 1
     # top_k never leaves a text all-closed; it opens ceil(0.3 T) of T tokens.
     assert result["test_all_closed_rate"] == 0.0
     assert result["test_attended_density"] == pytest.approx(result["test_density"])

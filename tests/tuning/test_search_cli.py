@@ -6,9 +6,11 @@ import sys
 import keras
 import pytest
 
+from ganet_tf.data import load_dataset
 from ganet_tf.data import load_vectorizer
 from ganet_tf.data.vectorizer import vectorize
 from tests.conftest import REPO
+from tests.run_scores import rescore_run
 from tuning.search import main
 
 # A tiny search: 150 examples a split, 1 epoch, widths of 4, no tracing.
@@ -48,10 +50,14 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     assert first["hyperparameters"] == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3,
                                         "aux_hidden": 4, "aux": "bilstm", "target_density": 0.0}
     assert first["test_accuracies"] == [first["test_accuracy"]] and first["final_seeds"] == [0]
-    assert 0 <= first["test_accuracy"] <= 1 and 0 <= first["test_density"] <= 1
     assert first["epochs"] == 1 and first["test_examples"] == 150
 
     out = first["out"]
+    # The scores are those of the saved model on the first 150 test questions.
+    test = load_dataset("trec", data_dir).subset(150)
+    accuracy, density = rescore_run(out, test.test_texts, test.test_labels)
+    assert first["test_accuracy"] == pytest.approx(accuracy, abs=1e-6)
+    assert first["test_density"] == pytest.approx(density, abs=1e-6)
     assert sorted(os.listdir(out)) == [".ganet_tf_run", "metrics.json", "model.keras", "preprocessing.json"]
     model = keras.models.load_model(os.path.join(out, "model.keras"))
     vectorizer, class_names = load_vectorizer(os.path.join(out, "preprocessing.json"))
