@@ -32,11 +32,13 @@ def test_glove_matrix_initialises_the_embedding():
 
 def test_bad_builder_arguments():
     with pytest.raises(ValueError, match="model"):
-        build_model("transformer", 2, vocabulary_size=10)
+        build_model("gpt", 2, vocabulary_size=10)
     with pytest.raises(ValueError, match="num_classes"):
         build_model("bilstm", 1, vocabulary_size=10)
     with pytest.raises(ValueError, match="vocabulary_size"):
         build_model("ganet", 2)
     with pytest.raises(ValueError, match="dropout"):
         build_model("soft", 2, vocabulary_size=10, dropout=1.5)
-    assert sorted(MODEL_BUILDERS) == ["bilstm", "ganet", "local", "soft"]
+    assert sorted(MODEL_BUILDERS) == [
+        "bilstm", "ganet", "ganet_transformer", "local", "soft", "transformer"
+    ]
