@@ -1,17 +1,14 @@
 """GA-Net: BiLSTM states pooled by attention over the gates that an
 auxiliary network opens."""
 
-import math
-
 import keras
 
-from ganet_tf.layers import AuxiliaryNetwork
 from ganet_tf.layers import GatedAttentionPooling
-from ganet_tf.layers import GateSampler
-from ganet_tf.layers import GateSparsity
 from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
+from ganet_tf.models.gate_layers import gate_layers
+from ganet_tf.models.gate_layers import resolve_gate_defaults
 
 
 def build_ganet(
@@ -87,34 +84,19 @@ def build_ganet(
     Returns:
         An uncompiled `keras.Model`.
     """
-    if initial_gate_logit is None:
-        initial_gate_logit = 0.0
-        if target_density is not None and 0 < target_density < 1:
-            initial_gate_logit = math.log(target_density / (1 - target_density))
-    if inference_density is None and inference_mode == "top_k":
-        inference_density = target_density
+    initial_gate_logit, inference_density = resolve_gate_defaults(
+        initial_gate_logit, target_density, inference_mode, inference_density
+    )
     token_ids, embedded, mask = embedded_tokens(
         vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
     )
-    gate_logits = AuxiliaryNetwork(
-        encoder=auxiliary,
-        hidden_dim=auxiliary_hidden_dim,
-        return_logits=True,
-        gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
-        name="auxiliary",
-    )(embedded)
-    gates = GateSampler(
-        temperature=temperature,
-        straight_through=straight_through,
-        inference_mode=inference_mode,
-        seed=seed,
-        distribution=gate_distribution,
-        inference_density=inference_density,
-        name="gates",
-    )(gate_logits)
-    gates = GateSparsity(
-        penalty=penalty, target_density=target_density, name="gate_sparsity"
-    )(gates)
+    auxiliary_network, sampler, sparsity = gate_layers(
+        auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature, penalty,
+        straight_through, inference_mode, gate_distribution, target_density,
+        inference_density, seed,
+    )
+    gate_logits = auxiliary_network(embedded)
+    gates = sparsity(sampler(gate_logits))
     states = bilstm_states(embedded, hidden_dim, num_layers)
     context, _ = GatedAttentionPooling(
         units=attention_units, fallback=fallback, name="attention"

@@ -2,20 +2,16 @@
 tokens the encoder blocks and the pooling attend, and, at inference, which
 tokens they compute at all."""
 
-import math
-
 import keras
 from keras import ops
 
 from ganet_tf.layers import (
-    AuxiliaryNetwork,
     GatedAttentionPooling,
     GatedTransformerEncoder,
-    GateSampler,
-    GateSparsity,
 )
 from ganet_tf.layers.gated_multi_head_attention import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
+from ganet_tf.models.gate_layers import gate_layers, resolve_gate_defaults
 from ganet_tf.models.transformer import check_transformer_arguments, transformer_inputs
 
 
@@ -97,34 +93,19 @@ def build_ganet_transformer(
         - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
-    if initial_gate_logit is None:
-        initial_gate_logit = 0.0
-        if target_density is not None and 0 < target_density < 1:
-            initial_gate_logit = math.log(target_density / (1 - target_density))
-    if inference_density is None and inference_mode == "top_k":
-        inference_density = target_density
+    initial_gate_logit, inference_density = resolve_gate_defaults(
+        initial_gate_logit, target_density, inference_mode, inference_density
+    )
     token_ids, embedded, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
-    gate_logits = AuxiliaryNetwork(
-        encoder=auxiliary,
-        hidden_dim=auxiliary_hidden_dim,
-        return_logits=True,
-        gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
-        name="auxiliary",
-    )(embedded)
-    gates = GateSampler(
-        temperature=temperature,
-        straight_through=straight_through,
-        inference_mode=inference_mode,
-        seed=seed,
-        distribution=gate_distribution,
-        inference_density=inference_density,
-        name="gates",
-    )(gate_logits)
-    gates = GateSparsity(
-        penalty=penalty, target_density=target_density, name="gate_sparsity"
-    )(gates)
+    auxiliary_network, sampler, sparsity = gate_layers(
+        auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature, penalty,
+        straight_through, inference_mode, gate_distribution, target_density,
+        inference_density, seed,
+    )
+    gate_logits = auxiliary_network(embedded)
+    gates = sparsity(sampler(gate_logits))
     real = ops.cast(mask, gates.dtype)
     any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
     encoder_gates = ops.where(any_open, gates, real)

@@ -2,12 +2,10 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
-from ganet_tf.layers.gate_sampler import GateSampler
-from ganet_tf.layers.gate_sparsity import GateSparsity
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
+from ganet_tf.models.gate_layers import gate_layers
 
 ATTENTIONS = ("bahdanau", "gated", "hier-rnn", "hier-cnn", "hier-act")
 
@@ -170,24 +168,10 @@ class EncoderDecoder(keras.Model):
             self.attention_layer = BahdanauAttention(self.attention_units, name="attention")
         elif attention == "gated":
             self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
-            self.auxiliary = AuxiliaryNetwork(
-                encoder="bilstm",
-                hidden_dim=aux_hidden,
-                return_logits=True,
-                gate_bias_initializer=keras.initializers.Constant(gate_bias),
-                name="auxiliary",
-            )
-            self.gate_sampler = GateSampler(
-                temperature=temperature,
-                straight_through=straight_through,
-                inference_mode=inference_mode,
-                distribution=gate_distribution,
-                inference_density=inference_density,
-                seed=seed,
-                name="gates",
-            )
-            self.gate_sparsity = GateSparsity(
-                penalty=gate_penalty, target_density=target_density, name="gate_sparsity"
+            self.auxiliary, self.gate_sampler, self.gate_sparsity = gate_layers(
+                "bilstm", aux_hidden, gate_bias, temperature, gate_penalty,
+                straight_through, inference_mode, gate_distribution, target_density,
+                inference_density, seed,
             )
         else:
             self.attention_layer = HierarchicalAttention(

@@ -1,0 +1,67 @@
+"""The gate branch that every GA-Net model shares: auxiliary network ->
+gate logits -> `GateSampler` -> `GateSparsity`."""
+
+import math
+
+import keras
+
+from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
+from ganet_tf.layers.gate_sampler import GateSampler
+from ganet_tf.layers.gate_sparsity import GateSparsity
+
+
+def resolve_gate_defaults(initial_gate_logit, target_density, inference_mode, inference_density):
+    """The classifiers' defaults that follow from a target density.
+
+    Returns `(initial_gate_logit, inference_density)`: without an explicit
+    initial logit, logit(target_density) when a target in (0, 1) is set,
+    else 0; without an explicit inference density, `"top_k"` opens the
+    target density.
+    """
+    if initial_gate_logit is None:
+        initial_gate_logit = 0.0
+        if target_density is not None and 0 < target_density < 1:
+            initial_gate_logit = math.log(target_density / (1 - target_density))
+    if inference_density is None and inference_mode == "top_k":
+        inference_density = target_density
+    return initial_gate_logit, inference_density
+
+
+def gate_layers(
+    auxiliary,
+    auxiliary_hidden_dim,
+    initial_gate_logit,
+    temperature,
+    penalty,
+    straight_through,
+    inference_mode,
+    gate_distribution,
+    target_density,
+    inference_density,
+    seed,
+):
+    """The three gate layers, named `auxiliary`, `gates` and `gate_sparsity`
+    (`build_explainer` and the export read these names).
+
+    Returns `(auxiliary_network, sampler, sparsity)`: the auxiliary network
+    gives gate logits, the sampler turns them into gates, and the sparsity
+    layer adds the gate penalty and tracks the density.
+    """
+    auxiliary_network = AuxiliaryNetwork(
+        encoder=auxiliary,
+        hidden_dim=auxiliary_hidden_dim,
+        return_logits=True,
+        gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
+        name="auxiliary",
+    )
+    sampler = GateSampler(
+        temperature=temperature,
+        straight_through=straight_through,
+        inference_mode=inference_mode,
+        seed=seed,
+        distribution=gate_distribution,
+        inference_density=inference_density,
+        name="gates",
+    )
+    sparsity = GateSparsity(penalty=penalty, target_density=target_density, name="gate_sparsity")
+    return auxiliary_network, sampler, sparsity
