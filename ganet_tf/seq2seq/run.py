@@ -24,8 +24,17 @@ from ganet_tf.seq2seq.vocabulary import encode
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+from ganet_tf.training.run_folder import METRICS_FILE
+from ganet_tf.training.run_folder import MODEL_FILE
+from ganet_tf.training.run_folder import RUN_MARKER
+from ganet_tf.training.run_folder import FolderLock
+from ganet_tf.training.run_folder import check_output_folder
+from ganet_tf.training.run_folder import clean_stale
+from ganet_tf.training.run_folder import write_run_folder
 
 VOCABULARY_FILE = "vocabularies.json"
+EXAMPLES_FILE = "examples.json"
+SEQ2SEQ_RUN_FILES = frozenset({RUN_MARKER, MODEL_FILE, VOCABULARY_FILE, METRICS_FILE, EXAMPLES_FILE})
 
 
 @dataclasses.dataclass
@@ -190,9 +199,29 @@ def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose
     return outputs, seconds / max(len(source_ids), 1)
 
 
+def is_seq2seq_run_folder(path):
+    """Whether `path` is an empty folder or an earlier `seq2seq --out` folder."""
+    entries = set(os.listdir(path))
+    return not entries or (RUN_MARKER in entries and entries <= SEQ2SEQ_RUN_FILES)
+
+
 def run_seq2seq(config):
-    """Trains and evaluates; returns the JSON summary as a dict."""
+    """Trains and evaluates; returns the JSON summary as a dict.
+
+    `--out` follows `train`'s policy (`ganet_tf.training.run_folder`): it
+    must be new, empty or an earlier seq2seq run, checked before training
+    and locked against a second process; it is replaced all or nothing.
+    """
     _check(config)
+    if not config.out:
+        return _run_seq2seq(config)
+    check_output_folder(config.out, "--out", owned=is_seq2seq_run_folder)
+    with FolderLock(config.out, "--out"):
+        clean_stale(config.out)
+        return _run_seq2seq(config)
+
+
+def _run_seq2seq(config):
     splits = load_task(config.task, config.data_dir, config.limit, config.seed,
                        config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
@@ -259,16 +288,19 @@ def run_seq2seq(config):
         result["test_bleu"] = None
         result["test_exact_match"] = exact_match(hypotheses, references)
     if config.out:
-        os.makedirs(config.out, exist_ok=True)
-        model.save(os.path.join(config.out, "model.keras"))
-        _write_json(os.path.join(config.out, VOCABULARY_FILE),
-                    {"source": source_vocabulary, "target": target_vocabulary})
-        _write_json(os.path.join(config.out, "metrics.json"),
-                    {**result, "config": dataclasses.asdict(config)})
-        _write_json(os.path.join(config.out, "examples.json"), [
-            {"source": s, "reference": r, "hypothesis": detokenize(h)}
-            for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses)
-        ])
+
+        def write_files(staging):
+            model.save(os.path.join(staging, MODEL_FILE))
+            _write_json(os.path.join(staging, VOCABULARY_FILE),
+                        {"source": source_vocabulary, "target": target_vocabulary})
+            _write_json(os.path.join(staging, METRICS_FILE),
+                        {**result, "config": dataclasses.asdict(config)})
+            _write_json(os.path.join(staging, EXAMPLES_FILE), [
+                {"source": s, "reference": r, "hypothesis": detokenize(h)}
+                for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses)
+            ])
+
+        write_run_folder(config.out, write_files, owned=is_seq2seq_run_folder)
     if config.export:
         from ganet_tf.seq2seq.translator import save_translator
 

@@ -35,11 +35,30 @@ def test_copy_task_end_to_end(tmp_path):
     assert 10 <= nodes <= 100
     assert abs(result["attention_flops_per_token"] - (QUERY_FLOPS + NODE_FLOPS * nodes)) < 1e-6 * nodes * NODE_FLOPS
     assert 0 < result["decode_seconds_per_sentence"] < 5
-    assert sorted(os.listdir(out)) == ["examples.json", "metrics.json", "model.keras",
-                                       "vocabularies.json"]
+    assert sorted(os.listdir(out)) == [".ganet_tf_run", "examples.json", "metrics.json",
+                                       "model.keras", "vocabularies.json"]
     assert json.loads((out / "metrics.json").read_text())["test_perplexity"] == result["test_perplexity"]
     model = keras.models.load_model(out / "model.keras")
     assert model.get_config()["attention"] == "bahdanau"
+
+
+def test_out_holding_the_users_files_is_refused_before_training(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "model.keras").write_text("the user's own file")
+    completed = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", "seq2seq", "--task", "copy", "--limit", "8",
+         "--epochs", "1", "--out", str(out)],
+        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines() == [
+        f"ganet_tf: error: --out {out} holds files ganet_tf did not write: give a new or "
+        "empty folder (ganet_tf only replaces folders it wrote)."
+    ]
+    assert "Epoch" not in completed.stdout
+    assert sorted(os.listdir(out)) == ["model.keras"]
+    assert (out / "model.keras").read_text() == "the user's own file"
 
 
 def test_scores():
