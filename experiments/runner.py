@@ -93,12 +93,7 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
         if resumable:
             command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")]
     shown = "python -m ganet_tf train " + shlex.join(command[4:])
-    print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-    if completed.returncode != 0:
-        print(completed.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"run failed: {shown}")
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    result = run_command(command, shown)
     if out_root:
         from ganet_tf.training.trained_run import read_metrics
 
@@ -108,6 +103,18 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
     print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
           f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
     return result
+
+
+def run_command(command, shown):
+    """Runs a `python -m ganet_tf ...` command line, printing `shown` first;
+    returns the JSON summary of its last stdout line, or exits with its
+    stderr's end when it fails."""
+    print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
+    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    if completed.returncode != 0:
+        print(completed.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"run failed: {shown}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 @contextlib.contextmanager

@@ -18,12 +18,9 @@ Smoke run (minutes, not a result): `--limit 64 --epochs 1 --hidden 16
 """
 
 import argparse
-import json
 import os
 import shlex
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
@@ -33,6 +30,7 @@ from runner import _write_json
 from runner import load_runs
 from runner import machine
 from runner import mean_std
+from runner import run_command
 
 # The report's figures: (task, row) -> (k, L, loss, perplexity, BLEU).
 REPORT = {
@@ -86,12 +84,7 @@ def run_one(name, task, attention, seed, flags, args, runs_dir):
         if args.hidden:
             command += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
         shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
-        print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-        completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-        if completed.returncode != 0:
-            print(completed.stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"run failed: {shown}")
-        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        result = run_command(command, shown)
         result.update(command=shown, name=name, machine=machine())
         _write_json(path, result)
         print(f"    perplexity {result['test_perplexity']:.3f} BLEU {result['test_bleu']} "
