@@ -407,9 +407,9 @@ def _train_and_evaluate(config, callbacks=()):
         `attention_flops_gated`, `epochs_trained`, `train_seconds`,
         `epoch_seconds`, the validation scores and the test `report`. For
         a resumed run, `epochs_trained` counts every attempt's epochs and
-        `train_seconds` only the last attempt's.
+        `train_seconds` only the last attempt's. `config` was validated by
+        `train_and_evaluate`.
     """
-    config.validate()
     # Before any TensorFlow operation (a multi-worker strategy and split CPU
     # devices must come first); `ganet_tf.training.distribution`.
     strategy = make_strategy(config.strategy, config.cpu_devices)
