@@ -47,11 +47,12 @@ def _add_train_arguments(parser):
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
     model.add_argument("--target-density", type=float, default=defaults.target_density,
                        help="steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
-                            "(then --lam is its start value)")
+                            "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)")
     model.add_argument("--gate-distribution", choices=DISTRIBUTIONS, default=defaults.gate_distribution,
                        help="training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)")
     model.add_argument("--inference-mode", choices=INFERENCE_MODES, default=defaults.inference_mode,
-                       help="test gates: p > 0.5, a Bernoulli sample, or the ceil(rho T) most probable tokens")
+                       help="test gates: p > 0.5, a Bernoulli sample, or the round(rho T) most probable tokens "
+                            "(default: top_k with a target density, threshold with --target-density 0)")
     model.add_argument("--inference-density", type=float, default=defaults.inference_density,
                        help="rho of --inference-mode top_k (default: --target-density)")
     model.add_argument("--fallback", choices=FALLBACKS, default=defaults.fallback,

@@ -25,10 +25,10 @@ def build_ganet(
     temperature=1.0,
     penalty=1e-4,
     straight_through=False,
-    inference_mode="threshold",
+    inference_mode=None,
     fallback="all",
     gate_distribution="relaxed_bernoulli",
-    target_density=None,
+    target_density=0.3,
     inference_density=None,
     dropout=0.3,
     sequence_length=None,
@@ -67,13 +67,16 @@ def build_ganet(
             initial value with a `target_density`).
         straight_through: hard gates forward, relaxed gradient backward.
         inference_mode: `"threshold"` (p > 0.5), `"sample"` (Bernoulli) or
-            `"top_k"` (the `ceil(inference_density * T)` most probable).
+            `"top_k"` (the `max(1, round(inference_density * T))` most
+            probable). Defaults to `"top_k"` with a `target_density`, else
+            `"threshold"`.
         fallback: weights of a row whose gates are all closed, `"all"` or
             `"most_probable"`.
         gate_distribution: training gates, `"relaxed_bernoulli"` or
             `"hard_concrete"` (see `GateSampler`).
         target_density: None or rho in (0, 1): the gate density that a
             Lagrange multiplier steers training to (see `GateSparsity`).
+            Defaults to 0.3; None gives the paper's fixed `penalty`.
         inference_density: share of tokens `"top_k"` opens; defaults to
             `target_density`.
         dropout: dropout rate on embeddings and on the pooled context.
@@ -84,7 +87,7 @@ def build_ganet(
     Returns:
         An uncompiled `keras.Model`.
     """
-    initial_gate_logit, inference_density = resolve_gate_defaults(
+    initial_gate_logit, inference_mode, inference_density = resolve_gate_defaults(
         initial_gate_logit, target_density, inference_mode, inference_density
     )
     token_ids, embedded, mask = embedded_tokens(

@@ -33,10 +33,10 @@ def build_ganet_transformer(
     temperature=1.0,
     penalty=1e-4,
     straight_through=False,
-    inference_mode="threshold",
+    inference_mode=None,
     fallback="all",
     gate_distribution="relaxed_bernoulli",
-    target_density=None,
+    target_density=0.3,
     inference_density=None,
     token_dropping=True,
     sparse_buckets=COARSE_SPARSE_BUCKETS,
@@ -93,7 +93,7 @@ def build_ganet_transformer(
         - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
-    initial_gate_logit, inference_density = resolve_gate_defaults(
+    initial_gate_logit, inference_mode, inference_density = resolve_gate_defaults(
         initial_gate_logit, target_density, inference_mode, inference_density
     )
     token_ids, embedded, x, mask = transformer_inputs(

@@ -13,18 +13,23 @@ from ganet_tf.layers.gate_sparsity import GateSparsity
 def resolve_gate_defaults(initial_gate_logit, target_density, inference_mode, inference_density):
     """The classifiers' defaults that follow from a target density.
 
-    Returns `(initial_gate_logit, inference_density)`: without an explicit
-    initial logit, logit(target_density) when a target in (0, 1) is set,
-    else 0; without an explicit inference density, `"top_k"` opens the
-    target density.
+    Returns `(initial_gate_logit, inference_mode, inference_density)`:
+    without an explicit initial logit, logit(target_density) when a target
+    in (0, 1) is set, else 0; without an explicit inference mode, `"top_k"`
+    with a target (the density penalty sets how many gates are open, not
+    where p_t sits relative to 0.5, so a threshold can close them all) and
+    `"threshold"` without one (the paper); without an explicit inference
+    density, `"top_k"` opens the target density.
     """
+    if inference_mode is None:
+        inference_mode = "top_k" if target_density else "threshold"
     if initial_gate_logit is None:
         initial_gate_logit = 0.0
         if target_density is not None and 0 < target_density < 1:
             initial_gate_logit = math.log(target_density / (1 - target_density))
     if inference_density is None and inference_mode == "top_k":
         inference_density = target_density
-    return initial_gate_logit, inference_density
+    return initial_gate_logit, inference_mode, inference_density
 
 
 def gate_layers(

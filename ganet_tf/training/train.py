@@ -80,9 +80,14 @@ class TrainConfig:
     tau: float = 0.5
     gate_bias: float = None
     lam: float = 1e-2
-    target_density: float = None
+    # The defaults give a selective GA-Net (issue 13): a multiplier steers
+    # the gate density to 0.3 and the test gates are the round(0.3 T) most
+    # probable tokens. `--target-density 0` is the paper's fixed --lam, whose
+    # test gates (p > 0.5) can all close; results/gates/README.md has the
+    # measurements behind this choice.
+    target_density: float = 0.3
     gate_distribution: str = "relaxed_bernoulli"
-    inference_mode: str = "threshold"
+    inference_mode: str = None  # top_k with a target density, else threshold
     inference_density: float = None
     fallback: str = "all"
     lr: float = 1e-3
@@ -158,14 +163,17 @@ class TrainConfig:
             ("inference_mode", INFERENCE_MODES),
             ("fallback", FALLBACKS),
         ):
+            if name == "inference_mode" and self.inference_mode is None:
+                continue  # follows --target-density
             if getattr(self, name) not in choices:
                 raise GANetInputError(
                     f"Unknown --{name.replace('_', '-')} {getattr(self, name)!r}: "
                     f"choose one of {list(choices)}."
                 )
-        if self.target_density is not None and not 0 < self.target_density < 1:
+        if self.target_density is not None and not 0 <= self.target_density < 1:
             raise GANetInputError(
-                f"--target-density must be in (0, 1), got {self.target_density}."
+                f"--target-density must be in [0, 1) (0: the paper's fixed --lam), "
+                f"got {self.target_density}."
             )
         if self.inference_density is not None and not 0 < self.inference_density <= 1:
             raise GANetInputError(
@@ -174,10 +182,10 @@ class TrainConfig:
         if (
             self.inference_mode == "top_k"
             and self.inference_density is None
-            and self.target_density is None
+            and not self.target_density
         ):
             raise GANetInputError(
-                "--inference-mode top_k opens ceil(rho T) tokens per text: "
+                "--inference-mode top_k opens round(rho T) tokens per text: "
                 "give rho with --target-density (or --inference-density)."
             )
 
@@ -232,7 +240,7 @@ def model_arguments(config, splits, embeddings):
             straight_through=config.straight_through,
             seed=config.seed,
             gate_distribution=config.gate_distribution,
-            target_density=config.target_density,
+            target_density=config.target_density or None,  # 0: the fixed --lam
             inference_mode=config.inference_mode,
             inference_density=config.inference_density,
             fallback=config.fallback,
@@ -531,6 +539,6 @@ def _warn_all_closed(rate):
             f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test "
             "texts (pooled by the fallback, so test_density undercounts them; "
             "see test_attended_density): --inference-mode top_k with "
-            "--target-density RHO opens ceil(RHO T) tokens per text.",
+            "--target-density RHO (the default) opens round(RHO T) tokens per text.",
             file=sys.stderr,
         )

@@ -54,9 +54,9 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
         fallback="most_probable", out=str(out),
     ))
     for split in ("test", "validation"):
-        # ceil(0.3 T) / T is at least 0.3 in every text.
-        assert 0.3 <= result[f"{split}_attended_density"] <= 1
-    # top_k never leaves a text all-closed; it opens ceil(0.3 T) of T tokens.
+        # round(0.3 T) / T is within 0.5 / T of 0.3; TREC's texts have T >= 2.
+        assert 0.05 <= result[f"{split}_attended_density"] <= 0.55
+    # top_k never leaves a text all-closed; it opens round(0.3 T) of T tokens.
     assert result["test_all_closed_rate"] == 0.0
     assert result["test_attended_density"] == pytest.approx(result["test_density"])
     assert "attended_density" in result["history"] and "val_attended_density" in result["history"]
@@ -66,7 +66,7 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
     for row, length in enumerate((1, 5, 10)):
         ids[row, :length] = np.arange(2, 2 + length)
     gates = serve(token_ids=tf.constant(ids))["gates"].numpy()
-    np.testing.assert_array_equal(gates.sum(axis=1), [math.ceil(0.3 * n - 1e-4) for n in (1, 5, 10)])
+    np.testing.assert_array_equal(gates.sum(axis=1), [1, 2, 3]  # round(0.3 T), at least 1, halves up)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,218 @@
+"""GA-Net's default gates on every dataset, and the target density sweep (issue 13).
+
+    python experiments/gate_check.py --data-dir ../shared/data [--part defaults|sweep] [--datasets ...] [--seeds 0 1 2]
+
+`defaults`: `python -m ganet_tf train` with no gate flag at all (the
+defaults: target density 0.3, top_k test gates) beside `--model soft`, on
+TREC and SST-2 (the datasets the defaults were chosen on, see
+`results/gates/`) and on SST-1 and IMDB, which were held out of that
+choice. `sweep`: `--target-density` 0.1, 0.3 (the default run) and 0.5 on
+TREC, SST-2 and IMDB. IMDB runs use the IMDB setting of
+`experiments/reproduce.py`, chosen there on validation data
+(`--sequence-length 400 --dropout 0.5 --buckets 8 --epochs 8 --patience 2`).
+
+Every run writes its summary to `results/gate_check/runs/NAME.json` (with
+its command and machine) and its model to the git-ignored
+`runs/gate_check/`; IMDB runs keep a training backup, so a killed command
+resumes where it stopped, and finished runs are skipped. Two processes may
+share the work: a run that another process is training is skipped. The
+tables (`README.md`), the data of the plot (`sweep.json`) and the plot
+(`sweep.png`) are rewritten after each run and with `--table-only`; they
+report TEST scores, 3-seed means where the seeds have run.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import REPO  # noqa: E402
+from runner import load_runs  # noqa: E402
+from runner import machine  # noqa: E402
+from runner import mean_std  # noqa: E402
+from runner import run_train  # noqa: E402
+from runner import write_results_readme  # noqa: E402
+
+RESULTS = os.path.join(REPO, "results", "gate_check")
+MODELS = os.path.join("runs", "gate_check")
+TUNED = ("trec", "sst2")  # the defaults were chosen on these (validation)
+HELD_OUT = ("sst1", "imdb")  # never looked at for any gate default
+SWEEP_DATASETS = ("trec", "sst2", "imdb")
+DENSITIES = (0.1, 0.3, 0.5)
+DATASET_FLAGS = {
+    "imdb": ["--sequence-length", "400", "--dropout", "0.5", "--buckets", "8",
+             "--epochs", "8", "--patience", "2"],
+}
+# Setting name -> `train` flags; "default" has no gate flag at all.
+SETTINGS = {
+    "default": [],
+    "soft": ["--model", "soft"],
+    "rho0.1": ["--target-density", "0.1"],
+    "rho0.5": ["--target-density", "0.5"],
+}
+
+
+def jobs(part, datasets, seeds):
+    """(dataset, setting, seed) of `part`, cheap datasets first."""
+    if part == "defaults":
+        wanted = [(d, s) for d in datasets for s in ("default", "soft")]
+    else:
+        wanted = [(d, s) for d in datasets if d in SWEEP_DATASETS
+                  for s in ("default", "rho0.1", "rho0.5")]
+    wanted.sort(key=lambda pair: pair[0] == "imdb")
+    return [(d, s, seed) for seed in seeds for d, s in wanted]
+
+
+def run(dataset, setting, seed, data_dir):
+    name = f"{dataset}_{setting}_seed{seed}"
+    flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed),
+             *DATASET_FLAGS.get(dataset, []), *SETTINGS[setting]]
+    try:
+        run_train(name, flags, os.path.join(RESULTS, "runs"), out_root=MODELS,
+                  resumable=dataset == "imdb", extra={"setting": setting})
+    except SystemExit as stop:
+        if "another process is training" not in str(stop):
+            raise
+        print(f"    {name}: another process is training it, skipped", flush=True)
+
+
+def _group(runs, dataset, setting):
+    return [r for r in runs if r["dataset"] == dataset and r.get("setting") == setting]
+
+
+def _stat(group, key):
+    return mean_std([r.get(key) for r in group])
+
+
+def _verdict(ganet, soft):
+    """The issue's three checks on 3-seed means: all-closed <= 2 %, attended
+    density in [0.1, 0.7], accuracy >= soft attention's - 0.5 point."""
+    if len(ganet) < 3 or len(soft) < 3:
+        return f"pending ({len(ganet)}/3 GA-Net, {len(soft)}/3 soft)"
+    closed = np.mean([r["test_all_closed_rate"] for r in ganet])
+    density = np.mean([r["test_attended_density"] for r in ganet])
+    gap = np.mean([r["test_accuracy"] for r in ganet]) - np.mean([r["test_accuracy"] for r in soft])
+    checks = [closed <= 0.02, 0.1 <= density <= 0.7, gap >= -0.005]
+    return f"{'pass' if all(checks) else 'FAIL'} (accuracy {gap * 100:+.2f} points)"
+
+
+def defaults_table(runs):
+    lines = [
+        "## Defaults against soft attention (test)",
+        "",
+        "`python -m ganet_tf train --dataset D --seed S` with no gate flag, and with `--model soft`.",
+        "",
+        "| dataset | role | seeds | GA-Net accuracy | attended density | all-closed rate "
+        "| soft accuracy | checks |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for dataset in (*TUNED, *HELD_OUT):
+        ganet, soft = _group(runs, dataset, "default"), _group(runs, dataset, "soft")
+        if not ganet and not soft:
+            continue
+        role = "tuned on (validation)" if dataset in TUNED else "held out"
+        seeds = ",".join(str(r["seed"]) for r in sorted(ganet, key=lambda r: r["seed"]))
+        lines.append(
+            f"| {dataset} | {role} | {seeds or '-'} | {_stat(ganet, 'test_accuracy')} "
+            f"| {_stat(ganet, 'test_attended_density')} | {_stat(ganet, 'test_all_closed_rate')} "
+            f"| {_stat(soft, 'test_accuracy')} | {_verdict(ganet, soft)} |"
+        )
+    return lines
+
+
+def sweep_points(runs):
+    """One point per (dataset, rho): means over the seeds that have run."""
+    points = []
+    for dataset in SWEEP_DATASETS:
+        for rho in DENSITIES:
+            group = _group(runs, dataset, "default" if rho == 0.3 else f"rho{rho}")
+            if group:
+                points.append({
+                    "dataset": dataset, "target_density": rho, "seeds": sorted(r["seed"] for r in group),
+                    "test_accuracy": float(np.mean([r["test_accuracy"] for r in group])),
+                    "test_attended_density": float(np.mean([r["test_attended_density"] for r in group])),
+                    "test_all_closed_rate": float(np.mean([r["test_all_closed_rate"] for r in group])),
+                })
+    return points
+
+
+def sweep_table(points):
+    lines = [
+        "## Target density sweep (test)",
+        "",
+        "`--target-density RHO` (0.3: the default run). Within: |attended density - rho| <= 0.05.",
+        "",
+        "| dataset | rho | seeds | accuracy | attended density | all-closed rate | within |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in points:
+        within = abs(p["test_attended_density"] - p["target_density"]) <= 0.05
+        lines.append(
+            f"| {p['dataset']} | {p['target_density']} | {','.join(map(str, p['seeds']))} "
+            f"| {p['test_accuracy']:.4f} | {p['test_attended_density']:.4f} "
+            f"| {p['test_all_closed_rate']:.4f} | {'yes' if within else 'NO'} |"
+        )
+    return lines
+
+
+def plot(points, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(1, len(SWEEP_DATASETS), figsize=(12, 3.5))
+    for axis, dataset in zip(axes, SWEEP_DATASETS, strict=True):
+        mine = [p for p in points if p["dataset"] == dataset]
+        axis.plot([p["test_attended_density"] for p in mine], [p["test_accuracy"] for p in mine], "o-")
+        for p in mine:
+            axis.annotate(f"rho {p['target_density']}", (p["test_attended_density"], p["test_accuracy"]))
+        axis.set(title=dataset, xlabel="attended test density", ylabel="test accuracy", xlim=(0, 1))
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+
+
+def write_tables():
+    runs = load_runs(os.path.join(RESULTS, "runs"))
+    points = sweep_points(runs)
+    with open(os.path.join(RESULTS, "sweep.json"), "w") as handle:
+        json.dump(points, handle, indent=1)
+    if points:
+        plot(points, os.path.join(RESULTS, "sweep.png"))
+    head = [
+        "# GA-Net's default gates (issue 13)",
+        "",
+        "Written by `python experiments/gate_check.py --data-dir ../shared/data`",
+        f"on {machine()}. Test scores, mean ± std over the seeds listed.",
+        "Attended density counts every token that attention weighs, the fallback's",
+        "tokens of all-closed rows included. SST-1 and IMDB were held out of the",
+        "choice of the defaults (made on TREC and SST-2 validation data, `results/gates/`).",
+        "",
+    ]
+    tail = ["", "![accuracy against density](sweep.png)", ""] if points else []
+    write_results_readme(RESULTS, [*head, *defaults_table(runs), "", *sweep_table(points), *tail], runs)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
+    parser.add_argument("--part", choices=("defaults", "sweep"), nargs="+", default=["defaults", "sweep"])
+    parser.add_argument("--datasets", nargs="+", choices=(*TUNED, *HELD_OUT), default=[*TUNED, *HELD_OUT])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--table-only", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(os.path.join(RESULTS, "runs"), exist_ok=True)
+    if not args.table_only:
+        for part in args.part:
+            for dataset, setting, seed in jobs(part, args.datasets, args.seeds):
+                run(dataset, setting, seed, os.path.abspath(args.data_dir))
+                write_tables()
+    write_tables()
+
+
+if __name__ == "__main__":
+    main()
