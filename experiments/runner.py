@@ -14,6 +14,9 @@ import time
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The scripts read run folders with ganet_tf itself, installed or not.
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
 
 
 def machine():

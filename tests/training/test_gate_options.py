@@ -1,7 +1,6 @@
 """The gate options of issue 13 through `train`: attended density in the
 summary, the all-closed warning, and the inference rule in the export."""
 
-import math
 
 import numpy as np
 import pytest
@@ -22,7 +21,8 @@ IDS = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 0, 0, 0, 0], [11, 12, 13, 14, 15, 16
 @pytest.mark.parametrize("fallback", ["all", "most_probable"])
 def test_attended_density_counts_the_rows_the_fallback_pools(fallback):
     model = build_ganet(2, vocabulary_size=20, embedding_dim=4, hidden_dim=3, attention_units=3,
-                        auxiliary_hidden_dim=3, initial_gate_logit=-30.0, fallback=fallback)
+                        auxiliary_hidden_dim=3, initial_gate_logit=-30.0, fallback=fallback,
+                        target_density=None)  # the paper's gates: p > 0.5 closes them all
     result = evaluate_model(model, IDS, np.array([0, 1, 0]), ["a", "b"])
     assert result["density"] == 0.0 and result["all_closed_rate"] == 1.0
     expected = 1.0 if fallback == "all" else np.mean([1 / 4, 1 / 2, 1 / 6])
@@ -66,14 +66,15 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
     for row, length in enumerate((1, 5, 10)):
         ids[row, :length] = np.arange(2, 2 + length)
     gates = serve(token_ids=tf.constant(ids))["gates"].numpy()
-    np.testing.assert_array_equal(gates.sum(axis=1), [1, 2, 3]  # round(0.3 T), at least 1, halves up)
+    # round(0.3 T), at least 1, halves up.
+    np.testing.assert_array_equal(gates.sum(axis=1), [1, 2, 3])
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
         (["--target-density", "1.5"], "--target-density must be in"),
-        (["--inference-mode", "top_k"], "--inference-mode top_k"),
+        (["--target-density", "0", "--inference-mode", "top_k"], "--inference-mode top_k"),
         (["--inference-density", "0"], "--inference-density must be in"),
     ],
 )

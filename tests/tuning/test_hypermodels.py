@@ -20,7 +20,7 @@ def test_ganet_from_empty_hyperparameters_has_the_documented_defaults():
     model = _tiny_ganet().build(hp)
     assert hp.values == {
         "lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3, "aux_hidden": 20, "aux": "bilstm",
-        "target_density": 0.0,
+        "target_density": 0.3,
     }
     assert float(model.optimizer.learning_rate) == pytest.approx(1e-3)
     assert model.get_layer("gates").temperature == 0.5
@@ -41,7 +41,7 @@ def test_fixed_values_are_respected():
     model = hypermodel.build(hp)
     assert hp.values == {
         "lr": 5e-3, "batch_size": 8, "tau": 2.0, "lam": 4e-6, "aux_hidden": 7, "aux": "fnn",
-        "target_density": 0.0,
+        "target_density": 0.3,
     }
     assert float(model.optimizer.learning_rate) == pytest.approx(5e-3)
     assert model.get_layer("gates").temperature == 2.0
@@ -108,7 +108,13 @@ def test_fit_rebatches_by_the_trial_batch_size_and_logs_the_tradeoff():
 
 
 def test_target_density_reaches_the_gate_layers():
-    space = SearchSpace("ganet").with_fixed("target_density", 0.3)
+    space = SearchSpace("ganet").with_fixed("target_density", 0.1)
     model = _tiny_ganet(space=space).build(keras_tuner.HyperParameters())
-    assert model.get_layer("gate_sparsity").target_density == 0.3
-    assert _tiny_ganet().build(keras_tuner.HyperParameters()).get_layer("gate_sparsity").target_density is None
+    assert model.get_layer("gate_sparsity").target_density == 0.1
+    gates = model.get_layer("gates")
+    assert (gates.inference_mode, gates.inference_density) == ("top_k", 0.1)
+    # 0 is the paper's fixed lambda, with threshold test gates.
+    paper = _tiny_ganet(space=SearchSpace("ganet").with_fixed("target_density", 0.0))
+    model = paper.build(keras_tuner.HyperParameters())
+    assert model.get_layer("gate_sparsity").target_density is None
+    assert model.get_layer("gates").inference_mode == "threshold"

@@ -48,7 +48,7 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
                                              "target_density"}
     # The one trial is `ganet_tf train`'s setting where the space holds it.
     assert first["hyperparameters"] == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3,
-                                        "aux_hidden": 4, "aux": "bilstm", "target_density": 0.0}
+                                        "aux_hidden": 4, "aux": "bilstm", "target_density": 0.3}
     assert first["test_accuracies"] == [first["test_accuracy"]] and first["final_seeds"] == [0]
     assert first["epochs"] == 1 and first["test_examples"] == 150
 

@@ -6,7 +6,7 @@ from tuning.search_space import SearchSpace
 
 PAPER_DEFAULTS = {
     "lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3, "aux_hidden": 20, "aux": "bilstm",
-    "target_density": 0.0,
+    "target_density": 0.3,  # not the paper's: `train`'s default (issue 13)
 }
 
 
@@ -45,7 +45,7 @@ def test_fixed_values_choices_and_ranges():
     values = {name: space.declare(hp, name) for name in space.names}
     assert values == {
         "lr": 2e-3, "batch_size": 32, "tau": 1.0, "lam": 1e-3, "aux_hidden": 30, "aux": "fnn",
-        "target_density": 0.0,
+        "target_density": 0.3,
     }
     declared = {parameter.name: parameter for parameter in hp.space}
     assert isinstance(declared["lr"], keras_tuner.engine.hyperparameters.Fixed)

@@ -42,7 +42,7 @@ def test_hand_set_first_starts_the_search_at_the_train_defaults():
     values = config.hand_set_values()
     # The train defaults where the space holds them; aux_hidden 20 is not in it.
     assert values == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-2,
-                      "aux_hidden": 40, "aux": "bilstm", "target_density": 0.0}
+                      "aux_hidden": 40, "aux": "bilstm", "target_density": 0.3}
     oracle = make_oracle(config)
     assert oracle.populate_space("0") == {"status": "RUNNING", "values": values}
     assert make_oracle(SearchConfig(tuner="random")).first_values is None
