@@ -30,9 +30,9 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -74,9 +74,7 @@ def latency(fn, texts, calls, warmup):
 
 
 def throughput(fn, texts, batch_size, batches, warmup=3):
-    chunks = [
-        texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)
-    ]
+    chunks = [texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)]
     chunks = [chunk if len(chunk) == batch_size else texts[:batch_size] for chunk in chunks]
     for chunk in chunks[:warmup]:
         fn(chunk)
@@ -100,24 +98,28 @@ def write_readme(result):
             f"{lat['mean_ms']:.2f} | {thr['texts_per_second']:.0f} |"
         )
     load = result["load_average_1min"]
+    if load[0] > 1.0:
+        verdict = "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine before quoting them"  # noqa: E501
+    else:
+        verdict = "nothing else was running"
     text = f"""# Serving latency on CPU
 
 Measured here with
 
 ```bash
-{result['command']}
+{result["command"]}
 ```
 
-- machine: {result['machine']}
-- model: `{result['model']['model']}` on `{result['model']['dataset']}`, the run in
-  `{result['run']}`: {result['model']['epochs_trained']} epochs, seed
-  {result['run_config']['seed']} (its whole config is in `latency.json`), test accuracy
-  {result['model']['test_accuracy']:.3f}, sequence length {result['model']['sequence_length']},
-  vocabulary {result['model']['vocabulary_size']}
-- inputs: the {result['texts']} test texts of the dataset as raw strings;
+- machine: {result["machine"]}
+- model: `{result["model"]["model"]}` on `{result["model"]["dataset"]}`, the run in
+  `{result["run"]}`: {result["model"]["epochs_trained"]} epochs, seed
+  {result["run_config"]["seed"]} (its whole config is in `latency.json`), test accuracy
+  {result["model"]["test_accuracy"]:.3f}, sequence length {result["model"]["sequence_length"]},
+  vocabulary {result["model"]["vocabulary_size"]}
+- inputs: the {result["texts"]} test texts of the dataset as raw strings;
   every path goes from strings to class probabilities
 
-| path | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {result['batch_size']} (texts/s) |
+| path | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {result["batch_size"]} (texts/s) |
 |---|---|---|---|---|
 {chr(10).join(rows)}
 
@@ -135,11 +137,11 @@ Measured here with
   `model.predict_on_batch(ids)`, Keras' compiled predict step alone; it is
   the fair in-memory counterpart of the exported graph.
 
-Batch 1: {result['calls']} calls after {result['warmup']} warm-up calls.
-Batch {result['batch_size']}: {result['batches']} batches after 3 warm-up batches.
+Batch 1: {result["calls"]} calls after {result["warmup"]} warm-up calls.
+Batch {result["batch_size"]}: {result["batches"]} batches after 3 warm-up batches.
 
 1-minute load average {load[0]:.2f} before and {load[1]:.2f} after the run (2 cores;
-the benchmark itself accounts for about 1): {"numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine before quoting them" if load[0] > 1.0 else "nothing else was running"}.
+the benchmark itself accounts for about 1): {verdict}.
 The SavedModel was exported on a
 machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
 (Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).
@@ -157,8 +159,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--batches", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--readme-only", action="store_true",
-                        help="rewrite README.md from the existing latency.json")
+    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the existing latency.json")
     args = parser.parse_args(argv)
     if args.readme_only:
         with open(os.path.join(RESULTS, "latency.json")) as handle:
@@ -179,15 +180,9 @@ def main(argv=None):
 
         paths = {
             "saved_model": lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy(),
-            "keras_predict": lambda batch: model.predict(
-                vectorizer(tf.constant(batch)), verbose=0
-            ),
-            "keras_call": lambda batch: model(
-                vectorizer(tf.constant(batch)), training=False
-            ).numpy(),
-            "keras_predict_on_batch": lambda batch: model.predict_on_batch(
-                vectorizer(tf.constant(batch))
-            ),
+            "keras_predict": lambda batch: model.predict(vectorizer(tf.constant(batch)), verbose=0),
+            "keras_call": lambda batch: model(vectorizer(tf.constant(batch)), training=False).numpy(),
+            "keras_predict_on_batch": lambda batch: model.predict_on_batch(vectorizer(tf.constant(batch))),
         }
         reference = paths["saved_model"](texts[:64])
         for name, fn in paths.items():
@@ -208,8 +203,7 @@ def main(argv=None):
         "load_average_1min": loads,
         "model": {
             key: metrics[key]
-            for key in ("dataset", "model", "test_accuracy", "epochs_trained",
-                        "sequence_length", "vocabulary_size")
+            for key in ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
         },
         "run": args.model,
         "run_config": metrics["config"],

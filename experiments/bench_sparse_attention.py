@@ -136,7 +136,8 @@ def main():
     tf.config.threading.set_inter_op_parallelism_threads(1)
     import keras
 
-    from ganet_tf.layers import GatedMultiHeadAttention, GatedTransformerEncoder
+    from ganet_tf.layers import GatedMultiHeadAttention
+    from ganet_tf.layers import GatedTransformerEncoder
     from ganet_tf.layers.gated_multi_head_attention import DEFAULT_SPARSE_BUCKETS
 
     buckets = None if args.exact_k else list(DEFAULT_SPARSE_BUCKETS)
@@ -181,7 +182,7 @@ def main():
                         )
                         for _ in range(2)
                     ]
-                    for dense_block, gated_block in zip(dense_blocks, gated_blocks):
+                    for dense_block, gated_block in zip(dense_blocks, gated_blocks, strict=True):
                         dense_block(x[:1, :8])
                         gated_block(x[:1, :8])
                         gated_block.set_weights(dense_block.get_weights())
@@ -219,12 +220,18 @@ def main():
                     else:
                         gated_flops = encoder_flops(batch, k, args.hidden, args.intermediate)
                     cell = {
-                        "kind": kind, "T": length, "density": density, "batch": batch,
-                        "open": open_count, "k": k,
-                        "dense_ms": dense_ms, "gated_ms": gated_ms,
+                        "kind": kind,
+                        "T": length,
+                        "density": density,
+                        "batch": batch,
+                        "open": open_count,
+                        "k": k,
+                        "dense_ms": dense_ms,
+                        "gated_ms": gated_ms,
                         "speedup": None if dense_ms is None else dense_ms / gated_ms,
                         "flops_ratio": dense_flops / gated_flops,
-                        "dense_runs_ms": dense_runs, "gated_runs_ms": gated_runs,
+                        "dense_runs_ms": dense_runs,
+                        "gated_runs_ms": gated_runs,
                         "skipped": skipped,
                     }
                     cells[(kind, length, density, batch)] = cell
@@ -244,9 +251,14 @@ def write(args, path, cells, command):
     ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
     machine = machine_line(args)
     setting = {
-        "hidden": args.hidden, "heads": args.heads, "intermediate": args.intermediate,
-        "threads": args.threads, "xla": args.xla, "exact_k": args.exact_k,
-        "warmup": args.warmup, "runs": args.runs,
+        "hidden": args.hidden,
+        "heads": args.heads,
+        "intermediate": args.intermediate,
+        "threads": args.threads,
+        "xla": args.xla,
+        "exact_k": args.exact_k,
+        "warmup": args.warmup,
+        "runs": args.runs,
     }
     with open(path, "w") as handle:
         json.dump({"command": command, "machine": machine, "setting": setting, "cells": ordered}, handle, indent=1)
@@ -292,22 +304,29 @@ def plot(cells, path):
 
     kinds = sorted({c["kind"] for c in cells})
     figure, axes = plt.subplots(1, len(kinds), figsize=(5.5 * len(kinds), 4), squeeze=False)
-    for axis, kind in zip(axes[0], kinds):
+    for axis, kind in zip(axes[0], kinds, strict=True):
         for batch in sorted({c["batch"] for c in cells if c["kind"] == kind}):
             for density in sorted({c["density"] for c in cells if c["kind"] == kind}):
                 rows = [
-                    c for c in cells
-                    if c["kind"] == kind and c["batch"] == batch and c["density"] == density
+                    c
+                    for c in cells
+                    if c["kind"] == kind
+                    and c["batch"] == batch
+                    and c["density"] == density
                     and c["speedup"] is not None
                 ]
                 if not rows:
                     continue
-                line, = axis.plot(
-                    [c["T"] for c in rows], [c["speedup"] for c in rows], marker="o",
+                (line,) = axis.plot(
+                    [c["T"] for c in rows],
+                    [c["speedup"] for c in rows],
+                    marker="o",
                     label=f"d={density}, B={batch}",
                 )
                 axis.plot(
-                    [c["T"] for c in rows], [c["flops_ratio"] for c in rows], linestyle=":",
+                    [c["T"] for c in rows],
+                    [c["flops_ratio"] for c in rows],
+                    linestyle=":",
                     color=line.get_color(),
                 )
         axis.set_xscale("log", base=2)

@@ -29,12 +29,12 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO  # noqa: E402
-from runner import load_runs  # noqa: E402
-from runner import machine  # noqa: E402
-from runner import mean_std  # noqa: E402
-from runner import run_train  # noqa: E402
-from runner import write_results_readme  # noqa: E402
+from runner import REPO
+from runner import load_runs
+from runner import machine
+from runner import mean_std
+from runner import run_train
+from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "gate_check")
 MODELS = os.path.join("runs", "gate_check")
@@ -43,8 +43,7 @@ HELD_OUT = ("sst1", "imdb")  # never looked at for any gate default
 SWEEP_DATASETS = ("trec", "sst2", "imdb")
 DENSITIES = (0.1, 0.3, 0.5)
 DATASET_FLAGS = {
-    "imdb": ["--sequence-length", "400", "--dropout", "0.5", "--buckets", "8",
-             "--epochs", "8", "--patience", "2"],
+    "imdb": ["--sequence-length", "400", "--dropout", "0.5", "--buckets", "8", "--epochs", "8", "--patience", "2"],
 }
 # Setting name -> `train` flags; "default" has no gate flag at all.
 SETTINGS = {
@@ -60,19 +59,32 @@ def jobs(part, datasets, seeds):
     if part == "defaults":
         wanted = [(d, s) for d in datasets for s in ("default", "soft")]
     else:
-        wanted = [(d, s) for d in datasets if d in SWEEP_DATASETS
-                  for s in ("default", "rho0.1", "rho0.5")]
+        wanted = [(d, s) for d in datasets if d in SWEEP_DATASETS for s in ("default", "rho0.1", "rho0.5")]
     wanted.sort(key=lambda pair: pair[0] == "imdb")
     return [(d, s, seed) for seed in seeds for d, s in wanted]
 
 
 def run(dataset, setting, seed, data_dir):
     name = f"{dataset}_{setting}_seed{seed}"
-    flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed),
-             *DATASET_FLAGS.get(dataset, []), *SETTINGS[setting]]
+    flags = [
+        "--dataset",
+        dataset,
+        "--data-dir",
+        data_dir,
+        "--seed",
+        str(seed),
+        *DATASET_FLAGS.get(dataset, []),
+        *SETTINGS[setting],
+    ]
     try:
-        run_train(name, flags, os.path.join(RESULTS, "runs"), out_root=MODELS,
-                  resumable=dataset == "imdb", extra={"setting": setting})
+        run_train(
+            name,
+            flags,
+            os.path.join(RESULTS, "runs"),
+            out_root=MODELS,
+            resumable=dataset == "imdb",
+            extra={"setting": setting},
+        )
     except SystemExit as stop:
         if "another process is training" not in str(stop):
             raise
@@ -105,8 +117,7 @@ def defaults_table(runs):
         "",
         "`python -m ganet_tf train --dataset D --seed S` with no gate flag, and with `--model soft`.",
         "",
-        "| dataset | role | seeds | GA-Net accuracy | attended density | all-closed rate "
-        "| soft accuracy | checks |",
+        "| dataset | role | seeds | GA-Net accuracy | attended density | all-closed rate | soft accuracy | checks |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for dataset in (*TUNED, *HELD_OUT):
@@ -130,12 +141,16 @@ def sweep_points(runs):
         for rho in DENSITIES:
             group = _group(runs, dataset, "default" if rho == 0.3 else f"rho{rho}")
             if group:
-                points.append({
-                    "dataset": dataset, "target_density": rho, "seeds": sorted(r["seed"] for r in group),
-                    "test_accuracy": float(np.mean([r["test_accuracy"] for r in group])),
-                    "test_attended_density": float(np.mean([r["test_attended_density"] for r in group])),
-                    "test_all_closed_rate": float(np.mean([r["test_all_closed_rate"] for r in group])),
-                })
+                points.append(
+                    {
+                        "dataset": dataset,
+                        "target_density": rho,
+                        "seeds": sorted(r["seed"] for r in group),
+                        "test_accuracy": float(np.mean([r["test_accuracy"] for r in group])),
+                        "test_attended_density": float(np.mean([r["test_attended_density"] for r in group])),
+                        "test_all_closed_rate": float(np.mean([r["test_all_closed_rate"] for r in group])),
+                    }
+                )
     return points
 
 

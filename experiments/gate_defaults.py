@@ -23,12 +23,12 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO  # noqa: E402
-from runner import load_runs  # noqa: E402
-from runner import machine  # noqa: E402
-from runner import mean_std  # noqa: E402
-from runner import run_train  # noqa: E402
-from runner import write_results_readme  # noqa: E402
+from runner import REPO
+from runner import load_runs
+from runner import machine
+from runner import mean_std
+from runner import run_train
+from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "gates")
 MODELS = os.path.join("runs", "gates")
@@ -51,9 +51,9 @@ def evaluate_top_k(model_dir, flags, rho, data_dir):
 
     from ganet_tf.data import load_vectorizer
     from ganet_tf.data.vectorizer import vectorize
+    from ganet_tf.training import TrainConfig
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
-    from ganet_tf.training import TrainConfig
     from runner import train_config
 
     splits = load_splits(TrainConfig(**{**train_config(flags), "data_dir": data_dir}))
@@ -70,10 +70,8 @@ def evaluate_top_k(model_dir, flags, rho, data_dir):
 def run(dataset, setting, seed, data_dir, epochs):
     flags, rho = SETTINGS[setting]
     name = f"{dataset}_{setting}_seed{seed}"
-    train_flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed),
-                   "--epochs", str(epochs), *flags]
-    result = run_train(name, train_flags, os.path.join(RESULTS, "runs"), out_root=MODELS,
-                       extra={"setting": setting})
+    train_flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed), "--epochs", str(epochs), *flags]
+    result = run_train(name, train_flags, os.path.join(RESULTS, "runs"), out_root=MODELS, extra={"setting": setting})
     if "top_k" not in result and rho is not None:
         result["top_k"] = evaluate_top_k(os.path.join(REPO, MODELS, name), train_flags, rho, data_dir)
         path = os.path.join(RESULTS, "runs", f"{name}.json")
@@ -95,10 +93,7 @@ def _mean(runs, get):
 
 
 def write_table():
-    runs = [
-        r for r in load_runs(os.path.join(RESULTS, "runs"))
-        if "top_k" in r or r.get("setting") == "soft"
-    ]
+    runs = [r for r in load_runs(os.path.join(RESULTS, "runs")) if "top_k" in r or r.get("setting") == "soft"]
     lines = [
         "# Candidate default gate settings (issue 13)",
         "",
@@ -109,8 +104,10 @@ def write_table():
         "the fallback's tokens of all-closed rows. `top_k` evaluates the same model",
         "with k = ceil(rho T) open gates (rho in the setting, 0.3 for paper_lam).",
         "",
-        ("| dataset | setting | n | seeds | val acc (threshold) | val attended density | val all-closed "
-         "| val acc (top_k) | val attended density (top_k) | epochs |"),
+        (
+            "| dataset | setting | n | seeds | val acc (threshold) | val attended density | val all-closed "
+            "| val acc (top_k) | val attended density (top_k) | epochs |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for dataset in DATASETS:

@@ -39,13 +39,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO  # noqa: E402
-from runner import load_runs  # noqa: E402
-from runner import machine  # noqa: E402
-from runner import mean_std  # noqa: E402
-from runner import run_train  # noqa: E402
-from run_core import GANET_SETTINGS  # noqa: E402
-from run_core import PROTOCOL  # noqa: E402
+from run_core import GANET_SETTINGS
+from run_core import PROTOCOL
+
+from runner import REPO
+from runner import load_runs
+from runner import machine
+from runner import mean_std
+from runner import run_train
 
 RESULTS = os.path.join(REPO, "results", "reproduce")
 RUNS = os.path.join(RESULTS, "runs")
@@ -76,16 +77,24 @@ PAPER = {("trec", "ganet"): "0.9124 / 0.4431", ("imdb", "ganet"): "0.8941 / 0.19
 
 def imdb_flags(setting, model, seed, data_dir):
     every, ganet_only = IMDB_SETTINGS[setting]
-    return [*IMDB_FLAGS, *every, *(ganet_only if model == "ganet" else []),
-            "--data-dir", data_dir, "--model", model, "--seed", str(seed)]
+    return [
+        *IMDB_FLAGS,
+        *every,
+        *(ganet_only if model == "ganet" else []),
+        "--data-dir",
+        data_dir,
+        "--model",
+        model,
+        "--seed",
+        str(seed),
+    ]
 
 
 def imdb_run_name(model, setting, seed):
     """A baseline's run is named after the first setting with its flags: the
     settings that differ only in GA-Net's flags share their baselines."""
     if model != "ganet":
-        setting = next(other for other in IMDB_SETTINGS
-                       if IMDB_SETTINGS[other][0] == IMDB_SETTINGS[setting][0])
+        setting = next(other for other in IMDB_SETTINGS if IMDB_SETTINGS[other][0] == IMDB_SETTINGS[setting][0])
     return f"imdb_{model}{setting}_seed{seed}"
 
 
@@ -97,8 +106,9 @@ def _setting_text(setting):
 def imdb_select(data_dir):
     """GA-Net, seed 0, with every candidate setting: the runs `imdb_setting` reads."""
     for setting in IMDB_SETTINGS:
-        run_train(f"imdb_ganet{setting}_seed0", imdb_flags(setting, "ganet", 0, data_dir),
-                  RUNS, OUT_ROOT, resumable=True)
+        run_train(
+            f"imdb_ganet{setting}_seed0", imdb_flags(setting, "ganet", 0, data_dir), RUNS, OUT_ROOT, resumable=True
+        )
 
 
 def imdb_candidates(runs):
@@ -115,8 +125,7 @@ def imdb_setting(runs, so_far=False):
     candidates = imdb_candidates(runs)
     if any(run is None for _, run in candidates) and not so_far:
         return None
-    allowed = [c for c in candidates
-               if c[1] is not None and c[1]["validation_density"] <= IMDB_MAX_DENSITY]
+    allowed = [c for c in candidates if c[1] is not None and c[1]["validation_density"] <= IMDB_MAX_DENSITY]
     if not allowed:
         return None
     return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
@@ -135,8 +144,10 @@ def _chosen_imdb_setting(data_dir):
     imdb_select(data_dir)
     chosen = imdb_setting(load_runs(RUNS))
     if chosen is None:
-        raise SystemExit(f"no IMDB candidate setting reached validation density <= "
-                         f"{IMDB_MAX_DENSITY}; add a candidate to IMDB_SETTINGS")
+        raise SystemExit(
+            f"no IMDB candidate setting reached validation density <= "
+            f"{IMDB_MAX_DENSITY}; add a candidate to IMDB_SETTINGS"
+        )
     return chosen
 
 
@@ -153,27 +164,50 @@ def imdb_table2(data_dir, seeds, models=IMDB_MODELS):
     for model, seed in runs:
         if model not in models:
             continue
-        run_train(imdb_run_name(model, setting, seed), imdb_flags(setting, model, seed, data_dir),
-                  RUNS, OUT_ROOT, resumable=True)
+        run_train(
+            imdb_run_name(model, setting, seed),
+            imdb_flags(setting, model, seed, data_dir),
+            RUNS,
+            OUT_ROOT,
+            resumable=True,
+        )
 
 
 def imdb_table5(data_dir, auxes=TABLE5_AUX):
     setting = _chosen_imdb_setting(data_dir)
     for aux in auxes:
-        run_train(f"imdb_ganet-aux-{aux}{setting}_seed0",
-                  [*imdb_flags(setting, "ganet", 0, data_dir), "--aux", aux],
-                  RUNS, OUT_ROOT, resumable=True)
+        run_train(
+            f"imdb_ganet-aux-{aux}{setting}_seed0",
+            [*imdb_flags(setting, "ganet", 0, data_dir), "--aux", aux],
+            RUNS,
+            OUT_ROOT,
+            resumable=True,
+        )
 
 
 def fig5(data_dir, datasets, seeds):
     for dataset in datasets:
         for seed in seeds:
             for hidden in (20, 40, 60, 80, 100):
-                run_train(f"{dataset}_ganet-aux{hidden}_seed{seed}",
-                          ["--dataset", dataset, "--data-dir", data_dir, "--model", "ganet",
-                           "--aux-hidden", str(hidden), "--seed", str(seed),
-                           *PROTOCOL.get(dataset, []), *GANET_SETTINGS.get(dataset, [])],
-                          RUNS, reuse=[CORE_RUNS])
+                run_train(
+                    f"{dataset}_ganet-aux{hidden}_seed{seed}",
+                    [
+                        "--dataset",
+                        dataset,
+                        "--data-dir",
+                        data_dir,
+                        "--model",
+                        "ganet",
+                        "--aux-hidden",
+                        str(hidden),
+                        "--seed",
+                        str(seed),
+                        *PROTOCOL.get(dataset, []),
+                        *GANET_SETTINGS.get(dataset, []),
+                    ],
+                    RUNS,
+                    reuse=[CORE_RUNS],
+                )
 
 
 def explain_imdb(data_dir, max_words=80):
@@ -196,16 +230,29 @@ def explain_imdb(data_dir, max_words=80):
     splits = load_dataset("imdb", data_dir)
     chosen = []
     for label in (0, 1):
-        chosen.append(next(text for text, y in zip(splits.test_texts, splits.test_labels)
-                           if y == label and len(text.split()) <= max_words))
+        chosen.append(
+            next(
+                text
+                for text, y in zip(splits.test_texts, splits.test_labels, strict=True)
+                if y == label and len(text.split()) <= max_words
+            )
+        )
     out = os.path.join(RESULTS, "explain_imdb")
     os.makedirs(out, exist_ok=True)
     reviews = os.path.join(out, "reviews.txt")
     with open(reviews, "w", encoding="utf-8") as handle:
         handle.write("".join(" ".join(text.split()) + "\n" for text in chosen))
-    command = [sys.executable, "-m", "ganet_tf", "explain",
-               *[flag for path in models for flag in ("--model", path)],
-               "--file", os.path.relpath(reviews, REPO), "--out", os.path.relpath(out, REPO)]
+    command = [
+        sys.executable,
+        "-m",
+        "ganet_tf",
+        "explain",
+        *[flag for path in models for flag in ("--model", path)],
+        "--file",
+        os.path.relpath(reviews, REPO),
+        "--out",
+        os.path.relpath(out, REPO),
+    ]
     subprocess.run(command, check=True, cwd=REPO)
 
 
@@ -218,12 +265,15 @@ def profiler_flops(steps=50, features=200, units=100):
     layer = GatedAttentionPooling(units=units)
     layer.build((1, steps, features))
     function = tf.function(lambda states: layer(states)[0]).get_concrete_function(
-        tf.TensorSpec([1, steps, features], tf.float32))
+        tf.TensorSpec([1, steps, features], tf.float32)
+    )
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
     options["output"] = "none"
     profile = tf.compat.v1.profiler.profile(function.graph, options=options)
     return {
-        "steps": steps, "features": features, "units": units,
+        "steps": steps,
+        "features": features,
+        "units": units,
         "profiler_total": int(profile.total_float_ops),
         "ours": int(steps * layer.flops_per_token()),
     }
@@ -260,10 +310,13 @@ def _imdb_setting_section(here, chosen, shown):
         lines.append(
             f"| {flags} | {run['validation_accuracy']:.4f} | {run['validation_density']:.3f} "
             f"| {run['test_accuracy']:.4f} | {run['test_density']:.3f} "
-            f"| {'yes' if setting == chosen else ''} |")
+            f"| {'yes' if setting == chosen else ''} |"
+        )
     if chosen is None:
-        lines += ["", "Not every candidate has run yet: the IMDB rows above show the best "
-                  f"so far, {_setting_text(shown)}."]
+        lines += [
+            "",
+            f"Not every candidate has run yet: the IMDB rows above show the best so far, {_setting_text(shown)}.",
+        ]
     rows = []
     listed = {_imdb_part(model, shown) for model in MODELS}
     for setting in IMDB_SETTINGS:
@@ -276,10 +329,17 @@ def _imdb_setting_section(here, chosen, shown):
                     f"| {_setting_text(setting)} | {model} "
                     f"| {','.join(str(r['seed']) for r in group)} "
                     f"| {mean_std([r['test_accuracy'] for r in group])} "
-                    f"| {mean_std([r['test_density'] for r in group])} |")
+                    f"| {mean_std([r['test_density'] for r in group])} |"
+                )
     if rows:
-        lines += ["", "IMDB runs with the other settings (test):", "",
-                  "| setting | model | seeds | accuracy | density |", "|---|---|---|---|---|", *rows]
+        lines += [
+            "",
+            "IMDB runs with the other settings (test):",
+            "",
+            "| setting | model | seeds | accuracy | density |",
+            "|---|---|---|---|---|",
+            *rows,
+        ]
     return lines
 
 
@@ -316,7 +376,8 @@ def write_readme():
                 f"| {dataset} | {model} | {','.join(str(r['seed']) for r in group)} "
                 f"| {mean_std([r['test_accuracy'] for r in group])} "
                 f"| {mean_std([r['test_density'] for r in group])} "
-                f"| {PAPER.get((dataset, model), '')} |")
+                f"| {PAPER.get((dataset, model), '')} |"
+            )
     lines += ["", *_imdb_setting_section(here, chosen, suffix["imdb"])]
     lines += [
         "",
@@ -347,34 +408,58 @@ def write_readme():
             "some element-wise ops; it does not count tanh/exp).",
         ]
     accuracies = [r["test_accuracy"] for r in _group(here, "imdb", "ganet" + suffix["imdb"])]
-    spread = (f" Table 2's GA-Net varies by {np.std(accuracies, ddof=1):.4f} (std) from seed to "
-              "seed, so differences of that size here are noise." if len(accuracies) > 1 else "")
-    table5 = [(aux, [r for r in _group(here, "imdb", name + suffix["imdb"]) if r["seed"] == 0])
-              for aux, name in (("BiLSTM", "ganet"), ("LSTM", "ganet-aux-lstm"),
-                                ("FNN", "ganet-aux-fnn"), ("self-attention", "ganet-aux-attention"))]
-    hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for _, group in table5
-                                for r in group})) or "-"
-    lines += ["", "## Table 5: GA-Net on IMDB by auxiliary network", "",
-              f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(suffix['imdb'])}), "
-              f"auxiliary hidden size {hidden}; the BiLSTM row is Table 2's seed-0 GA-Net. "
-              "Made by `--only table5` (one process per auxiliary network: `--aux fnn` and so on). "
-              f"One run per row.{spread}", "",
-              "| auxiliary | accuracy | density |", "|---|---|---|"]
+    spread = (
+        f" Table 2's GA-Net varies by {np.std(accuracies, ddof=1):.4f} (std) from seed to "
+        "seed, so differences of that size here are noise."
+        if len(accuracies) > 1
+        else ""
+    )
+    table5 = [
+        (aux, [r for r in _group(here, "imdb", name + suffix["imdb"]) if r["seed"] == 0])
+        for aux, name in (
+            ("BiLSTM", "ganet"),
+            ("LSTM", "ganet-aux-lstm"),
+            ("FNN", "ganet-aux-fnn"),
+            ("self-attention", "ganet-aux-attention"),
+        )
+    ]
+    hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for _, group in table5 for r in group})) or "-"
+    lines += [
+        "",
+        "## Table 5: GA-Net on IMDB by auxiliary network",
+        "",
+        f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(suffix['imdb'])}), "
+        f"auxiliary hidden size {hidden}; the BiLSTM row is Table 2's seed-0 GA-Net. "
+        "Made by `--only table5` (one process per auxiliary network: `--aux fnn` and so on). "
+        f"One run per row.{spread}",
+        "",
+        "| auxiliary | accuracy | density |",
+        "|---|---|---|",
+    ]
     for aux, group in table5:
-        row = (f"{mean_std([r['test_accuracy'] for r in group])} | "
-               f"{mean_std([r['test_density'] for r in group])}") if group else "not run yet |"
+        row = (
+            (f"{mean_std([r['test_accuracy'] for r in group])} | {mean_std([r['test_density'] for r in group])}")
+            if group
+            else "not run yet |"
+        )
         lines.append(f"| {aux} | {row} |")
     explanations = os.path.join(RESULTS, "explain_imdb", "explanations.json")
     if os.path.exists(explanations):
         with open(explanations) as handle:
             shown = [os.path.basename(rows[0]["model_dir"]) for rows in json.load(handle)]
-        lines += ["", "## IMDB explanations", "",
-                  f"Two test reviews ({', '.join(shown)}): "
-                  "[page](explain_imdb/index.html), made by `python -m ganet_tf explain` "
-                  "with these models on `explain_imdb/reviews.txt` (`--only explain` picks the "
-                  "reviews and uses the shown setting's models).", "",
-                  "![IMDB review 1](explain_imdb/text_1.png)", "",
-                  "![IMDB review 2](explain_imdb/text_2.png)"]
+        lines += [
+            "",
+            "## IMDB explanations",
+            "",
+            f"Two test reviews ({', '.join(shown)}): "
+            "[page](explain_imdb/index.html), made by `python -m ganet_tf explain` "
+            "with these models on `explain_imdb/reviews.txt` (`--only explain` picks the "
+            "reviews and uses the shown setting's models).",
+            "",
+            "![IMDB review 1](explain_imdb/text_1.png)",
+            "",
+            "![IMDB review 2](explain_imdb/text_2.png)",
+        ]
     lines += ["", "## Figure 5: auxiliary hidden size", ""]
     for dataset in ("trec", "sst1"):
         if os.path.exists(os.path.join(RESULTS, f"fig5_{dataset}.png")):
@@ -383,16 +468,28 @@ def write_readme():
     best = max((r for r in trec if r.get("report")), key=lambda r: r["test_accuracy"], default=None)
     if best:
         report = best["report"]
-        lines += ["", f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, "
-                  f"accuracy {best['test_accuracy']:.4f})", "",
-                  "| class | precision | recall | F1 | support |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, "
+            f"accuracy {best['test_accuracy']:.4f})",
+            "",
+            "| class | precision | recall | F1 | support |",
+            "|---|---|---|---|---|",
+        ]
         for name, scores in report["per_class"].items():
-            lines.append(f"| {name} | {scores['precision']:.3f} | {scores['recall']:.3f} "
-                         f"| {scores['f1']:.3f} | {scores['support']} |")
+            lines.append(
+                f"| {name} | {scores['precision']:.3f} | {scores['recall']:.3f} "
+                f"| {scores['f1']:.3f} | {scores['support']} |"
+            )
         names = list(report["per_class"])
-        lines += ["", "Confusion matrix (rows: true, columns: predicted):", "",
-                  "| | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-        for name, row in zip(names, report["confusion_matrix"]):
+        lines += [
+            "",
+            "Confusion matrix (rows: true, columns: predicted):",
+            "",
+            "| | " + " | ".join(names) + " |",
+            "|---" * (len(names) + 1) + "|",
+        ]
+        for name, row in zip(names, report["confusion_matrix"], strict=True):
             lines.append(f"| {name} | " + " | ".join(map(str, row)) + " |")
     with open(os.path.join(RESULTS, "README.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -417,8 +514,12 @@ def plot_fig5():
         sizes = sorted(points)
         accuracy = [float(np.mean([r["test_accuracy"] for r in points[s]])) for s in sizes]
         density = [float(np.mean([r["test_density"] for r in points[s]])) for s in sizes]
-        data[dataset] = {"hidden": sizes, "accuracy": accuracy, "density": density,
-                         "seeds": [len(points[s]) for s in sizes]}
+        data[dataset] = {
+            "hidden": sizes,
+            "accuracy": accuracy,
+            "density": density,
+            "seeds": [len(points[s]) for s in sizes],
+        }
         figure, axis = pyplot.subplots(figsize=(5, 3.2))
         axis.plot(sizes, accuracy, "o-", label="test accuracy")
         axis.plot(sizes, density, "s--", label="test density")
@@ -436,15 +537,21 @@ def plot_fig5():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
-    parser.add_argument("--only", nargs="+", default=["fig5", "table3", "table2", "table5"],
-                        choices=["table2", "table3", "table5", "fig5", "report", "explain"])
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=["fig5", "table3", "table2", "table5"],
+        choices=["table2", "table3", "table5", "fig5", "report", "explain"],
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--fig5-datasets", nargs="+", default=["trec", "sst1"])
     # Subsets of the IMDB runs, so that several processes can share the work.
-    parser.add_argument("--models", nargs="+", default=list(IMDB_MODELS), choices=IMDB_MODELS,
-                        help="IMDB Table 2 models to run")
-    parser.add_argument("--aux", nargs="+", default=list(TABLE5_AUX), choices=TABLE5_AUX,
-                        help="Table 5 auxiliary networks to run")
+    parser.add_argument(
+        "--models", nargs="+", default=list(IMDB_MODELS), choices=IMDB_MODELS, help="IMDB Table 2 models to run"
+    )
+    parser.add_argument(
+        "--aux", nargs="+", default=list(TABLE5_AUX), choices=TABLE5_AUX, help="Table 5 auxiliary networks to run"
+    )
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()
     os.makedirs(RUNS, exist_ok=True)

@@ -17,22 +17,27 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO  # noqa: E402
-from runner import load_runs  # noqa: E402
-from runner import machine  # noqa: E402
-from runner import mean_std  # noqa: E402
-from runner import run_train  # noqa: E402
-from runner import write_results_readme  # noqa: E402
+from runner import REPO
+from runner import load_runs
+from runner import machine
+from runner import mean_std
+from runner import run_train
+from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "core")
 # Runs of earlier protocols, kept for the record (not re-run): folder,
 # heading, description lines.
 EARLIER_RUNS = (
-    ("runs_sst1_dropout3", "SST-1 with dropout 0.3 (before dropout 0.5 was chosen)",
-     ("The same models on SST-1 with the dev-accuracy protocol but the default dropout 0.3.",)),
-    ("runs_val_loss", "SST with the default protocol (before the change)",
-     ("The same models on SST with the `train` defaults (early stopping on the",
-      "validation loss, patience 3).")),
+    (
+        "runs_sst1_dropout3",
+        "SST-1 with dropout 0.3 (before dropout 0.5 was chosen)",
+        ("The same models on SST-1 with the dev-accuracy protocol but the default dropout 0.3.",),
+    ),
+    (
+        "runs_val_loss",
+        "SST with the default protocol (before the change)",
+        ("The same models on SST with the `train` defaults (early stopping on the", "validation loss, patience 3)."),
+    ),
 )
 
 # Variant name -> extra `train` flags.
@@ -65,17 +70,33 @@ PAPER = {("trec", "ganet"): "0.9124 / 0.4431"}
 
 
 def run_one(dataset, variant, seed, data_dir, epochs, runs_dir):
-    flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed),
-             "--epochs", str(epochs), *VARIANTS[variant], *PROTOCOL[dataset]]
+    flags = [
+        "--dataset",
+        dataset,
+        "--data-dir",
+        data_dir,
+        "--seed",
+        str(seed),
+        "--epochs",
+        str(epochs),
+        *VARIANTS[variant],
+        *PROTOCOL[dataset],
+    ]
     if variant.startswith("ganet"):
         flags += GANET_SETTINGS.get(dataset, [])
-    run_train(f"{dataset}_{variant}_seed{seed}", flags, runs_dir,
-              out_root=os.path.join("runs", "core"), extra={"variant": variant})
+    run_train(
+        f"{dataset}_{variant}_seed{seed}",
+        flags,
+        runs_dir,
+        out_root=os.path.join("runs", "core"),
+        extra={"variant": variant},
+    )
 
 
 def _table_rows(runs):
     lines = [
-        "| dataset | model | seeds | test accuracy | test density | all-closed rows | attention FLOPs soft / gated | epochs | paper (acc / density, 100d GloVe) |",
+        "| dataset | model | seeds | test accuracy | test density | all-closed rows "
+        "| attention FLOPs soft / gated | epochs | paper (acc / density, 100d GloVe) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for dataset in DATASETS:
@@ -113,8 +134,7 @@ def write_table(runs_dir):
         "(`--monitor val_accuracy --patience 5`, chosen on the dev split:",
         "[`results/selection/README.md`](../selection/README.md)), and on SST-1",
         "every model uses `--dropout 0.5`, chosen the same way. GA-Net's own",
-        "settings chosen there: "
-        + "; ".join(f"{d}: `{' '.join(f)}`" for d, f in GANET_SETTINGS.items()) + ".",
+        "settings chosen there: " + "; ".join(f"{d}: `{' '.join(f)}`" for d, f in GANET_SETTINGS.items()) + ".",
         f"Machine: {runs[0]['machine'] if runs else machine()}.",
         "",
         "Accuracy and density on the test split, mean ± sample std over seeds.",
@@ -124,8 +144,7 @@ def write_table(runs_dir):
     for folder, heading, description in EARLIER_RUNS:
         earlier = load_runs(os.path.join(RESULTS, folder))
         if earlier:
-            lines += ["", f"## {heading}", "", *description,
-                      f"JSON files in `{folder}/`.", "", *_table_rows(earlier)]
+            lines += ["", f"## {heading}", "", *description, f"JSON files in `{folder}/`.", "", *_table_rows(earlier)]
     lines += [
         "",
         "Epoch times: see `epoch_time.md` (measured by `experiments/time_epochs.py`",

@@ -103,8 +103,11 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
         result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
     result.update(command=shown, name=name, machine=machine(), **(extra or {}))
     _write_json(path, result)
-    print(f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
-          f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
+    print(
+        f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
+        f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s",
+        flush=True,
+    )
     return result
 
 
@@ -133,9 +136,11 @@ def _exclusive(path):
             # was removed meanwhile guards nothing, so count it as busy.
             if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
                 raise BlockingIOError
-        except (BlockingIOError, FileNotFoundError):
-            raise SystemExit(f"error: another process is training {os.path.basename(path)[:-5]}; "
-                             "give each process different runs (--only, --models, --aux, --seeds)")
+        except (BlockingIOError, FileNotFoundError) as busy:
+            raise SystemExit(
+                f"error: another process is training {os.path.basename(path)[:-5]}; "
+                "give each process different runs (--only, --models, --aux, --seeds)"
+            ) from busy
         try:
             yield
         finally:

@@ -18,12 +18,12 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO  # noqa: E402
-from runner import load_runs  # noqa: E402
-from runner import machine  # noqa: E402
-from runner import mean_std  # noqa: E402
-from runner import run_train  # noqa: E402
-from runner import write_results_readme  # noqa: E402
+from runner import REPO
+from runner import load_runs
+from runner import machine
+from runner import mean_std
+from runner import run_train
+from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "selection")
 
@@ -35,10 +35,26 @@ CANDIDATES = {
     "monitor-acc-lam3e-3": ["--monitor", "val_accuracy", "--patience", "5", "--lam", "3e-3"],
     "monitor-acc-fnn": ["--monitor", "val_accuracy", "--patience", "5", "--aux", "fnn"],
     "monitor-acc-tau1": ["--monitor", "val_accuracy", "--patience", "5", "--tau", "1.0"],
-    "monitor-acc-lam3e-3-aux100": ["--monitor", "val_accuracy", "--patience", "5", "--lam", "3e-3",
-                                   "--aux-hidden", "100"],
-    "monitor-acc-lam3e-3-dropout5": ["--monitor", "val_accuracy", "--patience", "5", "--lam", "3e-3",
-                                     "--dropout", "0.5"],
+    "monitor-acc-lam3e-3-aux100": [
+        "--monitor",
+        "val_accuracy",
+        "--patience",
+        "5",
+        "--lam",
+        "3e-3",
+        "--aux-hidden",
+        "100",
+    ],
+    "monitor-acc-lam3e-3-dropout5": [
+        "--monitor",
+        "val_accuracy",
+        "--patience",
+        "5",
+        "--lam",
+        "3e-3",
+        "--dropout",
+        "0.5",
+    ],
 }
 DATASETS = ("trec", "sst1", "sst2")
 
@@ -105,11 +121,20 @@ def main():
         for dataset in args.datasets:
             for name in args.candidates:
                 for seed in args.seeds:
-                    flags = ["--dataset", dataset, "--data-dir", args.data_dir,
-                             "--seed", str(seed), "--epochs", "30", "--model", "ganet",
-                             *CANDIDATES[name]]
-                    run_train(f"{dataset}_{name}_seed{seed}", flags, runs_dir,
-                              extra={"candidate": name})
+                    flags = [
+                        "--dataset",
+                        dataset,
+                        "--data-dir",
+                        args.data_dir,
+                        "--seed",
+                        str(seed),
+                        "--epochs",
+                        "30",
+                        "--model",
+                        "ganet",
+                        *CANDIDATES[name],
+                    ]
+                    run_train(f"{dataset}_{name}_seed{seed}", flags, runs_dir, extra={"candidate": name})
                     write_table(runs_dir)
     write_table(runs_dir)
 

@@ -45,13 +45,15 @@ REPORT = {
 # Row -> seq2seq flags (the hierarchy's shape) per task.
 ROWS = {
     "multi30k": {
-        "bahdanau": [], "gated": [],
+        "bahdanau": [],
+        "gated": [],
         "hier-cnn": ["--block-size", "3", "--levels", "3"],
         "hier-rnn": ["--block-size", "6", "--levels", "2"],
         "hier-act": ["--levels", "3"],
     },
     "copy": {
-        "bahdanau": [], "gated": [],
+        "bahdanau": [],
+        "gated": [],
         "hier-cnn": ["--block-size", "5", "--levels", "2"],
         "hier-rnn": ["--block-size", "5", "--levels", "3"],
     },
@@ -74,9 +76,27 @@ def run_one(name, task, attention, seed, flags, args, runs_dir):
         if os.path.exists(path):
             return _read_json(path)
         out = os.path.join(args.runs_root, name)
-        command = [sys.executable, "-m", "ganet_tf", "seq2seq", "--task", task,
-                   "--attention", attention, "--seed", str(seed), "--epochs", str(args.epochs),
-                   *flags, "--out", out, "--backup-dir", out + ".backup", "--verbose", "2"]
+        command = [
+            sys.executable,
+            "-m",
+            "ganet_tf",
+            "seq2seq",
+            "--task",
+            task,
+            "--attention",
+            attention,
+            "--seed",
+            str(seed),
+            "--epochs",
+            str(args.epochs),
+            *flags,
+            "--out",
+            out,
+            "--backup-dir",
+            out + ".backup",
+            "--verbose",
+            "2",
+        ]
         if task == "multi30k":
             command += ["--data-dir", args.data_dir]
         if args.limit:
@@ -87,8 +107,11 @@ def run_one(name, task, attention, seed, flags, args, runs_dir):
         result = run_command(command, shown)
         result.update(command=shown, name=name, machine=machine())
         _write_json(path, result)
-        print(f"    perplexity {result['test_perplexity']:.3f} BLEU {result['test_bleu']} "
-              f"exact match {result['test_exact_match']}", flush=True)
+        print(
+            f"    perplexity {result['test_perplexity']:.3f} BLEU {result['test_bleu']} "
+            f"exact match {result['test_exact_match']}",
+            flush=True,
+        )
         return result
 
 
@@ -98,20 +121,28 @@ def _format(value, digits=3):
 
 def write_table(results):
     runs = load_runs(os.path.join(results, "runs"))
-    lines = ["# Sequence to sequence: the hierarchical attention report's tables", "",
-             "Ours: mean ± sample std over the seeds that exist (n); test set. Loss is",
-             "the test cross-entropy per target token, perplexity its exponential.",
-             "Decode: greedy, seconds per sentence; FLOPs: attention per decoded token.",
-             "The report's copy-task Bahdanau row repeats its Multi30k row, and its",
-             "copy perplexities (6-25) look like translation figures: a model that",
-             "copies should be near 1. Its ACT row has no fixed k (we list L only).", ""]
-    for task, title, score, key in (("multi30k", "Multi30k de→en, test 2016", "BLEU", "test_bleu"),
-                                    ("copy", "Copy task, lengths 10-100", "exact match",
-                                     "test_exact_match")):
-        lines += [f"## {title}", "",
-                  f"| model | k | L | report loss | report PPL | report BLEU | n | loss | PPL | "
-                  f"{score} | attended density | FLOPs/token | decode s/sent | s/epoch |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Sequence to sequence: the hierarchical attention report's tables",
+        "",
+        "Ours: mean ± sample std over the seeds that exist (n); test set. Loss is",
+        "the test cross-entropy per target token, perplexity its exponential.",
+        "Decode: greedy, seconds per sentence; FLOPs: attention per decoded token.",
+        "The report's copy-task Bahdanau row repeats its Multi30k row, and its",
+        "copy perplexities (6-25) look like translation figures: a model that",
+        "copies should be near 1. Its ACT row has no fixed k (we list L only).",
+        "",
+    ]
+    for task, title, score, key in (
+        ("multi30k", "Multi30k de→en, test 2016", "BLEU", "test_bleu"),
+        ("copy", "Copy task, lengths 10-100", "exact match", "test_exact_match"),
+    ):
+        lines += [
+            f"## {title}",
+            "",
+            f"| model | k | L | report loss | report PPL | report BLEU | n | loss | PPL | "
+            f"{score} | attended density | FLOPs/token | decode s/sent | s/epoch |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for attention, flags in ROWS[task].items():
             mine = [r for r in runs if r.get("task") == task and r.get("attention") == attention]
             k, levels, loss, ppl, bleu = REPORT.get((task, attention), ("-", "-", None, None, None))
@@ -127,7 +158,8 @@ def write_table(results):
                 f"{_format(bleu, 2)} | {len(mine)} | {stat('test_loss')} | "
                 f"{stat('test_perplexity')} | {stat(key)} | {stat('test_attended_density')} | "
                 f"{stat('attention_flops_per_token')} | {stat('decode_seconds_per_sentence')} | "
-                f"{stat('seconds_per_epoch')} |")
+                f"{stat('seconds_per_epoch')} |"
+            )
         lines.append("")
     lines += ["## Runs", "", *(f"- `{r['command']}`" for r in runs)]
     with open(os.path.join(results, "README.md"), "w") as handle:

@@ -37,9 +37,22 @@ def main():
     rows = []
     for name, flags in VARIANTS.items():
         command = [
-            sys.executable, "-m", "ganet_tf", "train", "--dataset", args.dataset,
-            "--data-dir", args.data_dir, "--epochs", str(args.epochs),
-            "--patience", str(args.epochs), "--seed", str(args.seed), "--verbose", "0",
+            sys.executable,
+            "-m",
+            "ganet_tf",
+            "train",
+            "--dataset",
+            args.dataset,
+            "--data-dir",
+            args.data_dir,
+            "--epochs",
+            str(args.epochs),
+            "--patience",
+            str(args.epochs),
+            "--seed",
+            str(args.seed),
+            "--verbose",
+            "0",
             *flags,
         ]
         shown = "python -m ganet_tf train " + shlex.join(command[4:])
@@ -47,12 +60,16 @@ def main():
         completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO, check=True)
         result = json.loads(completed.stdout.strip().splitlines()[-1])
         timed = result["epoch_seconds"][1:]
-        rows.append({
-            "model": name, "command": shown, "epoch_seconds": result["epoch_seconds"],
-            "median_epoch_seconds": float(np.median(timed)),
-            "train_examples": result["train_examples"],
-            "sequence_length": result["sequence_length"],
-        })
+        rows.append(
+            {
+                "model": name,
+                "command": shown,
+                "epoch_seconds": result["epoch_seconds"],
+                "median_epoch_seconds": float(np.median(timed)),
+                "train_examples": result["train_examples"],
+                "sequence_length": result["sequence_length"],
+            }
+        )
         print(f"    median epoch {rows[-1]['median_epoch_seconds']:.2f}s", flush=True)
     machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, no GPU"
     with open(os.path.join(OUT, "epoch_time.json"), "w") as handle:
@@ -70,8 +87,7 @@ def main():
         "|---|---|---|",
     ]
     lines += [
-        f"| {r['model']} | {r['median_epoch_seconds']:.2f} | {r['median_epoch_seconds'] / base:.2f}x |"
-        for r in rows
+        f"| {r['model']} | {r['median_epoch_seconds']:.2f} | {r['median_epoch_seconds'] / base:.2f}x |" for r in rows
     ]
     with open(os.path.join(OUT, "epoch_time.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")

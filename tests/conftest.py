@@ -5,9 +5,7 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED_DATA = os.environ.get(
-    "GANET_DATA_DIR", os.path.join(os.path.dirname(REPO), "shared", "data")
-)
+SHARED_DATA = os.environ.get("GANET_DATA_DIR", os.path.join(os.path.dirname(REPO), "shared", "data"))
 
 
 # CI sets GANET_REQUIRE_DATA=1: there a missing data folder fails the tests
@@ -30,9 +28,6 @@ def data_dir():
 
 def pytest_terminal_summary(terminalreporter):
     """One line for all the tests skipped for want of the data."""
-    skipped = [
-        report for report in terminalreporter.stats.get("skipped", [])
-        if MISSING_DATA in str(report.longrepr)
-    ]
+    skipped = [report for report in terminalreporter.stats.get("skipped", []) if MISSING_DATA in str(report.longrepr)]
     if skipped:
         terminalreporter.write_line(f"{len(skipped)} tests skipped: {MISSING_DATA}.")

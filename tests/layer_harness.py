@@ -17,9 +17,7 @@ def _tensor_inputs(inputs, call_kwargs, mask):
 def _functional(layer, arrays):
     """A functional model calling `layer` on `keras.Input`s for `arrays`."""
     symbolic = {
-        name: keras.Input(
-            array.shape[1:], dtype="bool" if array.dtype == bool else array.dtype.name, name=name
-        )
+        name: keras.Input(array.shape[1:], dtype="bool" if array.dtype == bool else array.dtype.name, name=name)
         for name, array in arrays.items()
     }
     kwargs = {name: tensor for name, tensor in symbolic.items() if name != "inputs"}
@@ -28,11 +26,7 @@ def _functional(layer, arrays):
 
 
 def _floating(outputs):
-    return [
-        np.asarray(x)
-        for x in keras.tree.flatten(outputs)
-        if np.issubdtype(np.asarray(x).dtype, np.floating)
-    ]
+    return [np.asarray(x) for x in keras.tree.flatten(outputs) if np.issubdtype(np.asarray(x).dtype, np.floating)]
 
 
 def check_config_round_trip(layer_cls, init_kwargs):
@@ -53,7 +47,7 @@ def check_keras_round_trip(layer_cls, init_kwargs, arrays, tmp_path):
     model.save(path)
     reloaded = keras.models.load_model(path)
     after = reloaded.predict(arrays, verbose=0)
-    for old, new in zip(keras.tree.flatten(before), keras.tree.flatten(after)):
+    for old, new in zip(keras.tree.flatten(before), keras.tree.flatten(after), strict=True):
         np.testing.assert_allclose(np.asarray(old), np.asarray(new), rtol=1e-6, atol=1e-6)
 
 
@@ -70,7 +64,7 @@ def check_fit_step(layer_cls, init_kwargs, arrays):
     history = head.fit(arrays, targets.astype("float32"), epochs=2, batch_size=len(targets), verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
     if before:
-        assert any(not np.allclose(a, np.array(w)) for a, w in zip(before, layer_weights)), (
+        assert any(not np.allclose(a, np.array(w)) for a, w in zip(before, layer_weights, strict=True)), (
             "a fit step left every weight of the layer unchanged"
         )
 
@@ -78,8 +72,9 @@ def check_fit_step(layer_cls, init_kwargs, arrays):
 def check_mixed_precision(layer_cls, init_kwargs, arrays):
     layer = layer_cls(**init_kwargs, dtype="mixed_float16")
     kwargs = {name: value for name, value in arrays.items() if name != "inputs"}
-    outputs = layer(arrays["inputs"].astype("float16") if arrays["inputs"].dtype == np.float32
-                    else arrays["inputs"], **kwargs)
+    outputs = layer(
+        arrays["inputs"].astype("float16") if arrays["inputs"].dtype == np.float32 else arrays["inputs"], **kwargs
+    )
     floats = _floating(outputs)
     assert floats, "the layer returned no floating output"
     assert floats[0].dtype == np.float16, f"mixed precision output is {floats[0].dtype}"

@@ -27,7 +27,11 @@ def test_help_prints_nothing_on_stderr():
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     done = subprocess.run(
         [sys.executable, "-m", "ganet_tf", "--help"],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0 and "usage: python -m ganet_tf" in done.stdout
     assert done.stderr == ""

@@ -1,4 +1,5 @@
 from ganet_tf.models import build_model
+
 from .search_space import SearchSpace
 from .text_classifier_hypermodel import TextClassifierHyperModel
 
@@ -60,14 +61,10 @@ class BaselineHyperModel(TextClassifierHyperModel):
         tunable=True,
     ):
         if model not in BASELINES:
-            raise ValueError(
-                f"Unknown baseline. Expected one of {list(BASELINES)}. "
-                f"Received: model={model}"
-            )
+            raise ValueError(f"Unknown baseline. Expected one of {list(BASELINES)}. Received: model={model}")
         if window is not None and model != "local":
             raise ValueError(
-                "`window` belongs to the local attention baseline only. "
-                f"Received: model={model}, window={window}"
+                f"`window` belongs to the local attention baseline only. Received: model={model}, window={window}"
             )
         self.model_name = model
         super().__init__(

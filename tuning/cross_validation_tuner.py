@@ -75,16 +75,10 @@ class CrossValidationTuner(keras_tuner.Tuner):
         if budget is not None:
             kwargs["epochs"] = budget
         if self.folds == 1:
-            return super().run_trial(
-                trial, x, y, validation_data=validation_data, **kwargs
-            )
+            return super().run_trial(trial, x, y, validation_data=validation_data, **kwargs)
         histories = []
         for train_x, train_y, held_out in self._split(x, y, validation_data):
-            histories.extend(
-                super().run_trial(
-                    trial, train_x, train_y, validation_data=held_out, **kwargs
-                )
-            )
+            histories.extend(super().run_trial(trial, train_x, train_y, validation_data=held_out, **kwargs))
         return histories
 
     def on_trial_end(self, trial):
@@ -100,10 +94,7 @@ class CrossValidationTuner(keras_tuner.Tuner):
             ids = np.concatenate([ids, np.asarray(validation_data[0])])
             labels = np.concatenate([labels, np.asarray(validation_data[1])])
         if len(ids) < self.folds:
-            raise ValueError(
-                f"{self.folds} folds need at least {self.folds} examples; "
-                f"got {len(ids)}."
-            )
+            raise ValueError(f"{self.folds} folds need at least {self.folds} examples; got {len(ids)}.")
         order = np.random.default_rng(self.fold_seed).permutation(len(ids))
         for held in np.array_split(order, self.folds):
             keep = np.ones(len(ids), dtype=bool)
@@ -119,8 +110,9 @@ class CrossValidationTuner(keras_tuner.Tuner):
         folds = self.folds
         drop_number = lambda number, example: example  # noqa: E731
         for fold in range(folds):
-            held = numbered.filter(lambda n, _: n % folds == fold).map(drop_number)
-            kept = numbered.filter(lambda n, _: n % folds != fold).map(drop_number)
+            # tf.data traces each predicate here, while `fold` holds this value.
+            held = numbered.filter(lambda n, _: n % folds == fold).map(drop_number)  # noqa: B023
+            kept = numbered.filter(lambda n, _: n % folds != fold).map(drop_number)  # noqa: B023
             yield kept, None, held
 
 

@@ -1,5 +1,6 @@
 from ganet_tf.metrics import AccuracyDensityTradeoff
 from ganet_tf.models import build_ganet
+
 from .text_classifier_hypermodel import TextClassifierHyperModel
 
 

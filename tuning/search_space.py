@@ -106,14 +106,9 @@ class SearchSpace:
 
     def __init__(self, model="ganet"):
         if model not in MODEL_PARAMETERS:
-            raise GANetInputError(
-                f"Unknown model {model!r}: choose one of {sorted(MODEL_PARAMETERS)}."
-            )
+            raise GANetInputError(f"Unknown model {model!r}: choose one of {sorted(MODEL_PARAMETERS)}.")
         self.model = model
-        self._domains = {
-            name: copy.deepcopy(_PAPER_DOMAINS[name])
-            for name in MODEL_PARAMETERS[model]
-        }
+        self._domains = {name: copy.deepcopy(_PAPER_DOMAINS[name]) for name in MODEL_PARAMETERS[model]}
 
     @property
     def names(self):
@@ -138,9 +133,7 @@ class SearchSpace:
         text = value.strip() if isinstance(value, str) else value
         if kind is str:
             if text not in bound:
-                raise GANetInputError(
-                    f"{name} must be one of {', '.join(bound)}, got {value!r}."
-                )
+                raise GANetInputError(f"{name} must be one of {', '.join(bound)}, got {value!r}.")
             return text
         try:
             number = float(text)
@@ -172,11 +165,14 @@ class SearchSpace:
         if len(set(values)) != len(values):
             raise GANetInputError(f"{name} lists a value twice: {values}.")
         default = self._default(self._domains[name])
-        return self._replaced(name, {
-            "type": "choice",
-            "values": values,
-            "default": default if default in values else values[0],
-        })
+        return self._replaced(
+            name,
+            {
+                "type": "choice",
+                "values": values,
+                "default": default if default in values else values[0],
+            },
+        )
 
     def with_range(self, name, min_value, max_value, step=None):
         """A copy of the space where `name` ranges over `[min_value, max_value]`.
@@ -186,14 +182,10 @@ class SearchSpace:
         """
         kind = _PARAMETERS[self._check_name(name)][0]
         if kind is str:
-            raise GANetInputError(
-                f"{name} is categorical: give it values, not a range."
-            )
+            raise GANetInputError(f"{name} is categorical: give it values, not a range.")
         low, high = self.cast(name, min_value), self.cast(name, max_value)
         if low > high:
-            raise GANetInputError(
-                f"{name}: the minimum {low} is above the maximum {high}."
-            )
+            raise GANetInputError(f"{name}: the minimum {low} is above the maximum {high}.")
         domain = {"type": kind.__name__, "min_value": low, "max_value": high}
         default = self._default(self._domains[name])
         if kind is int:
@@ -202,9 +194,7 @@ class SearchSpace:
             domain.update(step=step, default=default if on_grid else low)
         else:
             if step is not None:
-                raise GANetInputError(
-                    f"{name} is a float: its range takes no step, got {step!r}."
-                )
+                raise GANetInputError(f"{name} is a float: its range takes no step, got {step!r}.")
             domain.update(
                 sampling="log" if low > 0 else "linear",
                 default=default if low <= default <= high else low,
@@ -254,8 +244,7 @@ class SearchSpace:
     def _check_name(self, name):
         if name not in self._domains:
             raise GANetInputError(
-                f"{name!r} is not a hyperparameter of {self.model}: it has "
-                f"{', '.join(self._domains)}."
+                f"{name!r} is not a hyperparameter of {self.model}: it has {', '.join(self._domains)}."
             )
         return name
 

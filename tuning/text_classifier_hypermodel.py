@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from ganet_tf.data import make_dataset
+
 from .search_space import SearchSpace
 
 # Batch size of validation passes: it changes no result, only speed.
@@ -79,28 +80,18 @@ class TextClassifierHyperModel(keras_tuner.HyperModel):
     ):
         super().__init__(name=name, tunable=tunable)
         if not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"`num_classes` must be an integer >= 2. Received: {num_classes}")
+        if embeddings is None and (not isinstance(vocabulary_size, int) or vocabulary_size < 2):
             raise ValueError(
-                f"`num_classes` must be an integer >= 2. Received: {num_classes}"
-            )
-        if embeddings is None and (
-            not isinstance(vocabulary_size, int) or vocabulary_size < 2
-        ):
-            raise ValueError(
-                "Pass `embeddings` or an integer `vocabulary_size` >= 2. "
-                f"Received: vocabulary_size={vocabulary_size}"
+                f"Pass `embeddings` or an integer `vocabulary_size` >= 2. Received: vocabulary_size={vocabulary_size}"
             )
         if not isinstance(hidden_dim, int) or hidden_dim < 1:
-            raise ValueError(
-                f"`hidden_dim` must be a positive integer. Received: {hidden_dim}"
-            )
+            raise ValueError(f"`hidden_dim` must be a positive integer. Received: {hidden_dim}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"`dropout` must be in [0, 1). Received: {dropout}")
         space = SearchSpace(self.model_name) if space is None else space
         if space.model != self.model_name:
-            raise ValueError(
-                f"`space` is the search space of {space.model!r}, not of "
-                f"{self.model_name!r}."
-            )
+            raise ValueError(f"`space` is the search space of {space.model!r}, not of {self.model_name!r}.")
         self.num_classes = num_classes
         self.embeddings = embeddings
         self.vocabulary_size = vocabulary_size
@@ -177,9 +168,7 @@ class TextClassifierHyperModel(keras_tuner.HyperModel):
         if validation_data is not None:
             if isinstance(validation_data, tf.data.Dataset):
                 validation_data = (validation_data, None)
-            validation_data = _batched(
-                *validation_data, EVALUATION_BATCH_SIZE, buckets=self.buckets
-            )
+            validation_data = _batched(*validation_data, EVALUATION_BATCH_SIZE, buckets=self.buckets)
         return model.fit(train, validation_data=validation_data, shuffle=False, **kwargs)
 
 
@@ -188,9 +177,7 @@ def _batched(x, y, batch_size, shuffle=False, seed=None, buckets=None):
     if not isinstance(x, tf.data.Dataset):
         if y is None:
             raise ValueError("Pass labels `y` with token ids `x`.")
-        return make_dataset(
-            np.asarray(x), np.asarray(y), batch_size, shuffle, seed, buckets
-        )
+        return make_dataset(np.asarray(x), np.asarray(y), batch_size, shuffle, seed, buckets)
     if y is not None:
         raise ValueError("A dataset `x` holds its labels: do not pass `y`.")
     if x.element_spec[0].shape.rank != 1:

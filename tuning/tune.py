@@ -18,10 +18,11 @@ from ganet_tf.embeddings import embedding_matrix
 from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.train import write_outputs
+from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.train import load_splits
+from ganet_tf.training.train import write_outputs
+
 from .baseline_hypermodel import BaselineHyperModel
 from .cross_validation_tuner import CrossValidationTuner
 from .ganet_hypermodel import GANetHyperModel
@@ -43,8 +44,15 @@ ORACLE_PORT_ENV = "KERASTUNER_ORACLE_PORT"
 SETTINGS_FILE = "search_settings.json"
 # Settings that may change between runs of one project.
 _RESUMABLE_CHANGES = (
-    "max_trials", "directory", "project_name", "overwrite", "out", "verbose",
-    "data_dir", "run_eagerly", "final_seeds",
+    "max_trials",
+    "directory",
+    "project_name",
+    "overwrite",
+    "out",
+    "verbose",
+    "data_dir",
+    "run_eagerly",
+    "final_seeds",
 )
 
 _HAND_SET = TrainConfig()
@@ -96,76 +104,50 @@ class SearchConfig:
     def validate(self):
         """Raises `GANetInputError` on the first impossible setting."""
         if self.dataset not in DATASETS:
-            raise GANetInputError(
-                f"Unknown dataset {self.dataset!r}: choose one of {sorted(DATASETS)}."
-            )
+            raise GANetInputError(f"Unknown dataset {self.dataset!r}: choose one of {sorted(DATASETS)}.")
         if self.model not in MODEL_PARAMETERS:
-            raise GANetInputError(
-                f"Unknown model {self.model!r}: choose one of {sorted(MODEL_PARAMETERS)}."
-            )
+            raise GANetInputError(f"Unknown model {self.model!r}: choose one of {sorted(MODEL_PARAMETERS)}.")
         if self.tuner not in TUNERS:
-            raise GANetInputError(
-                f"Unknown tuner {self.tuner!r}: choose one of {', '.join(TUNERS)}."
-            )
+            raise GANetInputError(f"Unknown tuner {self.tuner!r}: choose one of {', '.join(TUNERS)}.")
         if self.objective not in OBJECTIVES:
-            raise GANetInputError(
-                f"Unknown objective {self.objective!r}: choose one of "
-                f"{', '.join(OBJECTIVES)}."
-            )
+            raise GANetInputError(f"Unknown objective {self.objective!r}: choose one of {', '.join(OBJECTIVES)}.")
         if self.objective == "tradeoff" and self.model != "ganet":
             raise GANetInputError(
                 f"--objective tradeoff weighs the gate density, and {self.model} "
                 "has no gates: use val_accuracy or val_loss."
             )
-        positive = ("max_trials", "epochs", "patience", "folds",
-                    "executions_per_trial", "hidden")
+        positive = ("max_trials", "epochs", "patience", "folds", "executions_per_trial", "hidden")
         optional = ("initial_points", "limit", "buckets")
         for name in positive + optional:
             value = getattr(self, name)
             if value is None and name in optional:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GANetInputError(
-                    f"--{name.replace('_', '-')} must be a positive integer, got {value}."
-                )
+                raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
         if not isinstance(self.glove_vocabulary, int) or self.glove_vocabulary < 0:
-            raise GANetInputError(
-                f"--glove-vocabulary must be an integer >= 0, got {self.glove_vocabulary}."
-            )
+            raise GANetInputError(f"--glove-vocabulary must be an integer >= 0, got {self.glove_vocabulary}.")
         if not isinstance(self.hyperband_factor, int) or self.hyperband_factor < 2:
-            raise GANetInputError(
-                f"--hyperband-factor must be an integer >= 2, got {self.hyperband_factor}."
-            )
+            raise GANetInputError(f"--hyperband-factor must be an integer >= 2, got {self.hyperband_factor}.")
         if self.hand_set_first and self.tuner == "hyperband":
             raise GANetInputError(
-                "--hand-set-first needs --tuner random or bayesian: Hyperband "
-                "schedules its own first trials."
+                "--hand-set-first needs --tuner random or bayesian: Hyperband schedules its own first trials."
             )
         if not self.density_weight >= 0:
-            raise GANetInputError(
-                f"--density-weight must be >= 0, got {self.density_weight}."
-            )
+            raise GANetInputError(f"--density-weight must be >= 0, got {self.density_weight}.")
         if not 0 <= self.dropout < 1:
             raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
         if self.final_seeds is not None and (
-            not self.final_seeds
-            or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.final_seeds)
+            not self.final_seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.final_seeds)
         ):
-            raise GANetInputError(
-                f"--final-seeds must be one or more integers, got {self.final_seeds}."
-            )
+            raise GANetInputError(f"--final-seeds must be one or more integers, got {self.final_seeds}.")
         if self.limit is not None and self.limit < 2 * self.folds:
             raise GANetInputError(
-                f"--limit {self.limit} leaves too few examples for "
-                f"{self.folds} folds: use at least {2 * self.folds}."
+                f"--limit {self.limit} leaves too few examples for {self.folds} folds: use at least {2 * self.folds}."
             )
-        twice = (set(self.fixed) & set(self.choices)) | (
-            set(self.ranges) & (set(self.fixed) | set(self.choices))
-        )
+        twice = (set(self.fixed) & set(self.choices)) | (set(self.ranges) & (set(self.fixed) | set(self.choices)))
         if twice:
             raise GANetInputError(
-                f"{', '.join(sorted(twice))}: give each hyperparameter one "
-                "domain (a fixed value, values, or a range)."
+                f"{', '.join(sorted(twice))}: give each hyperparameter one domain (a fixed value, values, or a range)."
             )
         self.search_space()
 
@@ -202,11 +184,7 @@ class SearchConfig:
 
     def settings(self):
         """The settings a resumed search must share, JSON-ready."""
-        settings = {
-            key: value
-            for key, value in dataclasses.asdict(self).items()
-            if key not in _RESUMABLE_CHANGES
-        }
+        settings = {key: value for key, value in dataclasses.asdict(self).items() if key not in _RESUMABLE_CHANGES}
         # Options of another objective or tuner do not matter.
         if self.objective != "tradeoff":
             settings.pop("density_weight")
@@ -244,8 +222,7 @@ class _FirstTrialMixin:
 
     def populate_space(self, trial_id):
         if self.first_values and not self.trials:
-            return {"status": keras_tuner.engine.trial.TrialStatus.RUNNING,
-                    "values": dict(self.first_values)}
+            return {"status": keras_tuner.engine.trial.TrialStatus.RUNNING, "values": dict(self.first_values)}
         return super().populate_space(trial_id)
 
 
@@ -268,9 +245,7 @@ def make_oracle(config):
     seed = config.seed + 1
     first = config.hand_set_values() if config.hand_set_first else None
     if config.tuner == "random":
-        oracle = _RandomSearchOracle(
-            objective=objective, max_trials=config.max_trials, seed=seed
-        )
+        oracle = _RandomSearchOracle(objective=objective, max_trials=config.max_trials, seed=seed)
         oracle.first_values = first
         return oracle
     if config.tuner == "bayesian":
@@ -354,9 +329,7 @@ def _failed_search(tuner):
     trials = tuner.oracle.trials.values()
     messages = [t.message for t in trials if getattr(t, "message", None)]
     last = messages[-1].strip().splitlines()[-1] if messages else "no trial ran"
-    return RuntimeError(
-        f"no trial of {tuner.project_dir} completed; the last error: {last}"
-    )
+    return RuntimeError(f"no trial of {tuner.project_dir} completed; the last error: {last}")
 
 
 def search_and_evaluate(config):
@@ -395,24 +368,23 @@ def search_and_evaluate(config):
     role = distributed_role()
     settings_path, settings = _check_settings(config, role)
     keras.utils.set_random_seed(config.seed)
-    splits = load_splits(TrainConfig(
-        dataset=config.dataset, data_dir=config.data_dir, seed=config.seed,
-        limit=config.limit,
-    ))
+    splits = load_splits(
+        TrainConfig(
+            dataset=config.dataset,
+            data_dir=config.data_dir,
+            seed=config.seed,
+            limit=config.limit,
+        )
+    )
     # As `ganet_tf train`: frequent GloVe words keep an id too.
     extra = ()
     if config.glove_vocabulary:
         extra = load_glove(config.glove, top=config.glove_vocabulary)[0]
-    vectorizer = build_vectorizer(
-        splits.train_texts + splits.validation_texts, extra_vocabulary=extra
-    )
+    vectorizer = build_vectorizer(splits.train_texts + splits.validation_texts, extra_vocabulary=extra)
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
     glove = load_glove(config.glove, vocabulary)
     embeddings, _ = embedding_matrix(vocabulary, glove, config.seed)
-    ids = {
-        split: vectorize(vectorizer, getattr(splits, f"{split}_texts"))
-        for split in ("train", "validation", "test")
-    }
+    ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("train", "validation", "test")}
 
     hypermodel = make_hypermodel(config, splits.num_classes, embeddings, splits.name)
     tuner = CrossValidationTuner(
@@ -438,9 +410,7 @@ def search_and_evaluate(config):
         validation_data=(ids["validation"], splits.validation_labels),
         epochs=config.epochs,
         callbacks=[
-            keras.callbacks.EarlyStopping(
-                monitor=monitor, mode=direction, patience=config.patience
-            ),
+            keras.callbacks.EarlyStopping(monitor=monitor, mode=direction, patience=config.patience),
             keras.callbacks.TerminateOnNaN(),
         ],
         verbose=config.verbose,
@@ -461,9 +431,7 @@ def search_and_evaluate(config):
         raise _failed_search(tuner)
     best = best_trials[0]
     hyperparameters = {
-        name: value
-        for name, value in best.hyperparameters.values.items()
-        if name in hypermodel.space.names
+        name: value for name, value in best.hyperparameters.values.items() if name in hypermodel.space.names
     }
     epochs = best.best_step + 1
 
@@ -474,19 +442,19 @@ def search_and_evaluate(config):
     for seed in final_seeds:
         keras.backend.clear_session()
         keras.utils.set_random_seed(seed)
-        final = make_hypermodel(
-            config, splits.num_classes, embeddings, splits.name, scoring=False, seed=seed
-        )
+        final = make_hypermodel(config, splits.num_classes, embeddings, splits.name, scoring=False, seed=seed)
         model = final.build(best.hyperparameters.copy())
         started = time.perf_counter()
         final.fit(
-            best.hyperparameters, model, pool_ids, pool_labels,
-            epochs=epochs, verbose=config.verbose,
+            best.hyperparameters,
+            model,
+            pool_ids,
+            pool_labels,
+            epochs=epochs,
+            verbose=config.verbose,
         )
         train_seconds += time.perf_counter() - started
-        tests.append(
-            evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
-        )
+        tests.append(evaluate_model(model, ids["test"], splits.test_labels, splits.class_names))
         kept = kept or model
     test = tests[0]
 
@@ -507,10 +475,7 @@ def search_and_evaluate(config):
         "final_seeds": final_seeds,
         "test_accuracy": float(np.mean([t["accuracy"] for t in tests])),
         "test_accuracies": [t["accuracy"] for t in tests],
-        "test_density": (
-            None if test["density"] is None
-            else float(np.mean([t["density"] for t in tests]))
-        ),
+        "test_density": (None if test["density"] is None else float(np.mean([t["density"] for t in tests]))),
         "attention_flops_soft": test["attention_flops_soft"],
         "attention_flops_gated": test["attention_flops_gated"],
         "train_examples": len(pool_ids),

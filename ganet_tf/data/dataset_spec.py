@@ -50,17 +50,10 @@ class DatasetSpec:
 
     def __post_init__(self):
         if len(self.class_names) < 2:
-            raise ValueError(
-                "`class_names` must name at least two classes. "
-                f"Received: class_names={self.class_names}"
-            )
+            raise ValueError(f"`class_names` must name at least two classes. Received: class_names={self.class_names}")
         if not isinstance(self.local_window, int) or self.local_window < 1:
-            raise ValueError(
-                "`local_window` must be a positive integer. "
-                f"Received: local_window={self.local_window}"
-            )
+            raise ValueError(f"`local_window` must be a positive integer. Received: local_window={self.local_window}")
         if len(self.tfds_splits) != 2:
             raise ValueError(
-                "`tfds_splits` must name a train and a test split. "
-                f"Received: tfds_splits={self.tfds_splits}"
+                f"`tfds_splits` must name a train and a test split. Received: tfds_splits={self.tfds_splits}"
             )

@@ -13,7 +13,7 @@ import os
 import numpy as np
 
 from ganet_tf.data.file_formats import DATA_DIR_ENV
-from ganet_tf.data.file_formats import FORMATS  # noqa: F401 - re-exported
+from ganet_tf.data.file_formats import FORMATS
 from ganet_tf.data.file_formats import check_input_file
 from ganet_tf.data.file_formats import class_order
 from ganet_tf.data.file_formats import encode_labels
@@ -31,9 +31,7 @@ from ganet_tf.errors import GANetInputError
 
 def _carve_validation(texts, labels, fraction, seed):
     if not 0.0 < fraction < 1.0:
-        raise GANetInputError(
-            f"validation fraction must be in (0, 1), got {fraction}."
-        )
+        raise GANetInputError(f"validation fraction must be in (0, 1), got {fraction}.")
     order = np.random.default_rng(seed).permutation(len(texts))
     count = max(1, int(round(fraction * len(texts))))
     validation, train = order[:count], order[count:]
@@ -82,9 +80,17 @@ def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
     return TextSplits(spec.name, list(spec.class_names), *train, *parts["test"])
 
 
-def load_files(train_file, test_file=None, fmt=None, validation_fraction=0.1,
-               seed=0, name="custom", encoding="utf-8", text_column="text",
-               label_column="label"):
+def load_files(
+    train_file,
+    test_file=None,
+    fmt=None,
+    validation_fraction=0.1,
+    seed=0,
+    name="custom",
+    encoding="utf-8",
+    text_column="text",
+    label_column="label",
+):
     """Loads the user's own labelled text as `TextSplits`.
 
     Args:
@@ -113,10 +119,7 @@ def load_files(train_file, test_file=None, fmt=None, validation_fraction=0.1,
     texts, labels = read_labelled_file(train_file, fmt, **columns)
     class_names = class_order(labels)
     if len(class_names) < 2:
-        raise GANetInputError(
-            f"{train_file} has a single label {class_names}: a classifier "
-            "needs at least two."
-        )
+        raise GANetInputError(f"{train_file} has a single label {class_names}: a classifier needs at least two.")
     warn_small_classes(train_file, labels)
     encoded = encode_labels(labels, class_names, train_file)
     train = _carve_validation(texts, encoded, validation_fraction, seed)

@@ -46,13 +46,10 @@ def warn(message):
 def check_input_file(path, flag=None):
     """Raises one line if `path` is not an existing regular file."""
     if os.path.isdir(path):
-        raise GANetInputError(
-            f"{path} is a folder, not a file: give {flag or 'the flag'} the path of a file."
-        )
+        raise GANetInputError(f"{path} is a folder, not a file: give {flag or 'the flag'} the path of a file.")
     if not os.path.isfile(path):
         raise GANetInputError(
-            f"File not found: {path}. Check the path, or --data-dir / "
-            f"{DATA_DIR_ENV} for the shared datasets."
+            f"File not found: {path}. Check the path, or --data-dir / {DATA_DIR_ENV} for the shared datasets."
         )
 
 
@@ -69,8 +66,7 @@ def open_text(path, encoding="utf-8", flag=None):
         return open(path, encoding=_python_encoding(encoding), newline="")
     except LookupError:
         raise GANetInputError(
-            f"Unknown --encoding {encoding!r}: give a Python codec name such "
-            "as utf-8, latin-1 or cp1252."
+            f"Unknown --encoding {encoding!r}: give a Python codec name such as utf-8, latin-1 or cp1252."
         ) from None
 
 
@@ -116,10 +112,7 @@ def _warn_skipped(path, skipped, what):
         shown = ", ".join(str(number) for number in skipped[:5])
         more = ", ..." if len(skipped) > 5 else ""
         what = what if len(skipped) > 1 else what.rstrip("s")
-        warn(
-            f"{path}: skipped {len(skipped)} {what} with a label but no text "
-            f"(line {shown}{more})."
-        )
+        warn(f"{path}: skipped {len(skipped)} {what} with a label but no text (line {shown}{more}).")
 
 
 def read_label_text(path, encoding="utf-8", label_separator=None):
@@ -138,9 +131,7 @@ def read_label_text(path, encoding="utf-8", label_separator=None):
             label, _, text = line.partition(label_separator)
         text = (text or "").strip()
         if not label:
-            raise GANetInputError(
-                f"{path}:{number}: expected 'LABEL text', got {line[:60]!r}."
-            )
+            raise GANetInputError(f"{path}:{number}: expected 'LABEL text', got {line[:60]!r}.")
         if not text:
             skipped.append(number)
             continue
@@ -152,8 +143,7 @@ def read_label_text(path, encoding="utf-8", label_separator=None):
     return texts, labels
 
 
-def read_delimited(path, delimiter=",", text_column="text", label_column="label",
-                   encoding="utf-8"):
+def read_delimited(path, delimiter=",", text_column="text", label_column="label", encoding="utf-8"):
     """Reads a CSV/TSV file with a header row; returns `(texts, labels)`.
 
     Quoted fields may hold the delimiter, quotes (doubled) and line breaks.
@@ -201,7 +191,7 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
             if "unexpected end of data" in str(error):
                 raise GANetInputError(
                     f"{path}:{start}: a quoted field starts here and its quote is "
-                    "never closed: close it, or double the quotes inside it (\"\")."
+                    'never closed: close it, or double the quotes inside it ("").'
                 ) from None
             raise GANetInputError(
                 f"{path}:{start}: not valid {'TSV' if delimiter == chr(9) else 'CSV'} "
@@ -224,10 +214,7 @@ def encode_labels(labels, class_names, path):
     encoded = []
     for label in labels:
         if label not in index:
-            raise GANetInputError(
-                f"{path}: unknown label {label!r}; expected one of "
-                f"{class_names}."
-            )
+            raise GANetInputError(f"{path}: unknown label {label!r}; expected one of {class_names}.")
         encoded.append(index[label])
     return np.asarray(encoded, dtype="int64")
 
@@ -256,10 +243,8 @@ def warn_small_classes(path, labels, minimum=MIN_EXAMPLES_PER_CLASS):
         )
 
 
-def read_labelled_file(path, fmt, encoding="utf-8", text_column="text",
-                       label_column="label"):
+def read_labelled_file(path, fmt, encoding="utf-8", text_column="text", label_column="label"):
     """`(texts, labels)` of a file in format `fmt` (one of `FORMATS`)."""
     if fmt == "label_text":
         return read_label_text(path, encoding)
-    return read_delimited(path, "\t" if fmt == "tsv" else ",", text_column,
-                          label_column, encoding)
+    return read_delimited(path, "\t" if fmt == "tsv" else ",", text_column, label_column, encoding)

@@ -36,8 +36,7 @@ def _local_file(folder, file, layout):
     path = os.path.join(folder, file)
     if not os.path.isfile(path):
         raise GANetInputError(
-            f"File not found: {path}. Expected {layout}, where DIR is --data-dir "
-            f"(or ${DATA_DIR_ENV})."
+            f"File not found: {path}. Expected {layout}, where DIR is --data-dir (or ${DATA_DIR_ENV})."
         )
     return path
 
@@ -79,8 +78,7 @@ def _imdb_reviews(folder):
         tarball = os.path.join(folder, IMDB_TARBALL)
         if not os.path.isfile(tarball):
             raise GANetInputError(
-                f"No IMDB data in {folder}: expected {IMDB_LAYOUT}, where DIR is "
-                f"--data-dir (or ${DATA_DIR_ENV})."
+                f"No IMDB data in {folder}: expected {IMDB_LAYOUT}, where DIR is --data-dir (or ${DATA_DIR_ENV})."
             )
         with tarfile.open(tarball, "r:gz") as archive:
             for member in archive:
@@ -112,11 +110,10 @@ def read_ag_news(path):
     texts, labels = [], []
     numbered = read_lines(path, "utf-8")
     rows = csv.reader(line for _, line in numbered)
-    for (number, _), row in zip(numbered, rows):
+    for (number, _), row in zip(numbered, rows, strict=True):
         if len(row) != 3 or row[0].strip() not in ("1", "2", "3", "4"):
             raise GANetInputError(
-                f"{path}:{number}: expected 'class(1-4),title,description', "
-                f"got {','.join(row)[:60]!r}."
+                f"{path}:{number}: expected 'class(1-4),title,description', got {','.join(row)[:60]!r}."
             )
         # The official files write line breaks inside a field as a backslash.
         text = f"{row[1]} {row[2]}".replace("\\", " ")
@@ -129,7 +126,4 @@ def read_ag_news_folder(folder):
     """The official AG News `train.csv` and `test.csv` (maybe in `ag_news_csv/`)."""
     if os.path.isdir(os.path.join(folder, "ag_news_csv")):
         folder = os.path.join(folder, "ag_news_csv")
-    return {
-        split: read_ag_news(_local_file(folder, f"{split}.csv", AG_NEWS_LAYOUT))
-        for split in ("train", "test")
-    }
+    return {split: read_ag_news(_local_file(folder, f"{split}.csv", AG_NEWS_LAYOUT)) for split in ("train", "test")}

@@ -90,8 +90,7 @@ def get_dataset_spec(name):
     """The `DatasetSpec` of `name`; one error line for an unknown name."""
     if name not in DATASETS:
         raise GANetInputError(
-            f"Unknown dataset {name!r}: choose one of {sorted(DATASETS)}, or "
-            "pass your own with --train-file."
+            f"Unknown dataset {name!r}: choose one of {sorted(DATASETS)}, or pass your own with --train-file."
         )
     return DATASETS[name]
 

@@ -30,9 +30,7 @@ class TextSplits:
             texts = getattr(self, f"{split}_texts")
             labels = np.asarray(getattr(self, f"{split}_labels"), dtype="int64")
             if len(texts) != len(labels):
-                raise ValueError(
-                    f"{split}: {len(texts)} texts but {len(labels)} labels."
-                )
+                raise ValueError(f"{split}: {len(texts)} texts but {len(labels)} labels.")
             setattr(self, f"{split}_texts", list(texts))
             setattr(self, f"{split}_labels", labels)
 

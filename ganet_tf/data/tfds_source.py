@@ -22,7 +22,7 @@ def _load(spec):
             f"{error.name or str(error)!r} is missing (pip install it), or pass "
             f"--data-dir (or set {DATA_DIR_ENV}) to a local copy."
         ) from None
-    except Exception as error:  # noqa: BLE001 - any download failure
+    except Exception as error:
         raise GANetInputError(
             f"Could not load {spec.name} from TFDS ({type(error).__name__}); "
             "without network pass --data-dir (or set "
@@ -39,10 +39,7 @@ def read_tfds(spec):
     """
     decoded = []
     for split in _load(spec):
-        columns = [
-            [text.decode("utf-8", "replace") for text in split[key]]
-            for key in spec.tfds_text_keys
-        ]
-        texts = [" ".join(parts) for parts in zip(*columns)]
+        columns = [[text.decode("utf-8", "replace") for text in split[key]] for key in spec.tfds_text_keys]
+        texts = [" ".join(parts) for parts in zip(*columns, strict=True)]
         decoded.append((texts, np.asarray(split[spec.tfds_label_key], dtype="int64")))
     return {"train": decoded[0], "test": decoded[1]}

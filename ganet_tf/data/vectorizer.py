@@ -82,25 +82,17 @@ def build_vectorizer(
     """
     if not texts:
         raise GANetInputError("No training texts to build a vocabulary from.")
-    if sequence_length is not None and (
-        not isinstance(sequence_length, int) or sequence_length < 1
-    ):
-        raise GANetInputError(
-            f"sequence length must be a positive integer, got {sequence_length}."
-        )
+    if sequence_length is not None and (not isinstance(sequence_length, int) or sequence_length < 1):
+        raise GANetInputError(f"sequence length must be a positive integer, got {sequence_length}.")
     if not 0.0 < length_percentile <= 100.0:
-        raise GANetInputError(
-            f"length percentile must be in (0, 100], got {length_percentile}."
-        )
-    counter = keras.layers.TextVectorization(
-        standardize=standardize_text, output_mode="int", max_tokens=max_tokens
-    )
+        raise GANetInputError(f"length percentile must be in (0, 100], got {length_percentile}.")
+    counter = keras.layers.TextVectorization(standardize=standardize_text, output_mode="int", max_tokens=max_tokens)
     counter.adapt(tf.data.Dataset.from_tensor_slices(texts).batch(1024))
     vocabulary = counter.get_vocabulary(include_special_tokens=False)
     if min_count > 1:
         tokens = tf.strings.split(standardize_text(tf.constant(texts)))
         unique, _, counts = tf.unique_with_counts(tokens.flat_values)
-        counts = dict(zip(unique.numpy().tolist(), counts.numpy().tolist()))
+        counts = dict(zip(unique.numpy().tolist(), counts.numpy().tolist(), strict=True))
         vocabulary = [t for t in vocabulary if counts.get(t.encode(), 0) >= min_count]
     if not vocabulary:
         raise GANetInputError("The training texts contain no tokens.")
@@ -123,10 +115,7 @@ def vectorize(vectorizer, texts, batch_size=4096):
     if not texts:
         length = vectorizer.get_config()["output_sequence_length"]
         return np.zeros([0, length], "int32")
-    ids = [
-        vectorizer(tf.constant(texts[i : i + batch_size])).numpy()
-        for i in range(0, len(texts), batch_size)
-    ]
+    ids = [vectorizer(tf.constant(texts[i : i + batch_size])).numpy() for i in range(0, len(texts), batch_size)]
     return np.concatenate(ids).astype("int32")
 
 
@@ -175,9 +164,7 @@ def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None, buckets=N
     # (full ones plus one partial batch per bucket) is the same every epoch.
     # Stated, it lets Keras size the epoch (no "Your input ran out of data"
     # warning at the end of the first one) and tf.distribute split it.
-    per_bucket = np.bincount(
-        np.searchsorted(boundaries, lengths, side="right"), minlength=len(boundaries) + 1
-    )
+    per_bucket = np.bincount(np.searchsorted(boundaries, lengths, side="right"), minlength=len(boundaries) + 1)
     batches = int(np.sum(-(-per_bucket // batch_size)))
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     return dataset.prefetch(tf.data.AUTOTUNE)
@@ -199,8 +186,7 @@ def load_vectorizer(path):
     """Reads `save_vectorizer`'s JSON; returns `(vectorizer, class_names)`."""
     if not os.path.isfile(path):
         raise GANetInputError(
-            f"No preprocessing file at {path}: point to a folder written by "
-            "`python -m ganet_tf train --out`."
+            f"No preprocessing file at {path}: point to a folder written by `python -m ganet_tf train --out`."
         )
     if os.path.isdir(path):
         raise GANetInputError(f"{path} is a folder, not a preprocessing.json file.")
@@ -214,8 +200,7 @@ def load_vectorizer(path):
     except (ValueError, UnicodeDecodeError) as error:
         message = (str(error).splitlines() or [type(error).__name__])[0][:120]
         raise GANetInputError(
-            f"{path} is not a valid preprocessing file ({message}): copy it again "
-            "from the run folder, or retrain."
+            f"{path} is not a valid preprocessing file ({message}): copy it again from the run folder, or retrain."
         ) from None
     version = config.get("standardize_version", 1)
     if version != STANDARDIZE_VERSION:
@@ -224,7 +209,5 @@ def load_vectorizer(path):
             f"ganet_tf has v{STANDARDIZE_VERSION}: retrain the model with "
             "this version (or use the version that trained it)."
         )
-    vectorizer = vectorizer_from_vocabulary(
-        config["vocabulary"], config["sequence_length"]
-    )
+    vectorizer = vectorizer_from_vocabulary(config["vocabulary"], config["sequence_length"])
     return vectorizer, config["class_names"]

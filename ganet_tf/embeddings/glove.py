@@ -30,9 +30,7 @@ def _packaged_glove():
 
 def _text_glove(path, vocabulary, top):
     if not os.path.isfile(path):
-        raise GANetInputError(
-            f"GloVe file not found: {path}. Pass --glove a glove.*.txt file."
-        )
+        raise GANetInputError(f"GloVe file not found: {path}. Pass --glove a glove.*.txt file.")
     wanted = None if vocabulary is None else set(vocabulary)
     words, vectors, dimension = [], [], None
     with open(path, encoding="utf-8", errors="strict") as handle:
@@ -41,9 +39,7 @@ def _text_glove(path, vocabulary, top):
             if dimension is None:
                 dimension = len(parts) - 1
                 if dimension < 1:
-                    raise GANetInputError(
-                        f"{path}:1: expected 'word v1 ... vd', got {line[:60]!r}."
-                    )
+                    raise GANetInputError(f"{path}:1: expected 'word v1 ... vd', got {line[:60]!r}.")
             if len(parts) - 1 != dimension:
                 raise GANetInputError(
                     f"{path}:{number}: {len(parts) - 1} numbers where line 1 "
@@ -56,9 +52,7 @@ def _text_glove(path, vocabulary, top):
             try:
                 vectors.append(np.asarray(parts[1:], dtype="float32"))
             except ValueError:
-                raise GANetInputError(
-                    f"{path}:{number}: the vector of {parts[0]!r} is not numeric."
-                ) from None
+                raise GANetInputError(f"{path}:{number}: the vector of {parts[0]!r} is not numeric.") from None
             words.append(parts[0])
     if dimension is None:
         raise GANetInputError(f"{path} is empty: it needs 'word v1 ... vd' lines.")
@@ -85,9 +79,7 @@ def load_glove(path=None, vocabulary=None, top=None):
     try:
         return _text_glove(path, vocabulary, top)
     except UnicodeDecodeError as error:
-        raise GANetInputError(
-            f"{path} is not valid UTF-8 (byte {error.start}): is it a GloVe text file?"
-        ) from None
+        raise GANetInputError(f"{path} is not valid UTF-8 (byte {error.start}): is it a GloVe text file?") from None
 
 
 def embedding_matrix(vocabulary, glove=None, seed=0):

@@ -87,17 +87,12 @@ def export_saved_model(
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise GANetInputError(
-            f"Bad model name {name!r}: use letters, digits, '_', '.' and '-', "
-            "starting with a letter or digit."
+            f"Bad model name {name!r}: use letters, digits, '_', '.' and '-', starting with a letter or digit."
         )
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, int) or version < 1
-    ):
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
         raise GANetInputError(f"--version must be a positive integer, got {version}.")
     if warmup_texts is not None and (
-        isinstance(warmup_texts, str)
-        or not warmup_texts
-        or not all(isinstance(text, str) for text in warmup_texts)
+        isinstance(warmup_texts, str) or not warmup_texts or not all(isinstance(text, str) for text in warmup_texts)
     ):
         raise GANetInputError("Warmup texts must be a non-empty list of strings.")
     # The `.keras` file itself stands for its run folder (the one with
@@ -118,8 +113,7 @@ def export_saved_model(
         )
     if not os.path.isfile(model_path):
         raise GANetInputError(
-            f"No model.keras in {model_dir}: give a folder written by "
-            "`python -m ganet_tf train --out`."
+            f"No model.keras in {model_dir}: give a folder written by `python -m ganet_tf train --out`."
         )
     serving_apis()  # fail early without tensorflow-serving-api
     vectorizer, class_names = load_preprocessing(model_dir)
@@ -134,8 +128,7 @@ def export_saved_model(
     target = os.path.join(model_root, str(version))
     if os.path.exists(target) and not overwrite:
         raise GANetInputError(
-            f"Version {version} of {name} exists at {target}: pass --overwrite "
-            "to replace it, or another --version."
+            f"Version {version} of {name} exists at {target}: pass --overwrite to replace it, or another --version."
         )
 
     model = _load_model(model_path)
@@ -195,8 +188,7 @@ def check_saved_model(saved_model_dir):
         callbacks = {node.op for node in nodes} & set(PYTHON_CALLBACK_OPS)
         if callbacks:
             raise RuntimeError(
-                f"The exported graph calls back into Python ({sorted(callbacks)}); "
-                "TF Serving cannot run it."
+                f"The exported graph calls back into Python ({sorted(callbacks)}); TF Serving cannot run it."
             )
     signature = tf.saved_model.load(saved_model_dir).signatures[TEXT_SIGNATURE]
     warmup = os.path.join(saved_model_dir, WARMUP_DIRECTORY, WARMUP_FILE)
@@ -243,14 +235,10 @@ def _move_into_place(staging, target, overwrite):
         os.rename(staging, target)
         return
     if not overwrite:
-        raise GANetInputError(
-            f"{target} appeared during the export: pass --overwrite to replace it."
-        )
+        raise GANetInputError(f"{target} appeared during the export: pass --overwrite to replace it.")
     # Swap the old version out, the new one in, then delete the old one.
     parent = os.path.dirname(target)
-    retired = tempfile.mkdtemp(
-        prefix=f".replaced-{os.path.basename(target)}-{os.getpid()}-", dir=parent
-    )
+    retired = tempfile.mkdtemp(prefix=f".replaced-{os.path.basename(target)}-{os.getpid()}-", dir=parent)
     os.replace(target, retired)
     try:
         os.rename(staging, target)

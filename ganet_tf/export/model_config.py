@@ -17,8 +17,7 @@ def version_numbers(model_root):
     return sorted(
         int(entry)
         for entry in os.listdir(model_root)
-        if entry.isdigit()
-        and os.path.isfile(os.path.join(model_root, entry, "saved_model.pb"))
+        if entry.isdigit() and os.path.isfile(os.path.join(model_root, entry, "saved_model.pb"))
     )
 
 
@@ -27,9 +26,7 @@ def exported_models(base):
     if not os.path.isdir(base):
         return []
     return sorted(
-        entry
-        for entry in os.listdir(base)
-        if not entry.startswith(".") and version_numbers(os.path.join(base, entry))
+        entry for entry in os.listdir(base) if not entry.startswith(".") and version_numbers(os.path.join(base, entry))
     )
 
 

@@ -62,9 +62,7 @@ def serving_outputs(explainer, token_ids, class_names):
     if "gates" in outputs:
         gates = tf.cast(outputs["gates"], "float32") * real
         result["gates"] = gates
-        result["gate_probabilities"] = (
-            tf.cast(outputs["gate_probabilities"], "float32") * real
-        )
+        result["gate_probabilities"] = tf.cast(outputs["gate_probabilities"], "float32") * real
         result["density"] = tf.reduce_sum(gates, axis=1) / tf.maximum(lengths, 1.0)
     return result
 
@@ -120,10 +118,7 @@ def build_serving_archive(model, vectorizer, class_names):
             f"output_sequence_length={sequence_length}"
         )
     if len(model.inputs) != 1 or len(model.inputs[0].shape) != 2:
-        raise ValueError(
-            "`model` must take one input of token ids (batch, steps). "
-            f"Received inputs: {model.inputs}"
-        )
+        raise ValueError(f"`model` must take one input of token ids (batch, steps). Received inputs: {model.inputs}")
     num_classes = model.outputs[0].shape[-1]
     if len(class_names) != num_classes:
         raise ValueError(
@@ -160,8 +155,6 @@ def build_serving_archive(model, vectorizer, class_names):
     archive.add_endpoint(
         TOKEN_IDS_SIGNATURE,
         serve_token_ids,
-        input_signature=[
-            tf.TensorSpec([None, sequence_length], tf.int32, name=TOKEN_IDS_INPUT)
-        ],
+        input_signature=[tf.TensorSpec([None, sequence_length], tf.int32, name=TOKEN_IDS_INPUT)],
     )
     return archive

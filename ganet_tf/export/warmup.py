@@ -20,9 +20,7 @@ def serving_apis():
         from tensorflow_serving.apis import predict_pb2
         from tensorflow_serving.apis import prediction_log_pb2
     except ImportError as error:
-        raise GANetInputError(
-            "Export needs tensorflow-serving-api: pip install 'ganet_tf[serving]'."
-        ) from error
+        raise GANetInputError("Export needs tensorflow-serving-api: pip install 'ganet_tf[serving]'.") from error
     return predict_pb2, prediction_log_pb2
 
 
@@ -49,16 +47,12 @@ def load_warmup_texts(path):
     Only the first `MAX_WARMUP_TEXTS` texts are kept.
     """
     if not os.path.isfile(path):
-        raise GANetInputError(
-            f"No warmup texts file at {path}: give a UTF-8 file with one text a line."
-        )
+        raise GANetInputError(f"No warmup texts file at {path}: give a UTF-8 file with one text a line.")
     try:
         with open(path, encoding="utf-8") as handle:
             texts = [line.rstrip("\r\n") for line in handle]
     except UnicodeDecodeError as error:
-        raise GANetInputError(
-            f"Warmup texts file {path} is not UTF-8 ({error.reason})."
-        ) from error
+        raise GANetInputError(f"Warmup texts file {path} is not UTF-8 ({error.reason}).") from error
     texts = [text for text in texts if text.strip()]
     if not texts:
         raise GANetInputError(f"Warmup texts file {path} has no text.")
@@ -74,14 +68,8 @@ def warmup_requests(texts, model_name):
         request = predict_pb2.PredictRequest()
         request.model_spec.name = model_name
         request.model_spec.signature_name = TEXT_SIGNATURE
-        request.inputs[TEXT_INPUT].CopyFrom(
-            tf.make_tensor_proto([text.encode("utf-8") for text in batch], tf.string)
-        )
-        logs.append(
-            prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(request=request)
-            )
-        )
+        request.inputs[TEXT_INPUT].CopyFrom(tf.make_tensor_proto([text.encode("utf-8") for text in batch], tf.string))
+        logs.append(prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request)))
     return logs
 
 

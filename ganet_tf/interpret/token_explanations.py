@@ -46,7 +46,7 @@ def explain_texts(model_dir, texts):
             "tokens": [w.decode("utf-8") for w in words[row][:length]],
             "in_vocabulary": (ids[row, :length] != 1).tolist(),
             "label": class_names[int(np.argmax(probabilities))],
-            "probabilities": dict(zip(class_names, map(float, probabilities))),
+            "probabilities": dict(zip(class_names, map(float, probabilities), strict=True)),
         }
         for key in ("attention", "gate_probabilities", "gates"):
             if key in outputs:
@@ -74,8 +74,7 @@ def _token_row(item):
         if gates is not None:
             title += f" p={item['gate_probabilities'][index]:.3f} g={gates[index]:.0f}"
         cells.append(
-            f'<span class="tok" style="background:{_heat(weights[index] / scale)}" '
-            f'title="{title}">{text}</span>'
+            f'<span class="tok" style="background:{_heat(weights[index] / scale)}" title="{title}">{text}</span>'
         )
     return " ".join(cells)
 
@@ -141,7 +140,9 @@ def _plot(pyplot, items, path):
     gated = [item for item in items if "gates" in item]
     width = max(6.0, 0.35 * len(tokens))
     figure, axes = pyplot.subplots(
-        2 if gated else 1, 1, figsize=(width, 1.0 + 0.45 * len(rows) + (2.5 if gated else 0)),
+        2 if gated else 1,
+        1,
+        figsize=(width, 1.0 + 0.45 * len(rows) + (2.5 if gated else 0)),
         squeeze=False,
     )
     heat = axes[0, 0]

@@ -71,15 +71,9 @@ class AuxiliaryNetwork(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if encoder not in ENCODERS:
-            raise ValueError(
-                f"`encoder` must be one of {ENCODERS}. "
-                f"Received: encoder={encoder}"
-            )
+            raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder}")
         if not isinstance(hidden_dim, int) or hidden_dim <= 0:
-            raise ValueError(
-                "`hidden_dim` must be a positive integer. "
-                f"Received: hidden_dim={hidden_dim}"
-            )
+            raise ValueError(f"`hidden_dim` must be a positive integer. Received: hidden_dim={hidden_dim}")
         self.encoder = encoder
         self.hidden_dim = hidden_dim
         self.return_logits = bool(return_logits)
@@ -93,13 +87,9 @@ class AuxiliaryNetwork(keras.layers.Layer):
                 name="encoder",
             )
         elif encoder == "lstm":
-            self.encoder_layer = keras.layers.LSTM(
-                hidden_dim, return_sequences=True, dtype=policy, name="encoder"
-            )
+            self.encoder_layer = keras.layers.LSTM(hidden_dim, return_sequences=True, dtype=policy, name="encoder")
         elif encoder == "fnn":
-            self.encoder_layer = keras.layers.Dense(
-                hidden_dim, activation="tanh", dtype=policy, name="encoder"
-            )
+            self.encoder_layer = keras.layers.Dense(hidden_dim, activation="tanh", dtype=policy, name="encoder")
         else:
             self.encoder_layer = keras.layers.MultiHeadAttention(
                 num_heads=1,
@@ -118,8 +108,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
     def build(self, inputs_shape):
         if len(inputs_shape) != 3:
             raise ValueError(
-                "`inputs` must have shape (batch, steps, features). "
-                f"Received: inputs.shape={inputs_shape}"
+                f"`inputs` must have shape (batch, steps, features). Received: inputs.shape={inputs_shape}"
             )
         if self.encoder == "attention":
             self.encoder_layer.build(inputs_shape, inputs_shape)
@@ -160,9 +149,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
                 "encoder": self.encoder,
                 "hidden_dim": self.hidden_dim,
                 "return_logits": self.return_logits,
-                "gate_bias_initializer": keras.initializers.serialize(
-                    self.gate_bias_initializer
-                ),
+                "gate_bias_initializer": keras.initializers.serialize(self.gate_bias_initializer),
             }
         )
         return config

@@ -71,26 +71,19 @@ class BahdanauAttention(keras.layers.Layer):
     def __init__(self, units=128, return_attention_scores=True, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
+            raise ValueError(f"`units` must be a positive integer. Received: units={units}")
         self.units = units
         self.return_attention_scores = bool(return_attention_scores)
         self.supports_masking = True
         policy = self.dtype_policy
-        self.query_dense = keras.layers.Dense(
-            units, use_bias=False, dtype=policy, name="query_dense"
-        )
+        self.query_dense = keras.layers.Dense(units, use_bias=False, dtype=policy, name="query_dense")
         self.key_dense = keras.layers.Dense(units, dtype=policy, name="key_dense")
-        self.score_dense = keras.layers.Dense(
-            1, use_bias=False, dtype=policy, name="score_dense"
-        )
+        self.score_dense = keras.layers.Dense(1, use_bias=False, dtype=policy, name="score_dense")
 
     def build(self, query_shape, values_shape=None):
         if values_shape is None or len(values_shape) != 3:
             raise ValueError(
-                "`values` must have shape (batch, source_steps, features). "
-                f"Received: values.shape={values_shape}"
+                f"`values` must have shape (batch, source_steps, features). Received: values.shape={values_shape}"
             )
         if len(query_shape) not in (2, 3):
             raise ValueError(

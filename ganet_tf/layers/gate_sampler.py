@@ -118,20 +118,13 @@ class GateSampler(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if not isinstance(temperature, (int, float)) or temperature <= 0:
-            raise ValueError(
-                "`temperature` must be a positive number. "
-                f"Received: temperature={temperature}"
-            )
+            raise ValueError(f"`temperature` must be a positive number. Received: temperature={temperature}")
         if inference_mode not in INFERENCE_MODES:
             raise ValueError(
-                f"`inference_mode` must be one of {INFERENCE_MODES}. "
-                f"Received: inference_mode={inference_mode}"
+                f"`inference_mode` must be one of {INFERENCE_MODES}. Received: inference_mode={inference_mode}"
             )
         if distribution not in DISTRIBUTIONS:
-            raise ValueError(
-                f"`distribution` must be one of {DISTRIBUTIONS}. "
-                f"Received: distribution={distribution}"
-            )
+            raise ValueError(f"`distribution` must be one of {DISTRIBUTIONS}. Received: distribution={distribution}")
         if inference_density is not None and (
             isinstance(inference_density, bool)
             or not isinstance(inference_density, (int, float))
@@ -147,9 +140,7 @@ class GateSampler(keras.layers.Layer):
                 "pass `inference_density`. Received: inference_density=None"
             )
         self.distribution = distribution
-        self.inference_density = (
-            None if inference_density is None else float(inference_density)
-        )
+        self.inference_density = None if inference_density is None else float(inference_density)
         self.temperature = float(temperature)
         self.straight_through = bool(straight_through)
         self.inference_mode = inference_mode
@@ -172,9 +163,7 @@ class GateSampler(keras.layers.Layer):
     def _relaxed(self, logits):
         logits = tf.cast(logits, "float32")
         temperature = tf.constant(self.temperature, "float32")
-        distribution = tfp.distributions.RelaxedBernoulli(
-            temperature, logits=logits
-        )
+        distribution = tfp.distributions.RelaxedBernoulli(temperature, logits=logits)
         sample = tf.stop_gradient(distribution.sample(seed=self._next_seed()))
         gates = _finite_relaxed_sample(logits, sample, temperature)
         if self.distribution == "hard_concrete":
@@ -191,9 +180,7 @@ class GateSampler(keras.layers.Layer):
             return tf.cast(logits > 0.0, "float32")
         if self.inference_mode == "top_k":
             return self._top_k(logits, mask)
-        distribution = tfp.distributions.Bernoulli(
-            logits=logits, dtype="float32"
-        )
+        distribution = tfp.distributions.Bernoulli(logits=logits, dtype="float32")
         return distribution.sample(seed=self._next_seed())
 
     def _top_k(self, logits, mask):

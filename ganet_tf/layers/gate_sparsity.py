@@ -114,47 +114,30 @@ class GateSparsity(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if not _is_number(penalty) or penalty < 0:
+            raise ValueError(f"`penalty` must be a non-negative number. Received: penalty={penalty}")
+        if target_density is not None and (not _is_number(target_density) or not 0 < target_density < 1):
             raise ValueError(
-                "`penalty` must be a non-negative number. "
-                f"Received: penalty={penalty}"
-            )
-        if target_density is not None and (
-            not _is_number(target_density) or not 0 < target_density < 1
-        ):
-            raise ValueError(
-                "`target_density` must be None or a number in (0, 1). "
-                f"Received: target_density={target_density}"
+                f"`target_density` must be None or a number in (0, 1). Received: target_density={target_density}"
             )
         if not _is_number(multiplier_rate) or multiplier_rate <= 0:
             raise ValueError(
-                "`multiplier_rate` must be a positive number. "
-                f"Received: multiplier_rate={multiplier_rate}"
+                f"`multiplier_rate` must be a positive number. Received: multiplier_rate={multiplier_rate}"
             )
         if not _is_number(max_multiplier) or max_multiplier <= 0:
-            raise ValueError(
-                "`max_multiplier` must be a positive number. "
-                f"Received: max_multiplier={max_multiplier}"
-            )
+            raise ValueError(f"`max_multiplier` must be a positive number. Received: max_multiplier={max_multiplier}")
         self.penalty = float(penalty)
-        self.target_density = (
-            None if target_density is None else float(target_density)
-        )
+        self.target_density = None if target_density is None else float(target_density)
         self.multiplier_rate = float(multiplier_rate)
         self.max_multiplier = float(max_multiplier)
         if not _is_number(damping) or damping < 0:
-            raise ValueError(
-                "`damping` must be a non-negative number. "
-                f"Received: damping={damping}"
-            )
+            raise ValueError(f"`damping` must be a non-negative number. Received: damping={damping}")
         self.damping = float(damping)
         self.supports_masking = True
         self.density = keras.metrics.Mean(name="density")
         if self.target_density is not None:
             self.multiplier = self.add_weight(
                 shape=(),
-                initializer=keras.initializers.Constant(
-                    min(self.penalty, self.max_multiplier)
-                ),
+                initializer=keras.initializers.Constant(min(self.penalty, self.max_multiplier)),
                 trainable=False,
                 autocast=False,
                 dtype="float32",
@@ -175,9 +158,7 @@ class GateSparsity(keras.layers.Layer):
             l1_per_length = masked_mean(inputs, mask)
             self.add_loss(self.penalty * ops.mean(l1_per_length))
         open_gates = ops.cast(ops.greater(inputs, 0.5), "float32")
-        self.density.update_state(
-            masked_mean(open_gates, mask), sample_weight=has_tokens
-        )
+        self.density.update_state(masked_mean(open_gates, mask), sample_weight=has_tokens)
         return inputs
 
     def _constrain(self, inputs, mask, has_tokens):
@@ -185,17 +166,11 @@ class GateSparsity(keras.layers.Layer):
         if has_tokens is None:
             mean_density = ops.mean(per_row)
         else:
-            mean_density = ops.sum(per_row * has_tokens) / ops.maximum(
-                ops.sum(has_tokens), 1.0
-            )
+            mean_density = ops.sum(per_row * has_tokens) / ops.maximum(ops.sum(has_tokens), 1.0)
         gap = mean_density - self.target_density
-        self.add_loss(
-            ops.stop_gradient(self.multiplier) * gap + 0.5 * self.damping * gap**2
-        )
+        self.add_loss(ops.stop_gradient(self.multiplier) * gap + 0.5 * self.damping * gap**2)
         step = self.multiplier + self.multiplier_rate * ops.stop_gradient(gap)
-        self.multiplier.assign(
-            ops.clip(step, -self.max_multiplier, self.max_multiplier)
-        )
+        self.multiplier.assign(ops.clip(step, -self.max_multiplier, self.max_multiplier))
 
     def compute_output_shape(self, input_shape):
         return input_shape

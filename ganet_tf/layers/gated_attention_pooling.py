@@ -81,14 +81,9 @@ class GatedAttentionPooling(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
+            raise ValueError(f"`units` must be a positive integer. Received: units={units}")
         if fallback not in FALLBACKS:
-            raise ValueError(
-                f"`fallback` must be one of {FALLBACKS}. "
-                f"Received: fallback={fallback}"
-            )
+            raise ValueError(f"`fallback` must be one of {FALLBACKS}. Received: fallback={fallback}")
         self.units = units
         self.fallback = fallback
         self.return_attention_scores = bool(return_attention_scores)
@@ -99,15 +94,12 @@ class GatedAttentionPooling(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="score_hidden",
         )
-        self.score = keras.layers.Dense(
-            1, use_bias=False, dtype=self.dtype_policy, name="score"
-        )
+        self.score = keras.layers.Dense(1, use_bias=False, dtype=self.dtype_policy, name="score")
 
     def build(self, inputs_shape, gates_shape=None, gate_scores_shape=None):
         if len(inputs_shape) != 3:
             raise ValueError(
-                "`inputs` must have shape (batch, steps, features). "
-                f"Received: inputs.shape={inputs_shape}"
+                f"`inputs` must have shape (batch, steps, features). Received: inputs.shape={inputs_shape}"
             )
         self.hidden.build(inputs_shape)
         self.score.build(tuple(inputs_shape[:-1]) + (self.units,))
@@ -156,9 +148,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         real = ops.cast(real, "float32")
         attended = ops.sum(ops.cast(weights > 0.0, "float32") * real, axis=1)
         density = attended / ops.maximum(ops.sum(real, axis=1), 1.0)
-        self.attended_density.update_state(
-            density, sample_weight=ops.cast(has_tokens[:, 0], "float32")
-        )
+        self.attended_density.update_state(density, sample_weight=ops.cast(has_tokens[:, 0], "float32"))
 
     def _masked_softmax(self, scores, allowed, negative):
         scores = ops.where(allowed, scores, negative)
@@ -181,9 +171,7 @@ class GatedAttentionPooling(keras.layers.Layer):
     def compute_mask(self, inputs, gates=None, gate_scores=None, mask=None):
         return None
 
-    def compute_output_shape(
-        self, inputs_shape, gates_shape=None, gate_scores_shape=None
-    ):
+    def compute_output_shape(self, inputs_shape, gates_shape=None, gate_scores_shape=None):
         context_shape = (inputs_shape[0], inputs_shape[2])
         if self.return_attention_scores:
             return context_shape, (inputs_shape[0], inputs_shape[1])

@@ -5,7 +5,8 @@ import tensorflow as tf
 from keras import ops
 
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
-from keras.src.backend import get_keras_mask, set_keras_mask
+from keras.src.backend import get_keras_mask
+from keras.src.backend import set_keras_mask
 
 from ganet_tf.layers.masking import large_negative_number
 
@@ -234,14 +235,10 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         gate = self._gate_dense(query) if self._use_gate else None
         query = self._query_dense(query)
         if self.sparse_inference and not training and not return_attention_scores:
-            output = self._sparse_attention(
-                query, key, value, key_open, query_mask, attention_mask, use_causal_mask
-            )
+            output = self._sparse_attention(query, key, value, key_open, query_mask, attention_mask, use_causal_mask)
             scores = None
         else:
-            mask = self._dense_mask(
-                query, value, key_open, query_mask, attention_mask, use_causal_mask
-            )
+            mask = self._dense_mask(query, value, key_open, query_mask, attention_mask, use_causal_mask)
             output, scores = self._attend(
                 query,
                 self._key_dense(key),
@@ -319,9 +316,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             weights = weights * ops.cast(row_open, weights.dtype)
         return output, weights
 
-    def _sparse_attention(
-        self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask
-    ):
+    def _sparse_attention(self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask):
         steps = value.shape[1] if value.shape[1] is not None else ops.shape(value)[1]
         if key_open is None:
             key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
@@ -354,9 +349,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                     self._position_mask(query, positions, use_causal_mask),
                     gathered_mask,
                 )
-                output, _ = self._attend(
-                    query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False
-                )
+                output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
                 return output
 
             return run

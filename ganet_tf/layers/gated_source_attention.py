@@ -73,22 +73,15 @@ class GatedSourceAttention(BahdanauAttention):
     """
 
     def __init__(self, units=128, fallback="all", return_attention_scores=True, **kwargs):
-        super().__init__(
-            units=units, return_attention_scores=return_attention_scores, **kwargs
-        )
+        super().__init__(units=units, return_attention_scores=return_attention_scores, **kwargs)
         if fallback not in FALLBACKS:
-            raise ValueError(
-                f"`fallback` must be one of {FALLBACKS}. Received: fallback={fallback}"
-            )
+            raise ValueError(f"`fallback` must be one of {FALLBACKS}. Received: fallback={fallback}")
         self.fallback = fallback
 
     def build(self, query_shape, values_shape=None, gates_shape=None):
         super().build(query_shape, values_shape)
         if gates_shape is not None and len(gates_shape) != 2:
-            raise ValueError(
-                "`gates` must have shape (batch, source_steps). "
-                f"Received: gates.shape={gates_shape}"
-            )
+            raise ValueError(f"`gates` must have shape (batch, source_steps). Received: gates.shape={gates_shape}")
 
     def prepare(self, values, gates, mask=None, compact=False):
         """The per-sentence part: keys, values, log-gates and what is allowed.
@@ -111,9 +104,7 @@ class GatedSourceAttention(BahdanauAttention):
         # log g_j where the gate is open; 0 (plain attention) in fallback rows.
         log_gates = ops.where(open_, ops.log(ops.where(open_, gates, 1.0)), 0.0)
         if compact:
-            order = tf.argsort(
-                ops.cast(ops.logical_not(allowed), "int32"), axis=1, stable=True
-            )
+            order = tf.argsort(ops.cast(ops.logical_not(allowed), "int32"), axis=1, stable=True)
             width = ops.maximum(ops.max(ops.sum(ops.cast(allowed, "int32"), axis=1)), 1)
             order = order[:, :width]
             values = tf.gather(values, order, batch_dims=1)

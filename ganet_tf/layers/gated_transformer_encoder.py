@@ -4,12 +4,10 @@ from keras import ops
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
 from keras.src.backend import get_keras_mask
 
-from ganet_tf.layers.gated_multi_head_attention import (
-    DEFAULT_SPARSE_BUCKETS,
-    GatedMultiHeadAttention,
-    bucket_sizes,
-    normalize_buckets,
-)
+from ganet_tf.layers.gated_multi_head_attention import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
+from ganet_tf.layers.gated_multi_head_attention import bucket_sizes
+from ganet_tf.layers.gated_multi_head_attention import normalize_buckets
 
 
 def _clone_initializer(initializer):

@@ -15,9 +15,7 @@ def _group_softmax(scores, parents, mask):
     matrix (zero rows at padded children), `mask` `(b, c)` the real ones."""
     negative = large_negative_number("float32")
     member = ops.expand_dims(parents > 0, 1)  # (b, 1, c, p)
-    group_max = ops.max(
-        ops.where(member, ops.expand_dims(scores, -1), negative), axis=2
-    )  # (b, q, p)
+    group_max = ops.max(ops.where(member, ops.expand_dims(scores, -1), negative), axis=2)  # (b, q, p)
     child_max = ops.einsum("bcp,bqp->bqc", parents, group_max)
     real = ops.expand_dims(ops.cast(mask, "float32"), 1)
     exponentials = ops.exp(ops.minimum(scores - child_max, 0.0)) * real
@@ -151,31 +149,19 @@ class HierarchicalAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for name, value, low in (("units", units, 1), ("levels", levels, 2),
-                                 ("block_size", block_size, 2)):
+        for name, value, low in (("units", units, 1), ("levels", levels, 2), ("block_size", block_size, 2)):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(
-                    f"`{name}` must be an integer >= {low}. Received: {name}={value}"
-                )
+                raise ValueError(f"`{name}` must be an integer >= {low}. Received: {name}={value}")
         if summarizer not in SUMMARIZERS:
-            raise ValueError(
-                f"`summarizer` must be one of {SUMMARIZERS}. "
-                f"Received: summarizer={summarizer}"
-            )
+            raise ValueError(f"`summarizer` must be one of {SUMMARIZERS}. Received: summarizer={summarizer}")
         if descent not in DESCENTS:
-            raise ValueError(
-                f"`descent` must be one of {DESCENTS}. Received: descent={descent}"
-            )
+            raise ValueError(f"`descent` must be one of {DESCENTS}. Received: descent={descent}")
         if not isinstance(halting_penalty, (int, float)) or halting_penalty < 0:
             raise ValueError(
-                "`halting_penalty` must be a non-negative number. "
-                f"Received: halting_penalty={halting_penalty}"
+                f"`halting_penalty` must be a non-negative number. Received: halting_penalty={halting_penalty}"
             )
         if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
-            raise ValueError(
-                "`halting_epsilon` must be in [0, 1). "
-                f"Received: halting_epsilon={halting_epsilon}"
-            )
+            raise ValueError(f"`halting_epsilon` must be in [0, 1). Received: halting_epsilon={halting_epsilon}")
         self.units = units
         self.summarizer = summarizer
         self.levels = levels
@@ -186,45 +172,39 @@ class HierarchicalAttention(keras.layers.Layer):
         self.return_attention_scores = bool(return_attention_scores)
         self.supports_masking = True
         policy = self.dtype_policy
-        self.query_dense = keras.layers.Dense(
-            units, use_bias=False, dtype=policy, name="query_dense"
-        )
+        self.query_dense = keras.layers.Dense(units, use_bias=False, dtype=policy, name="query_dense")
         self.key_dense = keras.layers.Dense(units, dtype=policy, name="key_dense")
-        self.score_dense = keras.layers.Dense(
-            1, use_bias=False, dtype=policy, name="score_dense"
-        )
+        self.score_dense = keras.layers.Dense(1, use_bias=False, dtype=policy, name="score_dense")
         # One entry per summarised level 2..L; `None` where unused.
         self.halting_units, self.summary_readers = [], []
         self.summary_queries, self.summary_keys, self.summary_scores = [], [], []
         for level in range(2, levels + 1):
             if summarizer == "act":
-                self.halting_units.append(
-                    keras.layers.Dense(1, dtype=policy, name=f"halt_{level}")
-                )
+                self.halting_units.append(keras.layers.Dense(1, dtype=policy, name=f"halt_{level}"))
                 continue
             if summarizer == "rnn":
                 reader = keras.layers.GRU(units, dtype=policy, name=f"gru_{level}")
             else:
                 reader = keras.layers.Conv1D(
-                    units, block_size, strides=block_size, dtype=policy,
+                    units,
+                    block_size,
+                    strides=block_size,
+                    dtype=policy,
                     name=f"conv_{level}",
                 )
             self.summary_readers.append(reader)
-            self.summary_queries.append(keras.layers.Dense(
-                units, use_bias=False, dtype=policy, name=f"summary_query_{level}"
-            ))
-            self.summary_keys.append(
-                keras.layers.Dense(units, dtype=policy, name=f"summary_key_{level}")
+            self.summary_queries.append(
+                keras.layers.Dense(units, use_bias=False, dtype=policy, name=f"summary_query_{level}")
             )
-            self.summary_scores.append(keras.layers.Dense(
-                1, use_bias=False, dtype=policy, name=f"summary_score_{level}"
-            ))
+            self.summary_keys.append(keras.layers.Dense(units, dtype=policy, name=f"summary_key_{level}"))
+            self.summary_scores.append(
+                keras.layers.Dense(1, use_bias=False, dtype=policy, name=f"summary_score_{level}")
+            )
 
     def build(self, query_shape, values_shape=None):
         if values_shape is None or len(values_shape) != 3:
             raise ValueError(
-                "`values` must have shape (batch, source_steps, features). "
-                f"Received: values.shape={values_shape}"
+                f"`values` must have shape (batch, source_steps, features). Received: values.shape={values_shape}"
             )
         if len(query_shape) not in (2, 3):
             raise ValueError(
@@ -256,8 +236,7 @@ class HierarchicalAttention(keras.layers.Layer):
         features = nodes.shape[-1]
         pad = (-count) % k
         blocks_count = (count + pad) // k
-        nodes_padded = ops.pad(nodes * ops.expand_dims(ops.cast(mask, nodes.dtype), -1),
-                               [[0, 0], [0, pad], [0, 0]])
+        nodes_padded = ops.pad(nodes * ops.expand_dims(ops.cast(mask, nodes.dtype), -1), [[0, 0], [0, pad], [0, 0]])
         mask_padded = ops.pad(mask, [[0, 0], [0, pad]])
         blocks = ops.reshape(nodes_padded, (batch, blocks_count, k, features))
         block_mask = ops.reshape(mask_padded, (batch, blocks_count, k))
@@ -268,27 +247,20 @@ class HierarchicalAttention(keras.layers.Layer):
             summary = ops.reshape(summary, (batch, blocks_count, self.units))
         else:
             summary = self.summary_readers[index](nodes_padded)
-        hidden = ops.tanh(
-            ops.expand_dims(self.summary_queries[index](summary), 2)
-            + self.summary_keys[index](blocks)
-        )
+        hidden = ops.tanh(ops.expand_dims(self.summary_queries[index](summary), 2) + self.summary_keys[index](blocks))
         scores = ops.squeeze(self.summary_scores[index](hidden), -1)
         scores = ops.cast(scores, "float32")
         weights = masked_softmax(scores, block_mask)
         weights = ops.reshape(weights, (batch, blocks_count * k))[:, :count]
         parent_index = ops.arange(count) // k
         parents = ops.one_hot(parent_index, blocks_count, dtype="float32")
-        parents = ops.expand_dims(parents, 0) * ops.expand_dims(
-            ops.cast(mask, "float32"), -1
-        )
+        parents = ops.expand_dims(parents, 0) * ops.expand_dims(ops.cast(mask, "float32"), -1)
         return weights, parents
 
     def _act_blocks(self, index, nodes, mask, training):
         """ACT-style dynamic blocks: child weights and parents."""
         real = ops.cast(mask, "float32")
-        halting = ops.sigmoid(
-            ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")
-        ) * real
+        halting = ops.sigmoid(ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")) * real
         if training and self.halting_penalty > 0:
             per_row = ops.sum(halting, -1) / ops.maximum(ops.sum(real, -1), 1.0)
             self.add_loss(self.halting_penalty * ops.mean(per_row))
@@ -299,9 +271,7 @@ class HierarchicalAttention(keras.layers.Layer):
         def step(carry, inputs):
             accumulated, block, _, _ = carry
             z, real_t, last_t = inputs
-            halt = real_t * ops.maximum(
-                ops.cast(accumulated + z >= threshold, "float32"), last_t
-            )
+            halt = real_t * ops.maximum(ops.cast(accumulated + z >= threshold, "float32"), last_t)
             weight = real_t * ops.where(halt > 0, 1.0 - accumulated, z)
             parent = block
             accumulated = ops.where(halt > 0, 0.0, accumulated + real_t * z)
@@ -316,9 +286,7 @@ class HierarchicalAttention(keras.layers.Layer):
             ops.zeros((batch,), "int32"),
         )
         transposed = [ops.transpose(x) for x in (halting, real, is_last)]
-        _, _, weights, parent_index = tf.scan(
-            lambda carry, x: step(carry, x), tuple(transposed), initializer=initial
-        )
+        _, _, weights, parent_index = tf.scan(lambda carry, x: step(carry, x), tuple(transposed), initializer=initial)
         weights, parent_index = ops.transpose(weights), ops.transpose(parent_index)
         real_parent = ops.where(real > 0, parent_index, 0)
         blocks_count = ops.max(real_parent) + 1
@@ -351,12 +319,14 @@ class HierarchicalAttention(keras.layers.Layer):
             compose = ops.einsum("bcp,bct->bpt", weighted, compose)
             node_mask = ops.sum(parents, axis=1) > 0
             levels[-1]["parents"] = parents
-            levels.append({
-                "keys": self.key_dense(ops.cast(nodes, self.compute_dtype)),
-                "mask": node_mask,
-                "compose": compose,
-                "nodes": nodes,
-            })
+            levels.append(
+                {
+                    "keys": self.key_dense(ops.cast(nodes, self.compute_dtype)),
+                    "mask": node_mask,
+                    "compose": compose,
+                    "nodes": nodes,
+                }
+            )
         return {"levels": levels, "values": values}
 
     # --- attending: once per decoder step ----------------------------------
@@ -372,8 +342,7 @@ class HierarchicalAttention(keras.layers.Layer):
         # Conditional weights of each node among its siblings, and whether it
         # wins its group (the hard argmax descent).
         conditional = [
-            _group_softmax(scores[i], levels[i]["parents"], levels[i]["mask"])
-            for i in range(len(levels) - 1)
+            _group_softmax(scores[i], levels[i]["parents"], levels[i]["mask"]) for i in range(len(levels) - 1)
         ] + [top]
         winners = [None]
         for i in range(1, len(levels)):
@@ -405,9 +374,7 @@ class HierarchicalAttention(keras.layers.Layer):
 
         top = levels[-1]
         batch, queries = ops.shape(query)[0], ops.shape(query)[1]
-        weights = masked_softmax(
-            scores(ops.expand_dims(top["keys"], 1)), ops.expand_dims(top["mask"], 1)
-        )
+        weights = masked_softmax(scores(ops.expand_dims(top["keys"], 1)), ops.expand_dims(top["mask"], 1))
         chosen = ops.argmax(weights, -1)  # (b, q)
         carry = ops.take_along_axis(weights, ops.expand_dims(chosen, -1), -1)[..., 0]
         chosen_nodes = tf.gather(top["nodes"], chosen, batch_dims=1)
@@ -420,12 +387,8 @@ class HierarchicalAttention(keras.layers.Layer):
             index = ops.minimum(index, count - 1)
             flat = ops.reshape(index, (batch, queries * k))
             real = ops.reshape(tf.gather(level["mask"], flat, batch_dims=1), (batch, queries, k))
-            keys = ops.reshape(
-                tf.gather(level["keys"], flat, batch_dims=1), (batch, queries, k, -1)
-            )
-            nodes = ops.reshape(
-                tf.gather(level["nodes"], flat, batch_dims=1), (batch, queries, k, -1)
-            )
+            keys = ops.reshape(tf.gather(level["keys"], flat, batch_dims=1), (batch, queries, k, -1))
+            nodes = ops.reshape(tf.gather(level["nodes"], flat, batch_dims=1), (batch, queries, k, -1))
             weights = masked_softmax(scores(keys), ops.logical_and(valid, real))
             inner = ops.einsum("bqn,bqnf->bqf", weights, nodes)
             if level is levels[0]:
@@ -433,12 +396,8 @@ class HierarchicalAttention(keras.layers.Layer):
                 break
             best = ops.argmax(weights, -1)
             best_weight = ops.take_along_axis(weights, ops.expand_dims(best, -1), -1)[..., 0]
-            best_node = ops.take_along_axis(
-                nodes, ops.expand_dims(ops.expand_dims(best, -1), -1), 2
-            )[:, :, 0]
-            context = context + ops.expand_dims(carry, -1) * (
-                inner - ops.expand_dims(best_weight, -1) * best_node
-            )
+            best_node = ops.take_along_axis(nodes, ops.expand_dims(ops.expand_dims(best, -1), -1), 2)[:, :, 0]
+            context = context + ops.expand_dims(carry, -1) * (inner - ops.expand_dims(best_weight, -1) * best_node)
             carry = carry * best_weight
             chosen = ops.take_along_axis(index, ops.expand_dims(best, -1), -1)[..., 0]
         return ops.cast(context, self.compute_dtype)
@@ -467,9 +426,7 @@ class HierarchicalAttention(keras.layers.Layer):
             if node_values is None:
                 entered = ops.einsum("bqc,bcp->bqpc", conditional[i - 1], parents)
             else:
-                entered = ops.einsum(
-                    "bqc,bcp,bqct->bqpt", conditional[i - 1], parents, node_values
-                )
+                entered = ops.einsum("bqc,bcp,bqct->bqpt", conditional[i - 1], parents, node_values)
             descend = ops.expand_dims(winners[i], -1)
             representative = ops.expand_dims(levels[i]["compose"], 1)
             node_values = descend * entered + (1.0 - descend) * representative

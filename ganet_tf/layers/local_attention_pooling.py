@@ -66,30 +66,22 @@ class LocalAttentionPooling(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if not isinstance(window, int) or window < 1:
-            raise ValueError(
-                "`window` must be an integer >= 1. "
-                f"Received: window={window}"
-            )
+            raise ValueError(f"`window` must be an integer >= 1. Received: window={window}")
         if not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
+            raise ValueError(f"`units` must be a positive integer. Received: units={units}")
         self.window = window
         self.units = units
         self.return_attention_scores = bool(return_attention_scores)
         self.supports_masking = True
         policy = self.dtype_policy
-        self.centre_hidden = keras.layers.Dense(
-            units, activation="tanh", dtype=policy, name="centre_hidden"
-        )
+        self.centre_hidden = keras.layers.Dense(units, activation="tanh", dtype=policy, name="centre_hidden")
         self.centre = keras.layers.Dense(1, dtype=policy, name="centre")
         self.score_projection = None
 
     def build(self, inputs_shape, query_shape=None):
         if len(inputs_shape) != 3:
             raise ValueError(
-                "`inputs` must have shape (batch, steps, features). "
-                f"Received: inputs.shape={inputs_shape}"
+                f"`inputs` must have shape (batch, steps, features). Received: inputs.shape={inputs_shape}"
             )
         if query_shape is None:
             query_shape = (inputs_shape[0], inputs_shape[2])
@@ -113,13 +105,9 @@ class LocalAttentionPooling(keras.layers.Layer):
         lengths = ops.sum(ops.cast(real, "int32"), axis=1)
         if query is None:
             last = ops.maximum(lengths - 1, 0)
-            query = ops.take_along_axis(
-                inputs, last[:, None, None], axis=1
-            )[:, 0, :]
+            query = ops.take_along_axis(inputs, last[:, None, None], axis=1)[:, 0, :]
 
-        fraction = ops.sigmoid(
-            ops.cast(self.centre(self.centre_hidden(query)), "float32")
-        )
+        fraction = ops.sigmoid(ops.cast(self.centre(self.centre_hidden(query)), "float32"))
         centre = ops.cast(ops.maximum(lengths - 1, 0), "float32")[:, None] * fraction
         positions = ops.cast(ops.arange(steps), "float32")[None, :]
         distance = positions - centre

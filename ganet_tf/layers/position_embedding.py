@@ -33,9 +33,7 @@ class PositionEmbedding(keras.layers.Layer):
     def __init__(self, max_length, initializer="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
         if not isinstance(max_length, int) or max_length <= 0:
-            raise ValueError(
-                f"`max_length` must be a positive integer. Received: max_length={max_length}"
-            )
+            raise ValueError(f"`max_length` must be a positive integer. Received: max_length={max_length}")
         self.max_length = max_length
         self.initializer = keras.initializers.get(initializer)
         self.supports_masking = True

@@ -52,19 +52,12 @@ class AccuracyDensityTradeoff(keras.metrics.Metric):
 
     def __init__(self, density_weight=0.1, name="tradeoff", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        if (
-            isinstance(density_weight, bool)
-            or not isinstance(density_weight, (int, float))
-            or not density_weight >= 0
-        ):
+        if isinstance(density_weight, bool) or not isinstance(density_weight, (int, float)) or not density_weight >= 0:
             raise ValueError(
-                "`density_weight` must be a non-negative number. "
-                f"Received: density_weight={density_weight}"
+                f"`density_weight` must be a non-negative number. Received: density_weight={density_weight}"
             )
         self.density_weight = float(density_weight)
-        self._accuracy = keras.metrics.SparseCategoricalAccuracy(
-            name="accuracy", dtype=dtype
-        )
+        self._accuracy = keras.metrics.SparseCategoricalAccuracy(name="accuracy", dtype=dtype)
         # A layer is not metric state: Keras does not track it here.
         self._gate_sparsity = None
 
@@ -78,11 +71,7 @@ class AccuracyDensityTradeoff(keras.metrics.Metric):
         Returns:
             The metric itself.
         """
-        layers = [
-            layer
-            for layer in _all_layers(model)
-            if isinstance(layer, GateSparsity)
-        ]
+        layers = [layer for layer in _all_layers(model) if isinstance(layer, GateSparsity)]
         if len(layers) != 1:
             raise ValueError(
                 "`AccuracyDensityTradeoff` needs a model with exactly one "
@@ -98,8 +87,7 @@ class AccuracyDensityTradeoff(keras.metrics.Metric):
     def result(self):
         if self._gate_sparsity is None:
             raise ValueError(
-                f"Metric {self.name!r} is not bound to a GA-Net: call "
-                "`metric.bind(model)` after `model.compile(...)`."
+                f"Metric {self.name!r} is not bound to a GA-Net: call `metric.bind(model)` after `model.compile(...)`."
             )
         density = self._gate_sparsity.density.result()
         return self._accuracy.result() - self.density_weight * density

@@ -18,9 +18,7 @@ def classification_report(labels, predictions, class_names):
         `confusion_matrix` (rows: true class, columns: predicted class).
     """
     num_classes = len(class_names)
-    confusion = tf.math.confusion_matrix(
-        labels, predictions, num_classes=num_classes
-    ).numpy().astype("int64")
+    confusion = tf.math.confusion_matrix(labels, predictions, num_classes=num_classes).numpy().astype("int64")
     true_positive = np.diag(confusion).astype("float64")
     predicted = confusion.sum(axis=0)
     support = confusion.sum(axis=1)

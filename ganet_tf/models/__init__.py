@@ -19,8 +19,5 @@ MODEL_BUILDERS = {
 def build_model(model, num_classes, **kwargs):
     """Builds `model` (one of `MODEL_BUILDERS`) with the builder's arguments."""
     if model not in MODEL_BUILDERS:
-        raise ValueError(
-            f"Unknown model. Expected one of {sorted(MODEL_BUILDERS)}. "
-            f"Received: model={model}"
-        )
+        raise ValueError(f"Unknown model. Expected one of {sorted(MODEL_BUILDERS)}. Received: model={model}")
     return MODEL_BUILDERS[model](num_classes, **kwargs)

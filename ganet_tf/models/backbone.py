@@ -23,13 +23,10 @@ def embedded_tokens(
         vocabulary_size, embedding_dim = embeddings.shape
     if not isinstance(vocabulary_size, int) or vocabulary_size < 2:
         raise ValueError(
-            "Pass `embeddings` or an integer `vocabulary_size` >= 2. "
-            f"Received: vocabulary_size={vocabulary_size}"
+            f"Pass `embeddings` or an integer `vocabulary_size` >= 2. Received: vocabulary_size={vocabulary_size}"
         )
     if not 0.0 <= dropout < 1.0:
-        raise ValueError(
-            f"`dropout` must be in [0, 1). Received: dropout={dropout}"
-        )
+        raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
     embedding = keras.layers.Embedding(
         vocabulary_size,
         int(embedding_dim),
@@ -37,9 +34,7 @@ def embedded_tokens(
         weights=None if embeddings is None else [embeddings],
         name="embedding",
     )
-    token_ids = keras.Input(
-        shape=(sequence_length,), dtype="int32", name="token_ids"
-    )
+    token_ids = keras.Input(shape=(sequence_length,), dtype="int32", name="token_ids")
     embedded = embedding(token_ids)
     mask = ops.not_equal(token_ids, 0)
     if dropout:
@@ -56,9 +51,7 @@ def bilstm_states(embedded, hidden_dim=100, num_layers=2, return_state=False):
     the first. LSTMs keep Keras' defaults so that cuDNN runs them on GPU.
     """
     if not isinstance(num_layers, int) or num_layers < 1:
-        raise ValueError(
-            f"`num_layers` must be an integer >= 1. Received: num_layers={num_layers}"
-        )
+        raise ValueError(f"`num_layers` must be an integer >= 1. Received: num_layers={num_layers}")
     states = embedded
     for index in range(num_layers):
         last = index == num_layers - 1
@@ -81,12 +74,7 @@ def bilstm_states(embedded, hidden_dim=100, num_layers=2, return_state=False):
 def classifier_head(features, num_classes, dropout=0.0):
     """Dropout and the softmax classifier; output named `probabilities`."""
     if not isinstance(num_classes, int) or num_classes < 2:
-        raise ValueError(
-            "`num_classes` must be an integer >= 2. "
-            f"Received: num_classes={num_classes}"
-        )
+        raise ValueError(f"`num_classes` must be an integer >= 2. Received: num_classes={num_classes}")
     if dropout:
         features = keras.layers.Dropout(dropout, name="head_dropout")(features)
-    return keras.layers.Dense(
-        num_classes, activation="softmax", dtype="float32", name="probabilities"
-    )(features)
+    return keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="probabilities")(features)

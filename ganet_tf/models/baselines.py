@@ -25,9 +25,7 @@ def build_bilstm(
     Arguments as in `build_ganet`. Returns an uncompiled `keras.Model` from
     token ids `(batch, steps)` to probabilities `(batch, num_classes)`.
     """
-    token_ids, embedded, _ = embedded_tokens(
-        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
-    )
+    token_ids, embedded, _ = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     _, final = bilstm_states(embedded, hidden_dim, num_layers, return_state=True)
     probabilities = classifier_head(final, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)
@@ -51,13 +49,9 @@ def build_soft_attention(
     `GatedAttentionPooling` called without gates). Arguments as in
     `build_ganet`.
     """
-    token_ids, embedded, mask = embedded_tokens(
-        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
-    )
+    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     states = bilstm_states(embedded, hidden_dim, num_layers)
-    context, _ = GatedAttentionPooling(units=attention_units, name="attention")(
-        states, mask=mask
-    )
+    context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)
 
@@ -80,14 +74,10 @@ def build_local_attention(
     `window` is the half-width D (paper: 40/16/8/8/4 for
     IMDB/AG News/SST-1/SST-2/TREC). Other arguments as in `build_ganet`.
     """
-    token_ids, embedded, mask = embedded_tokens(
-        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
+    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
+    states, final = bilstm_states(embedded, hidden_dim, num_layers, return_state=True)
+    context, _ = LocalAttentionPooling(window=window, units=attention_units, name="attention")(
+        states, query=final, mask=mask
     )
-    states, final = bilstm_states(
-        embedded, hidden_dim, num_layers, return_state=True
-    )
-    context, _ = LocalAttentionPooling(
-        window=window, units=attention_units, name="attention"
-    )(states, query=final, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

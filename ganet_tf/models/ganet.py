@@ -90,19 +90,25 @@ def build_ganet(
     initial_gate_logit, inference_mode, inference_density = resolve_gate_defaults(
         initial_gate_logit, target_density, inference_mode, inference_density
     )
-    token_ids, embedded, mask = embedded_tokens(
-        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
-    )
+    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     auxiliary_network, sampler, sparsity = gate_layers(
-        auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature, penalty,
-        straight_through, inference_mode, gate_distribution, target_density,
-        inference_density, seed,
+        auxiliary,
+        auxiliary_hidden_dim,
+        initial_gate_logit,
+        temperature,
+        penalty,
+        straight_through,
+        inference_mode,
+        gate_distribution,
+        target_density,
+        inference_density,
+        seed,
     )
     gate_logits = auxiliary_network(embedded)
     gates = sparsity(sampler(gate_logits))
     states = bilstm_states(embedded, hidden_dim, num_layers)
-    context, _ = GatedAttentionPooling(
-        units=attention_units, fallback=fallback, name="attention"
-    )(states, gates=gates, gate_scores=gate_logits, mask=mask)
+    context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
+        states, gates=gates, gate_scores=gate_logits, mask=mask
+    )
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

@@ -5,14 +5,14 @@ tokens they compute at all."""
 import keras
 from keras import ops
 
-from ganet_tf.layers import (
-    GatedAttentionPooling,
-    GatedTransformerEncoder,
-)
+from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers import GatedTransformerEncoder
 from ganet_tf.layers.gated_multi_head_attention import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
-from ganet_tf.models.gate_layers import gate_layers, resolve_gate_defaults
-from ganet_tf.models.transformer import check_transformer_arguments, transformer_inputs
+from ganet_tf.models.gate_layers import gate_layers
+from ganet_tf.models.gate_layers import resolve_gate_defaults
+from ganet_tf.models.transformer import check_transformer_arguments
+from ganet_tf.models.transformer import transformer_inputs
 
 
 def build_ganet_transformer(
@@ -100,9 +100,17 @@ def build_ganet_transformer(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
     auxiliary_network, sampler, sparsity = gate_layers(
-        auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature, penalty,
-        straight_through, inference_mode, gate_distribution, target_density,
-        inference_density, seed,
+        auxiliary,
+        auxiliary_hidden_dim,
+        initial_gate_logit,
+        temperature,
+        penalty,
+        straight_through,
+        inference_mode,
+        gate_distribution,
+        target_density,
+        inference_density,
+        seed,
     )
     gate_logits = auxiliary_network(embedded)
     gates = sparsity(sampler(gate_logits))
@@ -120,8 +128,8 @@ def build_ganet_transformer(
             sparse_buckets=sparse_buckets,
             name=f"encoder_{index + 1}",
         )(x, padding_mask=mask, gates=encoder_gates)
-    context, _ = GatedAttentionPooling(
-        units=attention_units, fallback=fallback, name="attention"
-    )(x, gates=gates, gate_scores=gate_logits, mask=mask)
+    context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
+        x, gates=gates, gate_scores=gate_logits, mask=mask
+    )
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

@@ -3,35 +3,34 @@
 
 import keras
 
-from ganet_tf.layers import GatedAttentionPooling, GatedTransformerEncoder
+from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers import GatedTransformerEncoder
 from ganet_tf.layers.position_embedding import PositionEmbedding
-from ganet_tf.models.backbone import classifier_head, embedded_tokens
+from ganet_tf.models.backbone import classifier_head
+from ganet_tf.models.backbone import embedded_tokens
 
 
 def check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length):
     for name, value in (
-        ("hidden_dim", hidden_dim), ("num_heads", num_heads),
-        ("num_layers", num_layers), ("max_length", max_length),
+        ("hidden_dim", hidden_dim),
+        ("num_heads", num_heads),
+        ("num_layers", num_layers),
+        ("max_length", max_length),
     ):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
     if hidden_dim % num_heads:
         raise ValueError(
-            "`hidden_dim` must be a multiple of `num_heads`. "
-            f"Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
+            f"`hidden_dim` must be a multiple of `num_heads`. Received: hidden_dim={hidden_dim}, num_heads={num_heads}"
         )
 
 
-def transformer_inputs(
-    vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
-):
+def transformer_inputs(vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length):
     """Token ids -> embeddings (projected to `hidden_dim` when their width
     differs) + learned positions. Returns `(token_ids, embedded, x, mask)`:
     `embedded` are the token embeddings the auxiliary network reads, `x`
     the encoder input."""
-    token_ids, embedded, mask = embedded_tokens(
-        vocabulary_size, embeddings, embedding_dim, dropout, sequence_length
-    )
+    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     x = embedded
     if embedded.shape[-1] != hidden_dim:
         x = keras.layers.Dense(hidden_dim, name="embedding_projection")(x)

@@ -45,8 +45,7 @@ def read_parallel(source_path, target_path):
     for number, source in enumerate(sources, 1):
         if not source:
             raise GANetInputError(
-                f"Empty source sentence on line {number} of {source_path}: "
-                "remove the pair or fill it in."
+                f"Empty source sentence on line {number} of {source_path}: remove the pair or fill it in."
             )
     return sources, targets
 
@@ -64,9 +63,7 @@ def load_multi30k(data_dir, limit=None):
     folder = os.path.join(data_dir, "multi30k")
     splits = {}
     for split, stem in MULTI30K_SPLITS.items():
-        sources, targets = read_parallel(
-            os.path.join(folder, f"{stem}.de.gz"), os.path.join(folder, f"{stem}.en.gz")
-        )
+        sources, targets = read_parallel(os.path.join(folder, f"{stem}.de.gz"), os.path.join(folder, f"{stem}.en.gz"))
         splits[split] = (sources[:limit], targets[:limit])
     return splits
 
@@ -78,9 +75,7 @@ def synthetic_pairs(task, count, min_length=10, max_length=100, seed=0):
     if task not in ("copy", "reverse"):
         raise GANetInputError(f"Unknown synthetic task {task!r}: use copy or reverse.")
     if not 1 <= min_length <= max_length:
-        raise GANetInputError(
-            f"Lengths must satisfy 1 <= min <= max, got {min_length} and {max_length}."
-        )
+        raise GANetInputError(f"Lengths must satisfy 1 <= min <= max, got {min_length} and {max_length}.")
     rng = np.random.default_rng(seed)
     sources, targets = [], []
     for _ in range(count):
@@ -103,7 +98,5 @@ def load_task(task, data_dir=None, limit=None, seed=0, min_length=10, max_length
     for offset, (split, size) in enumerate(SYNTHETIC_SIZES.items()):
         count = size if limit is None else min(size, limit)
         # Each split has its own seed, so test sequences are not training ones.
-        splits[split] = synthetic_pairs(
-            task, count, min_length, max_length, seed=1000 * seed + offset
-        )
+        splits[split] = synthetic_pairs(task, count, min_length, max_length, seed=1000 * seed + offset)
     return splits

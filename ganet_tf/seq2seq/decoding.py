@@ -94,8 +94,9 @@ def make_decoder(model, beam_size=1):
         tf.TensorSpec([], tf.int32, name="max_length"),
     ]
     if beam_size <= 1:
-        return tf.function(lambda source, max_length: greedy_decode(model, source, max_length),
-                           input_signature=signature)
+        return tf.function(
+            lambda source, max_length: greedy_decode(model, source, max_length), input_signature=signature
+        )
     return tf.function(
         lambda source, max_length: beam_search(model, source, max_length, beam_size),
         input_signature=signature,

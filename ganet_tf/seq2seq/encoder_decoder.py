@@ -111,16 +111,15 @@ class EncoderDecoder(keras.Model):
     ):
         super().__init__(**kwargs)
         if attention not in ATTENTIONS:
-            raise ValueError(
-                f"`attention` must be one of {ATTENTIONS}. Received: attention={attention}"
-            )
-        for name, value in (("source_vocabulary_size", source_vocabulary_size),
-                            ("target_vocabulary_size", target_vocabulary_size),
-                            ("embedding_dim", embedding_dim), ("hidden", hidden)):
+            raise ValueError(f"`attention` must be one of {ATTENTIONS}. Received: attention={attention}")
+        for name, value in (
+            ("source_vocabulary_size", source_vocabulary_size),
+            ("target_vocabulary_size", target_vocabulary_size),
+            ("embedding_dim", embedding_dim),
+            ("hidden", hidden),
+        ):
             if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: {name}={value}"
-                )
+                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
         if not 0 <= dropout < 1:
             raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
         self.source_vocabulary_size = source_vocabulary_size
@@ -161,17 +160,23 @@ class EncoderDecoder(keras.Model):
         )
         self.bridge_h = keras.layers.Dense(decoder_units, activation="tanh", name="bridge_h")
         self.bridge_c = keras.layers.Dense(decoder_units, activation="tanh", name="bridge_c")
-        self.decoder = keras.layers.LSTM(
-            decoder_units, return_sequences=True, return_state=True, name="decoder"
-        )
+        self.decoder = keras.layers.LSTM(decoder_units, return_sequences=True, return_state=True, name="decoder")
         if attention == "bahdanau":
             self.attention_layer = BahdanauAttention(self.attention_units, name="attention")
         elif attention == "gated":
             self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
             self.auxiliary, self.gate_sampler, self.gate_sparsity = gate_layers(
-                "bilstm", aux_hidden, gate_bias, temperature, gate_penalty,
-                straight_through, inference_mode, gate_distribution, target_density,
-                inference_density, seed,
+                "bilstm",
+                aux_hidden,
+                gate_bias,
+                temperature,
+                gate_penalty,
+                straight_through,
+                inference_mode,
+                gate_distribution,
+                target_density,
+                inference_density,
+                seed,
             )
         else:
             self.attention_layer = HierarchicalAttention(
@@ -205,9 +210,7 @@ class EncoderDecoder(keras.Model):
         """
         mask = ops.not_equal(source, 0)
         embedded = self.embedding_dropout(self.source_embedding(source), training=training)
-        states, forward_h, forward_c, backward_h, backward_c = self.encoder(
-            embedded, mask=mask, training=training
-        )
+        states, forward_h, forward_c, backward_h, backward_c = self.encoder(embedded, mask=mask, training=training)
         h = self.bridge_h(ops.concatenate([forward_h, backward_h], -1))
         c = self.bridge_c(ops.concatenate([forward_c, backward_c], -1))
         gates = None
@@ -218,9 +221,7 @@ class EncoderDecoder(keras.Model):
             gates = self.gate_sampler(logits, mask=mask, training=training)
             if training:  # the L1 penalty; its density metric is a training one
                 gates = self.gate_sparsity(gates, mask=mask, training=training)
-            memory = self.attention_layer.prepare(
-                states, gates, mask, compact=not training
-            )
+            memory = self.attention_layer.prepare(states, gates, mask, compact=not training)
         else:
             memory = self.attention_layer.prepare(states, mask, training=training)
         feed = ops.zeros((ops.shape(source)[0], self.decoder_units), states.dtype)
@@ -228,9 +229,7 @@ class EncoderDecoder(keras.Model):
 
     def _attend(self, query, memory, training=None):
         if self.attention.startswith("hier"):
-            return self.attention_layer.attend(
-                query, memory, training=training, return_weights=False
-            )
+            return self.attention_layer.attend(query, memory, training=training, return_weights=False)
         return self.attention_layer.attend(query, memory)
 
     # --- decoder ---------------------------------------------------------
@@ -261,9 +260,7 @@ class EncoderDecoder(keras.Model):
         h, c, _ = state
         mask = ops.not_equal(target_in, 0)
         embedded = self.embedding_dropout(self.target_embedding(target_in), training=training)
-        outputs, _, _ = self.decoder(
-            embedded, mask=mask, initial_state=[h, c], training=training
-        )
+        outputs, _, _ = self.decoder(embedded, mask=mask, initial_state=[h, c], training=training)
         if return_embedded:
             return outputs, embedded
         return outputs
@@ -272,9 +269,7 @@ class EncoderDecoder(keras.Model):
         source, target_in = inputs["source"], inputs["target_in"]
         memory, state, _ = self.encode(source, training=training)
         if not self.input_feeding:
-            queries, embedded = self.decoder_queries(
-                target_in, state, training, return_embedded=True
-            )
+            queries, embedded = self.decoder_queries(target_in, state, training, return_embedded=True)
             context, _ = self._attend(queries, memory, training)
             return self._logits(queries, context, embedded, training)
 

@@ -80,9 +80,7 @@ def _check(config):
     if config.task not in TASKS:
         raise GANetInputError(f"Unknown task {config.task!r}: use one of {', '.join(TASKS)}.")
     if config.attention not in ATTENTIONS:
-        raise GANetInputError(
-            f"Unknown attention {config.attention!r}: use one of {', '.join(ATTENTIONS)}."
-        )
+        raise GANetInputError(f"Unknown attention {config.attention!r}: use one of {', '.join(ATTENTIONS)}.")
     for name in ("epochs", "batch_size", "hidden", "embedding_dim", "beam_size"):
         value = getattr(config, name)
         if not isinstance(value, int) or value < 1:
@@ -152,9 +150,7 @@ def teacher_forced_scores(model, dataset):
     for inputs, target_out in dataset:
         logits = model(inputs, training=False)
         token_mask = tf.cast(tf.not_equal(target_out, 0), tf.float32)
-        loss = tf.keras.losses.sparse_categorical_crossentropy(
-            target_out, logits, from_logits=True
-        )
+        loss = tf.keras.losses.sparse_categorical_crossentropy(target_out, logits, from_logits=True)
         total_loss += float(tf.reduce_sum(loss * token_mask))
         nodes = model.attended_nodes(inputs["source"], inputs["target_in"])
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(inputs["source"], 0), tf.float32), -1)
@@ -222,8 +218,7 @@ def run_seq2seq(config):
 
 
 def _run_seq2seq(config):
-    splits = load_task(config.task, config.data_dir, config.limit, config.seed,
-                       config.min_length, config.max_length)
+    splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
     source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
     target_vectorizer = vectorizer_from_vocabulary(target_vocabulary)
@@ -233,9 +228,7 @@ def _run_seq2seq(config):
     }
     keras.utils.set_random_seed(config.seed)
     datasets = {
-        split: make_dataset(*ids[split], config.batch_size, shuffle=split == "train",
-                            seed=config.seed)
-        for split in ids
+        split: make_dataset(*ids[split], config.batch_size, shuffle=split == "train", seed=config.seed) for split in ids
     }
     source_size = len(source_vocabulary) + 2
     target_size = len(target_vocabulary) + 2
@@ -252,8 +245,13 @@ def _run_seq2seq(config):
     if config.backup_dir:
         callbacks.append(keras.callbacks.BackupAndRestore(config.backup_dir))
     started = time.perf_counter()
-    history = model.fit(datasets["train"], validation_data=datasets["val"],
-                        epochs=config.epochs, callbacks=callbacks, verbose=config.verbose)
+    history = model.fit(
+        datasets["train"],
+        validation_data=datasets["val"],
+        epochs=config.epochs,
+        callbacks=callbacks,
+        verbose=config.verbose,
+    )
     train_seconds = time.perf_counter() - started
     epochs_run = len(history.history.get("loss", []))
 
@@ -261,8 +259,7 @@ def _run_seq2seq(config):
         "task": config.task,
         "attention": config.attention,
         "levels": config.levels if config.attention.startswith("hier") else None,
-        "block_size": (config.block_size if config.attention in ("hier-rnn", "hier-cnn")
-                       else None),
+        "block_size": (config.block_size if config.attention in ("hier-rnn", "hier-cnn") else None),
         "seed": config.seed,
         "epochs": config.epochs,
         "train_examples": len(ids["train"][0]),
@@ -273,16 +270,14 @@ def _run_seq2seq(config):
         "seconds_per_epoch": train_seconds / epochs_run if epochs_run else None,
     }
     result.update(teacher_forced_scores(model, datasets["test"]))
-    decoded, seconds = decode_all(model, ids["test"][0], config.batch_size,
-                                  config.beam_size, verbose=config.verbose)
+    decoded, seconds = decode_all(model, ids["test"][0], config.batch_size, config.beam_size, verbose=config.verbose)
     vocabulary = ["", "[UNK]"] + list(target_vocabulary)
     hypotheses = [ids_to_tokens(row, vocabulary) for row in decoded]
     references = [ids_to_tokens(row[1:], vocabulary) for row in ids["test"][1]]
     result["decode_seconds_per_sentence"] = seconds
     result["beam_size"] = config.beam_size
     if config.task == "multi30k":
-        result["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses],
-                                          splits["test"][1])
+        result["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses], splits["test"][1])
         result["test_exact_match"] = None
     else:
         result["test_bleu"] = None
@@ -291,19 +286,21 @@ def _run_seq2seq(config):
 
         def write_files(staging):
             model.save(os.path.join(staging, MODEL_FILE))
-            _write_json(os.path.join(staging, VOCABULARY_FILE),
-                        {"source": source_vocabulary, "target": target_vocabulary})
-            _write_json(os.path.join(staging, METRICS_FILE),
-                        {**result, "config": dataclasses.asdict(config)})
-            _write_json(os.path.join(staging, EXAMPLES_FILE), [
-                {"source": s, "reference": r, "hypothesis": detokenize(h)}
-                for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses)
-            ])
+            _write_json(
+                os.path.join(staging, VOCABULARY_FILE), {"source": source_vocabulary, "target": target_vocabulary}
+            )
+            _write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)})
+            _write_json(
+                os.path.join(staging, EXAMPLES_FILE),
+                [
+                    {"source": s, "reference": r, "hypothesis": detokenize(h)}
+                    for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses[:20], strict=True)
+                ],
+            )
 
         write_run_folder(config.out, write_files, owned=is_seq2seq_run_folder)
     if config.export:
         from ganet_tf.seq2seq.translator import save_translator
 
-        result["export"] = save_translator(model, source_vocabulary, target_vocabulary,
-                                           config.export)
+        result["export"] = save_translator(model, source_vocabulary, target_vocabulary, config.export)
     return result

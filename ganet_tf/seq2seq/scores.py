@@ -10,7 +10,7 @@ def corpus_bleu(hypotheses, references):
 
 def exact_match(hypotheses, references):
     """Share of hypotheses (token lists) equal to their reference."""
-    pairs = list(zip(hypotheses, references))
+    pairs = list(zip(hypotheses, references, strict=True))
     if not pairs:
         return 0.0
     return sum(list(h) == list(r) for h, r in pairs) / len(pairs)

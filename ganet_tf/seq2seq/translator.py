@@ -75,7 +75,5 @@ def export_translator(run_dir, export_dir):
 
 def save_translator(model, source_vocabulary, target_vocabulary, export_dir):
     translator = Translator(model, source_vocabulary, target_vocabulary)
-    tf.saved_model.save(
-        translator, export_dir, signatures={"serving_default": translator.translate}
-    )
+    tf.saved_model.save(translator, export_dir, signatures={"serving_default": translator.translate})
     return export_dir

@@ -50,7 +50,7 @@ def build_vocabulary(texts, min_count=1, max_tokens=None, target=False):
     if min_count > 1:
         tokens = tf.strings.split(standardize_translation(tf.constant(list(texts))))
         unique, _, counts = tf.unique_with_counts(tokens.flat_values)
-        counts = dict(zip(unique.numpy().tolist(), counts.numpy().tolist()))
+        counts = dict(zip(unique.numpy().tolist(), counts.numpy().tolist(), strict=True))
         vocabulary = [t for t in vocabulary if counts.get(t.encode(), 0) >= min_count]
     if not vocabulary:
         raise GANetInputError("The training sentences contain no tokens.")
@@ -76,12 +76,10 @@ def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None):
         raise GANetInputError(f"--batch-size must be a positive integer, got {batch_size}.")
     for number, row in enumerate(source_ids):
         if len(row) == 0:
-            raise GANetInputError(
-                f"Source sentence {number + 1} has no tokens: remove it or fill it in."
-            )
+            raise GANetInputError(f"Source sentence {number + 1} has no tokens: remove it or fill it in.")
 
     def generator():
-        yield from zip(source_ids, target_ids)
+        yield from zip(source_ids, target_ids, strict=True)
 
     signature = (tf.TensorSpec([None], "int32"), tf.TensorSpec([None], "int32"))
     dataset = tf.data.Dataset.from_generator(generator, output_signature=signature)
@@ -89,9 +87,7 @@ def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None):
     dataset = dataset.cache()
     if shuffle:
         dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.map(
-        lambda source, target: ({"source": source, "target_in": target[:-1]}, target[1:])
-    )
+    dataset = dataset.map(lambda source, target: ({"source": source, "target_in": target[:-1]}, target[1:]))
     return dataset.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
 

@@ -24,8 +24,18 @@ BACKUP_FILES = frozenset({"backup", "history.csv", "best.weights.h5", CONFIG_FIL
 # Flags that may change between attempts of one run: where it writes, how
 # much it prints, and how long it may train.
 RESUMABLE_CHANGES = frozenset(
-    {"epochs", "patience", "out", "backup_dir", "verbose", "restart", "tensorboard", "strategy",
-     "cpu_devices", "jit_compile"}
+    {
+        "epochs",
+        "patience",
+        "out",
+        "backup_dir",
+        "verbose",
+        "restart",
+        "tensorboard",
+        "strategy",
+        "cpu_devices",
+        "jit_compile",
+    }
 )
 
 
@@ -91,7 +101,7 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
                 self.model.optimizer.build(self.model.trainable_variables)
             try:
                 self.model.load_weights(self._weights_path)
-            except Exception as error:  # noqa: BLE001 - h5py, shapes, truncation
+            except Exception as error:
                 raise unreadable_backup(self._weights_path, error) from error
         if os.path.exists(self._training_metadata_path):
             try:
@@ -121,7 +131,7 @@ def load_backup_weights(model, path):
     """`model.load_weights(path)`, one error line if the file is unreadable."""
     try:
         model.load_weights(path)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         raise unreadable_backup(path, error) from error
 
 
@@ -133,17 +143,11 @@ def is_backup_folder(path):
 
 def has_finished_epochs(path):
     """Whether the backup folder `path` holds a finished epoch to resume from."""
-    return any(
-        os.path.exists(os.path.join(path, name)) for name in ("backup", "best.weights.h5")
-    )
+    return any(os.path.exists(os.path.join(path, name)) for name in ("backup", "best.weights.h5"))
 
 
 def _comparable(config):
-    values = {
-        key: value
-        for key, value in dataclasses.asdict(config).items()
-        if key not in RESUMABLE_CHANGES
-    }
+    values = {key: value for key, value in dataclasses.asdict(config).items() if key not in RESUMABLE_CHANGES}
     return json.loads(json.dumps(values))
 
 
@@ -181,8 +185,7 @@ def prepare_backup_dir(config, inputs=()):
         ]
         if differing:
             changes = ", ".join(
-                f"{_flag(name, saved.get(name, defaults.get(name)))} (now "
-                f"{current.get(name, defaults.get(name))})"
+                f"{_flag(name, saved.get(name, defaults.get(name)))} (now {current.get(name, defaults.get(name))})"
                 for name in differing
             )
             raise GANetInputError(

@@ -40,15 +40,9 @@ STRATEGIES = ("default", "mirrored", "multi_worker")
 def validate_distribution(config):
     """`GANetInputError` for a bad `--strategy` / `--cpu-devices`."""
     if config.strategy not in STRATEGIES:
-        raise GANetInputError(
-            f"Unknown --strategy {config.strategy!r}: choose one of {list(STRATEGIES)}."
-        )
-    if config.cpu_devices is not None and (
-        not isinstance(config.cpu_devices, int) or config.cpu_devices < 1
-    ):
-        raise GANetInputError(
-            f"--cpu-devices must be a positive integer, got {config.cpu_devices}."
-        )
+        raise GANetInputError(f"Unknown --strategy {config.strategy!r}: choose one of {list(STRATEGIES)}.")
+    if config.cpu_devices is not None and (not isinstance(config.cpu_devices, int) or config.cpu_devices < 1):
+        raise GANetInputError(f"--cpu-devices must be a positive integer, got {config.cpu_devices}.")
     if config.strategy == "multi_worker" and not os.environ.get("TF_CONFIG"):
         raise GANetInputError(
             "--strategy multi_worker needs the cluster in TF_CONFIG (see the "
@@ -69,8 +63,7 @@ def split_cpu(count):
     except RuntimeError:
         if len(tf.config.list_logical_devices("CPU")) != count:
             raise GANetInputError(
-                "--cpu-devices must be set before TensorFlow starts: run it in "
-                "a fresh process."
+                "--cpu-devices must be set before TensorFlow starts: run it in a fresh process."
             ) from None
 
 
@@ -89,9 +82,7 @@ def make_strategy(name, cpu_devices=None):
     # packs GA-Net's sparse embedding gradients as dense tensors, whose
     # sizes then differ between the replicas).
     cpus = [device.name for device in tf.config.list_logical_devices("CPU")]
-    return tf.distribute.MirroredStrategy(
-        cpus, cross_device_ops=tf.distribute.ReductionToOneDevice(cpus[0])
-    )
+    return tf.distribute.MirroredStrategy(cpus, cross_device_ops=tf.distribute.ReductionToOneDevice(cpus[0]))
 
 
 def is_multi_worker(strategy):
@@ -116,20 +107,19 @@ def training_datasets(strategy, config, ids, splits):
     the replicas); on several, each worker's share (see the module).
     """
     if not is_multi_worker(strategy):
-        train = make_dataset(ids["train"], splits.train_labels, config.batch_size,
-                             shuffle=True, seed=config.seed, buckets=config.buckets)
-        validation = make_dataset(ids["validation"], splits.validation_labels, 128,
-                                  buckets=config.buckets)
+        train = make_dataset(
+            ids["train"], splits.train_labels, config.batch_size, shuffle=True, seed=config.seed, buckets=config.buckets
+        )
+        validation = make_dataset(ids["validation"], splits.validation_labels, 128, buckets=config.buckets)
         replicas = strategy.num_replicas_in_sync
         if replicas > 1:
             if config.batch_size % replicas:
                 raise GANetInputError(
-                    f"--batch-size {config.batch_size} must be a multiple of the "
-                    f"{replicas} replicas."
+                    f"--batch-size {config.batch_size} must be a multiple of the {replicas} replicas."
                 )
             train, validation = _even(train, replicas), _even(validation, replicas)
         return train, validation
-    workers = strategy.extended._num_workers  # noqa: SLF001 (no public count)
+    workers = strategy.extended._num_workers
     if config.batch_size % strategy.num_replicas_in_sync:
         raise GANetInputError(
             f"--batch-size {config.batch_size} must be a multiple of the "
@@ -140,12 +130,14 @@ def training_datasets(strategy, config, ids, splits):
         def dataset(context):
             share = len(rows) // workers  # equal shares: equal steps
             start = context.input_pipeline_id * share
-            local = context.get_per_replica_batch_size(batch_size) * (
-                strategy.num_replicas_in_sync // workers
-            )
+            local = context.get_per_replica_batch_size(batch_size) * (strategy.num_replicas_in_sync // workers)
             return make_dataset(
-                rows[start:start + share], labels[start:start + share], local,
-                shuffle=shuffle, seed=config.seed, buckets=0,
+                rows[start : start + share],
+                labels[start : start + share],
+                local,
+                shuffle=shuffle,
+                seed=config.seed,
+                buckets=0,
             )
 
         return strategy.distribute_datasets_from_function(dataset)
@@ -153,8 +145,7 @@ def training_datasets(strategy, config, ids, splits):
     validation_batch = 128 - 128 % strategy.num_replicas_in_sync
     return (
         shard(ids["train"], np.asarray(splits.train_labels), config.batch_size, True),
-        shard(ids["validation"], np.asarray(splits.validation_labels),
-              validation_batch, False),
+        shard(ids["validation"], np.asarray(splits.validation_labels), validation_batch, False),
     )
 
 
@@ -197,9 +188,9 @@ def prepare_model(model, strategy, ids, labels):
     model.train_step = _with_leading_axis(model.train_step)
     model.test_step = _with_leading_axis(model.test_step)
     with strategy.scope():
-        model._symbolic_build(data_batch=(ids[:2], np.asarray(labels[:2])))  # noqa: SLF001
+        model._symbolic_build(data_batch=(ids[:2], np.asarray(labels[:2])))
         model.optimizer.build(model.trainable_variables)
-    model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None  # noqa: SLF001
+    model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
 
 
 def _with_leading_axis(step):

@@ -55,9 +55,7 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
         # A row with every gate closed is pooled by the layer's fallback.
         fallback = lengths if attention.fallback == "all" else np.ones_like(lengths)
         attended = np.where(open_gates > 0, open_gates, fallback)
-        result["attended_density"] = float(
-            np.mean(attended[has_tokens] / lengths[has_tokens])
-        )
+        result["attended_density"] = float(np.mean(attended[has_tokens] / lengths[has_tokens]))
         flops = attention_flops(attention, attended)
         result["attention_flops_gated"] = float(flops[has_tokens].mean())
     return result

@@ -13,9 +13,7 @@ class TrainingDivergedError(GANetInputError):
 def non_finite_weights(model):
     """Names of the weights of `model` that hold a NaN or an infinity."""
     return [
-        variable.path
-        for variable in model.weights
-        if not np.all(np.isfinite(keras.ops.convert_to_numpy(variable)))
+        variable.path for variable in model.weights if not np.all(np.isfinite(keras.ops.convert_to_numpy(variable)))
     ]
 
 

@@ -57,7 +57,7 @@ def stale_paths(target, kind):
     found = []
     if os.path.isdir(parent):
         for entry in sorted(os.listdir(parent)):
-            pid = entry[len(prefix):].split("-", 1)[0] if entry.startswith(prefix) else ""
+            pid = entry[len(prefix) :].split("-", 1)[0] if entry.startswith(prefix) else ""
             if pid.isdigit() and not pid_alive(int(pid)):
                 found.append(os.path.join(parent, entry))
     return found
@@ -87,9 +87,7 @@ def check_writable_folder(path, flag):
         raise GANetInputError(f"{flag} {path} is a file: give a folder.")
     blocker = _first_file_on_the_way(absolute)
     if blocker:
-        raise GANetInputError(
-            f"{flag} {path} cannot be made: {blocker} is a file, not a folder."
-        )
+        raise GANetInputError(f"{flag} {path} cannot be made: {blocker} is a file, not a folder.")
     return absolute
 
 
@@ -131,15 +129,11 @@ def check_output_folder(path, flag="--out", inputs=(), owned=is_run_folder):
     """
     absolute = check_writable_folder(path, flag)
     if _inside(os.getcwd(), absolute):
-        raise GANetInputError(
-            f"{flag} {path} is the working folder (or holds it): give a new "
-            "folder, e.g. runs/NAME."
-        )
+        raise GANetInputError(f"{flag} {path} is the working folder (or holds it): give a new folder, e.g. runs/NAME.")
     for file in inputs:
         if file and _inside(file, absolute):
             raise GANetInputError(
-                f"{flag} {path} holds the input file {file}: give a folder of "
-                "its own, e.g. runs/NAME."
+                f"{flag} {path} holds the input file {file}: give a folder of its own, e.g. runs/NAME."
             )
     if os.path.isdir(absolute) and not owned(absolute):
         raise GANetInputError(

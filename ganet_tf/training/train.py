@@ -16,9 +16,9 @@ from ganet_tf.data import build_vectorizer
 from ganet_tf.data import load_dataset
 from ganet_tf.data import load_files
 from ganet_tf.data import save_vectorizer
-from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.data.registry import LOCAL_WINDOWS  # noqa: F401 - re-exported
 from ganet_tf.data.registry import local_window
+from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.embeddings import embedding_matrix
 from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
@@ -38,6 +38,7 @@ from ganet_tf.training.distribution import prepare_model
 from ganet_tf.training.distribution import training_datasets
 from ganet_tf.training.distribution import validate_distribution
 from ganet_tf.training.epoch_timer import EpochTimer
+from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.non_finite_guard import NonFiniteGuard
 from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.non_finite_guard import non_finite_weights
@@ -47,8 +48,6 @@ from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.runtime_options import precision_policy
 from ganet_tf.training.runtime_options import tensorboard_callbacks
-from ganet_tf.training.evaluate import evaluate_model
-
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
@@ -117,13 +116,9 @@ class TrainConfig:
 
     def validate(self):
         if self.model not in MODEL_BUILDERS:
-            raise GANetInputError(
-                f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}."
-            )
+            raise GANetInputError(f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}.")
         if self.monitor not in MONITORS:
-            raise GANetInputError(
-                f"Unknown --monitor {self.monitor!r}: choose one of {sorted(MONITORS)}."
-            )
+            raise GANetInputError(f"Unknown --monitor {self.monitor!r}: choose one of {sorted(MONITORS)}.")
         if self.buckets is not None and self.buckets < 0:
             raise GANetInputError(f"--buckets must be >= 0, got {self.buckets}.")
         if self.glove_vocabulary < 0:
@@ -167,23 +162,15 @@ class TrainConfig:
                 continue  # follows --target-density
             if getattr(self, name) not in choices:
                 raise GANetInputError(
-                    f"Unknown --{name.replace('_', '-')} {getattr(self, name)!r}: "
-                    f"choose one of {list(choices)}."
+                    f"Unknown --{name.replace('_', '-')} {getattr(self, name)!r}: choose one of {list(choices)}."
                 )
         if self.target_density is not None and not 0 <= self.target_density < 1:
             raise GANetInputError(
-                f"--target-density must be in [0, 1) (0: the paper's fixed --lam), "
-                f"got {self.target_density}."
+                f"--target-density must be in [0, 1) (0: the paper's fixed --lam), got {self.target_density}."
             )
         if self.inference_density is not None and not 0 < self.inference_density <= 1:
-            raise GANetInputError(
-                f"--inference-density must be in (0, 1], got {self.inference_density}."
-            )
-        if (
-            self.inference_mode == "top_k"
-            and self.inference_density is None
-            and not self.target_density
-        ):
+            raise GANetInputError(f"--inference-density must be in (0, 1], got {self.inference_density}.")
+        if self.inference_mode == "top_k" and self.inference_density is None and not self.target_density:
             raise GANetInputError(
                 "--inference-mode top_k opens round(rho T) tokens per text: "
                 "give rho with --target-density (or --inference-density)."
@@ -204,9 +191,7 @@ def load_splits(config):
             label_column=config.label_column,
         )
     else:
-        splits = load_dataset(
-            config.dataset, config.data_dir, config.validation_fraction, config.seed
-        )
+        splits = load_dataset(config.dataset, config.data_dir, config.validation_fraction, config.seed)
     if config.limit:
         splits = splits.subset(config.limit)
     return splits
@@ -271,9 +256,7 @@ def write_outputs(out, model, vectorizer, splits, result):
 
     def write_files(staging):
         model.save(os.path.join(staging, "model.keras"))
-        save_vectorizer(
-            os.path.join(staging, "preprocessing.json"), vectorizer, splits.class_names
-        )
+        save_vectorizer(os.path.join(staging, "preprocessing.json"), vectorizer, splits.class_names)
         with open(os.path.join(staging, "metrics.json"), "w") as handle:
             json.dump(result, handle, indent=2)
 
@@ -432,23 +415,20 @@ def _train_and_evaluate(config, callbacks=()):
         top = config.glove_vocabulary
         extra = glove[0][:top] if glove else load_glove(config.glove, top=top)[0]
     vectorizer = build_vectorizer(
-        splits.train_texts, config.sequence_length, config.length_percentile,
+        splits.train_texts,
+        config.sequence_length,
+        config.length_percentile,
         extra_vocabulary=extra,
     )
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
     glove = glove or load_glove(config.glove, vocabulary)
     embeddings, coverage = embedding_matrix(vocabulary, glove, config.seed)
 
-    ids = {
-        split: vectorize(vectorizer, getattr(splits, f"{split}_texts"))
-        for split in ("train", "validation", "test")
-    }
+    ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("train", "validation", "test")}
     train, validation = training_datasets(strategy, config, ids, splits)
 
     with strategy.scope(), precision_policy(config.mixed_precision):
-        model = build_model(
-            config.model, splits.num_classes, **model_arguments(config, splits, embeddings)
-        )
+        model = build_model(config.model, splits.num_classes, **model_arguments(config, splits, embeddings))
         if config.freeze_embeddings:
             model.get_layer("embedding").trainable = False
         compile_model(model, config.lr, jit_compile=config.jit_compile or "auto")
@@ -477,16 +457,13 @@ def _train_and_evaluate(config, callbacks=()):
     train_seconds = time.perf_counter() - started
     if non_finite_weights(model):
         raise TrainingDivergedError(
-            "training diverged (non-finite weights); nothing was saved: lower --lr "
-            "and train again."
+            "training diverged (non-finite weights); nothing was saved: lower --lr and train again."
         )
 
     best = _best_epoch(history[config.monitor], config.monitor)
     model = local_copy(model, strategy)
     test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
-    validation_scores = evaluate_model(
-        model, ids["validation"], splits.validation_labels, splits.class_names
-    )
+    validation_scores = evaluate_model(model, ids["validation"], splits.validation_labels, splits.class_names)
     result = {
         "dataset": splits.name,
         "model": config.model,
@@ -505,21 +482,13 @@ def _train_and_evaluate(config, callbacks=()):
         "best_epoch": best + 1,
         "train_seconds": round(train_seconds, 2),
         "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
-        "history": {
-            key: [round(float(v), 5) for v in values]
-            for key, values in history.items()
-            if key != "epoch"
-        },
+        "history": {key: [round(float(v), 5) for v in values] for key, values in history.items() if key != "epoch"},
         "sequence_length": int(ids["train"].shape[1]),
         "vocabulary_size": len(vocabulary) + 2,
         "glove_coverage": round(coverage, 4),
         "train_examples": len(splits.train_texts),
         "test_examples": len(splits.test_texts),
-        "config": {
-            key: value
-            for key, value in dataclasses.asdict(config).items()
-            if key not in ("verbose",)
-        },
+        "config": {key: value for key, value in dataclasses.asdict(config).items() if key not in ("verbose",)},
         "report": test["report"],
     }
     _warn_all_closed(test["all_closed_rate"])

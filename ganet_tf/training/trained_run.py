@@ -31,10 +31,7 @@ def load_model_file(path):
     if os.path.isdir(path):
         raise GANetInputError(f"{path} is a folder, not a .keras model file.")
     if not os.path.isfile(path):
-        raise GANetInputError(
-            f"No model file at {path}: give a folder written by "
-            "`python -m ganet_tf train --out`."
-        )
+        raise GANetInputError(f"No model file at {path}: give a folder written by `python -m ganet_tf train --out`.")
     if not zipfile.is_zipfile(path):
         raise GANetInputError(
             f"{path} is not a complete .keras file (truncated or corrupt, "
@@ -42,7 +39,7 @@ def load_model_file(path):
         )
     try:
         return keras.models.load_model(path)
-    except Exception as error:  # noqa: BLE001 - any deserialisation failure
+    except Exception as error:
         raise GANetInputError(f"Cannot load {path}: {_first_line(error)}") from error
 
 
@@ -57,8 +54,7 @@ def check_trained_model(model, vectorizer, class_names, path):
     bad = non_finite_weights(model)
     if bad:
         raise GANetInputError(
-            f"{path} has non-finite weights ({bad[0]}): its training diverged; "
-            "retrain it with a lower --lr."
+            f"{path} has non-finite weights ({bad[0]}): its training diverged; retrain it with a lower --lr."
         )
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
     names = {layer.name for layer in model.layers}
@@ -106,8 +102,7 @@ def load_run(run_dir):
     path = model_file(run_dir)
     if not os.path.isfile(path):
         raise GANetInputError(
-            f"No {MODEL_FILE} in {run_dir}: pass a folder written by "
-            "`python -m ganet_tf train --out`."
+            f"No {MODEL_FILE} in {run_dir}: pass a folder written by `python -m ganet_tf train --out`."
         )
     vectorizer, class_names = load_preprocessing(run_dir)
     model = load_model_file(path)
@@ -120,16 +115,14 @@ def read_metrics(run_dir):
     path = os.path.join(run_dir, METRICS_FILE)
     if not os.path.isfile(path):
         raise GANetInputError(
-            f"No {METRICS_FILE} in {run_dir}: pass a folder written by "
-            "`python -m ganet_tf train --out`."
+            f"No {METRICS_FILE} in {run_dir}: pass a folder written by `python -m ganet_tf train --out`."
         )
     try:
         with open(path, encoding="utf-8") as handle:
             metrics = json.load(handle)
     except (ValueError, UnicodeDecodeError) as error:
         raise GANetInputError(
-            f"{path} is not valid JSON ({_first_line(error)[:120]}): copy it again "
-            "from the run folder, or retrain."
+            f"{path} is not valid JSON ({_first_line(error)[:120]}): copy it again from the run folder, or retrain."
         ) from None
     if not isinstance(metrics, dict):
         raise GANetInputError(f"{path} holds no JSON object: copy it again, or retrain.")

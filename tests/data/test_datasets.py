@@ -135,7 +135,7 @@ def test_imdb_from_extracted_folder_or_tarball(tmp_path, packed):
     splits = load_dataset("imdb", str(tmp_path / "data"), validation_fraction=0.25)
     assert splits.class_names == ["negative", "positive"]
     assert len(splits.train_texts) == 3 and len(splits.validation_texts) == 1
-    assert sorted(zip(splits.test_texts, splits.test_labels)) == [("Bad.", 0), ("Superb.", 1)]
+    assert sorted(zip(splits.test_texts, splits.test_labels, strict=True)) == [("Bad.", 0), ("Superb.", 1)]
     everything = splits.train_texts + splits.validation_texts
     assert "Wonderful — naïve and warm." in everything
     assert "not a labelled review" not in everything

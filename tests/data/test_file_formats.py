@@ -34,7 +34,7 @@ def test_lines_end_only_at_cr_and_lf(tmp_path):
     path = write(tmp_path / "u.txt", "pos a\u2028b\r\nneg c\u0085d\x0be\rpos f\x1cg\n")
     texts, labels = read_label_text(path)
     assert texts == ["a\u2028b", "c\u0085d\x0be", "f\x1cg"] and labels == ["pos", "neg", "pos"]
-    path = write(tmp_path / "u.csv", "text,label\r\n\"a\u2028b\",pos\r\nc\u0085d,neg\r\n")
+    path = write(tmp_path / "u.csv", 'text,label\r\n"a\u2028b",pos\r\nc\u0085d,neg\r\n')
     assert read_delimited(path) == (["a\u2028b", "c\u0085d"], ["pos", "neg"])
 
 
@@ -82,13 +82,12 @@ def test_numeric_labels_are_ordered_by_number(tmp_path):
     lines = [f"{label} text number {label} {i}" for i in range(10) for label in range(12)]
     splits = load_files(write(tmp_path / "n.txt", "\n".join(lines)), validation_fraction=0.1)
     assert splits.class_names == [str(label) for label in range(12)]
-    for text, class_id in zip(splits.train_texts, splits.train_labels):
+    for text, class_id in zip(splits.train_texts, splits.train_labels, strict=True):
         assert text.split()[2] == str(class_id)
 
 
 def test_few_examples_per_class_draw_one_warning(tmp_path, capsys):
-    splits = load_files(write(tmp_path / "three.txt", "pos good\nneg bad\npos fine\n"),
-                        validation_fraction=0.3)
+    splits = load_files(write(tmp_path / "three.txt", "pos good\nneg bad\npos fine\n"), validation_fraction=0.3)
     assert len(splits.train_texts) == 2
     warning = one_line(capsys.readouterr().err)
     assert "fewer than 10 examples" in warning and "'neg': 1" in warning

@@ -40,8 +40,12 @@ def test_specs_and_unknown_name():
 )
 def test_spec_validation(arguments, message):
     valid = dict(
-        name="toy", class_names=("a", "b"), local_window=2, local_folder="toy",
-        local_layout="DIR/toy/all.txt", read_local=lambda folder: {},
+        name="toy",
+        class_names=("a", "b"),
+        local_window=2,
+        local_folder="toy",
+        local_layout="DIR/toy/all.txt",
+        read_local=lambda folder: {},
     )
     with pytest.raises(ValueError, match=message):
         DatasetSpec(**{**valid, **arguments})

@@ -17,10 +17,19 @@ def runs(data_dir, tmp_path_factory):
     folders = {}
     for model in MODELS:
         out = root / model
-        train_and_evaluate(TrainConfig(
-            dataset="trec", data_dir=data_dir, model=model, limit=120, epochs=1,
-            hidden=4, aux_hidden=3, verbose=0, out=str(out),
-        ))
+        train_and_evaluate(
+            TrainConfig(
+                dataset="trec",
+                data_dir=data_dir,
+                model=model,
+                limit=120,
+                epochs=1,
+                hidden=4,
+                aux_hidden=3,
+                verbose=0,
+                out=str(out),
+            )
+        )
         folders[model] = str(out)
     return folders
 
@@ -29,8 +38,5 @@ def runs(data_dir, tmp_path_factory):
 def exports(runs, tmp_path_factory):
     """`(base, {model: version folder})`: both runs exported under one base."""
     base = tmp_path_factory.mktemp("exports") / "saved_models"
-    paths = {
-        model: export_saved_model(folder, f"trec_{model}", base=str(base))
-        for model, folder in runs.items()
-    }
+    paths = {model: export_saved_model(folder, f"trec_{model}", base=str(base)) for model, folder in runs.items()}
     return str(base), paths

@@ -35,7 +35,8 @@ def test_layout_and_model_config(exports):
     version = paths["ganet"]
     assert {"saved_model.pb", "variables", "assets.extra"} <= set(os.listdir(version))
     assert sorted(os.listdir(os.path.join(version, "assets.extra"))) == [
-        "ganet_tf_metrics.json", "tf_serving_warmup_requests",
+        "ganet_tf_metrics.json",
+        "tf_serving_warmup_requests",
     ]
     assert oct(os.stat(version).st_mode & 0o777) == "0o755"
 
@@ -44,13 +45,9 @@ def test_layout_and_model_config(exports):
 
     with open(os.path.join(base, "models.config"), encoding="utf-8") as handle:
         config = text_format.Parse(handle.read(), model_server_config_pb2.ModelServerConfig())
-    entries = [
-        (entry.name, entry.base_path, entry.model_platform)
-        for entry in config.model_config_list.config
-    ]
+    entries = [(entry.name, entry.base_path, entry.model_platform) for entry in config.model_config_list.config]
     assert entries == [
-        (name, os.path.abspath(os.path.join(base, name)), "tensorflow")
-        for name in ("trec_ganet", "trec_soft")
+        (name, os.path.abspath(os.path.join(base, name)), "tensorflow") for name in ("trec_ganet", "trec_soft")
     ]
 
 
@@ -64,8 +61,7 @@ def test_versions_refusal_overwrite_and_warmup_texts(runs, exports, tmp_path, ca
         export_saved_model(run, "m", version=1, base=str(base))
     assert (base / "m" / "1" / "marker").exists()
 
-    code = main(["export", "--model", run, "--name", "m", "--version", "1",
-                 "--base", str(base), "--overwrite"])
+    code = main(["export", "--model", run, "--name", "m", "--version", "1", "--base", str(base), "--overwrite"])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and summary["version"] == 1
     assert not (base / "m" / "1" / "marker").exists()
@@ -73,20 +69,21 @@ def test_versions_refusal_overwrite_and_warmup_texts(runs, exports, tmp_path, ca
 
     texts = ["Who wrote Hamlet ?", "", "naïve café — 東京", "How far is the moon ?"]
     (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-    code = main(["export", "--model", run, "--name", "m", "--base", str(base),
-                 "--warmup-texts", str(tmp_path / "texts.txt")])
+    code = main(
+        ["export", "--model", run, "--name", "m", "--base", str(base), "--warmup-texts", str(tmp_path / "texts.txt")]
+    )
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and summary == {
-        "name": "m", "version": 2, "path": str(base / "m" / "2"),
+        "name": "m",
+        "version": 2,
+        "path": str(base / "m" / "2"),
         "models_config": str(base / "models.config"),
     }
     # No staging or retired folders are left beside the versions.
     assert sorted(os.listdir(base / "m")) == ["1", "2"]
     assert sorted(os.listdir(base)) == ["m", "models.config"]
     assert 'name: "m"' in (base / "models.config").read_text()
-    requests = read_warmup_requests(
-        str(base / "m" / "2" / "assets.extra" / "tf_serving_warmup_requests")
-    )
+    requests = read_warmup_requests(str(base / "m" / "2" / "assets.extra" / "tf_serving_warmup_requests"))
     sent = [[text.decode() for text in request.inputs["text"].string_val] for request in requests]
     assert sent == [texts[:1], [text for text in texts if text]]
 
@@ -100,7 +97,7 @@ def test_next_version_follows_the_highest_integer_folder(tmp_path):
     for name in ("1", "3", "10", ".export-11-x"):
         (root / name / "saved_model.pb").write_bytes(b"")
     assert version_numbers(str(root)) == [1, 3, 10]  # "12" holds no SavedModel
-    assert "name: \"m\"" in model_config_text(str(tmp_path))
+    assert 'name: "m"' in model_config_text(str(tmp_path))
 
 
 def test_interrupted_export_leaves_nothing(runs, tmp_path, monkeypatch):
@@ -171,9 +168,7 @@ def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeyp
         ("truncated_model", [], "is not a complete .keras file"),
     ],
 )
-def test_bad_input_gives_one_error_line_and_writes_nothing(
-    runs, tmp_path, capsys, change, argv, message
-):
+def test_bad_input_gives_one_error_line_and_writes_nothing(runs, tmp_path, capsys, change, argv, message):
     run = tmp_path / "run"
     shutil.copytree(runs["ganet"], run)
     extra = []
@@ -211,8 +206,7 @@ def test_bad_input_gives_one_error_line_and_writes_nothing(
     if change == "base_under_file":
         (tmp_path / "notes.txt").write_text("mine")
         base = tmp_path / "notes.txt" / "saved_models"
-    code = main(["export", "--model", str(run), "--name", "m", "--base", str(base),
-                 *extra, *argv])
+    code = main(["export", "--model", str(run), "--name", "m", "--base", str(base), *extra, *argv])
     captured = capsys.readouterr()
     assert code == 2
     assert captured.err.startswith("ganet_tf: error: ") and message in captured.err

@@ -72,10 +72,7 @@ def _expected(run, texts):
     ids = vectorize(vectorizer, texts)
     model_ids = ids.copy()
     model_ids[(ids == 0).all(axis=1), 0] = 1
-    outputs = {
-        key: np.asarray(value)
-        for key, value in build_explainer(model)([model_ids], training=False).items()
-    }
+    outputs = {key: np.asarray(value) for key, value in build_explainer(model)([model_ids], training=False).items()}
     outputs["probabilities_predict"] = model.predict(model_ids, verbose=0)
     outputs["all_padding"] = np.asarray(model(np.zeros_like(ids[:1]), training=False))
     return ids, class_names, outputs
@@ -91,14 +88,19 @@ def served(exports, runs, tmp_path_factory):
         for model, run in runs.items()
     }
     request = {
-        "exports": paths, "texts": TEXTS, "out": str(out),
+        "exports": paths,
+        "texts": TEXTS,
+        "out": str(out),
         "ids": {model: value.tolist() for model, value in ids.items()},
     }
     (out / "request.json").write_text(json.dumps(request), encoding="utf-8")
     (out / "child.py").write_text(CHILD, encoding="utf-8")
     completed = subprocess.run(
         [sys.executable, "-I", str(out / "child.py"), str(out / "request.json")],
-        cwd=str(out), env=_clean_env(), capture_output=True, text=True,
+        cwd=str(out),
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert completed.stdout.strip().endswith("ok")
@@ -128,17 +130,13 @@ def test_outputs_match_the_keras_model(served, runs, model):
     np.testing.assert_allclose(arrays["probabilities"], expected["probabilities"], atol=1e-5)
     np.testing.assert_allclose(arrays["probabilities"], expected["probabilities_predict"], atol=1e-5)
     np.testing.assert_array_equal(arrays["class_id"], expected["probabilities"].argmax(-1))
-    assert [label.decode() for label in arrays["label"]] == [
-        class_names[i] for i in arrays["class_id"]
-    ]
+    assert [label.decode() for label in arrays["label"]] == [class_names[i] for i in arrays["class_id"]]
     real = (ids != 0).astype("float32")
     np.testing.assert_allclose(arrays["attention"], expected["attention"] * real, atol=1e-5)
     if model == "ganet":
         np.testing.assert_array_equal(arrays["gates"], expected["gates"] * real)
         assert set(np.unique(arrays["gates"])) <= {0.0, 1.0}
-        np.testing.assert_allclose(
-            arrays["gate_probabilities"], expected["gate_probabilities"] * real, atol=1e-5
-        )
+        np.testing.assert_allclose(arrays["gate_probabilities"], expected["gate_probabilities"] * real, atol=1e-5)
         density = arrays["gates"].sum(1) / np.maximum(real.sum(1), 1)
         np.testing.assert_allclose(arrays["density"], density, atol=1e-6)
         assert arrays["density"][0] == 0.0
@@ -161,7 +159,9 @@ def test_the_edge_texts_tokenise_as_expected(runs):
 def _saved_model_cli(*args):
     return subprocess.run(
         [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli", *args],
-        capture_output=True, text=True, env=_clean_env(),
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
     )
 
 
@@ -176,8 +176,15 @@ def test_saved_model_cli_shows_and_runs_the_signature(exports):
         assert f"outputs['{key}']" in shown.stdout
 
     ran = _saved_model_cli(
-        "run", "--dir", path, "--tag_set", "serve", "--signature_def", "serving_default",
-        "--input_exprs", 'text=["a question ?"]',
+        "run",
+        "--dir",
+        path,
+        "--tag_set",
+        "serve",
+        "--signature_def",
+        "serving_default",
+        "--input_exprs",
+        'text=["a question ?"]',
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "Result for output key label" in ran.stdout
@@ -208,8 +215,18 @@ def test_graph_has_no_python_callbacks_and_pins_no_model_op(exports, model):
     # Keras pins only TextVectorization's string ops to CPU (they have no GPU
     # kernels anyway); nothing of the model itself is pinned.
     assert "StringSplitV2" in pinned
-    model_ops = {"MatMul", "Einsum", "BiasAdd", "While", "Softmax", "Sigmoid", "Tanh",
-                 "ReadVariableOp", "StatefulPartitionedCall", "TensorListReserve"}
+    model_ops = {
+        "MatMul",
+        "Einsum",
+        "BiasAdd",
+        "While",
+        "Softmax",
+        "Sigmoid",
+        "Tanh",
+        "ReadVariableOp",
+        "StatefulPartitionedCall",
+        "TensorListReserve",
+    }
     assert not pinned & model_ops
 
 
@@ -218,10 +235,7 @@ def test_warmup_requests_parse_and_run(exports):
 
     path = exports[1]["ganet"]
     warmup = os.path.join(path, "assets.extra", "tf_serving_warmup_requests")
-    logs = [
-        prediction_log_pb2.PredictionLog.FromString(record.numpy())
-        for record in tf.data.TFRecordDataset(warmup)
-    ]
+    logs = [prediction_log_pb2.PredictionLog.FromString(record.numpy()) for record in tf.data.TFRecordDataset(warmup)]
     assert len(logs) == 2
     signature = tf.saved_model.load(path).signatures["serving_default"]
     sizes = []

@@ -18,10 +18,20 @@ def trained(data_dir, tmp_path_factory):
     # so that every text has open and closed gates, however little it trained.
     top_half = {"inference_mode": "top_k", "inference_density": 0.5}
     for model, gates in (("ganet", top_half), ("soft", {})):
-        train_and_evaluate(TrainConfig(
-            dataset="sst2", data_dir=data_dir, model=model, limit=96, epochs=1, hidden=4,
-            aux_hidden=3, verbose=0, out=str(root / model), **gates,
-        ))
+        train_and_evaluate(
+            TrainConfig(
+                dataset="sst2",
+                data_dir=data_dir,
+                model=model,
+                limit=96,
+                epochs=1,
+                hidden=4,
+                aux_hidden=3,
+                verbose=0,
+                out=str(root / model),
+                **gates,
+            )
+        )
     return root
 
 
@@ -52,8 +62,21 @@ def test_explanations_hold_p_g_and_alpha_per_token(trained):
 
 def test_explain_command_writes_html_png_and_json(trained, tmp_path, capsys):
     out = tmp_path / "report"
-    code = main(["explain", "--model", str(trained / "ganet"), "--model", str(trained / "soft"),
-                 "--text", TEXTS[0], "--text", TEXTS[1], "--out", str(out)])
+    code = main(
+        [
+            "explain",
+            "--model",
+            str(trained / "ganet"),
+            "--model",
+            str(trained / "soft"),
+            "--text",
+            TEXTS[0],
+            "--text",
+            TEXTS[1],
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["texts"] == 2 and summary["models"] == 2
@@ -62,7 +85,7 @@ def test_explain_command_writes_html_png_and_json(trained, tmp_path, capsys):
     explanations = json.loads((out / "explanations.json").read_text())
     ganet = explanations[0][0]
     assert sum(ganet["gates"]) == math.ceil(len(ganet["tokens"]) / 2)
-    for token, gate in zip(ganet["tokens"], ganet["gates"]):
+    for token, gate in zip(ganet["tokens"], ganet["gates"], strict=True):
         if gate:
             assert f"<b>{token}</b>" in page
     for png in ("text_1.png", "text_2.png"):
@@ -76,12 +99,15 @@ def test_explain_bad_input(tmp_path, capsys):
     assert "Nothing to explain" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("case, message", [
-    ("latin1_file", "pass its encoding with --encoding"),
-    ("folder_as_file", "is a folder, not a file"),
-    ("out_is_file", "--out"),
-    ("out_under_file", "is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("latin1_file", "pass its encoding with --encoding"),
+        ("folder_as_file", "is a folder, not a file"),
+        ("out_is_file", "--out"),
+        ("out_under_file", "is a file, not a folder"),
+    ],
+)
 def test_explain_bad_files_are_one_line(tmp_path, capsys, case, message):
     (tmp_path / "notes.txt").write_text("mine")
     latin = tmp_path / "texts.txt"
@@ -101,8 +127,19 @@ def test_explain_bad_files_are_one_line(tmp_path, capsys, case, message):
 def test_explain_reads_a_latin1_file_with_encoding(trained, tmp_path, capsys):
     path = tmp_path / "texts.txt"
     path.write_bytes("a caf\xe9 film ok\r\nanother one\n".encode("latin-1"))
-    code = main(["explain", "--model", str(trained / "soft"), "--file", str(path),
-                 "--encoding", "latin-1", "--out", str(tmp_path / "o")])
+    code = main(
+        [
+            "explain",
+            "--model",
+            str(trained / "soft"),
+            "--file",
+            str(path),
+            "--encoding",
+            "latin-1",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert code == 0
     explanations = json.loads((tmp_path / "o" / "explanations.json").read_text())
     assert [item["text"] for item in explanations[0]] == ["a café film ok", "another one"]

@@ -53,7 +53,7 @@ def test_config_round_trip_and_fit_step():
     model.compile("adam", "binary_crossentropy")
     before = [w.copy() for w in model.get_weights()]
     model.fit(EMBEDDED, (EMBEDDED[..., 0] > 0).astype("float32"), epochs=1, verbose=0)
-    assert any(not np.allclose(a, b) for a, b in zip(before, model.get_weights()))
+    assert any(not np.allclose(a, b) for a, b in zip(before, model.get_weights(), strict=True))
 
 
 def test_gradients_reach_the_encoder():

@@ -65,8 +65,9 @@ def test_config_round_trip_keras_file_and_fit_step(tmp_path):
     assert np.all(np.isfinite(history.history["loss"]))
     model.save(tmp_path / "m.keras")
     loaded = keras.models.load_model(tmp_path / "m.keras")
-    np.testing.assert_allclose(loaded.predict([QUERY, VALUES], verbose=0),
-                               model.predict([QUERY, VALUES], verbose=0), atol=1e-6)
+    np.testing.assert_allclose(
+        loaded.predict([QUERY, VALUES], verbose=0), model.predict([QUERY, VALUES], verbose=0), atol=1e-6
+    )
 
 
 def test_gradients_reach_query_and_values():

@@ -13,9 +13,7 @@ LOGITS = [-80.0, -40.0, -10.0, 0.0, 10.0, 40.0, 80.0]
 
 
 def test_config_round_trip_and_shape():
-    layer = GateSampler(
-        temperature=0.7, straight_through=True, inference_mode="sample", seed=3
-    )
+    layer = GateSampler(temperature=0.7, straight_through=True, inference_mode="sample", seed=3)
     config = layer.get_config()
     assert config["temperature"] == 0.7
     assert config["straight_through"] is True
@@ -211,8 +209,12 @@ def test_top_k_opens_exactly_round_rho_t_real_tokens_and_never_none():
 
 def test_new_options_round_trip_through_config_and_keras_file(tmp_path):
     layer = GateSampler(
-        temperature=0.5, distribution="hard_concrete", inference_mode="top_k",
-        inference_density=0.25, seed=2, name="gates",
+        temperature=0.5,
+        distribution="hard_concrete",
+        inference_mode="top_k",
+        inference_density=0.25,
+        seed=2,
+        name="gates",
     )
     config = layer.get_config()
     assert config["distribution"] == "hard_concrete"

@@ -126,7 +126,11 @@ def test_without_damping_plain_dual_ascent_oscillates():
 
 def test_target_options_round_trip_through_config_and_keras_file(tmp_path):
     layer = GateSparsity(
-        penalty=0.01, target_density=0.3, multiplier_rate=0.02, max_multiplier=0.5, damping=2.0,
+        penalty=0.01,
+        target_density=0.3,
+        multiplier_rate=0.02,
+        max_multiplier=0.5,
+        damping=2.0,
         name="sparsity",
     )
     config = layer.get_config()

@@ -159,7 +159,7 @@ def test_keras_save_and_reload(tmp_path):
     model.save(path)
     reloaded = keras.models.load_model(path)
     for before, after in zip(
-        model.predict([STATES, GATES], verbose=0), reloaded.predict([STATES, GATES], verbose=0)
+        model.predict([STATES, GATES], verbose=0), reloaded.predict([STATES, GATES], verbose=0), strict=True
     ):
         np.testing.assert_array_equal(before, after)
 

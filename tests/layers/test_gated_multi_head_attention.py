@@ -74,9 +74,7 @@ def test_sparse_paths_equal_dense_with_attention_mask_exact_k_and_xla():
     attention_mask = RNG.random([4, 9, 9]) > 0.2
     expected = dense(X, OTHER, attention_mask=attention_mask, gates=GATES)
     for layer in (sparse, exact):
-        np.testing.assert_allclose(
-            layer(X, OTHER, attention_mask=attention_mask, gates=GATES), expected, atol=1e-5
-        )
+        np.testing.assert_allclose(layer(X, OTHER, attention_mask=attention_mask, gates=GATES), expected, atol=1e-5)
     compiled = tf.function(lambda *a: sparse(a[0], a[1], attention_mask=a[2], gates=a[3]), jit_compile=True)
     np.testing.assert_allclose(compiled(X, OTHER, attention_mask, GATES), expected, atol=1e-5)
 

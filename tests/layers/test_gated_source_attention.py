@@ -100,8 +100,7 @@ def test_float16_policy_is_finite_and_close():
 def test_config_round_trip_keras_file_and_fit_step(tmp_path):
     layer = GatedSourceAttention(units=7, fallback="none", return_attention_scores=False)
     config = layer.get_config()
-    assert (config["units"], config["fallback"], config["return_attention_scores"]) == (
-        7, "none", False)
+    assert (config["units"], config["fallback"], config["return_attention_scores"]) == (7, "none", False)
     assert GatedSourceAttention.from_config(config).get_config() == config
 
     query, values, gates = keras.Input((3,)), keras.Input((6, 4)), keras.Input((6,))
@@ -113,8 +112,7 @@ def test_config_round_trip_keras_file_and_fit_step(tmp_path):
     model.save(tmp_path / "m.keras")
     loaded = keras.models.load_model(tmp_path / "m.keras")
     inputs = [QUERY, VALUES, GATES]
-    np.testing.assert_allclose(loaded.predict(inputs, verbose=0),
-                               model.predict(inputs, verbose=0), atol=1e-6)
+    np.testing.assert_allclose(loaded.predict(inputs, verbose=0), model.predict(inputs, verbose=0), atol=1e-6)
 
 
 def test_bad_arguments_and_inputs():

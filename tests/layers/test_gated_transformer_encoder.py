@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from ganet_tf.layers import GatedAttentionPooling, GatedTransformerEncoder
+from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers import GatedTransformerEncoder
 from tests.layer_harness import run_layer_test
 
 RNG = np.random.default_rng(1)
@@ -30,9 +31,16 @@ def blocks(normalize_first=False, **kwargs):
 def test_layer_harness(tmp_path):
     run_layer_test(
         GatedTransformerEncoder,
-        {"intermediate_dim": 16, "num_heads": 2, "dropout": 0.1, "activation": "gelu",
-         "normalize_first": True, "token_dropping": True, "sparse_inference": True,
-         "sparse_buckets": [0.5, 1.0]},
+        {
+            "intermediate_dim": 16,
+            "num_heads": 2,
+            "dropout": 0.1,
+            "activation": "gelu",
+            "normalize_first": True,
+            "token_dropping": True,
+            "sparse_inference": True,
+            "sparse_buckets": [0.5, 1.0],
+        },
         X,
         tmp_path,
         call_kwargs={"gates": GATES, "padding_mask": PADDING},
@@ -68,9 +76,7 @@ def test_two_dropping_blocks_and_gated_pooling_equal_the_dense_stack():
         x = b(a(X, padding_mask=PADDING, gates=GATES), padding_mask=PADDING, gates=GATES)
         return pooling(x, gates=GATES, mask=PADDING)
 
-    np.testing.assert_allclose(
-        model(first_dropping, second_dropping), model(first, second), atol=1e-5
-    )
+    np.testing.assert_allclose(model(first_dropping, second_dropping), model(first, second), atol=1e-5)
 
 
 def test_training_uses_every_token_and_reaches_the_gates():

@@ -50,7 +50,7 @@ def reference_levels(layer, values, mask):
             else:
                 groups = []
                 for start in range(0, len(children), k):
-                    block = vectors[start:start + k]
+                    block = vectors[start : start + k]
                     if layer.summarizer == "cnn":
                         kernel, bias = weights_of(layer.summary_readers[index])
                         padded = np.zeros([k, vectors.shape[1]])
@@ -66,8 +66,8 @@ def reference_levels(layer, values, mask):
                     groups.append((list(range(start, start + len(block))), softmax(scores)))
             level = []
             for members, weights in groups:
-                vector = sum(w * children[j][0] for j, w in zip(members, weights))
-                composition = sum(w * children[j][1] for j, w in zip(members, weights))
+                vector = sum(w * children[j][0] for j, w in zip(members, weights, strict=True))
+                composition = sum(w * children[j][1] for j, w in zip(members, weights, strict=True))
                 level.append((vector, composition, members))
             levels.append(level)
         rows.append(levels)
@@ -88,10 +88,10 @@ def reference_beta(layer, query, levels, hard=True):
         nodes = [levels[depth][j] for j in members]
         alpha = softmax(scores(nodes))
         if depth == 0:
-            return sum(a * n[1] for a, n in zip(alpha, nodes))
+            return sum(a * n[1] for a, n in zip(alpha, nodes, strict=True))
         chosen = int(np.argmax(alpha))
         beta = 0.0
-        for i, (a, node) in enumerate(zip(alpha, nodes)):
+        for i, (a, node) in enumerate(zip(alpha, nodes, strict=True)):
             if i == chosen or not hard:
                 beta = beta + a * attend(depth - 1, node[2])
             else:
@@ -107,8 +107,9 @@ def reference_beta(layer, query, levels, hard=True):
     [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 2, 3), ("rnn", 3, 2), ("act", 2, 2), ("act", 3, 2)],
 )
 def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, levels, block_size):
-    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=levels,
-                                  block_size=block_size, halting_epsilon=0.1)
+    layer = HierarchicalAttention(
+        units=3, summarizer=summarizer, levels=levels, block_size=block_size, halting_epsilon=0.1
+    )
     layer(QUERY, VALUES, values_mask=MASK)
     if summarizer == "act":  # dynamic blocks of 1-4 states
         layer.halting_units[0].set_weights([RNG.normal(size=[4, 1]) * 0.5, np.array([-1.0])])
@@ -125,8 +126,7 @@ def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, le
 
 
 def test_soft_descent_multiplies_weights_down_the_levels():
-    layer = HierarchicalAttention(units=3, summarizer="cnn", levels=3, block_size=2,
-                                  descent="soft")
+    layer = HierarchicalAttention(units=3, summarizer="cnn", levels=3, block_size=2, descent="soft")
     _, beta = layer(QUERY, VALUES, values_mask=MASK, training=True)
     reference = reference_levels(layer, VALUES, MASK)
     for row in range(3):
@@ -147,8 +147,7 @@ def test_descent_enters_the_argmax_block():
     memory = layer.prepare(values)
     top = memory["levels"][1]
     compose = top["compose"].numpy()[0]  # (3 blocks, 9 states)
-    (wq,), (wk, bk), (v,) = (l.get_weights() for l in (
-        layer.query_dense, layer.key_dense, layer.score_dense))
+    (wq,), (wk, bk), (v,) = (part.get_weights() for part in (layer.query_dense, layer.key_dense, layer.score_dense))
     vectors = compose @ values[0]
     chosen_blocks = set()
     for step in range(6):
@@ -158,8 +157,9 @@ def test_descent_enters_the_argmax_block():
         block = slice(3 * chosen, 3 * chosen + 3)
         for other in set(range(3)) - {chosen}:  # the others: their representative
             members = slice(3 * other, 3 * other + 3)
-            np.testing.assert_allclose(beta.numpy()[0, step, members],
-                                       alpha[other] * compose[other, members], atol=1e-6)
+            np.testing.assert_allclose(
+                beta.numpy()[0, step, members], alpha[other] * compose[other, members], atol=1e-6
+            )
         # the chosen block: attention among its states, total weight alpha_z
         inside = beta.numpy()[0, step, block]
         np.testing.assert_allclose(inside.sum(), alpha[chosen], atol=1e-6)
@@ -171,15 +171,14 @@ def test_descent_enters_the_argmax_block():
 
 def test_gradients_reach_scores_and_summariser_through_the_argmax():
     for summarizer in ("cnn", "act"):
-        layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=2, block_size=2,
-                                      halting_penalty=0.1)
+        layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=2, block_size=2, halting_penalty=0.1)
         values = tf.Variable(VALUES)
         with tf.GradientTape() as tape:
             context, _ = layer(QUERY, values, values_mask=MASK, training=True)
             loss = tf.reduce_sum(context * tf.range(1.0, 5.0)) + sum(layer.losses)
         gradients = tape.gradient(loss, [values] + layer.trainable_weights)
         assert all(g is not None and np.all(np.isfinite(g.numpy())) for g in gradients)
-        named = dict(zip([w.path for w in layer.trainable_weights], gradients[1:]))
+        named = dict(zip([w.path for w in layer.trainable_weights], gradients[1:], strict=True))
         summary_name = "halt" if summarizer == "act" else "summary_key"
         assert any(np.any(g.numpy() != 0) for n, g in named.items() if summary_name in n)
         assert any(np.any(g.numpy() != 0) for n, g in named.items() if "query_dense" in n)
@@ -188,27 +187,41 @@ def test_gradients_reach_scores_and_summariser_through_the_argmax():
 
 
 def test_config_round_trip_keras_file_and_float16(tmp_path):
-    layer = HierarchicalAttention(units=5, summarizer="rnn", levels=3, block_size=4,
-                                  descent="soft", halting_penalty=0.5, halting_epsilon=0.2,
-                                  return_attention_scores=False)
+    layer = HierarchicalAttention(
+        units=5,
+        summarizer="rnn",
+        levels=3,
+        block_size=4,
+        descent="soft",
+        halting_penalty=0.5,
+        halting_epsilon=0.2,
+        return_attention_scores=False,
+    )
     config = layer.get_config()
-    for key, value in dict(units=5, summarizer="rnn", levels=3, block_size=4, descent="soft",
-                           halting_penalty=0.5, halting_epsilon=0.2,
-                           return_attention_scores=False).items():
+    for key, value in dict(
+        units=5,
+        summarizer="rnn",
+        levels=3,
+        block_size=4,
+        descent="soft",
+        halting_penalty=0.5,
+        halting_epsilon=0.2,
+        return_attention_scores=False,
+    ).items():
         assert config[key] == value
     assert HierarchicalAttention.from_config(config).get_config() == config
 
     query, values = keras.Input((5,)), keras.Input((7, 4))
-    context = HierarchicalAttention(units=3, summarizer="act", return_attention_scores=False)(
-        query, values)
+    context = HierarchicalAttention(units=3, summarizer="act", return_attention_scores=False)(query, values)
     model = keras.Model([query, values], keras.layers.Dense(1)(context))
     model.compile("adam", "mse")
     history = model.fit([QUERY, VALUES], np.ones([3, 1]), epochs=1, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
     model.save(tmp_path / "m.keras")
     loaded = keras.models.load_model(tmp_path / "m.keras")
-    np.testing.assert_allclose(loaded.predict([QUERY, VALUES], verbose=0),
-                               model.predict([QUERY, VALUES], verbose=0), atol=1e-6)
+    np.testing.assert_allclose(
+        loaded.predict([QUERY, VALUES], verbose=0), model.predict([QUERY, VALUES], verbose=0), atol=1e-6
+    )
 
     half = HierarchicalAttention(units=3, levels=3, block_size=2, dtype="mixed_float16")
     context, beta = half(QUERY, VALUES, values_mask=MASK)
@@ -218,21 +231,24 @@ def test_config_round_trip_keras_file_and_float16(tmp_path):
 
 @pytest.mark.parametrize(
     "arguments, message",
-    [({"levels": 1}, "levels"), ({"block_size": 1}, "block_size"), ({"units": 0}, "units"),
-     ({"summarizer": "lstm"}, "summarizer"), ({"descent": "hard"}, "descent"),
-     ({"halting_penalty": -1}, "halting_penalty"), ({"halting_epsilon": 1.0}, "halting_epsilon")],
+    [
+        ({"levels": 1}, "levels"),
+        ({"block_size": 1}, "block_size"),
+        ({"units": 0}, "units"),
+        ({"summarizer": "lstm"}, "summarizer"),
+        ({"descent": "hard"}, "descent"),
+        ({"halting_penalty": -1}, "halting_penalty"),
+        ({"halting_epsilon": 1.0}, "halting_epsilon"),
+    ],
 )
 def test_bad_arguments(arguments, message):
     with pytest.raises(ValueError, match=message):
         HierarchicalAttention(**arguments)
 
 
-@pytest.mark.parametrize("summarizer, levels, block_size",
-                         [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 3, 2)])
-def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
-        summarizer, levels, block_size):
-    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=levels,
-                                  block_size=block_size)
+@pytest.mark.parametrize("summarizer, levels, block_size", [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 3, 2)])
+def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(summarizer, levels, block_size):
+    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=levels, block_size=block_size)
     queries = 5 * RNG.normal(size=[3, 4, 5]).astype("float32")
     dense, _ = layer(queries, VALUES, values_mask=MASK)
     memory = layer.prepare(VALUES, MASK)

@@ -39,6 +39,4 @@ def test_bad_builder_arguments():
         build_model("ganet", 2)
     with pytest.raises(ValueError, match="dropout"):
         build_model("soft", 2, vocabulary_size=10, dropout=1.5)
-    assert sorted(MODEL_BUILDERS) == [
-        "bilstm", "ganet", "ganet_transformer", "local", "soft", "transformer"
-    ]
+    assert sorted(MODEL_BUILDERS) == ["bilstm", "ganet", "ganet_transformer", "local", "soft", "transformer"]

@@ -17,8 +17,15 @@ LABELS = RNG.integers(0, 3, size=[16])
 
 
 def small_ganet(**kwargs):
-    arguments = dict(num_classes=3, vocabulary_size=50, embedding_dim=8, hidden_dim=6,
-                     attention_units=5, auxiliary_hidden_dim=4, seed=1)
+    arguments = dict(
+        num_classes=3,
+        vocabulary_size=50,
+        embedding_dim=8,
+        hidden_dim=6,
+        attention_units=5,
+        auxiliary_hidden_dim=4,
+        seed=1,
+    )
     arguments.update(kwargs)
     return build_ganet(**arguments)
 

@@ -4,7 +4,9 @@ import tensorflow as tf
 
 from ganet_tf.data.vectorizer import vectorizer_from_vocabulary
 from ganet_tf.export.serving_archive import build_serving_archive
-from ganet_tf.models import MODEL_BUILDERS, build_explainer, build_ganet_transformer
+from ganet_tf.models import MODEL_BUILDERS
+from ganet_tf.models import build_explainer
+from ganet_tf.models import build_ganet_transformer
 
 RNG = np.random.default_rng(0)
 IDS = RNG.integers(2, 50, size=[16, 10]).astype("int32")
@@ -15,9 +17,17 @@ LABELS = RNG.integers(0, 3, size=[16])
 
 def small(**kwargs):
     arguments = {
-        "num_classes": 3, "vocabulary_size": 50, "embedding_dim": 6, "hidden_dim": 8, "num_heads": 2,
-        "max_length": 16, "attention_units": 4, "auxiliary": "fnn", "auxiliary_hidden_dim": 4,
-        "sparse_buckets": [0.5], "seed": 1,
+        "num_classes": 3,
+        "vocabulary_size": 50,
+        "embedding_dim": 6,
+        "hidden_dim": 8,
+        "num_heads": 2,
+        "max_length": 16,
+        "attention_units": 4,
+        "auxiliary": "fnn",
+        "auxiliary_hidden_dim": 4,
+        "sparse_buckets": [0.5],
+        "seed": 1,
     }
     arguments.update(kwargs)
     return build_ganet_transformer(**arguments)

@@ -38,9 +38,19 @@ def test_gates_open_the_keywords_and_close_the_filler():
     test_ids, test_labels = keyword_task(300, seed=1)
     keywords = test_ids >= FIRST_KEYWORD
     model = build_ganet(
-        CLASSES, vocabulary_size=VOCABULARY, embedding_dim=16, hidden_dim=8, num_layers=1,
-        attention_units=8, auxiliary="bilstm", auxiliary_hidden_dim=8, temperature=0.5,
-        target_density=0.2, inference_mode="threshold", dropout=0.0, seed=0,
+        CLASSES,
+        vocabulary_size=VOCABULARY,
+        embedding_dim=16,
+        hidden_dim=8,
+        num_layers=1,
+        attention_units=8,
+        auxiliary="bilstm",
+        auxiliary_hidden_dim=8,
+        temperature=0.5,
+        target_density=0.2,
+        inference_mode="threshold",
+        dropout=0.0,
+        seed=0,
     )
     model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
     # 12 epochs: seeds 0-2 all reach precision 1.00 and recall >= 0.998;

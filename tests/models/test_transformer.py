@@ -2,7 +2,9 @@ import keras
 import numpy as np
 import pytest
 
-from ganet_tf.models import MODEL_BUILDERS, build_explainer, build_transformer
+from ganet_tf.models import MODEL_BUILDERS
+from ganet_tf.models import build_explainer
+from ganet_tf.models import build_transformer
 
 RNG = np.random.default_rng(0)
 IDS = RNG.integers(2, 50, size=[16, 10]).astype("int32")
@@ -13,8 +15,14 @@ LABELS = RNG.integers(0, 3, size=[16])
 
 def test_fit_save_and_reload(tmp_path):
     model = build_transformer(
-        3, vocabulary_size=50, embedding_dim=6, hidden_dim=8, num_heads=2, max_length=16,
-        attention_units=4, dropout=0.1,
+        3,
+        vocabulary_size=50,
+        embedding_dim=6,
+        hidden_dim=8,
+        num_heads=2,
+        max_length=16,
+        attention_units=4,
+        dropout=0.1,
     )
     assert MODEL_BUILDERS["transformer"] is build_transformer
     model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
@@ -22,7 +30,7 @@ def test_fit_save_and_reload(tmp_path):
     history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
     after = model.get_layer("encoder_1").trainable_weights
-    assert all(not np.allclose(a, b.numpy()) for a, b in zip(before, after))
+    assert all(not np.allclose(a, b.numpy()) for a, b in zip(before, after, strict=True))
     probabilities = model(IDS).numpy()
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
     model.save(tmp_path / "transformer.keras")

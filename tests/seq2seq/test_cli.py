@@ -16,11 +16,35 @@ NODE_FLOPS, QUERY_FLOPS = 103, 64
 def test_copy_task_end_to_end(tmp_path):
     out = tmp_path / "run"
     completed = subprocess.run(
-        [sys.executable, "-m", "ganet_tf", "seq2seq", "--task", "copy", "--attention", "bahdanau",
-         "--limit", "8", "--epochs", "2", "--hidden", "4", "--embedding-dim", "4",
-         "--batch-size", "4", "--verbose", "2", "--out", str(out),
-         "--backup-dir", str(tmp_path / "backup")],
-        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        [
+            sys.executable,
+            "-m",
+            "ganet_tf",
+            "seq2seq",
+            "--task",
+            "copy",
+            "--attention",
+            "bahdanau",
+            "--limit",
+            "8",
+            "--epochs",
+            "2",
+            "--hidden",
+            "4",
+            "--embedding-dim",
+            "4",
+            "--batch-size",
+            "4",
+            "--verbose",
+            "2",
+            "--out",
+            str(out),
+            "--backup-dir",
+            str(tmp_path / "backup"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "Epoch 2/2" in completed.stdout
@@ -35,8 +59,13 @@ def test_copy_task_end_to_end(tmp_path):
     assert 10 <= nodes <= 100
     assert abs(result["attention_flops_per_token"] - (QUERY_FLOPS + NODE_FLOPS * nodes)) < 1e-6 * nodes * NODE_FLOPS
     assert 0 < result["decode_seconds_per_sentence"] < 5
-    assert sorted(os.listdir(out)) == [".ganet_tf_run", "examples.json", "metrics.json",
-                                       "model.keras", "vocabularies.json"]
+    assert sorted(os.listdir(out)) == [
+        ".ganet_tf_run",
+        "examples.json",
+        "metrics.json",
+        "model.keras",
+        "vocabularies.json",
+    ]
     assert json.loads((out / "metrics.json").read_text())["test_perplexity"] == result["test_perplexity"]
     model = keras.models.load_model(out / "model.keras")
     assert model.get_config()["attention"] == "bahdanau"
@@ -47,9 +76,23 @@ def test_out_holding_the_users_files_is_refused_before_training(tmp_path):
     out.mkdir()
     (out / "model.keras").write_text("the user's own file")
     completed = subprocess.run(
-        [sys.executable, "-m", "ganet_tf", "seq2seq", "--task", "copy", "--limit", "8",
-         "--epochs", "1", "--out", str(out)],
-        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        [
+            sys.executable,
+            "-m",
+            "ganet_tf",
+            "seq2seq",
+            "--task",
+            "copy",
+            "--limit",
+            "8",
+            "--epochs",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [

@@ -44,7 +44,7 @@ def test_synthetic_tasks():
     sources, targets = synthetic_pairs("reverse", 200, seed=3)
     lengths = [len(s.split()) for s in sources]
     assert min(lengths) >= 10 and max(lengths) <= 100 and max(lengths) > 80
-    assert all(t.split() == s.split()[::-1] for s, t in zip(sources, targets))
+    assert all(t.split() == s.split()[::-1] for s, t in zip(sources, targets, strict=True))
     copy = load_task("copy", limit=5)
     assert [len(copy[s][0]) for s in ("train", "val", "test")] == [5, 5, 5]
     assert copy["train"][0] != copy["test"][0] and copy["train"][0] == copy["train"][1]

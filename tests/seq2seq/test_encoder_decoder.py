@@ -17,15 +17,24 @@ INPUTS = {"source": SOURCE, "target_in": TARGET}
 
 
 def tiny(attention="bahdanau", **kwargs):
-    return EncoderDecoder(12, 10, embedding_dim=6, hidden=5, attention=attention,
-                          attention_units=4, seed=1, **kwargs)
+    return EncoderDecoder(12, 10, embedding_dim=6, hidden=5, attention=attention, attention_units=4, seed=1, **kwargs)
 
 
 @pytest.mark.parametrize(
     "attention, options",
-    [("gated", {"input_feeding": True, "gate_distribution": "hard_concrete",
-                "inference_mode": "top_k", "inference_density": 0.5, "target_density": 0.4}),
-     ("hier-act", {"levels": 3})],
+    [
+        (
+            "gated",
+            {
+                "input_feeding": True,
+                "gate_distribution": "hard_concrete",
+                "inference_mode": "top_k",
+                "inference_density": 0.5,
+                "target_density": 0.4,
+            },
+        ),
+        ("hier-act", {"levels": 3}),
+    ],
 )
 def test_keras_file_round_trip(tmp_path, attention, options):
     model = tiny(attention, **options)
@@ -35,8 +44,7 @@ def test_keras_file_round_trip(tmp_path, attention, options):
     loaded = keras.models.load_model(tmp_path / "model.keras")
     assert loaded.get_config() == model.get_config()
     np.testing.assert_allclose(loaded(INPUTS, training=False).numpy(), logits, atol=1e-5)
-    np.testing.assert_array_equal(greedy_decode(loaded, SOURCE, 5).numpy(),
-                                  greedy_decode(model, SOURCE, 5).numpy())
+    np.testing.assert_array_equal(greedy_decode(loaded, SOURCE, 5).numpy(), greedy_decode(model, SOURCE, 5).numpy())
 
 
 def test_gradients_reach_the_gates_auxiliary_network():
@@ -44,8 +52,7 @@ def test_gradients_reach_the_gates_auxiliary_network():
     model(INPUTS)
     with tf.GradientTape() as tape:
         logits = model(INPUTS, training=True)
-        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(
-            TARGET, logits, from_logits=True))
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(TARGET, logits, from_logits=True))
         penalty = tf.add_n(model.losses)
     auxiliary = model.auxiliary.trainable_weights
     gradients = tape.gradient(loss, auxiliary)

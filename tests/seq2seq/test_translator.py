@@ -18,8 +18,9 @@ SENTENCES = ["Ein Hund läuft.", "Zwei Katzen, zwei Hunde", ""]
 
 
 def test_saved_model_reloads_in_plain_tensorflow_and_translates(tmp_path):
-    model = EncoderDecoder(len(SOURCE_VOCABULARY) + 2, len(TARGET_VOCABULARY) + 2,
-                           embedding_dim=4, hidden=4, attention="gated", seed=3)
+    model = EncoderDecoder(
+        len(SOURCE_VOCABULARY) + 2, len(TARGET_VOCABULARY) + 2, embedding_dim=4, hidden=4, attention="gated", seed=3
+    )
     model.build()
     path = save_translator(model, SOURCE_VOCABULARY, TARGET_VOCABULARY, str(tmp_path / "sm"))
 
@@ -43,8 +44,7 @@ def test_saved_model_reloads_in_plain_tensorflow_and_translates(tmp_path):
         out = serve(sentences=tf.constant({SENTENCES!r}))["translations"]
         print("\\n".join(t.decode() for t in out.numpy()))
         """)
-    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                               cwd=tmp_path)
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr[-2000:]
     translations = completed.stdout.split("\n")[:3]
     assert translations == expected

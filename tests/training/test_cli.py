@@ -15,18 +15,47 @@ from ganet_tf.data.vectorizer import vectorize
 from tests.run_scores import rescore_run
 
 REQUIRED = {
-    "dataset", "model", "test_accuracy", "test_density", "attention_flops_soft",
-    "attention_flops_gated", "epochs_trained", "train_seconds",
+    "dataset",
+    "model",
+    "test_accuracy",
+    "test_density",
+    "attention_flops_soft",
+    "attention_flops_gated",
+    "epochs_trained",
+    "train_seconds",
 }
 
 
 def test_train_smoke_run_on_a_trec_subset(data_dir, tmp_path):
     out = tmp_path / "run"
     completed = subprocess.run(
-        [sys.executable, "-m", "ganet_tf", "train", "--dataset", "trec", "--data-dir", data_dir,
-         "--limit", "160", "--epochs", "2", "--batch-size", "32", "--aux-hidden", "4",
-         "--hidden", "8", "--verbose", "2", "--out", str(out)],
-        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        [
+            sys.executable,
+            "-m",
+            "ganet_tf",
+            "train",
+            "--dataset",
+            "trec",
+            "--data-dir",
+            data_dir,
+            "--limit",
+            "160",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "32",
+            "--aux-hidden",
+            "4",
+            "--hidden",
+            "8",
+            "--verbose",
+            "2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     lines = completed.stdout.strip().splitlines()
@@ -58,10 +87,17 @@ def test_baselines_through_the_library(data_dir, model):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
-    result = train_and_evaluate(TrainConfig(
-        dataset="sst2", data_dir=data_dir, model=model, limit=64, epochs=1, hidden=4,
-        verbose=0,
-    ))
+    result = train_and_evaluate(
+        TrainConfig(
+            dataset="sst2",
+            data_dir=data_dir,
+            model=model,
+            limit=64,
+            epochs=1,
+            hidden=4,
+            verbose=0,
+        )
+    )
     assert result["test_density"] is None and result["attention_flops_gated"] is None
     assert (result["attention_flops_soft"] is None) == (model != "soft")
     assert result["config"]["window"] is None
@@ -77,10 +113,16 @@ def test_custom_files(tmp_path):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
-    result = train_and_evaluate(TrainConfig(
-        train_file=str(tmp_path / "train.txt"), test_file=str(tmp_path / "test.txt"),
-        epochs=1, hidden=4, aux_hidden=3, verbose=0,
-    ))
+    result = train_and_evaluate(
+        TrainConfig(
+            train_file=str(tmp_path / "train.txt"),
+            test_file=str(tmp_path / "test.txt"),
+            epochs=1,
+            hidden=4,
+            aux_hidden=3,
+            verbose=0,
+        )
+    )
     assert result["dataset"] == "custom" and result["test_examples"] == 10
 
 
@@ -120,8 +162,16 @@ def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
     from ganet_tf.training import train_and_evaluate
 
     config = TrainConfig(
-        dataset="trec", data_dir=data_dir, limit=96, epochs=3, patience=3, hidden=4,
-        aux_hidden=3, verbose=0, backup_dir=str(tmp_path / "backup"), buckets=3,
+        dataset="trec",
+        data_dir=data_dir,
+        limit=96,
+        epochs=3,
+        patience=3,
+        hidden=4,
+        aux_hidden=3,
+        verbose=0,
+        backup_dir=str(tmp_path / "backup"),
+        buckets=3,
         monitor=monitor,
     )
     with pytest.raises(KeyboardInterrupt):
@@ -146,8 +196,16 @@ def test_a_resumed_run_stops_where_the_uninterrupted_run_would(data_dir, tmp_pat
     from ganet_tf.training import train_and_evaluate
 
     config = TrainConfig(
-        dataset="trec", data_dir=data_dir, limit=96, epochs=6, patience=2, hidden=4,
-        aux_hidden=3, verbose=0, backup_dir=str(tmp_path / "backup"), buckets=3,
+        dataset="trec",
+        data_dir=data_dir,
+        limit=96,
+        epochs=6,
+        patience=2,
+        hidden=4,
+        aux_hidden=3,
+        verbose=0,
+        backup_dir=str(tmp_path / "backup"),
+        buckets=3,
     )
     with pytest.raises(KeyboardInterrupt):
         train_and_evaluate(config, callbacks=[_Interrupt(at_epoch=2)])
@@ -172,10 +230,20 @@ def test_monitor_val_accuracy_keeps_the_most_accurate_epoch(data_dir):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
-    result = train_and_evaluate(TrainConfig(
-        dataset="trec", data_dir=data_dir, limit=128, epochs=4, patience=4, hidden=4,
-        aux_hidden=3, verbose=0, monitor="val_accuracy", lr=1e-2,
-    ))
+    result = train_and_evaluate(
+        TrainConfig(
+            dataset="trec",
+            data_dir=data_dir,
+            limit=128,
+            epochs=4,
+            patience=4,
+            hidden=4,
+            aux_hidden=3,
+            verbose=0,
+            monitor="val_accuracy",
+            lr=1e-2,
+        )
+    )
     history = result["history"]
     assert set(history) >= {"loss", "accuracy", "val_loss", "val_accuracy", "val_density"}
     best = int(np.argmax(history["val_accuracy"]))

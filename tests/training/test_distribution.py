@@ -13,8 +13,18 @@ from tests.conftest import REPO
 
 # No subprocess may outlive this many seconds.
 PROCESS_TIMEOUT = 240
-TINY = dict(dataset="trec", limit=48, epochs=1, hidden=4, aux_hidden=4, glove_vocabulary=0, buckets=0,
-            batch_size=16, dropout=0.0, verbose=0)
+TINY = dict(
+    dataset="trec",
+    limit=48,
+    epochs=1,
+    hidden=4,
+    aux_hidden=4,
+    glove_vocabulary=0,
+    buckets=0,
+    batch_size=16,
+    dropout=0.0,
+    verbose=0,
+)
 
 # One process, its CPU split in two: GA-Net trains on one device (default
 # strategy) and on both (mirrored), on the same data and seed, with a large
@@ -33,8 +43,13 @@ print(json.dumps(out))
 
 def _run(args, env=None, **kwargs):
     return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, cwd=REPO,
-        env={**os.environ, **(env or {})}, timeout=PROCESS_TIMEOUT, **kwargs,
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=PROCESS_TIMEOUT,
+        **kwargs,
     )
 
 
@@ -78,19 +93,34 @@ def test_two_workers_train_together(data_dir, tmp_path):
     processes = []
     for index in range(2):
         tf_config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "ganet_tf", "train", "--strategy", "multi_worker",
-             "--data-dir", data_dir, "--out", str(tmp_path / f"out{index}"),
-             *[f"--{k.replace('_', '-')}={v}" for k, v in TINY.items()]],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-            env={**os.environ, "TF_CONFIG": json.dumps(tf_config)},
-        ))
+        processes.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "ganet_tf",
+                    "train",
+                    "--strategy",
+                    "multi_worker",
+                    "--data-dir",
+                    data_dir,
+                    "--out",
+                    str(tmp_path / f"out{index}"),
+                    *[f"--{k.replace('_', '-')}={v}" for k, v in TINY.items()],
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=REPO,
+                env={**os.environ, "TF_CONFIG": json.dumps(tf_config)},
+            )
+        )
     try:
         outputs = [process.communicate(timeout=PROCESS_TIMEOUT) for process in processes]
     finally:
         for process in processes:
             process.kill()
-    for process, (stdout, stderr) in zip(processes, outputs):
+    for process, (_, stderr) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, stderr[-3000:]
     results = [json.loads(stdout.strip().splitlines()[-1]) for stdout, _ in outputs]
     # Both workers hold the same (all-reduced) model: the same test scores.

@@ -1,7 +1,6 @@
 """The gate options of issue 13 through `train`: attended density in the
 summary, the all-closed warning, and the inference rule in the export."""
 
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -20,9 +19,17 @@ IDS = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 0, 0, 0, 0], [11, 12, 13, 14, 15, 16
 
 @pytest.mark.parametrize("fallback", ["all", "most_probable"])
 def test_attended_density_counts_the_rows_the_fallback_pools(fallback):
-    model = build_ganet(2, vocabulary_size=20, embedding_dim=4, hidden_dim=3, attention_units=3,
-                        auxiliary_hidden_dim=3, initial_gate_logit=-30.0, fallback=fallback,
-                        target_density=None)  # the paper's gates: p > 0.5 closes them all
+    model = build_ganet(
+        2,
+        vocabulary_size=20,
+        embedding_dim=4,
+        hidden_dim=3,
+        attention_units=3,
+        auxiliary_hidden_dim=3,
+        initial_gate_logit=-30.0,
+        fallback=fallback,
+        target_density=None,
+    )  # the paper's gates: p > 0.5 closes them all
     result = evaluate_model(model, IDS, np.array([0, 1, 0]), ["a", "b"])
     assert result["density"] == 0.0 and result["all_closed_rate"] == 1.0
     expected = 1.0 if fallback == "all" else np.mean([1 / 4, 1 / 2, 1 / 6])
@@ -41,18 +48,43 @@ def test_warning_is_one_stderr_line_above_five_percent(capsys):
 def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_path):
     from ganet_tf.export import export_saved_model
 
-    args = build_parser().parse_args([
-        "train", "--target-density", "0.3", "--gate-distribution", "hard_concrete",
-        "--inference-mode", "top_k", "--fallback", "most_probable",
-    ])
+    args = build_parser().parse_args(
+        [
+            "train",
+            "--target-density",
+            "0.3",
+            "--gate-distribution",
+            "hard_concrete",
+            "--inference-mode",
+            "top_k",
+            "--fallback",
+            "most_probable",
+        ]
+    )
     assert (args.target_density, args.gate_distribution, args.inference_mode, args.fallback) == (
-        0.3, "hard_concrete", "top_k", "most_probable")
+        0.3,
+        "hard_concrete",
+        "top_k",
+        "most_probable",
+    )
     out = tmp_path / "run"
-    result = train_and_evaluate(TrainConfig(
-        dataset="trec", data_dir=data_dir, limit=64, epochs=1, hidden=4, aux_hidden=3, verbose=0,
-        glove_vocabulary=0, target_density=0.3, gate_distribution="hard_concrete", inference_mode="top_k",
-        fallback="most_probable", out=str(out),
-    ))
+    result = train_and_evaluate(
+        TrainConfig(
+            dataset="trec",
+            data_dir=data_dir,
+            limit=64,
+            epochs=1,
+            hidden=4,
+            aux_hidden=3,
+            verbose=0,
+            glove_vocabulary=0,
+            target_density=0.3,
+            gate_distribution="hard_concrete",
+            inference_mode="top_k",
+            fallback="most_probable",
+            out=str(out),
+        )
+    )
     for split in ("test", "validation"):
         # round(0.3 T) / T is within 0.5 / T of 0.3; TREC's texts have T >= 2.
         assert 0.05 <= result[f"{split}_attended_density"] <= 0.55
@@ -82,5 +114,9 @@ def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
     assert main(["train", "--out", str(tmp_path / "x"), *argv]) == 2
     assert message in capsys.readouterr().err
     with pytest.raises(GANetInputError):
-        TrainConfig(**{a.lstrip("-").replace("-", "_"): (float(b) if b[0].isdigit() else b)
-                       for a, b in zip(argv[::2], argv[1::2])}).validate()
+        TrainConfig(
+            **{
+                a.lstrip("-").replace("-", "_"): (float(b) if b[0].isdigit() else b)
+                for a, b in zip(argv[::2], argv[1::2], strict=True)
+            }
+        ).validate()

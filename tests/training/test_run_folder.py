@@ -20,8 +20,22 @@ from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
 
 RUN = sorted(["metrics.json", "model.keras", "preprocessing.json", RUN_MARKER])
-TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabulary", "0",
-        "--verbose", "0", "--batch-size", "16", "--buckets", "0"]
+TINY = [
+    "--epochs",
+    "1",
+    "--hidden",
+    "4",
+    "--aux-hidden",
+    "3",
+    "--glove-vocabulary",
+    "0",
+    "--verbose",
+    "0",
+    "--batch-size",
+    "16",
+    "--buckets",
+    "0",
+]
 
 
 def _tree(root):
@@ -41,8 +55,7 @@ def _error_line(capsys):
 
 def _files(folder):
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}"
-             for i in range(40)]
+    lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
     (folder / "train.txt").write_text("\n".join(lines))
     (folder / "test.txt").write_text("\n".join(lines[:10]))
     return ["--train-file", str(folder / "train.txt"), "--test-file", str(folder / "test.txt")]
@@ -76,11 +89,20 @@ def test_a_run_replaces_an_earlier_run_and_leaves_nothing_beside_it(trained):
     assert sorted(os.listdir(root / "backup")) == ["best.weights.h5", "history.csv", "run_config.json"]
 
 
-@pytest.mark.parametrize("case", ["user_files", "dot", "holds_inputs", "under_file", "is_file",
-                                  "backup_user_files", "backup_under_file", "backup_inside_out"])
-def test_a_folder_the_project_does_not_own_is_refused_before_training(
-    tmp_path, capsys, monkeypatch, case
-):
+@pytest.mark.parametrize(
+    "case",
+    [
+        "user_files",
+        "dot",
+        "holds_inputs",
+        "under_file",
+        "is_file",
+        "backup_user_files",
+        "backup_under_file",
+        "backup_inside_out",
+    ],
+)
+def test_a_folder_the_project_does_not_own_is_refused_before_training(tmp_path, capsys, monkeypatch, case):
     files = _files(tmp_path / "data")
     (tmp_path / "thesis").mkdir()
     (tmp_path / "thesis" / "thesis.tex").write_text("years of work")
@@ -162,6 +184,7 @@ def test_replacing_a_run_is_all_or_nothing(tmp_path):
         def write_files(staging):
             with open(os.path.join(staging, "model.keras"), "w") as handle:
                 handle.write(text)
+
         return write_files
 
     write_run_folder(str(out), write("first"))
@@ -237,8 +260,7 @@ def test_a_corrupt_backup_is_one_line_naming_the_file(trained, tmp_path, capsys,
     if broken == "history.csv":
         (backup / broken).write_text("epoch,loss,val_loss\n0,0.5,\n")
     epochs = ["--epochs", "2"] if broken.startswith("backup/") else []
-    assert main(["train", *files, *TINY, *epochs, "--backup-dir", str(backup),
-                 "--out", str(tmp_path / "out")]) == 2
+    assert main(["train", *files, *TINY, *epochs, "--backup-dir", str(backup), "--out", str(tmp_path / "out")]) == 2
     line = _error_line(capsys)
     assert os.path.basename(broken) in line and "--restart" in line
     assert not (tmp_path / "out").exists()
@@ -248,8 +270,22 @@ def test_a_diverged_run_stops_and_saves_nothing(trained, tmp_path, capsys):
     root, files = trained
     backup = tmp_path / "backup"
     shutil.copytree(root / "backup", backup)
-    code = main(["train", *files, *TINY, "--model", "bilstm", "--lr", "1e38",
-                 "--out", str(tmp_path / "out"), "--backup-dir", str(backup), "--restart"])
+    code = main(
+        [
+            "train",
+            *files,
+            *TINY,
+            "--model",
+            "bilstm",
+            "--lr",
+            "1e38",
+            "--out",
+            str(tmp_path / "out"),
+            "--backup-dir",
+            str(backup),
+            "--restart",
+        ]
+    )
     assert code == 2
     assert "training diverged" in _error_line(capsys)
     assert not (tmp_path / "out").exists()
@@ -278,7 +314,20 @@ def test_library_refusal_raises_the_input_error(tmp_path):
 def test_a_failed_run_leaves_no_folder_it_made(tmp_path, capsys):
     (tmp_path / "bad.txt").write_text("pos only one class\npos again\n")
     out = tmp_path / "a" / "b" / "run"
-    assert main(["train", "--train-file", str(tmp_path / "bad.txt"), *TINY, "--out", str(out),
-                 "--backup-dir", str(tmp_path / "backup")]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--train-file",
+                str(tmp_path / "bad.txt"),
+                *TINY,
+                "--out",
+                str(out),
+                "--backup-dir",
+                str(tmp_path / "backup"),
+            ]
+        )
+        == 2
+    )
     assert "single label" in _error_line(capsys)
     assert sorted(os.listdir(tmp_path)) == ["bad.txt"]

@@ -31,9 +31,18 @@ def _scalars(folder):
 
 def test_tensorboard_logs_and_mixed_precision(data_dir, tmp_path):
     seen = _Seen()
-    config = TrainConfig(dataset="trec", data_dir=data_dir, limit=32, epochs=2, hidden=4, aux_hidden=4,
-                         glove_vocabulary=0, verbose=0, tensorboard=str(tmp_path / "tb"),
-                         mixed_precision=True)
+    config = TrainConfig(
+        dataset="trec",
+        data_dir=data_dir,
+        limit=32,
+        epochs=2,
+        hidden=4,
+        aux_hidden=4,
+        glove_vocabulary=0,
+        verbose=0,
+        tensorboard=str(tmp_path / "tb"),
+        mixed_precision=True,
+    )
     result = train_and_evaluate(config, callbacks=[seen])
     assert seen.policy == "mixed_float16" and seen.optimizer == "LossScaleOptimizer"
     assert keras.config.dtype_policy().name == "float32"  # restored
@@ -41,8 +50,11 @@ def test_tensorboard_logs_and_mixed_precision(data_dir, tmp_path):
     # Keras names the epoch scalars epoch_*, in train/ and validation/.
     for tag in ("epoch_loss", "epoch_accuracy", "epoch_density", "epoch_attended_density"):
         assert len(scalars[tag]) == 4, tag  # 2 epochs, train and validation
-    assert np.allclose(sorted(scalars["epoch_density"]),
-                       sorted(result["history"]["density"] + result["history"]["val_density"]), atol=1e-4)
+    assert np.allclose(
+        sorted(scalars["epoch_density"]),
+        sorted(result["history"]["density"] + result["history"]["val_density"]),
+        atol=1e-4,
+    )
 
 
 def test_jit_compile_reaches_compile():

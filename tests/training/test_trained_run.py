@@ -20,8 +20,7 @@ def test_read_metrics(tmp_path):
 
 @pytest.mark.parametrize(
     "content, message",
-    [(None, "No metrics.json in"), ('{"test_accuracy": 0.8', "is not valid JSON"),
-     ("[0.8]", "holds no JSON object")],
+    [(None, "No metrics.json in"), ('{"test_accuracy": 0.8', "is not valid JSON"), ("[0.8]", "holds no JSON object")],
 )
 def test_read_metrics_errors(tmp_path, content, message):
     if content is not None:

@@ -27,7 +27,7 @@ def test_folds_partition_train_and_validation(tmp_path):
     held = [set(fold[2][1].tolist()) for fold in folds]
     assert sorted(len(h) for h in held) == [5, 5, 5]
     assert set().union(*held) == set(range(10)) | set(range(100, 105))
-    for train_ids, train_labels, (held_ids, held_labels) in folds:
+    for train_ids, train_labels, (_, held_labels) in folds:
         assert not set(train_labels.tolist()) & set(held_labels.tolist())
         assert len(train_labels) + len(held_labels) == 15
         # Rows stay with their labels.

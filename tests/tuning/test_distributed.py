@@ -40,7 +40,11 @@ def _start(tuner_id, port, command, log):
         "KERASTUNER_ORACLE_PORT": str(port),
     }
     return subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT,
+        command,
+        cwd=REPO,
+        env=env,
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
 
@@ -53,10 +57,33 @@ def _last_json(log):
 def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
     port = _free_port()
     command = [
-        sys.executable, "-m", "tuning.search", "--dataset", "trec", "--data-dir", data_dir,
-        "--model", "bilstm", "--tuner", "random", "--max-trials", str(TRIALS),
-        "--epochs", "1", "--limit", "100", "--hidden", "4", "--verbose", "2",
-        "--directory", str(tmp_path), "--project-name", "shared", "--overwrite", "--run-eagerly",
+        sys.executable,
+        "-m",
+        "tuning.search",
+        "--dataset",
+        "trec",
+        "--data-dir",
+        data_dir,
+        "--model",
+        "bilstm",
+        "--tuner",
+        "random",
+        "--max-trials",
+        str(TRIALS),
+        "--epochs",
+        "1",
+        "--limit",
+        "100",
+        "--hidden",
+        "4",
+        "--verbose",
+        "2",
+        "--directory",
+        str(tmp_path),
+        "--project-name",
+        "shared",
+        "--overwrite",
+        "--run-eagerly",
     ]
     logs = {name: tmp_path / f"{name}.log" for name in ("chief", "tuner0", "tuner1")}
     processes = {}
@@ -88,7 +115,7 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
     # may run them all before the second has imported TensorFlow.
     every = trials["tuner0"] + trials["tuner1"]
     assert len(every) == len(set(every)) == TRIALS
-    on_disk = {name[len("trial_"):] for name in os.listdir(tmp_path / "shared") if name.startswith("trial_")}
+    on_disk = {name[len("trial_") :] for name in os.listdir(tmp_path / "shared") if name.startswith("trial_")}
     assert set(every) == on_disk
 
     chief = _last_json(logs["chief"])

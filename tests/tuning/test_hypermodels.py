@@ -19,7 +19,12 @@ def test_ganet_from_empty_hyperparameters_has_the_documented_defaults():
     hp = keras_tuner.HyperParameters()
     model = _tiny_ganet().build(hp)
     assert hp.values == {
-        "lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3, "aux_hidden": 20, "aux": "bilstm",
+        "lr": 1e-3,
+        "batch_size": 32,
+        "tau": 0.5,
+        "lam": 1e-3,
+        "aux_hidden": 20,
+        "aux": "bilstm",
         "target_density": 0.3,
     }
     assert float(model.optimizer.learning_rate) == pytest.approx(1e-3)
@@ -33,14 +38,23 @@ def test_ganet_from_empty_hyperparameters_has_the_documented_defaults():
 def test_fixed_values_are_respected():
     space = (
         SearchSpace("ganet")
-        .with_fixed("lr", 5e-3).with_fixed("tau", 2.0).with_fixed("lam", 4e-6)
-        .with_fixed("aux", "fnn").with_fixed("aux_hidden", 7).with_fixed("batch_size", 8)
+        .with_fixed("lr", 5e-3)
+        .with_fixed("tau", 2.0)
+        .with_fixed("lam", 4e-6)
+        .with_fixed("aux", "fnn")
+        .with_fixed("aux_hidden", 7)
+        .with_fixed("batch_size", 8)
     )
     hypermodel = _tiny_ganet(space=space)
     hp = keras_tuner.HyperParameters()
     model = hypermodel.build(hp)
     assert hp.values == {
-        "lr": 5e-3, "batch_size": 8, "tau": 2.0, "lam": 4e-6, "aux_hidden": 7, "aux": "fnn",
+        "lr": 5e-3,
+        "batch_size": 8,
+        "tau": 2.0,
+        "lam": 4e-6,
+        "aux_hidden": 7,
+        "aux": "fnn",
         "target_density": 0.3,
     }
     assert float(model.optimizer.learning_rate) == pytest.approx(5e-3)
@@ -61,9 +75,7 @@ def test_fixed_values_are_respected():
 def test_baselines_from_empty_hyperparameters(name):
     hp = keras_tuner.HyperParameters()
     window = 4 if name == "local" else None
-    model = BaselineHyperModel(
-        name, num_classes=3, vocabulary_size=VOCABULARY, hidden_dim=4, window=window
-    ).build(hp)
+    model = BaselineHyperModel(name, num_classes=3, vocabulary_size=VOCABULARY, hidden_dim=4, window=window).build(hp)
     assert hp.values == {"lr": 1e-3, "batch_size": 32}
     assert model.name == name and float(model.optimizer.learning_rate) == pytest.approx(1e-3)
     if name == "local":
@@ -97,8 +109,7 @@ def test_fit_rebatches_by_the_trial_batch_size_and_logs_the_tradeoff():
     validation = tf.data.Dataset.from_tensor_slices((ids, labels)).batch(7)
     steps = []
     callback = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: steps.append(batch))
-    history = hypermodel.fit(hp, model, train, validation_data=validation, epochs=1,
-                             callbacks=[callback], verbose=0)
+    history = hypermodel.fit(hp, model, train, validation_data=validation, epochs=1, callbacks=[callback], verbose=0)
     assert len(steps) == 3  # 40 examples in batches of 16
     logs = {name: values[-1] for name, values in history.history.items()}
     expected = logs["val_accuracy"] - 0.5 * logs["val_density"]

@@ -14,8 +14,23 @@ from tests.run_scores import rescore_run
 from tuning.search import main
 
 # A tiny search: 150 examples a split, 1 epoch, widths of 4, no tracing.
-TINY = ["--dataset", "trec", "--limit", "150", "--epochs", "1", "--hidden", "4",
-        "--fix", "aux_hidden=4", "--tuner", "random", "--verbose", "2", "--run-eagerly"]
+TINY = [
+    "--dataset",
+    "trec",
+    "--limit",
+    "150",
+    "--epochs",
+    "1",
+    "--hidden",
+    "4",
+    "--fix",
+    "aux_hidden=4",
+    "--tuner",
+    "random",
+    "--verbose",
+    "2",
+    "--run-eagerly",
+]
 # No subprocess may outlive this many seconds.
 PROCESS_TIMEOUT = 240
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
@@ -23,9 +38,12 @@ ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 def _search(data_dir, directory, *flags):
     completed = subprocess.run(
-        [sys.executable, "-m", "tuning.search", *TINY, "--data-dir", data_dir,
-         "--directory", str(directory), *flags],
-        capture_output=True, text=True, cwd=REPO, env=ENV, timeout=PROCESS_TIMEOUT,
+        [sys.executable, "-m", "tuning.search", *TINY, "--data-dir", data_dir, "--directory", str(directory), *flags],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=ENV,
+        timeout=PROCESS_TIMEOUT,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed.stdout, json.loads(completed.stdout.strip().splitlines()[-1])
@@ -33,22 +51,26 @@ def _search(data_dir, directory, *flags):
 
 def _trial_files(project):
     return sorted(
-        os.path.join(project, name, "trial.json")
-        for name in os.listdir(project) if name.startswith("trial_")
+        os.path.join(project, name, "trial.json") for name in os.listdir(project) if name.startswith("trial_")
     )
 
 
 def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
-    stdout, first = _search(data_dir, tmp_path, "--max-trials", "1", "--project-name", "p",
-                            "--hand-set-first")
+    stdout, first = _search(data_dir, tmp_path, "--max-trials", "1", "--project-name", "p", "--hand-set-first")
     assert "Search space summary" in stdout and "Results summary" in stdout
     assert "lam (Choice)" in stdout and "aux_hidden (Fixed)" in stdout
     assert (first["trials"], first["new_trials"]) == (1, 1)
-    assert set(first["hyperparameters"]) == {"lr", "batch_size", "tau", "lam", "aux_hidden", "aux",
-                                             "target_density"}
+    assert set(first["hyperparameters"]) == {"lr", "batch_size", "tau", "lam", "aux_hidden", "aux", "target_density"}
     # The one trial is `ganet_tf train`'s setting where the space holds it.
-    assert first["hyperparameters"] == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3,
-                                        "aux_hidden": 4, "aux": "bilstm", "target_density": 0.3}
+    assert first["hyperparameters"] == {
+        "lr": 1e-3,
+        "batch_size": 32,
+        "tau": 0.5,
+        "lam": 1e-3,
+        "aux_hidden": 4,
+        "aux": "bilstm",
+        "target_density": 0.3,
+    }
     assert first["test_accuracies"] == [first["test_accuracy"]] and first["final_seeds"] == [0]
     assert first["epochs"] == 1 and first["test_examples"] == 150
 
@@ -70,8 +92,9 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
         before = handle.read()
     # The same command with a larger budget runs only the missing trial;
     # the final retraining may change its seeds.
-    stdout, second = _search(data_dir, tmp_path, "--max-trials", "2", "--project-name", "p",
-                             "--hand-set-first", "--final-seeds", "3", "4")
+    stdout, second = _search(
+        data_dir, tmp_path, "--max-trials", "2", "--project-name", "p", "--hand-set-first", "--final-seeds", "3", "4"
+    )
     assert "Reloading Tuner" in stdout
     assert (second["trials"], second["new_trials"]) == (2, 1)
     assert len(_trial_files(project)) == 2
@@ -81,8 +104,22 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
         assert handle.read() == before
 
     # Resuming with another search space is refused before any work.
-    code = main([*TINY, "--data-dir", data_dir, "--directory", str(tmp_path),
-                 "--project-name", "p", "--max-trials", "3", "--fix", "tau=2", "--hand-set-first"])
+    code = main(
+        [
+            *TINY,
+            "--data-dir",
+            data_dir,
+            "--directory",
+            str(tmp_path),
+            "--project-name",
+            "p",
+            "--max-trials",
+            "3",
+            "--fix",
+            "tau=2",
+            "--hand-set-first",
+        ]
+    )
     assert code == 2
     assert len(_trial_files(project)) == 2
 

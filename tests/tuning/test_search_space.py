@@ -5,7 +5,12 @@ from ganet_tf.errors import GANetInputError
 from tuning.search_space import SearchSpace
 
 PAPER_DEFAULTS = {
-    "lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-3, "aux_hidden": 20, "aux": "bilstm",
+    "lr": 1e-3,
+    "batch_size": 32,
+    "tau": 0.5,
+    "lam": 1e-3,
+    "aux_hidden": 20,
+    "aux": "bilstm",
     "target_density": 0.3,  # not the paper's: `train`'s default (issue 13)
 }
 
@@ -44,7 +49,12 @@ def test_fixed_values_choices_and_ranges():
     hp = keras_tuner.HyperParameters()
     values = {name: space.declare(hp, name) for name in space.names}
     assert values == {
-        "lr": 2e-3, "batch_size": 32, "tau": 1.0, "lam": 1e-3, "aux_hidden": 30, "aux": "fnn",
+        "lr": 2e-3,
+        "batch_size": 32,
+        "tau": 1.0,
+        "lam": 1e-3,
+        "aux_hidden": 30,
+        "aux": "fnn",
         "target_density": 0.3,
     }
     declared = {parameter.name: parameter for parameter in hp.space}
@@ -82,8 +92,9 @@ def test_a_baseline_has_no_gate_hyperparameters():
 
 
 def test_holds_tells_whether_a_value_lies_in_the_domain():
-    space = (SearchSpace("ganet").with_fixed("aux", "fnn")
-             .with_range("aux_hidden", 10, 50, 10).with_range("lr", 1e-4, 1e-2))
+    space = (
+        SearchSpace("ganet").with_fixed("aux", "fnn").with_range("aux_hidden", 10, 50, 10).with_range("lr", 1e-4, 1e-2)
+    )
     assert space.holds("aux", "fnn") and not space.holds("aux", "bilstm")
     assert space.holds("batch_size", 32) and not space.holds("batch_size", 33)
     assert space.holds("aux_hidden", 30) and not space.holds("aux_hidden", 35)

@@ -26,10 +26,19 @@ def test_oracles_and_objectives(tuner, objective, oracle_class, name, direction)
 
 def test_settings_that_a_resumed_search_must_share():
     base = SearchConfig(tuner="random", fixed={"aux": "bilstm"})
-    assert base.settings() == SearchConfig(
-        tuner="random", fixed={"aux": "bilstm"}, max_trials=50, overwrite=True, verbose=0,
-        density_weight=0.5, initial_points=3, run_eagerly=True,
-    ).settings()
+    assert (
+        base.settings()
+        == SearchConfig(
+            tuner="random",
+            fixed={"aux": "bilstm"},
+            max_trials=50,
+            overwrite=True,
+            verbose=0,
+            density_weight=0.5,
+            initial_points=3,
+            run_eagerly=True,
+        ).settings()
+    )
     assert base.settings() != SearchConfig(tuner="random", fixed={"aux": "fnn"}).settings()
     assert base.settings() != SearchConfig(tuner="random", fixed={"aux": "bilstm"}, folds=5).settings()
     assert base.settings()["search_space"]["domains"]["aux"] == {"type": "fixed", "value": "bilstm"}
@@ -37,12 +46,20 @@ def test_settings_that_a_resumed_search_must_share():
 
 
 def test_hand_set_first_starts_the_search_at_the_train_defaults():
-    config = SearchConfig(tuner="random", hand_set_first=True,
-                          choices={"lam": ["1e-4", "1e-2"], "aux_hidden": ["40", "60"]})
+    config = SearchConfig(
+        tuner="random", hand_set_first=True, choices={"lam": ["1e-4", "1e-2"], "aux_hidden": ["40", "60"]}
+    )
     values = config.hand_set_values()
     # The train defaults where the space holds them; aux_hidden 20 is not in it.
-    assert values == {"lr": 1e-3, "batch_size": 32, "tau": 0.5, "lam": 1e-2,
-                      "aux_hidden": 40, "aux": "bilstm", "target_density": 0.3}
+    assert values == {
+        "lr": 1e-3,
+        "batch_size": 32,
+        "tau": 0.5,
+        "lam": 1e-2,
+        "aux_hidden": 40,
+        "aux": "bilstm",
+        "target_density": 0.3,
+    }
     oracle = make_oracle(config)
     assert oracle.populate_space("0") == {"status": "RUNNING", "values": values}
     assert make_oracle(SearchConfig(tuner="random")).first_values is None
