@@ -23,6 +23,10 @@ def machine():
     return f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, no GPU"
 
 
+# The paper's gates, which the reproduction runs measured before the defaults
+# changed (issue 13): a fixed lambda, and a gate open at test when p > 0.5.
+PAPER_GATES = ["--target-density", "0", "--inference-mode", "threshold"]
+
 # Config fields that say where a run reads and writes, not what it trains.
 _WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
@@ -157,6 +161,23 @@ def _write_json(path, result):
     with open(staging, "w") as handle:
         json.dump(result, handle, indent=1)
     os.replace(staging, path)
+
+
+def attended_density(run, split="test"):
+    """The share of real tokens that attention weighs in a run's `split`.
+
+    Runs since issue 13 store it. Older ones (all with `fallback="all"`)
+    give it exactly as open-gate density + all-closed rate: an all-closed
+    row has open-gate density 0 and attends to all of its tokens.
+    """
+    if f"{split}_attended_density" in run:
+        return run[f"{split}_attended_density"]
+    density, closed = run.get(f"{split}_density"), run.get(f"{split}_all_closed_rate")
+    if density is None or closed is None:
+        return None
+    if run.get("config", {}).get("fallback", "all") != "all":
+        return None
+    return density + closed
 
 
 def load_runs(runs_dir):

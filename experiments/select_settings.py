@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import PAPER_GATES
 from runner import REPO
 from runner import load_runs
 from runner import machine
@@ -132,6 +133,7 @@ def main():
                         "30",
                         "--model",
                         "ganet",
+                        *PAPER_GATES,
                         *CANDIDATES[name],
                     ]
                     run_train(f"{dataset}_{name}_seed{seed}", flags, runs_dir, extra={"candidate": name})

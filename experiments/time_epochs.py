@@ -18,11 +18,14 @@ import sys
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import PAPER_GATES
+from runner import REPO
+
 OUT = os.path.join(REPO, "results", "core")
 VARIANTS = {
-    "ganet (aux BiLSTM 20)": ["--model", "ganet", "--aux-hidden", "20"],
-    "ganet (aux BiLSTM 100)": ["--model", "ganet", "--aux-hidden", "100"],
+    "ganet (aux BiLSTM 20)": ["--model", "ganet", "--aux-hidden", "20", *PAPER_GATES],
+    "ganet (aux BiLSTM 100)": ["--model", "ganet", "--aux-hidden", "100", *PAPER_GATES],
     "soft": ["--model", "soft"],
 }
 

@@ -34,6 +34,8 @@ def test_attended_density_counts_the_rows_the_fallback_pools(fallback):
     assert result["density"] == 0.0 and result["all_closed_rate"] == 1.0
     expected = 1.0 if fallback == "all" else np.mean([1 / 4, 1 / 2, 1 / 6])
     assert result["attended_density"] == pytest.approx(expected)
+    if fallback == "all":  # the identity experiments/runner.attended_density uses for older runs
+        assert result["attended_density"] == pytest.approx(result["density"] + result["all_closed_rate"])
 
 
 def test_warning_is_one_stderr_line_above_five_percent(capsys):
