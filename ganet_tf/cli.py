@@ -258,6 +258,9 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument("--export", help="also write a SavedModel here: raw source strings -> greedy translations")
     parser.add_argument("--limit", type=int, help="use only the first N pairs of each split")
     parser.add_argument("--backup-dir", help="resumable training: a killed run started again continues")
+    parser.add_argument(
+        "--restart", action="store_true", help="delete the backup in --backup-dir and start over (after changing flags)"
+    )
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
     parser.add_argument("--hidden", type=int, default=defaults.hidden, help="encoder units each way")
     parser.add_argument("--embedding-dim", type=int, default=defaults.embedding_dim)

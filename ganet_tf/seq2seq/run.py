@@ -24,6 +24,9 @@ from ganet_tf.seq2seq.vocabulary import encode
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+from ganet_tf.training.backup import AtomicBackupAndRestore
+from ganet_tf.training.backup import prepare_backup_dir
+from ganet_tf.training.backup import write_json
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import RUN_MARKER
@@ -52,6 +55,7 @@ class Seq2SeqConfig:
     export: str = None
     limit: int = None
     backup_dir: str = None
+    restart: bool = False
     batch_size: int = 128
     hidden: int = 256
     embedding_dim: int = 256
@@ -106,8 +110,7 @@ def _vocabularies(config, splits):
         build_vocabulary(targets, min_count=min_count, target=True),
     )
     if path:
-        os.makedirs(config.backup_dir, exist_ok=True)
-        _write_json(path, {"source": vocabularies[0], "target": vocabularies[1]})
+        write_json(path, {"source": vocabularies[0], "target": vocabularies[1]})
     return vocabularies
 
 
@@ -218,6 +221,9 @@ def run_seq2seq(config):
 
 
 def _run_seq2seq(config):
+    if config.backup_dir:
+        # New, empty or a backup of these flags (`train`'s rule); --restart clears it.
+        prepare_backup_dir(config)
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
     source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
@@ -243,7 +249,7 @@ def _run_seq2seq(config):
     )
     callbacks = []
     if config.backup_dir:
-        callbacks.append(keras.callbacks.BackupAndRestore(config.backup_dir))
+        callbacks.append(AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")))
     started = time.perf_counter()
     history = model.fit(
         datasets["train"],

@@ -20,7 +20,8 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.training.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
-BACKUP_FILES = frozenset({"backup", "history.csv", "best.weights.h5", CONFIG_FILE})
+# `vocabularies.json`: the ids of a resumed `seq2seq` run.
+BACKUP_FILES = frozenset({"backup", "history.csv", "best.weights.h5", "vocabularies.json", CONFIG_FILE})
 # Flags that may change between attempts of one run: where it writes, how
 # much it prints, and how long it may train.
 RESUMABLE_CHANGES = frozenset(
@@ -35,6 +36,7 @@ RESUMABLE_CHANGES = frozenset(
         "strategy",
         "cpu_devices",
         "jit_compile",
+        "export",
     }
 )
 

@@ -108,3 +108,20 @@ def test_scores():
     assert exact_match([["s1", "s2"], ["s3"]], [["s1", "s2"], ["s4"]]) == 0.5
     assert corpus_bleu(["A dog runs."], ["a dog runs."]) == pytest.approx(100.0)
     assert corpus_bleu(["a cat"], ["a dog runs on the grass ."]) < 10
+
+
+def test_backup_of_other_flags_is_refused_and_restart_clears_it(tmp_path):
+    from ganet_tf.errors import GANetInputError
+    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.training.backup import prepare_backup_dir
+
+    backup = str(tmp_path / "backup")
+    prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=4))
+    (tmp_path / "backup" / "vocabularies.json").write_text("{}")
+    # The same flags, or only where it writes and how long it trains: resumed.
+    prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=4, epochs=20, export=str(tmp_path / "sm")))
+    with pytest.raises(GANetInputError, match=r"other flags: --hidden 4 \(now 8\).*--restart"):
+        prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=8))
+    prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=8, restart=True))
+    assert sorted(os.listdir(backup)) == ["run_config.json"]
+    assert json.loads((tmp_path / "backup" / "run_config.json").read_text())["hidden"] == 8
