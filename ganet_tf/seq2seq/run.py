@@ -212,6 +212,10 @@ def run_seq2seq(config):
     and locked against a second process; it is replaced all or nothing.
     """
     _check(config)
+    if config.export:
+        from ganet_tf.seq2seq.translator import is_translator_folder
+
+        check_output_folder(config.export, "--export", owned=is_translator_folder)
     if not config.out:
         return _run_seq2seq(config)
     check_output_folder(config.out, "--out", owned=is_seq2seq_run_folder)

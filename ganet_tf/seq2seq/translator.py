@@ -11,8 +11,12 @@ from ganet_tf.seq2seq.decoding import greedy_decode
 from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+from ganet_tf.training.run_folder import RUN_MARKER
+from ganet_tf.training.run_folder import write_run_folder
 
 MAX_EXTRA_TOKENS = 10
+# What `tf.saved_model.save` writes, beside the project's run marker.
+SAVED_MODEL_FILES = frozenset({"saved_model.pb", "fingerprint.pb", "variables", "assets", RUN_MARKER})
 
 
 class Translator(tf.Module):
@@ -73,7 +77,24 @@ def export_translator(run_dir, export_dir):
     return save_translator(model, vocabularies["source"], vocabularies["target"], export_dir)
 
 
+def is_translator_folder(path):
+    """Whether `path` is empty or a translator SavedModel this project wrote."""
+    entries = set(os.listdir(path))
+    return not entries or (RUN_MARKER in entries and entries <= SAVED_MODEL_FILES)
+
+
 def save_translator(model, source_vocabulary, target_vocabulary, export_dir):
+    """Writes the translator SavedModel to `export_dir`, all or nothing.
+
+    It is staged beside `export_dir` and renamed in; an earlier translator
+    there is replaced (`ganet_tf.training.run_folder.write_run_folder`).
+    Check the folder first with `check_output_folder(export_dir, "--export",
+    owned=is_translator_folder)`.
+    """
     translator = Translator(model, source_vocabulary, target_vocabulary)
-    tf.saved_model.save(translator, export_dir, signatures={"serving_default": translator.translate})
+
+    def write_files(staging):
+        tf.saved_model.save(translator, staging, signatures={"serving_default": translator.translate})
+
+    write_run_folder(export_dir, write_files, owned=is_translator_folder)
     return export_dir

@@ -49,3 +49,30 @@ def test_saved_model_reloads_in_plain_tensorflow_and_translates(tmp_path):
     translations = completed.stdout.split("\n")[:3]
     assert translations == expected
     assert any(t.strip() for t in translations)
+
+
+def test_export_folder_is_checked_and_replaced_all_or_nothing(tmp_path):
+    import os
+
+    import pytest
+
+    from ganet_tf.errors import GANetInputError
+    from ganet_tf.seq2seq.translator import is_translator_folder
+    from ganet_tf.training.run_folder import check_output_folder
+
+    model = EncoderDecoder(len(SOURCE_VOCABULARY) + 2, len(TARGET_VOCABULARY) + 2, embedding_dim=4, hidden=4)
+    model.build()
+    export = tmp_path / "sm"
+    save_translator(model, SOURCE_VOCABULARY, TARGET_VOCABULARY, str(export))
+    first = (export / "saved_model.pb").stat().st_mtime_ns
+    # An earlier translator may be replaced; nothing else is left beside it.
+    check_output_folder(str(export), "--export", owned=is_translator_folder)
+    save_translator(model, SOURCE_VOCABULARY, TARGET_VOCABULARY, str(export))
+    assert (export / "saved_model.pb").stat().st_mtime_ns != first
+    assert sorted(os.listdir(tmp_path)) == ["sm"]
+    # A folder of the user's own files is refused before anything is written.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(GANetInputError, match="--export"):
+        check_output_folder(str(mine), "--export", owned=is_translator_folder)
