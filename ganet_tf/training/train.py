@@ -211,13 +211,18 @@ def model_arguments(config, splits, embeddings):
     return arguments
 
 
-def compile_model(model, learning_rate, jit_compile="auto"):
-    """Adam and cross-entropy; GA-Net's gate penalty joins through the layer."""
+def compile_model(model, learning_rate, jit_compile="auto", metrics=(), run_eagerly=False):
+    """Adam and cross-entropy; GA-Net's gate penalty joins through the layer.
+
+    The metrics are `accuracy` and the extra `metrics` (the tuning
+    objective `tradeoff`); `run_eagerly` skips graph tracing (smoke runs).
+    """
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
         loss=keras.losses.SparseCategoricalCrossentropy(),
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy"), *metrics],
         jit_compile=jit_compile,
+        run_eagerly=run_eagerly,
     )
     return model
 
