@@ -58,11 +58,6 @@ def _join_negative_values(argv):
 
 
 def build_parser():
-    from ganet_tf.data import DATASETS
-
-    from .search_space import MODEL_PARAMETERS
-    from .tune import OBJECTIVES
-    from .tune import TUNERS
     from .tune import SearchConfig
 
     defaults = SearchConfig()
@@ -74,6 +69,19 @@ def build_parser():
             "tested."
         ),
     )
+    _add_search_arguments(parser, defaults)
+    _add_space_arguments(parser)
+    _add_data_and_output_arguments(parser, defaults)
+    return parser
+
+
+def _add_search_arguments(parser, defaults):
+    from ganet_tf.data import DATASETS
+
+    from .search_space import MODEL_PARAMETERS
+    from .tune import OBJECTIVES
+    from .tune import TUNERS
+
     search = parser.add_argument_group("search")
     search.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
     search.add_argument("--data-dir", help=DATA_DIR_HELP)
@@ -103,6 +111,10 @@ def build_parser():
     search.add_argument(
         "--patience", type=int, default=defaults.patience, help="early stopping patience on the objective, in epochs"
     )
+    _add_trial_arguments(search, defaults)
+
+
+def _add_trial_arguments(search, defaults):
     search.add_argument(
         "--folds",
         type=int,
@@ -130,6 +142,9 @@ def build_parser():
         help="retrain the best configuration once per seed and report the mean test accuracy "
         "(default: --seed only); changing it keeps a finished search",
     )
+
+
+def _add_space_arguments(parser):
     space = parser.add_argument_group("search space (names: lr, batch_size, tau, lam, aux_hidden, aux, target_density)")
     space.add_argument(
         "--fix",
@@ -161,6 +176,9 @@ def build_parser():
         metavar="V1,V2,...",
         help="the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2",
     )
+
+
+def _add_data_and_output_arguments(parser, defaults):
     model = parser.add_argument_group("model and data (not tuned)")
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
@@ -172,7 +190,10 @@ def build_parser():
         help="also give ids to the N most frequent GloVe words (0: training words only)",
     )
     model.add_argument(
-        "--buckets", type=int, help="batch texts of similar length in N length buckets (long, varied texts)"
+        "--buckets",
+        type=int,
+        default=defaults.buckets,
+        help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)",
     )
     model.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
     model.add_argument(
@@ -192,7 +213,6 @@ def build_parser():
         choices=(0, 1, 2),
         help="0 quiet; 1, 2: summaries and Keras fit verbosity",
     )
-    return parser
 
 
 def config_from(args):

@@ -1,9 +1,9 @@
-import keras
 import keras_tuner
 import numpy as np
 import tensorflow as tf
 
 from ganet_tf.data import make_dataset
+from ganet_tf.training.train import compile_model
 
 from .search_space import SearchSpace
 
@@ -132,14 +132,7 @@ class TextClassifierHyperModel(keras_tuner.HyperModel):
         learning_rate = self.space.declare(hp, "lr")
         self.space.declare(hp, "batch_size")
         model = self.build_network(hp)
-        metrics = self.extra_metrics(model)
-        model.compile(
-            optimizer=keras.optimizers.Adam(learning_rate),
-            loss=keras.losses.SparseCategoricalCrossentropy(),
-            metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy"), *metrics],
-            run_eagerly=self.run_eagerly,
-        )
-        return model
+        return compile_model(model, learning_rate, metrics=self.extra_metrics(model), run_eagerly=self.run_eagerly)
 
     def fit(self, hp, model, x, y=None, validation_data=None, **kwargs):
         """Trains `model` on batches of the trial's `batch_size`.

@@ -11,16 +11,12 @@ import keras_tuner
 import numpy as np
 
 from ganet_tf.data import DATASETS
-from ganet_tf.data import build_vectorizer
 from ganet_tf.data.registry import local_window
-from ganet_tf.data.vectorizer import vectorize
-from ganet_tf.embeddings import embedding_matrix
-from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.evaluate import evaluate_model
+from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.train import TrainConfig
-from ganet_tf.training.train import load_splits
 from ganet_tf.training.train import write_outputs
 
 from .baseline_hypermodel import BaselineHyperModel
@@ -97,41 +93,55 @@ class SearchConfig:
     limit: int = None
     glove: str = None
     glove_vocabulary: int = _HAND_SET.glove_vocabulary
-    buckets: int = None
+    buckets: int = _HAND_SET.buckets
     run_eagerly: bool = False
     verbose: int = 2
 
     def validate(self):
         """Raises `GANetInputError` on the first impossible setting."""
-        if self.dataset not in DATASETS:
-            raise GANetInputError(f"Unknown dataset {self.dataset!r}: choose one of {sorted(DATASETS)}.")
-        if self.model not in MODEL_PARAMETERS:
-            raise GANetInputError(f"Unknown model {self.model!r}: choose one of {sorted(MODEL_PARAMETERS)}.")
-        if self.tuner not in TUNERS:
-            raise GANetInputError(f"Unknown tuner {self.tuner!r}: choose one of {', '.join(TUNERS)}.")
-        if self.objective not in OBJECTIVES:
-            raise GANetInputError(f"Unknown objective {self.objective!r}: choose one of {', '.join(OBJECTIVES)}.")
+        self._validate_choices()
+        self._validate_numbers()
+        twice = (set(self.fixed) & set(self.choices)) | (set(self.ranges) & (set(self.fixed) | set(self.choices)))
+        if twice:
+            raise GANetInputError(
+                f"{', '.join(sorted(twice))}: give each hyperparameter one domain (a fixed value, values, or a range)."
+            )
+        self.search_space()
+
+    def _validate_choices(self):
+        for flag, value, choices, shown in (
+            ("dataset", self.dataset, DATASETS, sorted(DATASETS)),
+            ("model", self.model, MODEL_PARAMETERS, sorted(MODEL_PARAMETERS)),
+            ("tuner", self.tuner, TUNERS, ", ".join(TUNERS)),
+            ("objective", self.objective, OBJECTIVES, ", ".join(OBJECTIVES)),
+        ):
+            if value not in choices:
+                raise GANetInputError(f"Unknown {flag} {value!r}: choose one of {shown}.")
         if self.objective == "tradeoff" and self.model != "ganet":
             raise GANetInputError(
                 f"--objective tradeoff weighs the gate density, and {self.model} "
                 "has no gates: use val_accuracy or val_loss."
             )
+        if self.hand_set_first and self.tuner == "hyperband":
+            raise GANetInputError(
+                "--hand-set-first needs --tuner random or bayesian: Hyperband schedules its own first trials."
+            )
+
+    def _validate_numbers(self):
         positive = ("max_trials", "epochs", "patience", "folds", "executions_per_trial", "hidden")
-        optional = ("initial_points", "limit", "buckets")
+        optional = ("initial_points", "limit")
         for name in positive + optional:
             value = getattr(self, name)
             if value is None and name in optional:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
-        if not isinstance(self.glove_vocabulary, int) or self.glove_vocabulary < 0:
-            raise GANetInputError(f"--glove-vocabulary must be an integer >= 0, got {self.glove_vocabulary}.")
+        for name in ("glove_vocabulary", "buckets"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise GANetInputError(f"--{name.replace('_', '-')} must be an integer >= 0, got {value}.")
         if not isinstance(self.hyperband_factor, int) or self.hyperband_factor < 2:
             raise GANetInputError(f"--hyperband-factor must be an integer >= 2, got {self.hyperband_factor}.")
-        if self.hand_set_first and self.tuner == "hyperband":
-            raise GANetInputError(
-                "--hand-set-first needs --tuner random or bayesian: Hyperband schedules its own first trials."
-            )
         if not self.density_weight >= 0:
             raise GANetInputError(f"--density-weight must be >= 0, got {self.density_weight}.")
         if not 0 <= self.dropout < 1:
@@ -144,12 +154,6 @@ class SearchConfig:
             raise GANetInputError(
                 f"--limit {self.limit} leaves too few examples for {self.folds} folds: use at least {2 * self.folds}."
             )
-        twice = (set(self.fixed) & set(self.choices)) | (set(self.ranges) & (set(self.fixed) | set(self.choices)))
-        if twice:
-            raise GANetInputError(
-                f"{', '.join(sorted(twice))}: give each hyperparameter one domain (a fixed value, values, or a range)."
-            )
-        self.search_space()
 
     def search_space(self):
         """The `SearchSpace` of `model` with `fixed`, `choices` and `ranges`."""
@@ -170,6 +174,19 @@ class SearchConfig:
     @property
     def project_dir(self):
         return os.path.join(self.directory, self.project)
+
+    def data_config(self):
+        """The `TrainConfig` of the data flags, for `ganet_tf.training.prepare`:
+        a search reads, tokenises and embeds its data as `ganet_tf train` does
+        with the same flags (its defaults for the flags a search lacks)."""
+        return TrainConfig(
+            dataset=self.dataset,
+            data_dir=self.data_dir,
+            seed=self.seed,
+            limit=self.limit,
+            glove=self.glove,
+            glove_vocabulary=self.glove_vocabulary,
+        )
 
     def hand_set_values(self):
         """`ganet_tf train`'s value of each tuned hyperparameter where the
@@ -335,10 +352,11 @@ def _failed_search(tuner):
 def search_and_evaluate(config):
     """Searches `config`'s space, retrains the best trial, tests it.
 
-    The vocabulary is adapted on the train and validation texts (the texts
-    the final model trains on; no labels, no test), plus the
-    `config.glove_vocabulary` most frequent GloVe words. Each trial trains
-    with early stopping on the objective (`config.patience`) for at most
+    The data are prepared as `ganet_tf train` prepares them
+    (`ganet_tf.training.prepare`: vocabulary of the training texts plus the
+    `config.glove_vocabulary` most frequent GloVe words, sequence length
+    the 95th percentile of the training lengths). Each trial trains with
+    early stopping on the objective (`config.patience`) for at most
     `config.epochs` epochs and is scored on the validation split, or by
     `config.folds`-fold cross-validation of train + validation. The project
     folder `config.directory/config.project` keeps every finished trial:
@@ -368,28 +386,33 @@ def search_and_evaluate(config):
     role = distributed_role()
     settings_path, settings = _check_settings(config, role)
     keras.utils.set_random_seed(config.seed)
-    splits = load_splits(
-        TrainConfig(
-            dataset=config.dataset,
-            data_dir=config.data_dir,
-            seed=config.seed,
-            limit=config.limit,
-        )
-    )
-    # As `ganet_tf train`: frequent GloVe words keep an id too.
-    extra = ()
-    if config.glove_vocabulary:
-        extra = load_glove(config.glove, top=config.glove_vocabulary)[0]
-    vectorizer = build_vectorizer(splits.train_texts + splits.validation_texts, extra_vocabulary=extra)
-    vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
-    glove = load_glove(config.glove, vocabulary)
-    embeddings, _ = embedding_matrix(vocabulary, glove, config.seed)
-    ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("train", "validation", "test")}
+    data = prepare(config.data_config())
+    tuner = _make_tuner(config, data, role)
+    _write_json(settings_path, settings)
+    search_seconds = _search(tuner, config, data, role)
+    if role == "worker":
+        return {
+            "role": "worker",
+            "tuner_id": os.environ[TUNER_ID_ENV],
+            "ran_trials": tuner.ran_trials,
+            "search_seconds": search_seconds,
+        }
+    best = _best_trial(tuner, config)
+    final_seeds = list(config.final_seeds or [config.seed])
+    model, tests, train_seconds = _retrain(config, data, best, final_seeds)
+    out = config.out or os.path.join(config.project_dir, "best_model")
+    result = _result(config, data, tuner, best, tests)
+    result.update(search_seconds=search_seconds, train_seconds=round(train_seconds, 2), out=out)
+    result["report"] = tests[0]["report"]
+    write_outputs(out, model, data.vectorizer, data.splits, result)
+    return result
 
-    hypermodel = make_hypermodel(config, splits.num_classes, embeddings, splits.name)
-    tuner = CrossValidationTuner(
+
+def _make_tuner(config, data, role):
+    """The `CrossValidationTuner` of `config`'s project over the `Prepared` `data`."""
+    return CrossValidationTuner(
         make_oracle(config),
-        hypermodel,
+        make_hypermodel(config, data.num_classes, data.embeddings, data.splits.name),
         folds=config.folds,
         fold_seed=config.seed,
         directory=config.directory,
@@ -398,16 +421,18 @@ def search_and_evaluate(config):
         overwrite=config.overwrite and role != "worker",
         executions_per_trial=config.executions_per_trial,
     )
-    _write_json(settings_path, settings)
+
+
+def _search(tuner, config, data, role):
+    """Runs the missing trials of the project; returns the seconds it took."""
     if config.verbose and role != "worker":
         tuner.search_space_summary()
-
     monitor, direction = OBJECTIVES[config.objective]
     started = time.perf_counter()
     tuner.search(
-        ids["train"],
-        splits.train_labels,
-        validation_data=(ids["validation"], splits.validation_labels),
+        data.ids["train"],
+        data.splits.train_labels,
+        validation_data=(data.ids["validation"], data.splits.validation_labels),
         epochs=config.epochs,
         callbacks=[
             keras.callbacks.EarlyStopping(monitor=monitor, mode=direction, patience=config.patience),
@@ -415,34 +440,30 @@ def search_and_evaluate(config):
         ],
         verbose=config.verbose,
     )
-    search_seconds = time.perf_counter() - started
-    if role == "worker":
-        return {
-            "role": "worker",
-            "tuner_id": os.environ[TUNER_ID_ENV],
-            "ran_trials": tuner.ran_trials,
-            "search_seconds": round(search_seconds, 2),
-        }
+    return round(time.perf_counter() - started, 2)
+
+
+def _best_trial(tuner, config):
+    """The best completed trial of the project (`RuntimeError` if none)."""
     if config.verbose:
         tuner.results_summary(num_trials=min(config.max_trials, 10))
     # KerasTuner pads the best trials with failed ones when none completed.
     best_trials = [t for t in tuner.oracle.get_best_trials(1) if t.status == "COMPLETED"]
     if not best_trials:
         raise _failed_search(tuner)
-    best = best_trials[0]
-    hyperparameters = {
-        name: value for name, value in best.hyperparameters.values.items() if name in hypermodel.space.names
-    }
-    epochs = best.best_step + 1
+    return best_trials[0]
 
-    pool_ids = np.concatenate([ids["train"], ids["validation"]])
-    pool_labels = np.concatenate([splits.train_labels, splits.validation_labels])
-    final_seeds = list(config.final_seeds or [config.seed])
+
+def _retrain(config, data, best, seeds):
+    """Retrains `best` on train + validation for its best epoch count, once
+    per seed, and tests each model; returns `(first model, tests, seconds)`."""
+    pool_ids = np.concatenate([data.ids["train"], data.ids["validation"]])
+    pool_labels = np.concatenate([data.splits.train_labels, data.splits.validation_labels])
     tests, kept, train_seconds = [], None, 0.0
-    for seed in final_seeds:
+    for seed in seeds:
         keras.backend.clear_session()
         keras.utils.set_random_seed(seed)
-        final = make_hypermodel(config, splits.num_classes, embeddings, splits.name, scoring=False, seed=seed)
+        final = make_hypermodel(config, data.num_classes, data.embeddings, data.splits.name, scoring=False, seed=seed)
         model = final.build(best.hyperparameters.copy())
         started = time.perf_counter()
         final.fit(
@@ -450,40 +471,39 @@ def search_and_evaluate(config):
             model,
             pool_ids,
             pool_labels,
-            epochs=epochs,
+            epochs=best.best_step + 1,
             verbose=config.verbose,
         )
         train_seconds += time.perf_counter() - started
-        tests.append(evaluate_model(model, ids["test"], splits.test_labels, splits.class_names))
+        tests.append(evaluate_model(model, data.ids["test"], data.splits.test_labels, data.class_names))
         kept = kept or model
-    test = tests[0]
+    return kept, tests, train_seconds
 
-    out = config.out or os.path.join(config.project_dir, "best_model")
+
+def _result(config, data, tuner, best, tests):
+    """The JSON-ready summary of the search and of the retrained `tests`
+    (without the timings, `out` and the test `report`)."""
+    space = config.search_space()
     completed = [t for t in tuner.oracle.trials.values() if t.status == "COMPLETED"]
-    result = {
-        "dataset": splits.name,
+    test = tests[0]
+    return {
+        "dataset": data.splits.name,
         "model": config.model,
         "tuner": config.tuner,
-        "objective": monitor,
+        "objective": OBJECTIVES[config.objective][0],
         "folds": config.folds,
         "best_trial": best.trial_id,
         "best_score": best.score,
-        "hyperparameters": hyperparameters,
-        "epochs": epochs,
+        "hyperparameters": {name: value for name, value in best.hyperparameters.values.items() if name in space.names},
+        "epochs": best.best_step + 1,
         "trials": len(completed),
         "new_trials": len(tuner.ran_trials),
-        "final_seeds": final_seeds,
+        "final_seeds": list(config.final_seeds or [config.seed]),
         "test_accuracy": float(np.mean([t["accuracy"] for t in tests])),
         "test_accuracies": [t["accuracy"] for t in tests],
         "test_density": (None if test["density"] is None else float(np.mean([t["density"] for t in tests]))),
         "attention_flops_soft": test["attention_flops_soft"],
         "attention_flops_gated": test["attention_flops_gated"],
-        "train_examples": len(pool_ids),
-        "test_examples": len(ids["test"]),
-        "search_seconds": round(search_seconds, 2),
-        "train_seconds": round(train_seconds, 2),
-        "out": out,
-        "report": test["report"],
+        "train_examples": len(data.ids["train"]) + len(data.ids["validation"]),
+        "test_examples": len(data.ids["test"]),
     }
-    write_outputs(out, kept, vectorizer, splits, result)
-    return result

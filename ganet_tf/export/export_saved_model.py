@@ -85,6 +85,23 @@ def export_saved_model(
     >>> export_saved_model("runs/trec_ganet", "trec_ganet")
     'saved_models/trec_ganet/1'
     """
+    _check_arguments(name, version, warmup_texts)
+    model_dir, model_path = _run_files(model_dir)
+    serving_apis()  # fail early without tensorflow-serving-api
+    vectorizer, class_names = load_preprocessing(model_dir)
+    target = _version_folder(base, name, version, overwrite)
+    archive = _serving_archive(model_dir, model_path, vectorizer, class_names)
+    if warmup_texts is None:
+        warmup_texts = vocabulary_texts(
+            vectorizer.get_vocabulary(include_special_tokens=False),
+            vectorizer.get_config()["output_sequence_length"],
+        )
+    _write_version(archive, target, name, list(warmup_texts), model_dir, overwrite)
+    write_model_config(base)
+    return target
+
+
+def _check_arguments(name, version, warmup_texts):
     if not isinstance(name, str) or not _NAME.match(name):
         raise GANetInputError(
             f"Bad model name {name!r}: use letters, digits, '_', '.' and '-', starting with a letter or digit."
@@ -95,6 +112,10 @@ def export_saved_model(
         isinstance(warmup_texts, str) or not warmup_texts or not all(isinstance(text, str) for text in warmup_texts)
     ):
         raise GANetInputError("Warmup texts must be a non-empty list of strings.")
+
+
+def _run_files(model_dir):
+    """`(run folder, model file)` of a run folder or of its `model.keras`."""
     # The `.keras` file itself stands for its run folder (the one with
     # `preprocessing.json` beside it).
     model_path = model_file(model_dir)
@@ -115,9 +136,11 @@ def export_saved_model(
         raise GANetInputError(
             f"No model.keras in {model_dir}: give a folder written by `python -m ganet_tf train --out`."
         )
-    serving_apis()  # fail early without tensorflow-serving-api
-    vectorizer, class_names = load_preprocessing(model_dir)
+    return model_dir, model_path
 
+
+def _version_folder(base, name, version, overwrite):
+    """`base/name/version`, the next version by default; checked, not made."""
     check_writable_folder(base, "--base")
     model_root = os.path.join(base, name)
     check_writable_folder(model_root, "--base")
@@ -130,26 +153,30 @@ def export_saved_model(
         raise GANetInputError(
             f"Version {version} of {name} exists at {target}: pass --overwrite to replace it, or another --version."
         )
+    return target
 
+
+def _serving_archive(model_dir, model_path, vectorizer, class_names):
     model = _load_model(model_path)
     check_trained_model(model, vectorizer, class_names, model_path)
     try:
-        archive = build_serving_archive(model, vectorizer, class_names)
+        return build_serving_archive(model, vectorizer, class_names)
     except ValueError as error:
         raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
-    if warmup_texts is None:
-        warmup_texts = vocabulary_texts(
-            vectorizer.get_vocabulary(include_special_tokens=False),
-            vectorizer.get_config()["output_sequence_length"],
-        )
 
+
+def _write_version(archive, target, name, warmup_texts, model_dir, overwrite):
+    """Writes the version to a hidden staging folder, checks it and renames
+    it to `target`; on any failure removes what it made."""
+    model_root = os.path.dirname(target)
+    base = os.path.dirname(model_root)
     created = [path for path in (base, model_root) if not os.path.isdir(path)]
     os.makedirs(model_root, exist_ok=True)
     staging = None
     try:
-        staging = tempfile.mkdtemp(prefix=f".export-{version}-{os.getpid()}-", dir=model_root)
+        staging = tempfile.mkdtemp(prefix=f".export-{os.path.basename(target)}-{os.getpid()}-", dir=model_root)
         archive.write_out(staging, verbose=False)
-        write_warmup_requests(staging, list(warmup_texts), name)
+        write_warmup_requests(staging, warmup_texts, name)
         metrics = os.path.join(model_dir, METRICS_FILE)
         if os.path.isfile(metrics):
             shutil.copyfile(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY))
@@ -167,8 +194,6 @@ def export_saved_model(
             if os.path.isdir(path) and not os.listdir(path):
                 os.rmdir(path)
         raise
-    write_model_config(base)
-    return target
 
 
 def check_saved_model(saved_model_dir):

@@ -58,7 +58,8 @@ def unreadable_backup(path, error):
     )
 
 
-def _save_weights(model, path):
+def save_weights(model, path):
+    """`model.save_weights(path)` through a temporary file and a rename."""
     temporary = _temporary(path)
     try:
         model.save_weights(temporary, overwrite=True)
@@ -91,7 +92,7 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
 
     def _save_model(self):
         os.makedirs(self.backup_dir, exist_ok=True)
-        _save_weights(self.model, self._weights_path)
+        save_weights(self.model, self._weights_path)
         write_json(
             self._training_metadata_path,
             {"epoch": self._current_epoch, "batch": self._last_batch_seen},
@@ -112,21 +113,6 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             except (OSError, ValueError, KeyError, TypeError) as error:
                 raise unreadable_backup(self._training_metadata_path, error) from error
             self.model._initial_epoch = epoch
-
-
-class AtomicModelCheckpoint(keras.callbacks.ModelCheckpoint):
-    """`ModelCheckpoint` that writes a temporary file and renames it in."""
-
-    def _save_model(self, epoch, batch, logs):
-        final = self.filepath
-        temporary = _temporary(final)
-        self.filepath = temporary
-        try:
-            super()._save_model(epoch, batch, logs)
-        finally:
-            self.filepath = final
-        if os.path.exists(temporary):
-            os.replace(temporary, final)
 
 
 def load_backup_weights(model, path):

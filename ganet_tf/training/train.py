@@ -12,25 +12,19 @@ import time
 import keras
 import numpy as np
 
-from ganet_tf.data import build_vectorizer
-from ganet_tf.data import load_dataset
-from ganet_tf.data import load_files
 from ganet_tf.data import save_vectorizer
 from ganet_tf.data.registry import LOCAL_WINDOWS  # noqa: F401 - re-exported
 from ganet_tf.data.registry import local_window
-from ganet_tf.data.vectorizer import vectorize
-from ganet_tf.embeddings import embedding_matrix
-from ganet_tf.embeddings import load_glove
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
 from ganet_tf.training.backup import AtomicBackupAndRestore
-from ganet_tf.training.backup import AtomicModelCheckpoint
 from ganet_tf.training.backup import has_finished_epochs
 from ganet_tf.training.backup import is_backup_folder
 from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import prepare_backup_dir
 from ganet_tf.training.backup import unreadable_backup
+from ganet_tf.training.best_epoch_stopping import BestEpochStopping
 from ganet_tf.training.distribution import is_chief
 from ganet_tf.training.distribution import local_copy
 from ganet_tf.training.distribution import make_strategy
@@ -42,6 +36,8 @@ from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.non_finite_guard import NonFiniteGuard
 from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.prepare import load_splits  # noqa: F401 - re-exported
+from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.run_folder import clean_stale
@@ -177,26 +173,6 @@ class TrainConfig:
             )
 
 
-def load_splits(config):
-    """The `TextSplits` that `config` names (a dataset or the user's files)."""
-    if config.train_file:
-        splits = load_files(
-            config.train_file,
-            config.test_file,
-            config.format,
-            config.validation_fraction,
-            config.seed,
-            encoding=config.encoding,
-            text_column=config.text_column,
-            label_column=config.label_column,
-        )
-    else:
-        splits = load_dataset(config.dataset, config.data_dir, config.validation_fraction, config.seed)
-    if config.limit:
-        splits = splits.subset(config.limit)
-    return splits
-
-
 # Attention heads of the Transformer models; `--hidden` is their width.
 TRANSFORMER_HEADS = 4
 
@@ -235,13 +211,18 @@ def model_arguments(config, splits, embeddings):
     return arguments
 
 
-def compile_model(model, learning_rate, jit_compile="auto"):
-    """Adam and cross-entropy; GA-Net's gate penalty joins through the layer."""
+def compile_model(model, learning_rate, jit_compile="auto", metrics=(), run_eagerly=False):
+    """Adam and cross-entropy; GA-Net's gate penalty joins through the layer.
+
+    The metrics are `accuracy` and the extra `metrics` (the tuning
+    objective `tradeoff`); `run_eagerly` skips graph tracing (smoke runs).
+    """
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
         loss=keras.losses.SparseCategoricalCrossentropy(),
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy"), *metrics],
         jit_compile=jit_compile,
+        run_eagerly=run_eagerly,
     )
     return model
 
@@ -274,74 +255,54 @@ def _read_history(path):
         raise unreadable_backup(path, error) from None
 
 
-class _ResumedEarlyStopping(keras.callbacks.EarlyStopping):
-    """`EarlyStopping` that goes on from an interrupted attempt's best value
-    and the epochs waited since it. Keras' own starts each `fit` afresh, and
-    its `baseline` does not stand in for the best value (the first epoch of a
-    `fit` always counts as an improvement), so a resumed run would train on
-    past the point where the uninterrupted run stops."""
-
-    def __init__(self, best, waited, **kwargs):
-        super().__init__(**kwargs)
-        self.resumed_best = best
-        self.resumed_wait = waited
-
-    def on_train_begin(self, logs=None):
-        super().on_train_begin(logs)
-        self.best = self.resumed_best
-        self.wait = self.resumed_wait
-
-
-def _fit_resumable(model, train, validation, config, callbacks):
-    """`fit` that a killed process resumes from its last finished epoch.
-
-    Keras' `BackupAndRestore` restores weights, optimizer and epoch; the
-    per-epoch logs go to `history.csv` and the best weights (best
-    `config.monitor` over all attempts) to `best.weights.h5`, so early
-    stopping and best-weight restoring survive an interruption. After a
-    resume, patience counts from the best epoch recorded in `history.csv`.
-    """
-    os.makedirs(config.backup_dir, exist_ok=True)
-    history_path = os.path.join(config.backup_dir, "history.csv")
-    best_path = os.path.join(config.backup_dir, "best.weights.h5")
+def _earlier_attempts(history_path, config):
+    """`(best, waited, finished)` of the attempts that `history_path` records:
+    the best `config.monitor` value (None before any finished epoch), the
+    epochs since it, and whether `config.epochs` or early stopping ended the
+    run already."""
     done = _read_history(history_path).get(config.monitor, [])
-    best_epoch = _best_epoch(done, config.monitor) if done else None
-    best = done[best_epoch] if done else None
-    since_best = len(done) - 1 - best_epoch if done else 0
-    if done and (len(done) >= config.epochs or since_best >= config.patience):
-        load_backup_weights(model, best_path)
-        return _read_history(history_path)
-    stopper = _ResumedEarlyStopping(
-        best=best,
-        waited=since_best,
-        monitor=config.monitor,
-        mode=MONITORS[config.monitor],
-        patience=config.patience,
-    )
-    model.fit(
+    if not done:
+        return None, 0, False
+    best_epoch = _best_epoch(done, config.monitor)
+    waited = len(done) - 1 - best_epoch
+    return done[best_epoch], waited, len(done) >= config.epochs or waited >= config.patience
+
+
+def _fit(model, train, validation, config, callbacks):
+    """`model.fit` with early stopping on `config.monitor`; returns the history.
+
+    `fit` ends with the weights of the best epoch (`BestEpochStopping`, the
+    one rule). With `config.backup_dir` a killed process resumes from its
+    last finished epoch: Keras' `BackupAndRestore` restores weights,
+    optimizer and epoch; the per-epoch logs go to `history.csv` and the best
+    weights (best `config.monitor` over all attempts) to `best.weights.h5`,
+    so early stopping and best-weight restoring survive an interruption.
+    After a resume, patience counts from the best epoch in `history.csv`,
+    and the history returned is that of every attempt.
+    """
+    stopping = {"monitor": config.monitor, "mode": MONITORS[config.monitor], "patience": config.patience}
+    resumable = []
+    if config.backup_dir:
+        os.makedirs(config.backup_dir, exist_ok=True)
+        history_path = os.path.join(config.backup_dir, "history.csv")
+        best, waited, finished = _earlier_attempts(history_path, config)
+        stopping.update(path=os.path.join(config.backup_dir, "best.weights.h5"), best=best, waited=waited)
+        if finished:
+            load_backup_weights(model, stopping["path"])
+            return _read_history(history_path)
+        resumable = [
+            AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")),
+            keras.callbacks.CSVLogger(history_path, append=True),
+        ]
+    fitted = model.fit(
         train,
         validation_data=validation,
         epochs=config.epochs,
-        callbacks=[
-            NonFiniteGuard(),
-            AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")),
-            keras.callbacks.CSVLogger(history_path, append=True),
-            AtomicModelCheckpoint(
-                best_path,
-                monitor=config.monitor,
-                mode=MONITORS[config.monitor],
-                save_best_only=True,
-                save_weights_only=True,
-                initial_value_threshold=best,
-            ),
-            stopper,
-            *callbacks,
-        ],
+        callbacks=[NonFiniteGuard(), *resumable, BestEpochStopping(**stopping), *callbacks],
         verbose=config.verbose,
-        shuffle=False,
+        shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
     )
-    load_backup_weights(model, best_path)
-    return _read_history(history_path)
+    return _read_history(history_path) if config.backup_dir else fitted.history
 
 
 def train_and_evaluate(config, callbacks=()):
@@ -405,66 +366,43 @@ def _train_and_evaluate(config, callbacks=()):
     # devices must come first); `ganet_tf.training.distribution`.
     strategy = make_strategy(config.strategy, config.cpu_devices)
     keras.utils.set_random_seed(config.seed)
-    splits = load_splits(config)
-    # The packaged vectors are memory-mapped: one load serves both uses. A
-    # text file is read twice, the second time for the vocabulary's words
-    # only, so that a large file never sits in memory whole.
-    glove = load_glove() if config.glove is None else None
-    extra = ()
-    if config.glove_vocabulary:
-        top = config.glove_vocabulary
-        extra = glove[0][:top] if glove else load_glove(config.glove, top=top)[0]
-    vectorizer = build_vectorizer(
-        splits.train_texts,
-        config.sequence_length,
-        config.length_percentile,
-        extra_vocabulary=extra,
-    )
-    vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
-    glove = glove or load_glove(config.glove, vocabulary)
-    embeddings, coverage = embedding_matrix(vocabulary, glove, config.seed)
-
-    ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("train", "validation", "test")}
-    train, validation = training_datasets(strategy, config, ids, splits)
-
-    with strategy.scope(), precision_policy(config.mixed_precision):
-        model = build_model(config.model, splits.num_classes, **model_arguments(config, splits, embeddings))
-        if config.freeze_embeddings:
-            model.get_layer("embedding").trainable = False
-        compile_model(model, config.lr, jit_compile=config.jit_compile or "auto")
-    prepare_model(model, strategy, ids["train"], splits.train_labels)
+    data = prepare(config)
+    train, validation = training_datasets(strategy, config, data.ids, data.splits)
+    model = _build_model(config, strategy, data)
     callbacks = [*callbacks, *tensorboard_callbacks(config.tensorboard, is_chief(strategy))]
     timer = EpochTimer()
     started = time.perf_counter()
-    if config.backup_dir:
-        history = _fit_resumable(model, train, validation, config, [timer, *callbacks])
-    else:
-        stopper = keras.callbacks.EarlyStopping(
-            monitor=config.monitor,
-            mode=MONITORS[config.monitor],
-            patience=config.patience,
-            restore_best_weights=True,
-        )
-        fitted = model.fit(
-            train,
-            validation_data=validation,
-            epochs=config.epochs,
-            callbacks=[NonFiniteGuard(), timer, stopper, *callbacks],
-            verbose=config.verbose,
-            shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
-        )
-        history = fitted.history
+    history = _fit(model, train, validation, config, [timer, *callbacks])
     train_seconds = time.perf_counter() - started
     if non_finite_weights(model):
         raise TrainingDivergedError(
             "training diverged (non-finite weights); nothing was saved: lower --lr and train again."
         )
-
-    best = _best_epoch(history[config.monitor], config.monitor)
     model = local_copy(model, strategy)
-    test = evaluate_model(model, ids["test"], splits.test_labels, splits.class_names)
-    validation_scores = evaluate_model(model, ids["validation"], splits.validation_labels, splits.class_names)
-    result = {
+    result = _result(config, data, model, history, train_seconds, timer.epoch_seconds)
+    _warn_all_closed(result["test_all_closed_rate"])
+    if config.out and is_chief(strategy):
+        write_outputs(config.out, model, data.vectorizer, data.splits, result)
+    return result
+
+
+def _build_model(config, strategy, data):
+    """`config.model` for the `Prepared` `data`, compiled under `strategy`."""
+    with strategy.scope(), precision_policy(config.mixed_precision):
+        model = build_model(config.model, data.num_classes, **model_arguments(config, data.splits, data.embeddings))
+        if config.freeze_embeddings:
+            model.get_layer("embedding").trainable = False
+        compile_model(model, config.lr, jit_compile=config.jit_compile or "auto")
+    prepare_model(model, strategy, data.ids["train"], data.splits.train_labels)
+    return model
+
+
+def _result(config, data, model, history, train_seconds, epoch_seconds):
+    """The JSON-ready summary of a trained `model` (see `_train_and_evaluate`)."""
+    splits = data.splits
+    test = evaluate_model(model, data.ids["test"], splits.test_labels, splits.class_names)
+    validation = evaluate_model(model, data.ids["validation"], splits.validation_labels, splits.class_names)
+    return {
         "dataset": splits.name,
         "model": config.model,
         "seed": config.seed,
@@ -474,27 +412,23 @@ def _train_and_evaluate(config, callbacks=()):
         "attention_flops_gated": test["attention_flops_gated"],
         "test_all_closed_rate": test["all_closed_rate"],
         "test_attended_density": test["attended_density"],
-        "validation_accuracy": validation_scores["accuracy"],
-        "validation_density": validation_scores["density"],
-        "validation_attended_density": validation_scores["attended_density"],
-        "validation_all_closed_rate": validation_scores["all_closed_rate"],
+        "validation_accuracy": validation["accuracy"],
+        "validation_density": validation["density"],
+        "validation_attended_density": validation["attended_density"],
+        "validation_all_closed_rate": validation["all_closed_rate"],
         "epochs_trained": len(history["val_loss"]),
-        "best_epoch": best + 1,
+        "best_epoch": _best_epoch(history[config.monitor], config.monitor) + 1,
         "train_seconds": round(train_seconds, 2),
-        "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
+        "epoch_seconds": [round(s, 2) for s in epoch_seconds],
         "history": {key: [round(float(v), 5) for v in values] for key, values in history.items() if key != "epoch"},
-        "sequence_length": int(ids["train"].shape[1]),
-        "vocabulary_size": len(vocabulary) + 2,
-        "glove_coverage": round(coverage, 4),
+        "sequence_length": data.sequence_length,
+        "vocabulary_size": len(data.vocabulary) + 2,
+        "glove_coverage": round(data.glove_coverage, 4),
         "train_examples": len(splits.train_texts),
         "test_examples": len(splits.test_texts),
         "config": {key: value for key, value in dataclasses.asdict(config).items() if key not in ("verbose",)},
         "report": test["report"],
     }
-    _warn_all_closed(test["all_closed_rate"])
-    if config.out and is_chief(strategy):
-        write_outputs(config.out, model, vectorizer, splits, result)
-    return result
 
 
 # Above this share of all-closed test rows, `train` warns on stderr.

@@ -9,6 +9,8 @@ import pytest
 from ganet_tf.data import load_dataset
 from ganet_tf.data import load_vectorizer
 from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.training import TrainConfig
+from ganet_tf.training.prepare import prepare
 from tests.conftest import REPO
 from tests.run_scores import rescore_run
 from tuning.search import main
@@ -85,6 +87,10 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     vectorizer, class_names = load_vectorizer(os.path.join(out, "preprocessing.json"))
     assert model.predict(vectorize(vectorizer, ["Who wrote Hamlet ?"]), verbose=0).shape == (1, 6)
     assert class_names[0] == "ABBR"
+    # The vocabulary and length of `ganet_tf train` with the same data and flags.
+    trained = prepare(TrainConfig(dataset="trec", data_dir=data_dir, limit=150))
+    assert vectorizer.get_vocabulary(include_special_tokens=False) == trained.vocabulary
+    assert vectorizer.get_config()["output_sequence_length"] == trained.sequence_length
 
     project = tmp_path / "p"
     (finished,) = _trial_files(project)

@@ -1,0 +1,73 @@
+"""Early stopping that ends `fit` with the best epoch's weights: `train`'s one rule."""
+
+import keras
+
+from ganet_tf.training.backup import load_backup_weights
+from ganet_tf.training.backup import save_weights
+
+
+class BestEpochStopping(keras.callbacks.EarlyStopping):
+    """Stops after `patience` epochs without a better `monitor`; keeps the best.
+
+    The one best-weights rule of `train`: an epoch is better when its
+    `monitor` value is strictly better than every earlier one (the first of
+    equal values stays the best), training stops once `patience` epochs have
+    passed without one, and `fit` ends with the weights of the best epoch.
+    They are kept in memory, or, given `path`, written to that file
+    (atomically) at each new best, so that they survive a killed process.
+
+    A resumed attempt passes `best`, the best value of the earlier attempts,
+    and `waited`, the epochs since it: Keras' `EarlyStopping` starts each
+    `fit` afresh, and its `baseline` does not stand in for the best value
+    (the first epoch of a `fit` always counts as an improvement), so a
+    resumed run would train on past the point where the uninterrupted run
+    stops. The weights of `path` are then those of the earlier attempts'
+    best epoch until this attempt beats it.
+
+    Args:
+        monitor: the logged quantity to watch, e.g. `"val_loss"`.
+        mode: `"min"` or `"max"`, the better direction of `monitor`.
+        patience: epochs without a better value before training stops.
+        path: optional `.weights.h5` file for the best weights.
+        best: optional best value of earlier attempts (with `path`).
+        waited: epochs since `best`.
+
+    Example:
+
+    >>> stopper = BestEpochStopping("val_loss", "min", patience=3)
+    >>> model.fit(train, validation_data=validation, epochs=30, callbacks=[stopper])
+    >>> stopper.best_epoch  # the epoch whose weights the model now holds
+    """
+
+    def __init__(self, monitor, mode, patience, path=None, best=None, waited=0):
+        if best is not None and path is None:
+            raise ValueError(
+                "`best` continues an earlier attempt, whose best weights are in a file: pass `path` too. "
+                f"Received: best={best}, path=None"
+            )
+        super().__init__(monitor=monitor, mode=mode, patience=patience)
+        self.path = path
+        self.resumed_best = best
+        self.resumed_wait = waited
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self.best = self.resumed_best
+        self.wait = self.resumed_wait
+        self.best_epoch = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(epoch, logs)
+        if self.best_epoch != epoch:
+            return
+        if self.path is None:
+            self.best_weights = self.model.get_weights()
+        else:
+            save_weights(self.model, self.path)
+
+    def on_train_end(self, logs=None):
+        super().on_train_end(logs)
+        if self.path is not None:
+            load_backup_weights(self.model, self.path)
+        elif self.best_weights is not None:
+            self.model.set_weights(self.best_weights)
