@@ -13,19 +13,25 @@ DATA_DIR_HELP = (
 
 
 def _add_train_arguments(parser):
-    from ganet_tf.data import DATASETS
-    from ganet_tf.data.datasets import FORMATS
-    from ganet_tf.layers.auxiliary_network import ENCODERS
-    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
-    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
-    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
-    from ganet_tf.models import MODEL_BUILDERS
     from ganet_tf.training import TrainConfig
-    from ganet_tf.training.distribution import STRATEGIES
-    from ganet_tf.training.train import MONITORS
 
     defaults = TrainConfig()
-    data = parser.add_argument_group("data")
+    _add_data_arguments(parser.add_argument_group("data"), defaults)
+    model = parser.add_argument_group("model")
+    _add_model_arguments(model, defaults)
+    _add_gate_arguments(model, defaults)
+    _add_encoder_arguments(model, defaults)
+    fit = parser.add_argument_group("training")
+    _add_fit_arguments(fit, defaults)
+    _add_output_arguments(fit)
+    _add_device_arguments(fit, defaults)
+
+
+def _add_data_arguments(data, defaults):
+    """The `data` group of `train`: dataset or user files, and their shaping."""
+    from ganet_tf.data import DATASETS
+    from ganet_tf.data.datasets import FORMATS
+
     data.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
     data.add_argument("--data-dir", help=DATA_DIR_HELP)
     data.add_argument(
@@ -51,10 +57,24 @@ def _add_train_arguments(parser):
         default=defaults.buckets,
         help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)",
     )
-    model = parser.add_argument_group("model")
+
+
+def _add_model_arguments(model, defaults):
+    """The model family and its auxiliary network (start of the `model` group)."""
+    from ganet_tf.layers.auxiliary_network import ENCODERS
+    from ganet_tf.models import MODEL_BUILDERS
+
     model.add_argument("--model", choices=sorted(MODEL_BUILDERS), default=defaults.model)
     model.add_argument("--aux", choices=ENCODERS, default=defaults.aux, help="auxiliary network encoder")
     model.add_argument("--aux-hidden", type=int, default=defaults.aux_hidden)
+
+
+def _add_gate_arguments(model, defaults):
+    """The gates' training and inference options (middle of the `model` group)."""
+    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
+    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
+
     model.add_argument("--tau", type=float, default=defaults.tau, help="Gumbel-softmax temperature")
     model.add_argument("--lam", type=float, default=defaults.lam, help="weight of the gate L1 penalty")
     model.add_argument(
@@ -97,6 +117,10 @@ def _add_train_arguments(parser):
         default=defaults.fallback,
         help="attention of a text whose gates are all closed: every token, or the most probable one",
     )
+
+
+def _add_encoder_arguments(model, defaults):
+    """The BiLSTM encoder and the GloVe embeddings (end of the `model` group)."""
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
@@ -108,7 +132,12 @@ def _add_train_arguments(parser):
         help="also give ids to the N most frequent GloVe words (0: training words only)",
     )
     model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
-    fit = parser.add_argument_group("training")
+
+
+def _add_fit_arguments(fit, defaults):
+    """Epochs, early stopping, optimiser and seed (start of the `training` group)."""
+    from ganet_tf.training.train import MONITORS
+
     fit.add_argument("--epochs", type=int, default=defaults.epochs)
     fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience (epochs)")
     fit.add_argument(
@@ -120,6 +149,10 @@ def _add_train_arguments(parser):
     fit.add_argument("--lr", type=float, default=defaults.lr)
     fit.add_argument("--batch-size", type=int, default=defaults.batch_size)
     fit.add_argument("--seed", type=int, default=defaults.seed)
+
+
+def _add_output_arguments(fit):
+    """Where the run is written and how it resumes (middle of the `training` group)."""
     fit.add_argument("--out", help="folder for model.keras, preprocessing.json and metrics.json")
     fit.add_argument(
         "--backup-dir", help="resumable training: a killed run started again continues from its last epoch"
@@ -130,6 +163,12 @@ def _add_train_arguments(parser):
         help="delete the backup in --backup-dir and start over (e.g. after changing flags)",
     )
     fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+
+
+def _add_device_arguments(fit, defaults):
+    """Distribution, devices, logs and precision (end of the `training` group)."""
+    from ganet_tf.training.distribution import STRATEGIES
+
     fit.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -268,6 +307,12 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument("--dropout", type=float, default=defaults.dropout)
     parser.add_argument("--lr", type=float, default=defaults.lr)
     parser.add_argument("--beam-size", type=int, default=defaults.beam_size, help="1: greedy decoding")
+    _add_seq2seq_gate_arguments(parser, defaults)
+    parser.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2))
+
+
+def _add_seq2seq_gate_arguments(parser, defaults):
+    """The options of the gated and ACT attentions of `seq2seq`."""
     parser.add_argument(
         "--gate-penalty", type=float, default=defaults.gate_penalty, help="weight of the gates' L1 penalty (gated)"
     )
@@ -296,7 +341,6 @@ def _add_seq2seq_arguments(parser):
         default=defaults.halting_penalty,
         help="weight of the ACT halting penalty (hier-act)",
     )
-    parser.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2))
 
 
 def _seq2seq(args):

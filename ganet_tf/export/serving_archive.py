@@ -108,31 +108,7 @@ def build_serving_archive(model, vectorizer, class_names):
     >>> archive = build_serving_archive(model, vectorizer, class_names)
     >>> archive.write_out("saved_models/trec/1", verbose=False)
     """
-    config = vectorizer.get_config()
-    sequence_length = config.get("output_sequence_length")
-    if config.get("output_mode") != "int" or not sequence_length:
-        raise ValueError(
-            "`vectorizer` must be a TextVectorization layer with "
-            "output_mode='int' and an output_sequence_length. Received: "
-            f"output_mode={config.get('output_mode')}, "
-            f"output_sequence_length={sequence_length}"
-        )
-    if len(model.inputs) != 1 or len(model.inputs[0].shape) != 2:
-        raise ValueError(f"`model` must take one input of token ids (batch, steps). Received inputs: {model.inputs}")
-    num_classes = model.outputs[0].shape[-1]
-    if len(class_names) != num_classes:
-        raise ValueError(
-            f"`class_names` must name the model's {num_classes} classes. "
-            f"Received {len(class_names)} names: {list(class_names)}"
-        )
-    names = {layer.name for layer in model.layers}
-    if "gates" in names:
-        mode = getattr(model.get_layer("gates"), "inference_mode", "threshold")
-        if mode not in DETERMINISTIC_INFERENCE_MODES:
-            raise ValueError(
-                "Serving needs deterministic gates: the gate sampler must use "
-                f"inference_mode 'threshold' or 'top_k'. Received: inference_mode={mode}"
-            )
+    sequence_length = _check_serving_inputs(model, vectorizer, class_names)
     if not vectorizer.built:
         vectorizer.build((None,))
     explainer = build_explainer(model)
@@ -158,3 +134,34 @@ def build_serving_archive(model, vectorizer, class_names):
         input_signature=[tf.TensorSpec([None, sequence_length], tf.int32, name=TOKEN_IDS_INPUT)],
     )
     return archive
+
+
+def _check_serving_inputs(model, vectorizer, class_names):
+    """Validates the arguments of `build_serving_archive`; returns the
+    vectorizer's `output_sequence_length`."""
+    config = vectorizer.get_config()
+    sequence_length = config.get("output_sequence_length")
+    if config.get("output_mode") != "int" or not sequence_length:
+        raise ValueError(
+            "`vectorizer` must be a TextVectorization layer with "
+            "output_mode='int' and an output_sequence_length. Received: "
+            f"output_mode={config.get('output_mode')}, "
+            f"output_sequence_length={sequence_length}"
+        )
+    if len(model.inputs) != 1 or len(model.inputs[0].shape) != 2:
+        raise ValueError(f"`model` must take one input of token ids (batch, steps). Received inputs: {model.inputs}")
+    num_classes = model.outputs[0].shape[-1]
+    if len(class_names) != num_classes:
+        raise ValueError(
+            f"`class_names` must name the model's {num_classes} classes. "
+            f"Received {len(class_names)} names: {list(class_names)}"
+        )
+    names = {layer.name for layer in model.layers}
+    if "gates" in names:
+        mode = getattr(model.get_layer("gates"), "inference_mode", "threshold")
+        if mode not in DETERMINISTIC_INFERENCE_MODES:
+            raise ValueError(
+                "Serving needs deterministic gates: the gate sampler must use "
+                f"inference_mode 'threshold' or 'top_k'. Received: inference_mode={mode}"
+            )
+    return sequence_length

@@ -212,21 +212,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         for tensor in (query, value, key):
             set_keras_mask(tensor, None)
 
-        # Per-key openness (batch, kv_steps): the gates at inference and the
-        # key/value padding masks.
-        key_open = None
-        for mask in (value_mask, key_mask):
-            if mask is not None:
-                mask = ops.cast(mask, "bool")
-                key_open = mask if key_open is None else ops.logical_and(key_open, mask)
-        gates = ops.cast(gates, "float32")
-        bias = None
-        if training:
-            bias = _floored_log(gates)[:, None, None, :]
-        else:
-            gate_open = ops.greater(gates, 0.5)
-            key_open = gate_open if key_open is None else ops.logical_and(key_open, gate_open)
-
+        key_open, bias = self._gate_keys(gates, value_mask, key_mask, training)
         if query_mask is not None:
             query_mask = ops.cast(query_mask, "bool")
         if attention_mask is not None:
@@ -255,6 +241,25 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         if return_attention_scores:
             return output, scores
         return output
+
+    def _gate_keys(self, gates, value_mask, key_mask, training):
+        """`(key_open, bias)`: per-key openness `(batch, kv_steps)` from the
+        key/value padding masks and, at inference, the gates (or None); in
+        training the gates as an additive log bias `(batch, 1, 1, kv_steps)`
+        (else None)."""
+        key_open = None
+        for mask in (value_mask, key_mask):
+            if mask is not None:
+                mask = ops.cast(mask, "bool")
+                key_open = mask if key_open is None else ops.logical_and(key_open, mask)
+        gates = ops.cast(gates, "float32")
+        bias = None
+        if training:
+            bias = _floored_log(gates)[:, None, None, :]
+        else:
+            gate_open = ops.greater(gates, 0.5)
+            key_open = gate_open if key_open is None else ops.logical_and(key_open, gate_open)
+        return key_open, bias
 
     def _position_mask(self, query, key_positions, use_causal_mask):
         """Causal and sliding-window mask `(1 or batch, q, k)` from the

@@ -10,6 +10,21 @@ from ganet_tf.models.gate_layers import gate_layers
 ATTENTIONS = ("bahdanau", "gated", "hier-rnn", "hier-cnn", "hier-act")
 
 
+def _check_arguments(attention, source_vocabulary_size, target_vocabulary_size, embedding_dim, hidden, dropout):
+    if attention not in ATTENTIONS:
+        raise ValueError(f"`attention` must be one of {ATTENTIONS}. Received: attention={attention}")
+    for name, value in (
+        ("source_vocabulary_size", source_vocabulary_size),
+        ("target_vocabulary_size", target_vocabulary_size),
+        ("embedding_dim", embedding_dim),
+        ("hidden", hidden),
+    ):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
+    if not 0 <= dropout < 1:
+        raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+
+
 @keras.saving.register_keras_serializable(package="ganet_tf")
 class EncoderDecoder(keras.Model):
     """An attentional encoder-decoder: BiLSTM encoder, LSTM decoder.
@@ -110,18 +125,7 @@ class EncoderDecoder(keras.Model):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if attention not in ATTENTIONS:
-            raise ValueError(f"`attention` must be one of {ATTENTIONS}. Received: attention={attention}")
-        for name, value in (
-            ("source_vocabulary_size", source_vocabulary_size),
-            ("target_vocabulary_size", target_vocabulary_size),
-            ("embedding_dim", embedding_dim),
-            ("hidden", hidden),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
-        if not 0 <= dropout < 1:
-            raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+        _check_arguments(attention, source_vocabulary_size, target_vocabulary_size, embedding_dim, hidden, dropout)
         self.source_vocabulary_size = source_vocabulary_size
         self.target_vocabulary_size = target_vocabulary_size
         self.embedding_dim = embedding_dim
@@ -144,23 +148,10 @@ class EncoderDecoder(keras.Model):
         self.inference_density = inference_density
         self.target_density = target_density
         self.seed = seed
-        decoder_units = 2 * hidden
-        self.decoder_units = decoder_units
+        self.decoder_units = 2 * hidden
 
-        self.source_embedding = keras.layers.Embedding(
-            source_vocabulary_size, embedding_dim, mask_zero=True, name="source_embedding"
-        )
-        self.target_embedding = keras.layers.Embedding(
-            target_vocabulary_size, embedding_dim, mask_zero=True, name="target_embedding"
-        )
-        self.embedding_dropout = keras.layers.Dropout(dropout, seed=seed)
-        self.encoder = keras.layers.Bidirectional(
-            keras.layers.LSTM(hidden, return_sequences=True, return_state=True),
-            name="encoder",
-        )
-        self.bridge_h = keras.layers.Dense(decoder_units, activation="tanh", name="bridge_h")
-        self.bridge_c = keras.layers.Dense(decoder_units, activation="tanh", name="bridge_c")
-        self.decoder = keras.layers.LSTM(decoder_units, return_sequences=True, return_state=True, name="decoder")
+        # Sublayers in a fixed order: the unnamed ones are named by it.
+        self._make_recurrent_layers(dropout, seed)
         if attention == "bahdanau":
             self.attention_layer = BahdanauAttention(self.attention_units, name="attention")
         elif attention == "gated":
@@ -190,6 +181,23 @@ class EncoderDecoder(keras.Model):
             )
         self.output_dropout = keras.layers.Dropout(dropout, seed=seed)
         self.logits = keras.layers.Dense(target_vocabulary_size, name="logits")
+
+    def _make_recurrent_layers(self, dropout, seed):
+        """The embeddings, the encoder, its bridge to the decoder, and the decoder."""
+        self.source_embedding = keras.layers.Embedding(
+            self.source_vocabulary_size, self.embedding_dim, mask_zero=True, name="source_embedding"
+        )
+        self.target_embedding = keras.layers.Embedding(
+            self.target_vocabulary_size, self.embedding_dim, mask_zero=True, name="target_embedding"
+        )
+        self.embedding_dropout = keras.layers.Dropout(dropout, seed=seed)
+        self.encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(self.hidden, return_sequences=True, return_state=True),
+            name="encoder",
+        )
+        self.bridge_h = keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge_h")
+        self.bridge_c = keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge_c")
+        self.decoder = keras.layers.LSTM(self.decoder_units, return_sequences=True, return_state=True, name="decoder")
 
     def build(self, input_shape=None):
         # Creates every weight by a forward pass on a dummy batch.

@@ -230,40 +230,11 @@ def _run_seq2seq(config):
         prepare_backup_dir(config)
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
-    source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
-    target_vectorizer = vectorizer_from_vocabulary(target_vocabulary)
-    ids = {
-        split: (encode(source_vectorizer, pairs[0]), encode(target_vectorizer, pairs[1], True))
-        for split, pairs in splits.items()
-    }
-    keras.utils.set_random_seed(config.seed)
-    datasets = {
-        split: make_dataset(*ids[split], config.batch_size, shuffle=split == "train", seed=config.seed) for split in ids
-    }
+    ids, datasets = _encoded_datasets(config, splits, source_vocabulary, target_vocabulary)
     source_size = len(source_vocabulary) + 2
     target_size = len(target_vocabulary) + 2
-    try:
-        model = build_model(config, source_size, target_size)
-    except ValueError as error:  # a layer refused an option: one line
-        raise GANetInputError(str(error)) from None
-    model.build()  # BackupAndRestore restores into built models only
-    model.compile(
-        optimizer=keras.optimizers.Adam(config.lr, clipnorm=config.clipnorm),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
-    )
-    callbacks = []
-    if config.backup_dir:
-        callbacks.append(AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")))
-    started = time.perf_counter()
-    history = model.fit(
-        datasets["train"],
-        validation_data=datasets["val"],
-        epochs=config.epochs,
-        callbacks=callbacks,
-        verbose=config.verbose,
-    )
-    train_seconds = time.perf_counter() - started
-    epochs_run = len(history.history.get("loss", []))
+    model = _compiled_model(config, source_size, target_size)
+    train_seconds, epochs_run = _fit(model, config, datasets)
 
     result = {
         "task": config.task,
@@ -280,37 +251,97 @@ def _run_seq2seq(config):
         "seconds_per_epoch": train_seconds / epochs_run if epochs_run else None,
     }
     result.update(teacher_forced_scores(model, datasets["test"]))
-    decoded, seconds = decode_all(model, ids["test"][0], config.batch_size, config.beam_size, verbose=config.verbose)
-    vocabulary = ["", "[UNK]"] + list(target_vocabulary)
-    hypotheses = [ids_to_tokens(row, vocabulary) for row in decoded]
-    references = [ids_to_tokens(row[1:], vocabulary) for row in ids["test"][1]]
-    result["decode_seconds_per_sentence"] = seconds
-    result["beam_size"] = config.beam_size
-    if config.task == "multi30k":
-        result["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses], splits["test"][1])
-        result["test_exact_match"] = None
-    else:
-        result["test_bleu"] = None
-        result["test_exact_match"] = exact_match(hypotheses, references)
+    scores, hypotheses = _decoded_scores(model, config, ids["test"], splits["test"], target_vocabulary)
+    result.update(scores)
     if config.out:
-
-        def write_files(staging):
-            model.save(os.path.join(staging, MODEL_FILE))
-            _write_json(
-                os.path.join(staging, VOCABULARY_FILE), {"source": source_vocabulary, "target": target_vocabulary}
-            )
-            _write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)})
-            _write_json(
-                os.path.join(staging, EXAMPLES_FILE),
-                [
-                    {"source": s, "reference": r, "hypothesis": detokenize(h)}
-                    for s, r, h in zip(splits["test"][0][:20], splits["test"][1][:20], hypotheses[:20], strict=True)
-                ],
-            )
-
-        write_run_folder(config.out, write_files, owned=is_seq2seq_run_folder)
+        vocabularies = {"source": source_vocabulary, "target": target_vocabulary}
+        _write_run(config, model, vocabularies, result, splits["test"], hypotheses)
     if config.export:
         from ganet_tf.seq2seq.translator import save_translator
 
         result["export"] = save_translator(model, source_vocabulary, target_vocabulary, config.export)
     return result
+
+
+def _encoded_datasets(config, splits, source_vocabulary, target_vocabulary):
+    """Token ids `{split: (source ids, target ids)}` and the batched datasets."""
+    source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
+    target_vectorizer = vectorizer_from_vocabulary(target_vocabulary)
+    ids = {
+        split: (encode(source_vectorizer, pairs[0]), encode(target_vectorizer, pairs[1], True))
+        for split, pairs in splits.items()
+    }
+    keras.utils.set_random_seed(config.seed)
+    datasets = {
+        split: make_dataset(*ids[split], config.batch_size, shuffle=split == "train", seed=config.seed) for split in ids
+    }
+    return ids, datasets
+
+
+def _compiled_model(config, source_size, target_size):
+    """The built and compiled `EncoderDecoder`; a refused option is one input error."""
+    try:
+        model = build_model(config, source_size, target_size)
+    except ValueError as error:  # a layer refused an option: one line
+        raise GANetInputError(str(error)) from None
+    model.build()  # BackupAndRestore restores into built models only
+    model.compile(
+        optimizer=keras.optimizers.Adam(config.lr, clipnorm=config.clipnorm),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
+    )
+    return model
+
+
+def _fit(model, config, datasets):
+    """Trains (resumably with `--backup-dir`); returns `(seconds, epochs run)`."""
+    callbacks = []
+    if config.backup_dir:
+        callbacks.append(AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")))
+    started = time.perf_counter()
+    history = model.fit(
+        datasets["train"],
+        validation_data=datasets["val"],
+        epochs=config.epochs,
+        callbacks=callbacks,
+        verbose=config.verbose,
+    )
+    train_seconds = time.perf_counter() - started
+    return train_seconds, len(history.history.get("loss", []))
+
+
+def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
+    """Decodes the test sources; returns `(scores, hypotheses as token lists)`.
+
+    The scores are the decoding time, the beam size and BLEU (Multi30k) or
+    the exact-match rate (the synthetic tasks).
+    """
+    decoded, seconds = decode_all(model, test_ids[0], config.batch_size, config.beam_size, verbose=config.verbose)
+    vocabulary = ["", "[UNK]"] + list(target_vocabulary)
+    hypotheses = [ids_to_tokens(row, vocabulary) for row in decoded]
+    references = [ids_to_tokens(row[1:], vocabulary) for row in test_ids[1]]
+    scores = {"decode_seconds_per_sentence": seconds, "beam_size": config.beam_size}
+    if config.task == "multi30k":
+        scores["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses], test_pairs[1])
+        scores["test_exact_match"] = None
+    else:
+        scores["test_bleu"] = None
+        scores["test_exact_match"] = exact_match(hypotheses, references)
+    return scores, hypotheses
+
+
+def _write_run(config, model, vocabularies, result, test_pairs, hypotheses):
+    """Replaces `--out` with the model, vocabularies, metrics and 20 examples."""
+
+    def write_files(staging):
+        model.save(os.path.join(staging, MODEL_FILE))
+        _write_json(os.path.join(staging, VOCABULARY_FILE), vocabularies)
+        _write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)})
+        _write_json(
+            os.path.join(staging, EXAMPLES_FILE),
+            [
+                {"source": s, "reference": r, "hypothesis": detokenize(h)}
+                for s, r, h in zip(test_pairs[0][:20], test_pairs[1][:20], hypotheses[:20], strict=True)
+            ],
+        )
+
+    write_run_folder(config.out, write_files, owned=is_seq2seq_run_folder)
