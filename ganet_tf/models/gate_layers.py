@@ -9,6 +9,49 @@ from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
 from ganet_tf.layers.gate_sampler import GateSampler
 from ganet_tf.layers.gate_sparsity import GateSparsity
 
+# The arguments of the GA-Net builders that configure the gate branch.
+GATE_OPTIONS = (
+    "auxiliary",
+    "auxiliary_hidden_dim",
+    "initial_gate_logit",
+    "temperature",
+    "penalty",
+    "straight_through",
+    "inference_mode",
+    "gate_distribution",
+    "target_density",
+    "inference_density",
+    "seed",
+)
+
+
+def gated_tokens(embedded, options):
+    """The gate branch of a GA-Net builder, applied to its embeddings.
+
+    Resolves the defaults that follow from the target density
+    (`resolve_gate_defaults`), makes the three `gate_layers` and runs them:
+    auxiliary network -> gate logits -> `GateSampler` -> `GateSparsity`.
+
+    Args:
+        embedded: the embeddings `(batch, steps, dim)` the gates read.
+        options: a mapping with a value for every name of `GATE_OPTIONS`,
+            e.g. the builder's `locals()` (its arguments of those names).
+
+    Returns:
+        `(gate_logits, gates)`, both `(batch, steps)`.
+    """
+    options = {name: options[name] for name in GATE_OPTIONS}
+    resolved = resolve_gate_defaults(
+        options["initial_gate_logit"],
+        options["target_density"],
+        options["inference_mode"],
+        options["inference_density"],
+    )
+    options["initial_gate_logit"], options["inference_mode"], options["inference_density"] = resolved
+    auxiliary_network, sampler, sparsity = gate_layers(**options)
+    gate_logits = auxiliary_network(embedded)
+    return gate_logits, sparsity(sampler(gate_logits))
+
 
 def resolve_gate_defaults(initial_gate_logit, target_density, inference_mode, inference_density):
     """The classifiers' defaults that follow from a target density.

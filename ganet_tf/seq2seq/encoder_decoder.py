@@ -157,17 +157,17 @@ class EncoderDecoder(keras.Model):
         elif attention == "gated":
             self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
             self.auxiliary, self.gate_sampler, self.gate_sparsity = gate_layers(
-                "bilstm",
-                aux_hidden,
-                gate_bias,
-                temperature,
-                gate_penalty,
-                straight_through,
-                inference_mode,
-                gate_distribution,
-                target_density,
-                inference_density,
-                seed,
+                auxiliary="bilstm",
+                auxiliary_hidden_dim=aux_hidden,
+                initial_gate_logit=gate_bias,
+                temperature=temperature,
+                penalty=gate_penalty,
+                straight_through=straight_through,
+                inference_mode=inference_mode,
+                gate_distribution=gate_distribution,
+                target_density=target_density,
+                inference_density=inference_density,
+                seed=seed,
             )
         else:
             self.attention_layer = HierarchicalAttention(
