@@ -4,14 +4,21 @@ mixed precision and masked rows, each asserting real values."""
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 
-def _tensor_inputs(inputs, call_kwargs, mask):
+def _tensor_inputs(inputs, call_kwargs, mask, mask_argument):
     """Named arrays a functional model feeds to the layer."""
     arrays = {"inputs": inputs, **call_kwargs}
     if mask is not None:
-        arrays["mask"] = mask
+        arrays[mask_argument] = mask
     return arrays
+
+
+def _call(layer, arrays, **kwargs):
+    """Calls `layer` eagerly on `arrays` (`inputs` positional)."""
+    rest = {name: value for name, value in arrays.items() if name != "inputs"}
+    return layer(arrays["inputs"], **rest, **kwargs)
 
 
 def _functional(layer, arrays):
@@ -67,14 +74,29 @@ def check_fit_step(layer_cls, init_kwargs, arrays):
         assert any(not np.allclose(a, np.array(w)) for a, w in zip(before, layer_weights, strict=True)), (
             "a fit step left every weight of the layer unchanged"
         )
+    else:
+        # A layer without trainable weights must pass a training gradient
+        # on to its floating `inputs`, or the fit step checked nothing.
+        check_gradient_reaches_inputs(head, arrays, targets.astype("float32"))
+
+
+def check_gradient_reaches_inputs(model, arrays, targets):
+    inputs = tf.Variable(arrays["inputs"])
+    with tf.GradientTape() as tape:
+        feed = {name: tf.convert_to_tensor(value) for name, value in arrays.items() if name != "inputs"}
+        outputs = model({**feed, "inputs": inputs}, training=True)
+        loss = tf.reduce_mean((outputs - targets) ** 2) + sum(model.losses)
+    gradient = tape.gradient(loss, inputs)
+    assert gradient is not None, "no gradient reaches `inputs` of a layer without weights"
+    gradient = gradient.numpy()
+    assert np.all(np.isfinite(gradient)) and np.any(gradient != 0), "the gradient on `inputs` is zero or not finite"
 
 
 def check_mixed_precision(layer_cls, init_kwargs, arrays):
     layer = layer_cls(**init_kwargs, dtype="mixed_float16")
-    kwargs = {name: value for name, value in arrays.items() if name != "inputs"}
-    outputs = layer(
-        arrays["inputs"].astype("float16") if arrays["inputs"].dtype == np.float32 else arrays["inputs"], **kwargs
-    )
+    inputs = arrays["inputs"]
+    half = inputs.astype("float16") if inputs.dtype == np.float32 else inputs
+    outputs = _call(layer, {**arrays, "inputs": half})
     floats = _floating(outputs)
     assert floats, "the layer returned no floating output"
     assert floats[0].dtype == np.float16, f"mixed precision output is {floats[0].dtype}"
@@ -82,18 +104,23 @@ def check_mixed_precision(layer_cls, init_kwargs, arrays):
         assert np.all(np.isfinite(value)), "mixed precision gave non-finite values"
 
 
-def check_masked_rows(layer_cls, init_kwargs, arrays):
+def check_masked_rows(
+    layer_cls, init_kwargs, arrays, mask_argument="mask", masked_input="inputs", passes_through=False
+):
     """Outputs are finite on every row (a row may be fully masked), and
-    values at masked positions of `inputs` do not change the output."""
+    values at masked positions of `arrays[masked_input]` do not change the
+    first output (with `passes_through`, its real positions only)."""
     layer = layer_cls(**init_kwargs)
-    kwargs = {name: value for name, value in arrays.items() if name != "inputs"}
-    clean = _floating(layer(arrays["inputs"], **kwargs))
+    clean = _floating(_call(layer, arrays))
     for value in clean:
         assert np.all(np.isfinite(value)), "a masked row gave non-finite values"
-    mask = arrays["mask"]
-    noisy = np.array(arrays["inputs"], copy=True)
+    mask = np.asarray(arrays[mask_argument], bool)
+    assert not mask.all(), "the mask masks nothing: the masked-row check would check nothing"
+    noisy = np.array(arrays[masked_input], copy=True)
     noisy[~mask] = 1e3
-    perturbed = _floating(layer(noisy, **kwargs))
+    perturbed = _floating(_call(layer, {**arrays, masked_input: noisy}))
+    if passes_through:
+        clean[0], perturbed[0] = clean[0][mask], perturbed[0][mask]
     np.testing.assert_allclose(clean[0], perturbed[0], rtol=1e-5, atol=1e-5)
 
 
@@ -106,6 +133,9 @@ def run_layer_test(
     mask=None,
     mixed_precision=True,
     fit=True,
+    mask_argument="mask",
+    masked_input="inputs",
+    passes_through=False,
 ):
     """Runs every generic check on `layer_cls(**init_kwargs)`.
 
@@ -120,9 +150,18 @@ def run_layer_test(
         mask: optional boolean array `(batch, steps)` passed as `mask=`;
             it should hold a fully masked row. Enables the masked-row check.
         mixed_precision: whether to check a `mixed_float16` layer.
-        fit: whether to check a fit step.
+        fit: whether to check a fit step. A layer without trainable
+            weights must then pass a finite, non-zero training gradient to
+            `inputs`.
+        mask_argument: the call argument that takes `mask` (e.g.
+            `"values_mask"` for attention over a source).
+        masked_input: the name of the array `mask` covers, `"inputs"` or a
+            key of `call_kwargs`; the masked-row check perturbs it.
+        passes_through: for layers whose output is their input (e.g.
+            `GateSparsity`): the masked-row check compares the first output
+            at the real positions only.
     """
-    arrays = _tensor_inputs(inputs, dict(call_kwargs or {}), mask)
+    arrays = _tensor_inputs(inputs, dict(call_kwargs or {}), mask, mask_argument)
     check_config_round_trip(layer_cls, init_kwargs)
     check_keras_round_trip(layer_cls, init_kwargs, arrays, tmp_path)
     if fit:
@@ -130,4 +169,4 @@ def run_layer_test(
     if mixed_precision:
         check_mixed_precision(layer_cls, init_kwargs, arrays)
     if mask is not None:
-        check_masked_rows(layer_cls, init_kwargs, arrays)
+        check_masked_rows(layer_cls, init_kwargs, arrays, mask_argument, masked_input, passes_through)

@@ -1,9 +1,9 @@
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
+from tests.layer_harness import run_layer_test
 
 RNG = np.random.default_rng(0)
 VALUES = RNG.normal(size=[3, 6, 4]).astype("float32")
@@ -51,23 +51,22 @@ def test_float16_policy_is_finite_and_close():
     np.testing.assert_allclose(weights.numpy().astype("float32"), expected, atol=2e-3)
 
 
-def test_config_round_trip_keras_file_and_fit_step(tmp_path):
-    layer = BahdanauAttention(units=7, return_attention_scores=False)
-    config = layer.get_config()
-    assert (config["units"], config["return_attention_scores"]) == (7, False)
-    assert BahdanauAttention.from_config(config).get_config() == config
-
-    query, values = keras.Input((5,)), keras.Input((6, 4))
-    context = BahdanauAttention(units=3, return_attention_scores=False)(query, values)
-    model = keras.Model([query, values], keras.layers.Dense(1)(context))
-    model.compile("adam", "mse")
-    history = model.fit([QUERY, VALUES], np.ones([3, 1]), epochs=2, verbose=0)
-    assert np.all(np.isfinite(history.history["loss"]))
-    model.save(tmp_path / "m.keras")
-    loaded = keras.models.load_model(tmp_path / "m.keras")
-    np.testing.assert_allclose(
-        loaded.predict([QUERY, VALUES], verbose=0), model.predict([QUERY, VALUES], verbose=0), atol=1e-6
+def test_layer_harness(tmp_path):
+    run_layer_test(
+        BahdanauAttention,
+        {"units": 3, "return_attention_scores": True},
+        QUERY,
+        tmp_path,
+        call_kwargs={"values": VALUES},
+        mask=MASK,
+        mask_argument="values_mask",
+        masked_input="values",
     )
+
+
+def test_output_shapes():
+    assert BahdanauAttention(units=3).compute_output_shape((3, 5), (3, 6, 4)) == ((3, 4), (3, 6))
+    assert BahdanauAttention(units=3, return_attention_scores=False).compute_output_shape((3, 5), (3, 6, 4)) == (3, 4)
 
 
 def test_gradients_reach_query_and_values():

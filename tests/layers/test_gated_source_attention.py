@@ -1,9 +1,9 @@
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
+from tests.layer_harness import run_layer_test
 
 RNG = np.random.default_rng(1)
 VALUES = RNG.normal(size=[5, 6, 4]).astype("float32")
@@ -97,22 +97,18 @@ def test_float16_policy_is_finite_and_close():
     np.testing.assert_allclose(weights.numpy().astype("float32"), expected, atol=2e-3)
 
 
-def test_config_round_trip_keras_file_and_fit_step(tmp_path):
-    layer = GatedSourceAttention(units=7, fallback="none", return_attention_scores=False)
-    config = layer.get_config()
-    assert (config["units"], config["fallback"], config["return_attention_scores"]) == (7, "none", False)
-    assert GatedSourceAttention.from_config(config).get_config() == config
-
-    query, values, gates = keras.Input((3,)), keras.Input((6, 4)), keras.Input((6,))
-    context = GatedSourceAttention(units=3, return_attention_scores=False)(query, values, gates)
-    model = keras.Model([query, values, gates], keras.layers.Dense(1)(context))
-    model.compile("adam", "mse")
-    history = model.fit([QUERY, VALUES, GATES], np.ones([5, 1]), epochs=2, verbose=0)
-    assert np.all(np.isfinite(history.history["loss"]))
-    model.save(tmp_path / "m.keras")
-    loaded = keras.models.load_model(tmp_path / "m.keras")
-    inputs = [QUERY, VALUES, GATES]
-    np.testing.assert_allclose(loaded.predict(inputs, verbose=0), model.predict(inputs, verbose=0), atol=1e-6)
+@pytest.mark.parametrize("fallback", ["all", "none"])
+def test_layer_harness(fallback, tmp_path):
+    run_layer_test(
+        GatedSourceAttention,
+        {"units": 3, "fallback": fallback, "return_attention_scores": True},
+        QUERY,
+        tmp_path,
+        call_kwargs={"values": VALUES, "gates": GATES},
+        mask=MASK,
+        mask_argument="values_mask",
+        masked_input="values",
+    )
 
 
 def test_bad_arguments_and_inputs():

@@ -4,6 +4,8 @@ import pytest
 import tensorflow as tf
 
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
+from tests.layer_harness import check_config_round_trip
+from tests.layer_harness import run_layer_test
 
 RNG = np.random.default_rng(2)
 VALUES = RNG.normal(size=[3, 7, 4]).astype("float32")
@@ -186,43 +188,28 @@ def test_gradients_reach_scores_and_summariser_through_the_argmax():
         assert (len(layer.losses) == 1) == (summarizer == "act")
 
 
-def test_config_round_trip_keras_file_and_float16(tmp_path):
-    layer = HierarchicalAttention(
-        units=5,
-        summarizer="rnn",
-        levels=3,
-        block_size=4,
-        descent="soft",
-        halting_penalty=0.5,
-        halting_epsilon=0.2,
-        return_attention_scores=False,
-    )
-    config = layer.get_config()
-    for key, value in dict(
-        units=5,
-        summarizer="rnn",
-        levels=3,
-        block_size=4,
-        descent="soft",
-        halting_penalty=0.5,
-        halting_epsilon=0.2,
-        return_attention_scores=False,
-    ).items():
-        assert config[key] == value
-    assert HierarchicalAttention.from_config(config).get_config() == config
-
-    query, values = keras.Input((5,)), keras.Input((7, 4))
-    context = HierarchicalAttention(units=3, summarizer="act", return_attention_scores=False)(query, values)
-    model = keras.Model([query, values], keras.layers.Dense(1)(context))
-    model.compile("adam", "mse")
-    history = model.fit([QUERY, VALUES], np.ones([3, 1]), epochs=1, verbose=0)
-    assert np.all(np.isfinite(history.history["loss"]))
-    model.save(tmp_path / "m.keras")
-    loaded = keras.models.load_model(tmp_path / "m.keras")
-    np.testing.assert_allclose(
-        loaded.predict([QUERY, VALUES], verbose=0), model.predict([QUERY, VALUES], verbose=0), atol=1e-6
+def test_layer_harness(tmp_path):
+    empty_row = MASK.copy()
+    empty_row[2] = False
+    arguments = {"summarizer": "act", "levels": 2, "block_size": 2, "halting_penalty": 0.1, "halting_epsilon": 0.2}
+    run_layer_test(
+        HierarchicalAttention,
+        {"units": 3, "return_attention_scores": True, **arguments},
+        QUERY,
+        tmp_path,
+        call_kwargs={"values": VALUES},
+        mask=empty_row,
+        mask_argument="values_mask",
+        masked_input="values",
     )
 
+
+def test_rnn_soft_descent_config_round_trip():
+    arguments = {"units": 5, "summarizer": "rnn", "levels": 3, "block_size": 4, "descent": "soft"}
+    check_config_round_trip(HierarchicalAttention, {**arguments, "return_attention_scores": False})
+
+
+def test_float16_weights_sum_to_one():
     half = HierarchicalAttention(units=3, levels=3, block_size=2, dtype="mixed_float16")
     context, beta = half(QUERY, VALUES, values_mask=MASK)
     assert beta.dtype == "float16" and np.all(np.isfinite(context.numpy()))
