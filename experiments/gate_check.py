@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
+from runner import RunBusy
 from runner import load_runs
 from runner import machine
 from runner import mean_std
@@ -85,9 +86,7 @@ def run(dataset, setting, seed, data_dir):
             resumable=dataset == "imdb",
             extra={"setting": setting},
         )
-    except SystemExit as stop:
-        if "another process is training" not in str(stop):
-            raise
+    except RunBusy:
         print(f"    {name}: another process is training it, skipped", flush=True)
 
 

@@ -383,10 +383,10 @@ def write_readme():
     defaults = [r for r in load_runs(GATE_CHECK_RUNS) if r.get("setting") == "default"]
     for dataset in ("imdb", "sst1", "sst2", "trec"):
         for model in (*MODELS, "ganet (defaults)"):
-            part = _imdb_part(model, suffix["imdb"]) if dataset == "imdb" else model
             if model == "ganet (defaults)":
                 group = [r for r in defaults if r["dataset"] == dataset]
             else:
+                part = _imdb_part(model, suffix["imdb"]) if dataset == "imdb" else model
                 group = _group(everything, dataset, part)
             paper = PAPER.get((dataset, model), "")
             if not group:

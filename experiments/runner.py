@@ -127,6 +127,10 @@ def run_command(command, shown):
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
+class RunBusy(SystemExit):
+    """Another process holds the run's lock (it is training that run)."""
+
+
 @contextlib.contextmanager
 def _exclusive(path):
     """Holds `PATH.lock` for the run whose summary is `PATH`, so that two
@@ -141,7 +145,7 @@ def _exclusive(path):
             if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
                 raise BlockingIOError
         except (BlockingIOError, FileNotFoundError) as busy:
-            raise SystemExit(
+            raise RunBusy(
                 f"error: another process is training {os.path.basename(path)[:-5]}; "
                 "give each process different runs (--only, --models, --aux, --seeds)"
             ) from busy
