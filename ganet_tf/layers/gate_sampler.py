@@ -49,6 +49,15 @@ class GateSampler(keras.layers.Layer):
     With `straight_through=True` the forward pass uses the hard gate
     `1[g > 0.5]` and the backward pass the relaxed gradient.
 
+    Temperature annealing: with `final_temperature` set, the temperature of
+    training step `s` is `temperature * (final_temperature / temperature)
+    ** min(s / anneal_steps, 1)`, a geometric path from `temperature` to
+    `final_temperature` in `anneal_steps` training calls, then constant
+    (Jang et al. anneal the Gumbel-softmax temperature the same way). The
+    step count is a non-trainable weight, so it is saved with the model and
+    restored by `keras.callbacks.BackupAndRestore`; under a distribution
+    strategy it advances once per global batch.
+
     Outside training the gates are binary: `inference_mode="threshold"`
     opens gate t when `p_t > 0.5` (deterministic, the default for serving);
     `inference_mode="sample"` draws `Bernoulli(p_t)` as in the paper;
@@ -78,6 +87,12 @@ class GateSampler(keras.layers.Layer):
             Defaults to `"relaxed_bernoulli"`.
         inference_density: None or float in (0, 1], the share rho of real
             tokens that `"top_k"` opens; required by `"top_k"`.
+        final_temperature: None or float > 0, the temperature that
+            annealing reaches after `anneal_steps` training calls. `None`
+            (the default) keeps `temperature` throughout.
+        anneal_steps: int >= 0, the training calls over which the
+            temperature moves from `temperature` to `final_temperature`;
+            must be positive when `final_temperature` is set.
         seed: int or None, seed of the layer's `keras.random.SeedGenerator`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
@@ -104,6 +119,8 @@ class GateSampler(keras.layers.Layer):
           The Concrete Distribution.
         - [Louizos et al., 2018](https://arxiv.org/abs/1712.01312),
           Learning Sparse Neural Networks through L0 Regularization.
+        - [Jang et al., 2017](https://arxiv.org/abs/1611.01144),
+          Categorical Reparameterization with Gumbel-Softmax.
     """
 
     def __init__(
@@ -114,11 +131,14 @@ class GateSampler(keras.layers.Layer):
         seed=None,
         distribution="relaxed_bernoulli",
         inference_density=None,
+        final_temperature=None,
+        anneal_steps=0,
         **kwargs,
     ):
         super().__init__(**kwargs)
         if not isinstance(temperature, (int, float)) or temperature <= 0:
             raise ValueError(f"`temperature` must be a positive number. Received: temperature={temperature}")
+        _check_annealing(final_temperature, anneal_steps)
         if inference_mode not in INFERENCE_MODES:
             raise ValueError(
                 f"`inference_mode` must be one of {INFERENCE_MODES}. Received: inference_mode={inference_mode}"
@@ -146,8 +166,30 @@ class GateSampler(keras.layers.Layer):
         self.inference_mode = inference_mode
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed)
+        self.final_temperature = None if final_temperature is None else float(final_temperature)
+        self.anneal_steps = int(anneal_steps)
         self.supports_masking = True
+        if self.final_temperature is not None:
+            self.anneal_step = self.add_weight(
+                shape=(),
+                initializer="zeros",
+                trainable=False,
+                autocast=False,
+                dtype="float32",
+                # Each replica counts its share of a global batch as one
+                # step; the mean of the replicas' counts is the step.
+                aggregation="mean",
+                name="anneal_step",
+            )
         self._build_at_init()
+
+    def current_temperature(self):
+        """The temperature of the next training step, a float32 scalar."""
+        if self.final_temperature is None:
+            return tf.constant(self.temperature, "float32")
+        progress = tf.minimum(tf.convert_to_tensor(self.anneal_step) / float(self.anneal_steps), 1.0)
+        ratio = self.final_temperature / self.temperature
+        return self.temperature * tf.pow(tf.constant(ratio, "float32"), progress)
 
     def _next_seed(self):
         seed = tf.cast(self.seed_generator.next(), "int32")
@@ -162,7 +204,9 @@ class GateSampler(keras.layers.Layer):
 
     def _relaxed(self, logits):
         logits = tf.cast(logits, "float32")
-        temperature = tf.constant(self.temperature, "float32")
+        temperature = self.current_temperature()
+        if self.final_temperature is not None:
+            self.anneal_step.assign_add(1.0)
         distribution = tfp.distributions.RelaxedBernoulli(temperature, logits=logits)
         sample = tf.stop_gradient(distribution.sample(seed=self._next_seed()))
         gates = _finite_relaxed_sample(logits, sample, temperature)
@@ -222,6 +266,23 @@ class GateSampler(keras.layers.Layer):
                 "seed": self.seed,
                 "distribution": self.distribution,
                 "inference_density": self.inference_density,
+                "final_temperature": self.final_temperature,
+                "anneal_steps": self.anneal_steps,
             }
         )
         return config
+
+
+def _check_annealing(final_temperature, anneal_steps):
+    if final_temperature is not None and (
+        isinstance(final_temperature, bool) or not isinstance(final_temperature, (int, float)) or final_temperature <= 0
+    ):
+        raise ValueError(
+            f"`final_temperature` must be None or a positive number. Received: final_temperature={final_temperature}"
+        )
+    if isinstance(anneal_steps, bool) or not isinstance(anneal_steps, int) or anneal_steps < 0:
+        raise ValueError(f"`anneal_steps` must be an integer >= 0. Received: anneal_steps={anneal_steps}")
+    if final_temperature is not None and anneal_steps == 0:
+        raise ValueError(
+            "`final_temperature` needs the steps to reach it: pass `anneal_steps` > 0. Received: anneal_steps=0"
+        )

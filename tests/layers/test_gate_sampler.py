@@ -28,6 +28,7 @@ MASK = np.array([[1] * 8, [1] * 5 + [0] * 3, [0] * 8], bool)
             "inference_density": 0.25,
             "seed": 2,
         },
+        {"temperature": 1.0, "final_temperature": 0.1, "anneal_steps": 5, "seed": 4},
     ],
 )
 def test_layer_harness(arguments, tmp_path):
@@ -221,8 +222,63 @@ def test_top_k_opens_exactly_round_rho_t_real_tokens_and_never_none():
         ({"inference_mode": "top_k"}, "inference_density"),
         ({"inference_mode": "top_k", "inference_density": 0.0}, "inference_density"),
         ({"inference_density": 1.5}, "inference_density"),
+        ({"final_temperature": 0.0, "anneal_steps": 3}, "final_temperature"),
+        ({"final_temperature": 0.1}, "anneal_steps"),
+        ({"anneal_steps": -1}, "anneal_steps"),
+        ({"anneal_steps": 2.5}, "anneal_steps"),
     ],
 )
 def test_bad_new_arguments(arguments, message):
     with pytest.raises(ValueError, match=message):
         GateSampler(**arguments)
+
+
+# --- temperature annealing ----------------------------------------------------
+
+
+def test_annealed_temperature_follows_the_geometric_schedule_then_stays():
+    layer = GateSampler(temperature=2.0, final_temperature=0.125, anneal_steps=4, seed=0)
+    logits = np.zeros([2, 3], "float32")
+    seen = []
+    for _ in range(7):
+        seen.append(float(layer.current_temperature()))
+        layer(logits, training=True)
+    expected = [2.0 * (0.125 / 2.0) ** min(step / 4, 1.0) for step in range(7)]
+    np.testing.assert_allclose(seen, expected, rtol=1e-6)
+    # Inference calls do not advance the schedule.
+    layer(logits, training=False)
+    assert float(layer.anneal_step) == 7.0
+
+
+def test_annealed_samples_sharpen_as_the_temperature_falls():
+    # Relaxed gates at a low temperature sit near 0 or 1: the schedule is
+    # the one the samples are drawn at, not only a reported number.
+    layer = GateSampler(temperature=5.0, final_temperature=0.05, anneal_steps=1, seed=2)
+    logits = np.full([20000], 0.4, "float32")
+    hot = layer(logits, training=True).numpy()
+    cold = layer(logits, training=True).numpy()
+    assert np.mean((hot > 0.05) & (hot < 0.95)) > 0.8
+    assert np.mean((cold > 0.05) & (cold < 0.95)) < 0.2
+    # Both still open a gate with probability p = sigmoid(0.4).
+    for gates in (hot, cold):
+        assert abs(np.mean(gates > 0.5) - 1 / (1 + np.exp(-0.4))) < 0.02
+
+
+def test_fit_advances_the_schedule_once_per_step_and_it_round_trips(tmp_path):
+    inputs = keras.Input((5,))
+    logits = keras.layers.Dense(5)(inputs)
+    sampler = GateSampler(temperature=1.0, final_temperature=0.2, anneal_steps=100, seed=1, name="gates")
+    model = keras.Model(inputs, keras.layers.Dense(1)(sampler(logits)))
+    model.compile("adam", "mse")
+    model.fit(np.random.rand(40, 5), np.random.rand(40, 1), batch_size=8, epochs=2, verbose=0)
+    assert float(sampler.anneal_step) == 10.0
+    path = str(tmp_path / "annealed.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path).get_layer("gates")
+    assert float(reloaded.anneal_step) == 10.0
+    np.testing.assert_allclose(float(reloaded.current_temperature()), 0.2 ** 0.1, rtol=1e-6)
+
+
+def test_without_annealing_the_layer_has_no_weights():
+    # Models saved before annealing existed hold no weight for this layer.
+    assert GateSampler(temperature=0.5).weights == []
