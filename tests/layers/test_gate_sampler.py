@@ -276,7 +276,7 @@ def test_fit_advances_the_schedule_once_per_step_and_it_round_trips(tmp_path):
     model.save(path)
     reloaded = keras.models.load_model(path).get_layer("gates")
     assert float(reloaded.anneal_step) == 10.0
-    np.testing.assert_allclose(float(reloaded.current_temperature()), 0.2 ** 0.1, rtol=1e-6)
+    np.testing.assert_allclose(float(reloaded.current_temperature()), 0.2**0.1, rtol=1e-6)
 
 
 def test_without_annealing_the_layer_has_no_weights():
