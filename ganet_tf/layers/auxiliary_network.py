@@ -76,8 +76,8 @@ class AuxiliaryNetwork(keras.layers.Layer):
             raise ValueError(f"`hidden_dim` must be a positive integer. Received: hidden_dim={hidden_dim}")
         self.encoder = encoder
         self.hidden_dim = hidden_dim
-        self.return_logits = bool(return_logits)
         self.gate_bias_initializer = keras.initializers.get(gate_bias_initializer)
+        self.return_logits = bool(return_logits)
         self.supports_masking = True
         policy = self.dtype_policy
         if encoder == "bilstm":

@@ -1,22 +1,12 @@
 import keras
 from keras import ops
 
-from ganet_tf.layers.masking import large_negative_number
-
-
-def masked_softmax(scores, allowed):
-    """Softmax of float32 `scores` over the last axis where `allowed` is True.
-
-    Disallowed positions get weight 0; a row with nothing allowed gets all
-    zeros (not NaN).
-    """
-    negative = large_negative_number("float32")
-    weights = ops.softmax(ops.where(allowed, scores, negative), axis=-1)
-    return ops.where(allowed, weights, 0.0)
+from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
+from ganet_tf.layers.masking import masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
-class BahdanauAttention(keras.layers.Layer):
+class BahdanauAttention(BaseAdditiveAttention):
     """Additive attention of decoder states over encoder states.
 
     Every encoder state `h_j` gets the score
@@ -69,31 +59,9 @@ class BahdanauAttention(keras.layers.Layer):
     """
 
     def __init__(self, units=128, return_attention_scores=True, **kwargs):
-        super().__init__(**kwargs)
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"`units` must be a positive integer. Received: units={units}")
-        self.units = units
-        self.return_attention_scores = bool(return_attention_scores)
-        self.supports_masking = True
-        policy = self.dtype_policy
-        self.query_dense = keras.layers.Dense(units, use_bias=False, dtype=policy, name="query_dense")
-        self.key_dense = keras.layers.Dense(units, dtype=policy, name="key_dense")
-        self.score_dense = keras.layers.Dense(1, use_bias=False, dtype=policy, name="score_dense")
-
-    def build(self, query_shape, values_shape=None):
-        if values_shape is None or len(values_shape) != 3:
-            raise ValueError(
-                f"`values` must have shape (batch, source_steps, features). Received: values.shape={values_shape}"
-            )
-        if len(query_shape) not in (2, 3):
-            raise ValueError(
-                "`query` must have shape (batch, features) or "
-                f"(batch, target_steps, features). Received: query.shape={query_shape}"
-            )
-        self.query_dense.build(query_shape)
-        self.key_dense.build(values_shape)
-        self.score_dense.build(tuple(values_shape[:-1]) + (self.units,))
-        self.built = True
+        super().__init__(units=units, return_attention_scores=return_attention_scores, **kwargs)
 
     def prepare(self, values, mask=None):
         """The per-sentence part: projected keys, values and the mask."""
@@ -110,9 +78,7 @@ class BahdanauAttention(keras.layers.Layer):
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)
-        projected = ops.expand_dims(self.query_dense(query), 2)
-        hidden = ops.tanh(projected + ops.expand_dims(memory["keys"], 1))
-        scores = ops.cast(ops.squeeze(self.score_dense(hidden), -1), "float32")
+        scores = self._scores(query, memory)
         allowed = ops.expand_dims(memory["mask"], 1)
         weights = ops.cast(masked_softmax(scores, allowed), self.compute_dtype)
         context = ops.einsum("bqs,bsf->bqf", weights, memory["values"])
@@ -120,36 +86,14 @@ class BahdanauAttention(keras.layers.Layer):
             context, weights = context[:, 0], weights[:, 0]
         return context, weights
 
+    def _scores(self, query, memory):
+        """float32 scores `(batch, queries, source_steps)` of a `(batch,
+        queries, query_features)` query against the memory's keys."""
+        projected = ops.expand_dims(self.query_dense(query), 2)
+        return self._additive_scores(projected, ops.expand_dims(memory["keys"], 1))
+
     def call(self, query, values, values_mask=None):
-        context, weights = self.attend(query, self.prepare(values, values_mask))
-        if self.return_attention_scores:
-            return context, weights
-        return context
-
-    def compute_mask(self, *args, **kwargs):
-        return None
-
-    def compute_output_shape(self, query_shape, values_shape):
-        context_shape = tuple(query_shape[:-1]) + (values_shape[-1],)
-        if self.return_attention_scores:
-            return context_shape, tuple(query_shape[:-1]) + (values_shape[1],)
-        return context_shape
-
-    def flops_per_node(self):
-        """Floating point operations for one attended encoder state.
-
-        A multiply-add counts as two: the key projection (`2 * features *
-        units + units`), adding the query and tanh (`2 * units`), `v^T`
-        (`2 * units`), exponential and normalisation (3) and the weighted
-        sum (`2 * features`). Needs a built layer.
-        """
-        features = self.key_dense.kernel.shape[0]
-        units = self.units
-        return 2 * features * units + 5 * units + 3 + 2 * features
-
-    def flops_per_query(self):
-        """Floating point operations of the query projection, once a step."""
-        return 2 * self.query_dense.kernel.shape[0] * self.units
+        return self._outputs(*self.attend(query, self.prepare(values, values_mask)))
 
     def get_config(self):
         config = super().get_config()

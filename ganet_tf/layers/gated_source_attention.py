@@ -3,7 +3,6 @@ import tensorflow as tf
 from keras import ops
 
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
-from ganet_tf.layers.bahdanau_attention import masked_softmax
 
 FALLBACKS = ("all", "none")
 
@@ -43,8 +42,8 @@ class GatedSourceAttention(BahdanauAttention):
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
-        query: float tensor `(batch, query_features)` for one decoder step
-            or `(batch, target_steps, query_features)` for all of them.
+        query: float tensor, one decoder step `(batch, query_features)` or
+            all of them `(batch, target_steps, query_features)`.
         values: float tensor `(batch, source_steps, features)`, the encoder
             states.
         gates: float tensor `(batch, source_steps)` of gates in [0, 1].
@@ -52,9 +51,10 @@ class GatedSourceAttention(BahdanauAttention):
             at real source positions.
 
     Returns:
-        The context `(batch, [target_steps,] features)`, and with
-        `return_attention_scores` also the weights
-        `(batch, [target_steps,] source_steps)` as a tuple.
+        The context `(batch, [target_steps,] features)`, or with
+        `return_attention_scores` the tuple `(context, alpha)`, the weights
+        `alpha` `(batch, [target_steps,] source_steps)` being 0 at closed
+        states.
 
     Example:
 
@@ -117,30 +117,13 @@ class GatedSourceAttention(BahdanauAttention):
             "log_gates": log_gates,
         }
 
-    def attend(self, query, memory):
-        """Scores `query` against a `prepare`d memory: `(context, weights)`."""
-        single_step = len(query.shape) == 2
-        if single_step:
-            query = ops.expand_dims(query, 1)
-        projected = ops.expand_dims(self.query_dense(query), 2)
-        hidden = ops.tanh(projected + ops.expand_dims(memory["keys"], 1))
-        scores = ops.cast(ops.squeeze(self.score_dense(hidden), -1), "float32")
-        scores = scores + ops.expand_dims(memory["log_gates"], 1)
-        allowed = ops.expand_dims(memory["mask"], 1)
-        weights = ops.cast(masked_softmax(scores, allowed), self.compute_dtype)
-        context = ops.einsum("bqs,bsf->bqf", weights, memory["values"])
-        if single_step:
-            context, weights = context[:, 0], weights[:, 0]
-        return context, weights
+    def _scores(self, query, memory):
+        """The additive scores plus `log g_j` (0 in fallback rows)."""
+        scores = super()._scores(query, memory)
+        return scores + ops.expand_dims(memory["log_gates"], 1)
 
     def call(self, query, values, gates, values_mask=None):
-        context, weights = self.attend(query, self.prepare(values, gates, values_mask))
-        if self.return_attention_scores:
-            return context, weights
-        return context
-
-    def compute_mask(self, *args, **kwargs):
-        return None
+        return self._outputs(*self.attend(query, self.prepare(values, gates, values_mask)))
 
     def compute_output_shape(self, query_shape, values_shape, gates_shape=None):
         return super().compute_output_shape(query_shape, values_shape)

@@ -2,8 +2,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from ganet_tf.layers.bahdanau_attention import masked_softmax
+from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
 from ganet_tf.layers.masking import large_negative_number
+from ganet_tf.layers.masking import masked_softmax
 
 SUMMARIZERS = ("rnn", "cnn", "act")
 DESCENTS = ("straight_through", "soft")
@@ -34,7 +35,7 @@ def _group_winners(weights, parents):
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
-class HierarchicalAttention(keras.layers.Layer):
+class HierarchicalAttention(BaseAdditiveAttention):
     """Multi-level attention: the decoder descends into the most-attended block.
 
     The encoder states `h = p^1` are summarised level by level into
@@ -148,7 +149,6 @@ class HierarchicalAttention(keras.layers.Layer):
         return_attention_scores=True,
         **kwargs,
     ):
-        super().__init__(**kwargs)
         for name, value, low in (("units", units, 1), ("levels", levels, 2), ("block_size", block_size, 2)):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"`{name}` must be an integer >= {low}. Received: {name}={value}")
@@ -162,19 +162,14 @@ class HierarchicalAttention(keras.layers.Layer):
             )
         if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
             raise ValueError(f"`halting_epsilon` must be in [0, 1). Received: halting_epsilon={halting_epsilon}")
-        self.units = units
+        super().__init__(units=units, return_attention_scores=return_attention_scores, **kwargs)
         self.summarizer = summarizer
         self.levels = levels
         self.block_size = block_size
         self.descent = descent
         self.halting_penalty = float(halting_penalty)
         self.halting_epsilon = float(halting_epsilon)
-        self.return_attention_scores = bool(return_attention_scores)
-        self.supports_masking = True
         policy = self.dtype_policy
-        self.query_dense = keras.layers.Dense(units, use_bias=False, dtype=policy, name="query_dense")
-        self.key_dense = keras.layers.Dense(units, dtype=policy, name="key_dense")
-        self.score_dense = keras.layers.Dense(1, use_bias=False, dtype=policy, name="score_dense")
         # One entry per summarised level 2..L; `None` where unused.
         self.halting_units, self.summary_readers = [], []
         self.summary_queries, self.summary_keys, self.summary_scores = [], [], []
@@ -202,19 +197,8 @@ class HierarchicalAttention(keras.layers.Layer):
             )
 
     def build(self, query_shape, values_shape=None):
-        if values_shape is None or len(values_shape) != 3:
-            raise ValueError(
-                f"`values` must have shape (batch, source_steps, features). Received: values.shape={values_shape}"
-            )
-        if len(query_shape) not in (2, 3):
-            raise ValueError(
-                "`query` must have shape (batch, features) or "
-                f"(batch, target_steps, features). Received: query.shape={query_shape}"
-            )
+        super().build(query_shape, values_shape)
         features = values_shape[-1]
-        self.query_dense.build(query_shape)
-        self.key_dense.build((None, None, features))
-        self.score_dense.build((None, None, self.units))
         for halt in self.halting_units:
             halt.build((None, None, features))
         for i, reader in enumerate(self.summary_readers):
@@ -336,8 +320,7 @@ class HierarchicalAttention(keras.layers.Layer):
         projected = ops.expand_dims(self.query_dense(query), 2)
         scores = []
         for level in levels:
-            hidden = ops.tanh(projected + ops.expand_dims(level["keys"], 1))
-            scores.append(ops.cast(ops.squeeze(self.score_dense(hidden), -1), "float32"))
+            scores.append(self._additive_scores(projected, ops.expand_dims(level["keys"], 1)))
         top = masked_softmax(scores[-1], ops.expand_dims(levels[-1]["mask"], 1))
         # Conditional weights of each node among its siblings, and whether it
         # wins its group (the hard argmax descent).
@@ -369,8 +352,7 @@ class HierarchicalAttention(keras.layers.Layer):
         projected = self.query_dense(query)  # (b, q, u)
 
         def scores(keys):  # keys (b, q, n, u) -> (b, q, n) float32
-            hidden = ops.tanh(ops.expand_dims(projected, 2) + keys)
-            return ops.cast(ops.squeeze(self.score_dense(hidden), -1), "float32")
+            return self._additive_scores(ops.expand_dims(projected, 2), keys)
 
         top = levels[-1]
         batch, queries = ops.shape(query)[0], ops.shape(query)[1]
@@ -462,31 +444,7 @@ class HierarchicalAttention(keras.layers.Layer):
 
     def call(self, query, values, values_mask=None, training=None):
         memory = self.prepare(values, values_mask, training=training)
-        context, beta = self.attend(query, memory, training=training)
-        if self.return_attention_scores:
-            return context, beta
-        return context
-
-    def compute_mask(self, *args, **kwargs):
-        return None
-
-    def compute_output_shape(self, query_shape, values_shape):
-        context_shape = tuple(query_shape[:-1]) + (values_shape[-1],)
-        if self.return_attention_scores:
-            return context_shape, tuple(query_shape[:-1]) + (values_shape[1],)
-        return context_shape
-
-    def flops_per_node(self):
-        """FLOPs for one scored node, counted as `BahdanauAttention` does:
-        key projection, tanh, `v^T`, exponential and normalisation, and the
-        node's share of the weighted sum. Needs a built layer."""
-        features = self.key_dense.kernel.shape[0]
-        units = self.units
-        return 2 * features * units + 5 * units + 3 + 2 * features
-
-    def flops_per_query(self):
-        """FLOPs of the query projection, once a step."""
-        return 2 * self.query_dense.kernel.shape[0] * self.units
+        return self._outputs(*self.attend(query, memory, training=training))
 
     def get_config(self):
         config = super().get_config()

@@ -40,8 +40,9 @@ class LocalAttentionPooling(keras.layers.Layer):
         mask: optional boolean tensor `(batch, steps)`, True at real tokens.
 
     Returns:
-        The context `(batch, features)`, and with `return_attention_scores`
-        also the weights `(batch, steps)` as a tuple `(context, weights)`.
+        The context `(batch, features)`, or with `return_attention_scores`
+        the tuple `(context, weights)`, the weights `(batch, steps)` being 0
+        outside the window.
 
     Example:
 

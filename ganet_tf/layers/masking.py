@@ -23,3 +23,14 @@ def masked_mean(values, mask=None):
     total = ops.sum(values * weights, axis=-1)
     count = ops.sum(weights, axis=-1)
     return total / ops.maximum(count, 1.0)
+
+
+def masked_softmax(scores, allowed):
+    """Softmax of float32 `scores` over the last axis where `allowed` is True.
+
+    Disallowed positions get weight 0; a row with nothing allowed gets all
+    zeros (not NaN).
+    """
+    negative = large_negative_number("float32")
+    weights = ops.softmax(ops.where(allowed, scores, negative), axis=-1)
+    return ops.where(allowed, weights, 0.0)
