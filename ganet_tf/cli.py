@@ -204,8 +204,11 @@ def _train(args):
 
 
 def _add_export_arguments(parser):
-    model_help = "folder written by `train --out`, or its model.keras (preprocessing.json beside it)"
-    parser.add_argument("--model", required=True, help=model_help)
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="folder written by `train --out`, or its model.keras (preprocessing.json beside it)",
+    )
     parser.add_argument("--name", required=True, help="model name in TF Serving (URLs, models.config)")
     parser.add_argument("--version", type=int, help="version number (default: the next integer)")
     parser.add_argument("--base", default="saved_models", help="folder of all exported models")
@@ -233,8 +236,12 @@ def _export(args):
 
 
 def _add_explain_arguments(parser):
-    model_help = "folder written by `train --out`; repeat to compare models side by side"
-    parser.add_argument("--model", action="append", required=True, help=model_help)
+    parser.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        help="folder written by `train --out`; repeat to compare models side by side",
+    )
     parser.add_argument("--text", action="append", default=[], help="a text to explain; repeatable")
     parser.add_argument("--file", help="file with one text a line (UTF-8 unless --encoding)")
     parser.add_argument("--encoding", default="utf-8", help="text encoding of --file (e.g. latin-1)")
