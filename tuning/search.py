@@ -13,7 +13,10 @@ import json
 import re
 import sys
 
+from ganet_tf.cli import BUCKETS_HELP
 from ganet_tf.cli import DATA_DIR_HELP
+from ganet_tf.cli import LIMIT_HELP
+from ganet_tf.cli import add_flag
 from ganet_tf.cli import add_glove_arguments
 from ganet_tf.errors import GANetInputError
 
@@ -84,130 +87,75 @@ def _add_search_arguments(parser, defaults):
     from .tune import TUNERS
 
     search = parser.add_argument_group("search")
-    search.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
+    add_flag(search, "--dataset", defaults, choices=sorted(DATASETS))
     search.add_argument("--data-dir", help=DATA_DIR_HELP)
-    search.add_argument("--model", choices=sorted(MODEL_PARAMETERS), default=defaults.model)
-    search.add_argument("--tuner", choices=TUNERS, default=defaults.tuner)
-    search.add_argument(
-        "--max-trials",
-        type=int,
-        default=defaults.max_trials,
-        help="trials in the project in all; a resumed search runs the missing ones",
-    )
-    search.add_argument(
-        "--objective",
-        choices=list(OBJECTIVES),
-        default=defaults.objective,
-        help="tradeoff = val_accuracy - density weight * val_density (GA-Net)",
-    )
-    search.add_argument(
-        "--density-weight",
-        type=float,
-        default=defaults.density_weight,
-        help="weight of the density in --objective tradeoff",
-    )
-    search.add_argument(
-        "--epochs", type=int, default=defaults.epochs, help="most epochs of a trial (Hyperband: its max epochs)"
-    )
-    search.add_argument(
-        "--patience", type=int, default=defaults.patience, help="early stopping patience on the objective, in epochs"
-    )
+    add_flag(search, "--model", defaults, choices=sorted(MODEL_PARAMETERS))
+    add_flag(search, "--tuner", defaults, choices=TUNERS)
+    max_trials_help = "trials in the project in all; a resumed search runs the missing ones"
+    add_flag(search, "--max-trials", defaults, int, help=max_trials_help)
+    objective_help = "tradeoff = val_accuracy - density weight * val_density (GA-Net)"
+    add_flag(search, "--objective", defaults, choices=list(OBJECTIVES), help=objective_help)
+    add_flag(search, "--density-weight", defaults, float, help="weight of the density in --objective tradeoff")
+    add_flag(search, "--epochs", defaults, int, help="most epochs of a trial (Hyperband: its max epochs)")
+    add_flag(search, "--patience", defaults, int, help="early stopping patience on the objective, in epochs")
     _add_trial_arguments(search, defaults)
 
 
 def _add_trial_arguments(search, defaults):
-    search.add_argument(
-        "--folds",
-        type=int,
-        default=defaults.folds,
-        help="1: score on the validation split; K >= 2: K-fold cross-validation of train+validation",
+    folds_help = "1: score on the validation split; K >= 2: K-fold cross-validation of train+validation"
+    add_flag(search, "--folds", defaults, int, help=folds_help)
+    add_flag(search, "--executions-per-trial", defaults, int)
+    initial_points_help = (
+        "random trials before Bayesian optimisation (default: KerasTuner's, 3 per tuned hyperparameter)"
     )
-    search.add_argument("--executions-per-trial", type=int, default=defaults.executions_per_trial)
-    search.add_argument(
-        "--initial-points",
-        type=int,
-        help="random trials before Bayesian optimisation (default: KerasTuner's, 3 per tuned hyperparameter)",
+    search.add_argument("--initial-points", type=int, help=initial_points_help)
+    hand_set_first_help = (
+        "the first trial runs `ganet_tf train`'s defaults (lr 1e-3, batch 32, tau 0.5, "
+        "lam 1e-2, aux bilstm 20) where the space holds them (random, bayesian)"
     )
-    search.add_argument(
-        "--hand-set-first",
-        action="store_true",
-        help="the first trial runs `ganet_tf train`'s defaults (lr 1e-3, batch 32, tau 0.5, "
-        "lam 1e-2, aux bilstm 20) where the space holds them (random, bayesian)",
+    search.add_argument("--hand-set-first", action="store_true", help=hand_set_first_help)
+    add_flag(search, "--hyperband-factor", defaults, int)
+    add_flag(search, "--seed", defaults, int)
+    final_seeds_help = (
+        "retrain the best configuration once per seed and report the mean test accuracy "
+        "(default: --seed only); changing it keeps a finished search"
     )
-    search.add_argument("--hyperband-factor", type=int, default=defaults.hyperband_factor)
-    search.add_argument("--seed", type=int, default=defaults.seed)
-    search.add_argument(
-        "--final-seeds",
-        type=int,
-        nargs="+",
-        help="retrain the best configuration once per seed and report the mean test accuracy "
-        "(default: --seed only); changing it keeps a finished search",
-    )
+    search.add_argument("--final-seeds", type=int, nargs="+", help=final_seeds_help)
 
 
 def _add_space_arguments(parser):
     space = parser.add_argument_group("search space (names: lr, batch_size, tau, lam, aux_hidden, aux, target_density)")
-    space.add_argument(
-        "--fix",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="fix a hyperparameter, e.g. --fix lr=1e-3 --fix aux=bilstm",
+    _add_domain_flag(space, "--fix", "NAME=VALUE", "fix a hyperparameter, e.g. --fix lr=1e-3 --fix aux=bilstm")
+    _add_domain_flag(
+        space, "--values", "NAME=V1,V2,...", "replace the values of a hyperparameter, e.g. --values tau=0.5,1"
     )
-    space.add_argument(
-        "--values",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=V1,V2,...",
-        help="replace the values of a hyperparameter, e.g. --values tau=0.5,1",
-    )
-    space.add_argument(
-        "--range",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=MIN:MAX[:STEP]",
-        help="a range instead, e.g. --range aux_hidden=10:50:10 (floats: log scale, no step)",
-    )
-    space.add_argument(
-        "--lam-values",
-        type=_value_list,
-        metavar="V1,V2,...",
-        help="the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2",
-    )
+    range_help = "a range instead, e.g. --range aux_hidden=10:50:10 (floats: log scale, no step)"
+    _add_domain_flag(space, "--range", "NAME=MIN:MAX[:STEP]", range_help)
+    lam_values_help = "the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2"
+    space.add_argument("--lam-values", type=_value_list, metavar="V1,V2,...", help=lam_values_help)
+
+
+def _add_domain_flag(space, flag, metavar, help_text):
+    """A repeatable `NAME=...` option that sets one hyperparameter's domain."""
+    space.add_argument(flag, type=_assignment, action="append", default=[], metavar=metavar, help=help_text)
 
 
 def _add_data_and_output_arguments(parser, defaults):
     model = parser.add_argument_group("model and data (not tuned)")
-    model.add_argument("--hidden", type=int, default=defaults.hidden, help="BiLSTM units each way")
-    model.add_argument("--dropout", type=float, default=defaults.dropout)
+    add_flag(model, "--hidden", defaults, int, help="BiLSTM units each way")
+    add_flag(model, "--dropout", defaults, float)
     add_glove_arguments(model, defaults)
-    model.add_argument(
-        "--buckets",
-        type=int,
-        default=defaults.buckets,
-        help="batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)",
-    )
-    model.add_argument("--limit", type=int, help="use only the first N examples of each split (smoke runs)")
-    model.add_argument(
-        "--run-eagerly",
-        action="store_true",
-        help="no tf.function tracing: quicker for smoke runs of a few batches, far slower for real ones",
-    )
+    add_flag(model, "--buckets", defaults, int, help=BUCKETS_HELP)
+    model.add_argument("--limit", type=int, help=LIMIT_HELP)
+    run_eagerly_help = "no tf.function tracing: quicker for smoke runs of a few batches, far slower for real ones"
+    model.add_argument("--run-eagerly", action="store_true", help=run_eagerly_help)
     output = parser.add_argument_group("output")
-    output.add_argument("--directory", default=defaults.directory, help="folder of the tuning projects")
+    add_flag(output, "--directory", defaults, help="folder of the tuning projects")
     output.add_argument("--project-name", help="default: DATASET_MODEL_TUNER")
     output.add_argument("--overwrite", action="store_true", help="start the project afresh instead of resuming it")
     output.add_argument("--out", help="folder for the retrained best model (default: PROJECT/best_model)")
-    output.add_argument(
-        "--verbose",
-        type=int,
-        default=defaults.verbose,
-        choices=(0, 1, 2),
-        help="0 quiet; 1, 2: summaries and Keras fit verbosity",
-    )
+    verbose_help = "0 quiet; 1, 2: summaries and Keras fit verbosity"
+    add_flag(output, "--verbose", defaults, int, choices=(0, 1, 2), help=verbose_help)
 
 
 def config_from(args):

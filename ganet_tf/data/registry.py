@@ -25,6 +25,25 @@ _TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 _SST1_CLASSES = ("very negative", "negative", "neutral", "positive", "very positive")
 _POLARITY = ("negative", "positive")
 
+
+def _sst_spec(name, prefix, class_names, **tfds):
+    """The `DatasetSpec` of an SST dataset.
+
+    Its local copy is `DIR/sst/<prefix>.{train,dev,test}`, with a dev split of
+    its own; its local window is the paper's 8; `tfds` are its TFDS fields.
+    """
+    return DatasetSpec(
+        name=name,
+        class_names=class_names,
+        local_window=8,
+        local_folder="sst",
+        local_layout=sst_layout(prefix),
+        read_local=functools.partial(read_sst, prefix=prefix, num_classes=len(class_names)),
+        dev_file=f"sst/{prefix}.dev",
+        **tfds,
+    )
+
+
 _SPECS = (
     DatasetSpec(
         name="trec",
@@ -36,24 +55,12 @@ _SPECS = (
         tfds_name="trec",
         tfds_label_key="label-coarse",
     ),
-    DatasetSpec(
-        name="sst1",
-        class_names=_SST1_CLASSES,
-        local_window=8,
-        local_folder="sst",
-        local_layout=sst_layout("stsa.fine"),
-        read_local=functools.partial(read_sst, prefix="stsa.fine", num_classes=5),
-        dev_file="sst/stsa.fine.dev",
-    ),
-    DatasetSpec(
-        name="sst2",
-        class_names=_POLARITY,
-        local_window=8,
-        local_folder="sst",
-        local_layout=sst_layout("stsa.binary"),
-        read_local=functools.partial(read_sst, prefix="stsa.binary", num_classes=2),
-        dev_file="sst/stsa.binary.dev",
-        # GLUE's SST-2 test labels are hidden: its validation split is the test.
+    _sst_spec("sst1", "stsa.fine", _SST1_CLASSES),
+    # GLUE's SST-2 test labels are hidden: its validation split is the test.
+    _sst_spec(
+        "sst2",
+        "stsa.binary",
+        _POLARITY,
         tfds_name="glue/sst2",
         tfds_text_keys=("sentence",),
         tfds_splits=("train", "validation"),

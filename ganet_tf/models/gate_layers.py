@@ -53,6 +53,26 @@ def gated_tokens(embedded, options):
     return gate_logits, sparsity(sampler(gate_logits))
 
 
+def target_density_argument(value):
+    """The builders' `target_density` for a command-line or search-space value.
+
+    There, a target density of 0 asks for the paper's fixed penalty, which
+    the GA-Net builders take as `target_density=None`.
+
+    Args:
+        value: None or a density in [0, 1), e.g. `--target-density`.
+
+    Returns:
+        `value`, or None for 0.
+
+    Example:
+
+    >>> target_density_argument(0), target_density_argument(0.3)
+    (None, 0.3)
+    """
+    return value or None
+
+
 def resolve_gate_defaults(initial_gate_logit, target_density, inference_mode, inference_density):
     """The classifiers' defaults that follow from a target density.
 

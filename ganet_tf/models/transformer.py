@@ -39,6 +39,38 @@ def transformer_inputs(vocabulary_size, embeddings, embedding_dim, hidden_dim, m
     return token_ids, embedded, x, mask
 
 
+def encoder_blocks(
+    x, mask, num_layers, hidden_dim, num_heads, intermediate_dim, dropout, normalize_first, gates=None, **options
+):
+    """The encoder of the Transformer models: `num_layers` blocks on `x`.
+
+    Args:
+        x: the encoder input `(batch, steps, hidden_dim)`.
+        mask: the padding mask `(batch, steps)`.
+        num_layers, hidden_dim, num_heads, intermediate_dim, dropout,
+            normalize_first: as in `build_transformer`.
+        gates: optional gates `(batch, steps)` that every block attends by
+            (GA-Net); None for the dense encoder.
+        **options: further `GatedTransformerEncoder` arguments of every
+            block, e.g. `token_dropping`.
+
+    Returns:
+        The output of the last block, a `GatedTransformerEncoder` named
+        `encoder_<num_layers>`.
+    """
+    inputs = {"padding_mask": mask} if gates is None else {"padding_mask": mask, "gates": gates}
+    for index in range(num_layers):
+        x = GatedTransformerEncoder(
+            intermediate_dim or 4 * hidden_dim,
+            num_heads,
+            dropout=dropout,
+            normalize_first=normalize_first,
+            name=f"encoder_{index + 1}",
+            **options,
+        )(x, **inputs)
+    return x
+
+
 def build_transformer(
     num_classes,
     vocabulary_size=None,
@@ -96,14 +128,7 @@ def build_transformer(
     token_ids, _, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
-    for index in range(num_layers):
-        x = GatedTransformerEncoder(
-            intermediate_dim or 4 * hidden_dim,
-            num_heads,
-            dropout=dropout,
-            normalize_first=normalize_first,
-            name=f"encoder_{index + 1}",
-        )(x, padding_mask=mask)
+    x = encoder_blocks(x, mask, num_layers, hidden_dim, num_heads, intermediate_dim, dropout, normalize_first)
     context, _ = GatedAttentionPooling(units=attention_units, name="attention")(x, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

@@ -1,12 +1,9 @@
 """A SavedModel that maps raw source sentences to greedy translations."""
 
-import json
 import os
 
-import keras
 import tensorflow as tf
 
-from ganet_tf.errors import GANetInputError
 from ganet_tf.seq2seq.decoding import greedy_decode
 from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
@@ -59,22 +56,6 @@ class Translator(tf.Module):
         text = tf.strings.regex_replace(text, r"([(\[{$]) ", r"\1")
         text = tf.strings.regex_replace(text, r" ' ", "'")
         return {"translations": text}
-
-
-def export_translator(run_dir, export_dir):
-    """Writes the SavedModel of a run folder (`seq2seq --out`)."""
-    model_path = os.path.join(run_dir, "model.keras")
-    vocabulary_path = os.path.join(run_dir, "vocabularies.json")
-    for path in (model_path, vocabulary_path):
-        if not os.path.isfile(path):
-            raise GANetInputError(
-                f"No {os.path.basename(path)} in {run_dir}: point to a folder written by "
-                "`python -m ganet_tf seq2seq --out`."
-            )
-    model = keras.models.load_model(model_path)
-    with open(vocabulary_path, encoding="utf-8") as handle:
-        vocabularies = json.load(handle)
-    return save_translator(model, vocabularies["source"], vocabularies["target"], export_dir)
 
 
 def is_translator_folder(path):

@@ -18,6 +18,7 @@ from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
+from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import has_finished_epochs
 from ganet_tf.training.backup import is_backup_folder
@@ -38,6 +39,9 @@ from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.prepare import load_splits  # noqa: F401 - re-exported
 from ganet_tf.training.prepare import prepare
+from ganet_tf.training.run_folder import METRICS_FILE
+from ganet_tf.training.run_folder import MODEL_FILE
+from ganet_tf.training.run_folder import PREPROCESSING_FILE
 from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.run_folder import clean_stale
@@ -201,7 +205,7 @@ def model_arguments(config, splits, embeddings):
             straight_through=config.straight_through,
             seed=config.seed,
             gate_distribution=config.gate_distribution,
-            target_density=config.target_density or None,  # 0: the fixed --lam
+            target_density=target_density_argument(config.target_density),
             inference_mode=config.inference_mode,
             inference_density=config.inference_density,
             fallback=config.fallback,
@@ -236,9 +240,9 @@ def write_outputs(out, model, vectorizer, splits, result):
     """
 
     def write_files(staging):
-        model.save(os.path.join(staging, "model.keras"))
-        save_vectorizer(os.path.join(staging, "preprocessing.json"), vectorizer, splits.class_names)
-        with open(os.path.join(staging, "metrics.json"), "w") as handle:
+        model.save(os.path.join(staging, MODEL_FILE))
+        save_vectorizer(os.path.join(staging, PREPROCESSING_FILE), vectorizer, splits.class_names)
+        with open(os.path.join(staging, METRICS_FILE), "w") as handle:
             json.dump(result, handle, indent=2)
 
     write_run_folder(out, write_files)

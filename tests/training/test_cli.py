@@ -258,3 +258,16 @@ def test_unknown_monitor_is_refused():
 
     with pytest.raises(GANetInputError, match="Unknown --monitor 'val_auc'"):
         TrainConfig(monitor="val_auc").validate()
+
+
+def test_flag_defaults_are_the_configs_defaults():
+    from ganet_tf.cli import _config_from
+    from ganet_tf.cli import build_parser
+    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.training import TrainConfig
+
+    parser = build_parser()
+    assert _config_from(parser.parse_args(["train"])) == TrainConfig()
+    names = set(Seq2SeqConfig.__dataclass_fields__)
+    arguments = {key: value for key, value in vars(parser.parse_args(["seq2seq"])).items() if key in names}
+    assert Seq2SeqConfig(**arguments) == Seq2SeqConfig()

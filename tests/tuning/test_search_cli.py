@@ -169,3 +169,11 @@ def test_bad_input_gives_one_error_line_and_exit_code_2(tmp_path, capsys, flags,
     assert code == 2
     assert message in _one_error_line(capsys)
     assert not (tmp_path / "runs").exists()
+
+
+def test_flag_defaults_are_the_search_configs_defaults():
+    from tuning.search import build_parser
+    from tuning.search import config_from
+    from tuning.tune import SearchConfig
+
+    assert config_from(build_parser().parse_args([])) == SearchConfig()
