@@ -4,8 +4,11 @@ from keras import ops
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import gather_open
+from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import normalize_buckets
+from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
+from ganet_tf.layers.sparse_gather import scatter_back
 from ganet_tf.layers.sparse_gather import static_steps
 
 FALLBACKS = ("all", "most_probable")
@@ -196,20 +199,15 @@ class GatedAttentionPooling(keras.layers.Layer):
         attended = ops.where(any_open, open_, fallback)
         # The log-gate bias of the open gates; the fallback's scores are raw.
         bias = ops.log(ops.where(ops.logical_and(attended, any_open), gates, ops.ones_like(gates)))
-        attended_float = ops.cast(attended, "float32")
-        needed = ops.cast(ops.max(ops.sum(attended_float, axis=1)), "int32")
-        # Slot of each attended state in the gathered sequence (its rank).
-        slot = ops.maximum(ops.cumsum(ops.cast(attended, "int32"), axis=1) - 1, 0)
+        attended_float, needed, slot = open_slots(attended)
 
         def branch(k):
             slot_open, positions = gather_open(attended_float, k)
-            states = ops.take_along_axis(inputs, ops.expand_dims(positions, -1), axis=1)
-            scores = self._scores(states) + ops.take_along_axis(bias, positions, axis=1)
+            states = gather_rows(inputs, positions)
+            scores = self._scores(states) + gather_rows(bias, positions)
             weights = self._masked_softmax(scores, slot_open, negative)
             context = ops.einsum("bk,bkf->bf", ops.cast(weights, self.compute_dtype), states)
-            # Back to the full length, by gathering each attended state's slot.
-            full = ops.take_along_axis(weights, ops.minimum(slot, k - 1), axis=1)
-            return context, ops.where(attended, full, 0.0)
+            return context, scatter_back(weights, slot, attended, k, 0.0)
 
         return run_bucketed(branch, needed, static_steps(inputs), self.sparse_buckets)
 

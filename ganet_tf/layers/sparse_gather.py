@@ -60,6 +60,21 @@ def gather_open(open_float, k):
     return ops.greater(slot_open, 0.5), positions
 
 
+def gather_rows(x, positions):
+    """`x[b, positions[b, i]]`: the rows `positions` `(batch, k)` of `x`
+    `(batch, steps, ...)`, as `(batch, k, ...)`.
+
+    `keras.ops.take_along_axis(x, positions[..., None], axis=1)` gives the
+    same, but on TensorFlow it broadcasts the indices over the trailing axes
+    and transposes `x` in full (30x slower on `(32, 400, 200)` states); this
+    is one gather of rows from the flattened batch.
+    """
+    shape = ops.shape(x)
+    offsets = ops.arange(shape[0], dtype=positions.dtype)[:, None] * ops.cast(shape[1], positions.dtype)
+    flat = ops.reshape(x, (-1, *shape[2:]))
+    return ops.take(flat, positions + offsets, axis=0)
+
+
 def run_bucketed(branch, needed, steps, buckets):
     """`branch(k)` for `k` the scalar tensor `needed` rounded up to the next
     bucket size (fractions `buckets` of `steps`), one `keras.ops.switch`
@@ -70,3 +85,24 @@ def run_bucketed(branch, needed, steps, buckets):
     sizes, size_tensor = bucket_sizes(buckets, steps)
     index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
     return ops.switch(index, [lambda k=k: branch(k) for k in sizes])
+
+
+def open_slots(open_):
+    """`(open_float, needed, slot)` of a boolean `open_` `(batch, steps)`:
+    it as float32, the largest open count of a row (int32 scalar) and each
+    position's slot in its row's gathered sequence (its rank among the open
+    positions; 0 before the first)."""
+    open_float = ops.cast(open_, "float32")
+    needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
+    slot = ops.maximum(ops.cumsum(ops.cast(open_, "int32"), axis=1) - 1, 0)
+    return open_float, needed, slot
+
+
+def scatter_back(gathered, slot, open_, k, fill):
+    """`gathered` `(batch, k, ...)` back at full length `(batch, steps,
+    ...)`: each open position takes its slot's entry, the others `fill`
+    (broadcastable)."""
+    where = open_
+    for _ in range(len(gathered.shape) - 2):
+        where = ops.expand_dims(where, -1)
+    return ops.where(where, gather_rows(gathered, ops.minimum(slot, k - 1)), fill)
