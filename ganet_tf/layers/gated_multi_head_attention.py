@@ -11,6 +11,7 @@ from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (s
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import gather_open
+from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import static_steps
@@ -300,9 +301,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             # The open positions first, in order, then closed ones
             # (masked slots).
             slot_open, positions = gather_open(open_float, k)
-            index = ops.expand_dims(positions, -1)
-            k_in = ops.take_along_axis(key, index, axis=1)
-            v_in = k_in if value is key else ops.take_along_axis(value, index, axis=1)
+            k_in = gather_rows(key, positions)
+            v_in = k_in if value is key else gather_rows(value, positions)
             gathered_mask = None
             if attention_mask is not None:
                 rows = ops.shape(attention_mask)[1]
