@@ -282,7 +282,7 @@ def readme(command, machine, args, cells):
             f"{spread(model['sparse_runs_ms'])} ms: no difference beyond the run-to-run spread). "
             "The recurrent backbone dominates: with a BiLSTM, gating does not buy "
             "wall-clock time; the gain is in the layer itself (table above) and in Transformer encoders "
-            "(`results/sparse_attention`)."
+            "(`experiments/bench_sparse_attention.py`)."
         ),
     ]
     return "\n".join(lines) + "\n"
