@@ -2,6 +2,14 @@ import keras
 from keras import ops
 
 from ganet_tf.layers.masking import large_negative_number
+from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import gather_open
+from ganet_tf.layers.sparse_gather import gather_rows
+from ganet_tf.layers.sparse_gather import normalize_buckets
+from ganet_tf.layers.sparse_gather import open_slots
+from ganet_tf.layers.sparse_gather import run_bucketed
+from ganet_tf.layers.sparse_gather import scatter_back
+from ganet_tf.layers.sparse_gather import static_steps
 
 FALLBACKS = ("all", "most_probable")
 
@@ -37,12 +45,30 @@ class GatedAttentionPooling(keras.layers.Layer):
     gets all-zero weights and a zero context. Scores are combined in float32,
     so the weights are finite under mixed precision too.
 
+    Sparse inference: with `sparse_inference=True` and `gates`, at inference
+    (`training` falsy) the states the row attends (its open gates, or the
+    fallback's tokens when they are all closed) are gathered to the front
+    with `keras.ops.top_k` and `keras.ops.take_along_axis`, and the score
+    network and the weighted sum run on those `k` states only. `k`, the
+    largest number in the batch, is rounded up to the next of
+    `sparse_buckets` (fractions of `steps`): one branch of a
+    `keras.ops.switch` per size, so a graph is traced once. The context,
+    the weights (scattered back to `(batch, steps)`, zeros elsewhere) and
+    `attended_density` equal the dense path. Training runs dense.
+
     Args:
         units: int > 0, width of the hidden layer of the score network.
         fallback: `"all"` or `"most_probable"`, the weights of a row whose
             gates are all closed. Defaults to `"all"`.
         return_attention_scores: bool, also return the weights `alpha`.
             Defaults to `True`.
+        sparse_inference: bool, score only the attended states at
+            inference. Defaults to `False`.
+        sparse_buckets: sequence of fractions in (0, 1], the sizes `k` of
+            the sparse path as shares of `steps` (1 is always added), or
+            `None` for `k` exactly the number of attended states (dynamic
+            shapes: no padding, but not XLA-compilable). Defaults to a
+            ladder of ratio 2^(1/4) from 1/32 to 1.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -51,6 +77,8 @@ class GatedAttentionPooling(keras.layers.Layer):
         gate_scores: optional float tensor `(batch, steps)`, the gate logits
             or probabilities; needed by `fallback="most_probable"`.
         mask: optional boolean tensor `(batch, steps)`, True at real tokens.
+        training: bool, whether the layer runs in training mode (the sparse
+            path runs only outside training).
 
     Returns:
         The context `(batch, features)`, and with `return_attention_scores`
@@ -77,6 +105,8 @@ class GatedAttentionPooling(keras.layers.Layer):
         units=100,
         fallback="all",
         return_attention_scores=True,
+        sparse_inference=False,
+        sparse_buckets=DEFAULT_SPARSE_BUCKETS,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -87,6 +117,8 @@ class GatedAttentionPooling(keras.layers.Layer):
         self.units = units
         self.fallback = fallback
         self.return_attention_scores = bool(return_attention_scores)
+        self.sparse_inference = bool(sparse_inference)
+        self.sparse_buckets = normalize_buckets(sparse_buckets)
         self.supports_masking = True
         self.hidden = keras.layers.Dense(
             units,
@@ -107,16 +139,31 @@ class GatedAttentionPooling(keras.layers.Layer):
             self.attended_density = keras.metrics.Mean(name="attended_density")
         self.built = True
 
-    def call(self, inputs, gates=None, gate_scores=None, mask=None):
-        steps = ops.shape(inputs)[1]
-        scores = ops.squeeze(self.score(self.hidden(inputs)), axis=-1)
-        scores = ops.cast(scores, "float32")
+    def call(self, inputs, gates=None, gate_scores=None, mask=None, training=None):
         if mask is None:
-            real = ops.ones_like(scores, dtype="bool")
+            real = ops.ones(ops.shape(inputs)[:2], dtype="bool")
         else:
             real = ops.cast(mask, "bool")
         negative = large_negative_number(self.compute_dtype)
+        if gates is not None and self.sparse_inference and not training:
+            context, weights = self._sparse_pool(inputs, gates, gate_scores, real, negative)
+        else:
+            context, weights = self._dense_pool(inputs, gates, gate_scores, real, negative)
+        if gates is not None and hasattr(self, "attended_density"):
+            self._update_attended_density(weights, real, ops.any(real, axis=1, keepdims=True))
+        weights = ops.cast(weights, self.compute_dtype)
+        if self.return_attention_scores:
+            return context, weights
+        return context
 
+    def _scores(self, states):
+        """The float32 scores `e_t` `(batch, steps)` of `states`."""
+        return ops.cast(ops.squeeze(self.score(self.hidden(states)), axis=-1), "float32")
+
+    def _dense_pool(self, inputs, gates, gate_scores, real, negative):
+        """`(context, float32 weights)`, every state scored."""
+        steps = ops.shape(inputs)[1]
+        scores = self._scores(inputs)
         if gates is None:
             open_ = real
             gated_scores = scores
@@ -134,15 +181,35 @@ class GatedAttentionPooling(keras.layers.Layer):
         else:
             weights = ops.where(any_open, gated, self._fallback(scores, gate_scores, real, steps, negative))
         # Rows without any real token pool nothing.
-        has_tokens = ops.any(real, axis=1, keepdims=True)
-        weights = ops.where(has_tokens, weights, 0.0)
-        if gates is not None and hasattr(self, "attended_density"):
-            self._update_attended_density(weights, real, has_tokens)
-        weights = ops.cast(weights, self.compute_dtype)
-        context = ops.einsum("bt,btf->bf", weights, inputs)
-        if self.return_attention_scores:
-            return context, weights
-        return context
+        weights = ops.where(ops.any(real, axis=1, keepdims=True), weights, 0.0)
+        context = ops.einsum("bt,btf->bf", ops.cast(weights, self.compute_dtype), inputs)
+        return context, weights
+
+    def _sparse_pool(self, inputs, gates, gate_scores, real, negative):
+        """`(context, float32 weights)` of `_dense_pool`, only the attended
+        states scored: the open ones, or the fallback's in a row whose
+        gates are all closed."""
+        gates = ops.cast(gates, "float32")
+        open_ = ops.logical_and(real, gates > 0.0)
+        any_open = ops.any(open_, axis=1, keepdims=True)
+        if self.fallback == "all":
+            fallback = real
+        else:
+            fallback = ops.logical_and(real, self._most_probable(gate_scores, real, ops.shape(inputs)[1], negative) > 0)
+        attended = ops.where(any_open, open_, fallback)
+        # The log-gate bias of the open gates; the fallback's scores are raw.
+        bias = ops.log(ops.where(ops.logical_and(attended, any_open), gates, ops.ones_like(gates)))
+        attended_float, needed, slot = open_slots(attended)
+
+        def branch(k):
+            slot_open, positions = gather_open(attended_float, k)
+            states = gather_rows(inputs, positions)
+            scores = self._scores(states) + gather_rows(bias, positions)
+            weights = self._masked_softmax(scores, slot_open, negative)
+            context = ops.einsum("bk,bkf->bf", ops.cast(weights, self.compute_dtype), states)
+            return context, scatter_back(weights, slot, attended, k, 0.0)
+
+        return run_bucketed(branch, needed, static_steps(inputs), self.sparse_buckets)
 
     def _update_attended_density(self, weights, real, has_tokens):
         real = ops.cast(real, "float32")
@@ -158,6 +225,11 @@ class GatedAttentionPooling(keras.layers.Layer):
     def _fallback(self, scores, gate_scores, real, steps, negative):
         if self.fallback == "all":
             return self._masked_softmax(scores, real, negative)
+        return self._most_probable(gate_scores, real, steps, negative)
+
+    def _most_probable(self, gate_scores, real, steps, negative):
+        """One-hot float32 weights on the real token with the highest gate
+        score."""
         if gate_scores is None:
             raise ValueError(
                 "`fallback='most_probable'` needs the gate logits or "
@@ -195,6 +267,8 @@ class GatedAttentionPooling(keras.layers.Layer):
                 "units": self.units,
                 "fallback": self.fallback,
                 "return_attention_scores": self.return_attention_scores,
+                "sparse_inference": self.sparse_inference,
+                "sparse_buckets": self.sparse_buckets,
             }
         )
         return config

@@ -1,5 +1,3 @@
-import math
-
 import keras
 import tensorflow as tf
 from keras import ops
@@ -9,17 +7,18 @@ from keras.src.backend import get_keras_mask
 from keras.src.backend import set_keras_mask
 
 from ganet_tf.layers.masking import large_negative_number
+from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
+from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
+from ganet_tf.layers.sparse_gather import gather_open
+from ganet_tf.layers.sparse_gather import gather_rows
+from ganet_tf.layers.sparse_gather import normalize_buckets
+from ganet_tf.layers.sparse_gather import run_bucketed
+from ganet_tf.layers.sparse_gather import static_steps
 
 # Smallest gate whose logarithm enters the scores: log(1e-9) = -20.7, finite
 # in float16 too.
 GATE_FLOOR = 1e-9
-# Key counts the sparse path rounds up to: fractions of the key length on a
-# ladder of ratio 2^(1/4) from 1/32 to 1 (21 sizes, at most 19 % padding).
-DEFAULT_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 4.0), 6) for i in range(20, -1, -1))
-# A coarser ladder (ratio 2^(1/2), 11 sizes, at most 41 % padding) for
-# models with several blocks: every size is one branch per block, which XLA
-# compiles (and a graph traces) ahead of time.
-COARSE_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 2.0), 6) for i in range(10, -1, -1))
 
 
 @tf.custom_gradient
@@ -35,35 +34,6 @@ def _floored_log(gates):
         return upstream / floored
 
     return tf.math.log(floored), grad
-
-
-def normalize_buckets(sparse_buckets):
-    """Sorted bucket fractions in (0, 1] ending with 1, or None."""
-    if sparse_buckets is None:
-        return None
-    try:
-        buckets = sorted({float(f) for f in sparse_buckets})
-    except (TypeError, ValueError):
-        buckets = None
-    if not buckets or buckets[0] <= 0 or buckets[-1] > 1:
-        raise ValueError(
-            "`sparse_buckets` must be None or a non-empty sequence of "
-            f"fractions in (0, 1]. Received: sparse_buckets={sparse_buckets}"
-        )
-    if buckets[-1] != 1.0:
-        buckets.append(1.0)
-    return buckets
-
-
-def bucket_sizes(fractions, steps):
-    """The sizes `ceil(f * steps)` of the buckets, as a list (Python ints
-    when `steps` is static, scalar tensors otherwise) and an int32 tensor."""
-    if isinstance(steps, int):
-        sizes = sorted({max(1, math.ceil(f * steps - 1e-9)) for f in fractions})
-        return sizes, ops.convert_to_tensor(sizes, "int32")
-    size_tensor = ops.convert_to_tensor(fractions, "float32") * ops.cast(steps, "float32")
-    size_tensor = ops.maximum(ops.cast(ops.ceil(size_tensor - 1e-6), "int32"), 1)
-    return [size_tensor[i] for i in range(len(fractions))], size_tensor
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -322,48 +292,38 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         return output, weights
 
     def _sparse_attention(self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask):
-        steps = value.shape[1] if value.shape[1] is not None else ops.shape(value)[1]
         if key_open is None:
             key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
         open_float = ops.cast(key_open, "float32")
         needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
 
         def branch(k):
-            def run():
-                # TF's top_k puts equal values in index order: the open
-                # positions first, in order, then closed ones (masked slots).
-                slot_open, positions = ops.top_k(open_float, k, sorted=True)
-                slot_open = ops.greater(slot_open, 0.5)
-                index = ops.expand_dims(positions, -1)
-                k_in = ops.take_along_axis(key, index, axis=1)
-                v_in = k_in if value is key else ops.take_along_axis(value, index, axis=1)
-                gathered_mask = None
-                if attention_mask is not None:
-                    rows = ops.shape(attention_mask)[1]
-                    gathered_mask = ops.take_along_axis(
-                        attention_mask,
-                        ops.broadcast_to(
-                            ops.expand_dims(positions, 1),
-                            (ops.shape(positions)[0], rows, ops.shape(positions)[1]),
-                        ),
-                        axis=2,
-                    )
-                mask = self._merge(
-                    None if query_mask is None else ops.expand_dims(query_mask, -1),
-                    ops.expand_dims(slot_open, -2),
-                    self._position_mask(query, positions, use_causal_mask),
-                    gathered_mask,
+            # The open positions first, in order, then closed ones
+            # (masked slots).
+            slot_open, positions = gather_open(open_float, k)
+            k_in = gather_rows(key, positions)
+            v_in = k_in if value is key else gather_rows(value, positions)
+            gathered_mask = None
+            if attention_mask is not None:
+                rows = ops.shape(attention_mask)[1]
+                gathered_mask = ops.take_along_axis(
+                    attention_mask,
+                    ops.broadcast_to(
+                        ops.expand_dims(positions, 1),
+                        (ops.shape(positions)[0], rows, ops.shape(positions)[1]),
+                    ),
+                    axis=2,
                 )
-                output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
-                return output
+            mask = self._merge(
+                None if query_mask is None else ops.expand_dims(query_mask, -1),
+                ops.expand_dims(slot_open, -2),
+                self._position_mask(query, positions, use_causal_mask),
+                gathered_mask,
+            )
+            output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
+            return output
 
-            return run
-
-        if self.sparse_buckets is None:
-            return branch(ops.maximum(needed, 1))()
-        sizes, size_tensor = bucket_sizes(self.sparse_buckets, steps)
-        index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
-        return ops.switch(index, [branch(k) for k in sizes])
+        return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
 
     def compute_output_spec(self, query, value, key=None, gates=None, **kwargs):
         return super().compute_output_spec(query, value, key=key, **kwargs)

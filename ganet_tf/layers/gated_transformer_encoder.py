@@ -4,10 +4,15 @@ from keras import ops
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
 from keras.src.backend import get_keras_mask
 
-from ganet_tf.layers.gated_multi_head_attention import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
-from ganet_tf.layers.gated_multi_head_attention import bucket_sizes
-from ganet_tf.layers.gated_multi_head_attention import normalize_buckets
+from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import gather_open
+from ganet_tf.layers.sparse_gather import gather_rows
+from ganet_tf.layers.sparse_gather import normalize_buckets
+from ganet_tf.layers.sparse_gather import open_slots
+from ganet_tf.layers.sparse_gather import run_bucketed
+from ganet_tf.layers.sparse_gather import scatter_back
+from ganet_tf.layers.sparse_gather import static_steps
 
 
 def _clone_initializer(initializer):
@@ -215,35 +220,22 @@ class GatedTransformerEncoder(keras.layers.Layer):
         open_ = ops.greater(ops.cast(gates, "float32"), 0.5)
         if padding_mask is not None:
             open_ = ops.logical_and(open_, padding_mask)
-        open_float = ops.cast(open_, "float32")
-        needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
-        # Slot of each open token in the compacted sequence (its rank).
-        slot = ops.maximum(ops.cumsum(ops.cast(open_, "int32"), axis=1) - 1, 0)
+        open_float, needed, slot = open_slots(open_)
 
         def branch(k):
-            def run():
-                # Equal values come out in index order: the open tokens
-                # first, in order, then closed ones (masked slots).
-                slot_open, positions = ops.top_k(open_float, k, sorted=True)
-                slot_open = ops.greater(slot_open, 0.5)
-                compact = ops.take_along_axis(inputs, ops.expand_dims(positions, -1), axis=1)
-                compact_mask = None
-                if attention_mask is not None:
-                    rows = ops.take_along_axis(attention_mask, ops.expand_dims(positions, -1), axis=1)
-                    compact_mask = ops.take_along_axis(rows, ops.expand_dims(positions, 1), axis=2)
-                outputs = self._block(compact, slot_open, compact_mask, None, False)
-                # Back to the full length, by gathering each open token's slot.
-                full = ops.take_along_axis(outputs, ops.expand_dims(ops.minimum(slot, k - 1), -1), axis=1)
-                return ops.where(ops.expand_dims(open_, -1), full, inputs)
+            # The open tokens first, in order, then closed ones (masked
+            # slots).
+            slot_open, positions = gather_open(open_float, k)
+            compact = gather_rows(inputs, positions)
+            compact_mask = None
+            if attention_mask is not None:
+                rows = ops.take_along_axis(attention_mask, ops.expand_dims(positions, -1), axis=1)
+                compact_mask = ops.take_along_axis(rows, ops.expand_dims(positions, 1), axis=2)
+            outputs = self._block(compact, slot_open, compact_mask, None, False)
+            # Back to the full length; closed tokens pass through.
+            return scatter_back(outputs, slot, open_, k, inputs)
 
-            return run
-
-        if self.sparse_buckets is None:
-            return branch(ops.maximum(needed, 1))()
-        steps = inputs.shape[1] if inputs.shape[1] is not None else ops.shape(inputs)[1]
-        sizes, size_tensor = bucket_sizes(self.sparse_buckets, steps)
-        index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
-        return ops.switch(index, [branch(k) for k in sizes])
+        return run_bucketed(branch, needed, static_steps(inputs), self.sparse_buckets)
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape

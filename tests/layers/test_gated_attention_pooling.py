@@ -170,3 +170,130 @@ def test_attended_density_is_logged_by_fit_and_evaluate():
     closed[0, :3] = 1.0  # 3/6 open, and a row pooled by the `all` fallback
     logs = model.evaluate([STATES[:2], closed], np.zeros([2, 4]), return_dict=True, verbose=0)
     assert logs["attended_density"] == pytest.approx((0.5 + 1.0) / 2)
+
+
+def sparse_pair(fallback="all", sparse_buckets=(0.25, 0.5), units=5):
+    """A dense and a sparse layer with the same weights."""
+    dense = GatedAttentionPooling(units=units, fallback=fallback)
+    sparse = GatedAttentionPooling(units=units, fallback=fallback, sparse_inference=True, sparse_buckets=sparse_buckets)
+    for layer in (dense, sparse):
+        layer(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
+    sparse.set_weights(dense.get_weights())
+    return dense, sparse
+
+
+def random_batch(seed, batch=8, steps=24, features=4):
+    """States, binary gates at density 0.3, gate scores and a padding mask
+    with a full row, padded rows, an empty row and all-closed rows (one
+    with open gates on its padding only)."""
+    rng = np.random.default_rng(seed)
+    states = rng.normal(size=[batch, steps, features]).astype("float32")
+    lengths = rng.integers(1, steps + 1, size=batch)
+    lengths[0], lengths[1] = steps, 0
+    mask = np.arange(steps)[None, :] < lengths[:, None]
+    gates = (rng.random([batch, steps]) < 0.3).astype("float32")
+    gates[2] = 0.0
+    gates[3] = ~mask[3]
+    return states, gates, rng.normal(size=[batch, steps]).astype("float32"), mask
+
+
+@pytest.mark.parametrize("fallback", ["all", "most_probable"])
+@pytest.mark.parametrize("sparse_buckets", [None, [0.1], [0.25, 0.5], [1.0]])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sparse_inference_equals_dense(fallback, sparse_buckets, seed):
+    dense, sparse = sparse_pair(fallback, sparse_buckets)
+    states, gates, gate_scores, mask = random_batch(seed)
+    for layer in (dense, sparse):
+        layer.attended_density.reset_state()
+    expected_context, expected_weights = dense(states, gates=gates, gate_scores=gate_scores, mask=mask)
+    eager = sparse(states, gates=gates, gate_scores=gate_scores, mask=mask)
+    assert float(sparse.attended_density.result()) == pytest.approx(float(dense.attended_density.result()))
+    graph = tf.function(lambda *a: sparse(a[0], gates=a[1], gate_scores=a[2], mask=a[3], training=False))
+    for context, weights in (eager, graph(states, gates, gate_scores, mask)):
+        np.testing.assert_allclose(context, expected_context, atol=1e-5)
+        np.testing.assert_allclose(weights, expected_weights, atol=1e-5)
+    # The empty row pools nothing; the all-closed rows use the fallback.
+    assert np.all(np.asarray(eager[1])[1] == 0) and np.all(np.asarray(eager[0])[1] == 0)
+    np.testing.assert_allclose(np.asarray(eager[1])[2:4].sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_sparse_inference_equals_dense_on_fixed_rows_and_under_xla():
+    dense, sparse = sparse_pair("most_probable", [0.5])
+    expected = dense(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
+    compiled = tf.function(lambda *a: sparse(a[0], gates=a[1], gate_scores=a[2], mask=a[3]), jit_compile=True)
+    for got in (
+        sparse(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK),
+        compiled(STATES, GATES, GATE_SCORES, MASK),
+    ):
+        for old, new in zip(expected, got, strict=True):
+            np.testing.assert_allclose(new, old, atol=1e-5)
+
+
+def test_sparse_inference_scores_only_the_attended_states():
+    dense, sparse = sparse_pair(sparse_buckets=[0.5])
+    states, gates = STATES[:2], np.array([[1, 0, 0, 0, 0, 1], [0, 0, 1, 0, 0, 0]], "float32")
+    calls = []
+    original = sparse.hidden.call
+    sparse.hidden.call = lambda inputs, **kwargs: calls.append(tuple(inputs.shape)) or original(inputs, **kwargs)
+    sparse(states, gates=gates)
+    assert calls == [(2, 3, 4)]  # k = 2 rounded up to ceil(0.5 * 6)
+    # Training, or no gates, scores every state.
+    sparse(states, gates=gates, training=True)
+    sparse(states)
+    assert calls[1:] == [(2, 6, 4), (2, 6, 4)]
+
+
+def test_sparse_layer_harness(tmp_path):
+    run_layer_test(
+        GatedAttentionPooling,
+        {"units": 3, "fallback": "all", "sparse_inference": True, "sparse_buckets": [0.5, 1.0]},
+        STATES,
+        tmp_path,
+        call_kwargs={"gates": GATES, "gate_scores": GATE_SCORES},
+        mask=MASK,
+    )
+
+
+def test_sparse_flags_survive_a_keras_round_trip_and_old_configs_load(tmp_path):
+    states, gates = keras.Input((6, 4)), keras.Input((6,))
+    layer = GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=[0.25], name="attention")
+    model = keras.Model([states, gates], layer(states, gates=gates)[0])
+    path = str(tmp_path / "pooling.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path).get_layer("attention")
+    assert reloaded.sparse_inference is True and reloaded.sparse_buckets == [0.25, 1.0]
+    config = GatedAttentionPooling(units=3).get_config()
+    assert config["sparse_inference"] is False
+    for name in ("sparse_inference", "sparse_buckets"):
+        del config[name]
+    old = GatedAttentionPooling.from_config(config)
+    assert (
+        old.sparse_inference is False
+        and old.get_config()["sparse_buckets"] == GatedAttentionPooling(units=3).sparse_buckets
+    )
+
+
+def test_sparse_path_runs_in_an_exported_saved_model(tmp_path):
+    states, gates, mask = keras.Input((None, 4)), keras.Input((None,)), keras.Input((None,), dtype="bool")
+    layer = GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=[0.5])
+    model = keras.Model([states, gates, mask], layer(states, gates=gates, mask=mask))
+    model.export(str(tmp_path / "saved"), format="tf_saved_model", verbose=False)
+    reloaded = tf.saved_model.load(str(tmp_path / "saved"))
+    for steps in (6, 4):  # one signature, any length
+        arrays = [STATES[:, :steps], GATES[:, :steps], MASK[:, :steps]]
+        for new, old in zip(reloaded.serve(arrays), model(arrays), strict=True):
+            np.testing.assert_allclose(new, old, atol=1e-5)
+    graph = reloaded.signatures["serving_default"].graph
+    ops = {node.op for f in graph.as_graph_def().library.function for node in f.node_def}
+    assert "TopKV2" in ops and ({"Case", "StatelessCase"} & ops)
+
+
+@pytest.mark.parametrize("sparse_buckets", [[0.0, 0.5], [1.5], [], "half", [None]])
+def test_bad_sparse_buckets(sparse_buckets):
+    with pytest.raises(ValueError, match="Received: sparse_buckets="):
+        GatedAttentionPooling(units=2, sparse_buckets=sparse_buckets)
+
+
+def test_sparse_most_probable_needs_gate_scores():
+    with pytest.raises(ValueError, match="gate_scores"):
+        GatedAttentionPooling(units=2, fallback="most_probable", sparse_inference=True)(STATES, gates=GATES)

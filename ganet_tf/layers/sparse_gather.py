@@ -1,0 +1,108 @@
+"""Helpers of the sparse inference paths: the open positions of a row are
+gathered to the front and the work runs on `k` of them, with `k` rounded up
+to one of a few static bucket sizes so a graph is traced once."""
+
+import math
+
+from keras import ops
+
+# Key counts the sparse path rounds up to: fractions of the key length on a
+# ladder of ratio 2^(1/4) from 1/32 to 1 (21 sizes, at most 19 % padding).
+DEFAULT_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 4.0), 6) for i in range(20, -1, -1))
+# A coarser ladder (ratio 2^(1/2), 11 sizes, at most 41 % padding) for
+# models with several blocks: every size is one branch per block, which XLA
+# compiles (and a graph traces) ahead of time.
+COARSE_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 2.0), 6) for i in range(10, -1, -1))
+
+
+def normalize_buckets(sparse_buckets):
+    """Sorted bucket fractions in (0, 1] ending with 1, or None."""
+    if sparse_buckets is None:
+        return None
+    try:
+        buckets = sorted({float(f) for f in sparse_buckets})
+    except (TypeError, ValueError):
+        buckets = None
+    if not buckets or buckets[0] <= 0 or buckets[-1] > 1:
+        raise ValueError(
+            "`sparse_buckets` must be None or a non-empty sequence of "
+            f"fractions in (0, 1]. Received: sparse_buckets={sparse_buckets}"
+        )
+    if buckets[-1] != 1.0:
+        buckets.append(1.0)
+    return buckets
+
+
+def bucket_sizes(fractions, steps):
+    """The sizes `ceil(f * steps)` of the buckets, as a list (Python ints
+    when `steps` is static, scalar tensors otherwise) and an int32 tensor."""
+    if isinstance(steps, int):
+        sizes = sorted({max(1, math.ceil(f * steps - 1e-9)) for f in fractions})
+        return sizes, ops.convert_to_tensor(sizes, "int32")
+    size_tensor = ops.convert_to_tensor(fractions, "float32") * ops.cast(steps, "float32")
+    size_tensor = ops.maximum(ops.cast(ops.ceil(size_tensor - 1e-6), "int32"), 1)
+    return [size_tensor[i] for i in range(len(fractions))], size_tensor
+
+
+def static_steps(tensor):
+    """Axis 1 of `tensor`: a Python int when static, else a scalar tensor."""
+    return tensor.shape[1] if tensor.shape[1] is not None else ops.shape(tensor)[1]
+
+
+def gather_open(open_float, k):
+    """`(slot_open, positions)`, both `(batch, k)`: the positions of the open
+    entries of `open_float` `(batch, steps)` (1.0 open, 0.0 closed) first, in
+    order, then closed ones, and whether each slot holds an open position.
+
+    TF's `top_k` puts equal values in index order, which gives that order.
+    """
+    slot_open, positions = ops.top_k(open_float, k, sorted=True)
+    return ops.greater(slot_open, 0.5), positions
+
+
+def gather_rows(x, positions):
+    """`x[b, positions[b, i]]`: the rows `positions` `(batch, k)` of `x`
+    `(batch, steps, ...)`, as `(batch, k, ...)`.
+
+    `keras.ops.take_along_axis(x, positions[..., None], axis=1)` gives the
+    same, but on TensorFlow it broadcasts the indices over the trailing axes
+    and transposes `x` in full (30x slower on `(32, 400, 200)` states); this
+    is one gather of rows from the flattened batch.
+    """
+    shape = ops.shape(x)
+    offsets = ops.arange(shape[0], dtype=positions.dtype)[:, None] * ops.cast(shape[1], positions.dtype)
+    flat = ops.reshape(x, (-1, *shape[2:]))
+    return ops.take(flat, positions + offsets, axis=0)
+
+
+def run_bucketed(branch, needed, steps, buckets):
+    """`branch(k)` for `k` the scalar tensor `needed` rounded up to the next
+    bucket size (fractions `buckets` of `steps`), one `keras.ops.switch`
+    branch per size; with `buckets=None`, `k = max(needed, 1)` exactly
+    (dynamic shapes)."""
+    if buckets is None:
+        return branch(ops.maximum(needed, 1))
+    sizes, size_tensor = bucket_sizes(buckets, steps)
+    index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
+    return ops.switch(index, [lambda k=k: branch(k) for k in sizes])
+
+
+def open_slots(open_):
+    """`(open_float, needed, slot)` of a boolean `open_` `(batch, steps)`:
+    it as float32, the largest open count of a row (int32 scalar) and each
+    position's slot in its row's gathered sequence (its rank among the open
+    positions; 0 before the first)."""
+    open_float = ops.cast(open_, "float32")
+    needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
+    slot = ops.maximum(ops.cumsum(ops.cast(open_, "int32"), axis=1) - 1, 0)
+    return open_float, needed, slot
+
+
+def scatter_back(gathered, slot, open_, k, fill):
+    """`gathered` `(batch, k, ...)` back at full length `(batch, steps,
+    ...)`: each open position takes its slot's entry, the others `fill`
+    (broadcastable)."""
+    where = open_
+    for _ in range(len(gathered.shape) - 2):
+        where = ops.expand_dims(where, -1)
+    return ops.where(where, gather_rows(gathered, ops.minimum(slot, k - 1)), fill)
