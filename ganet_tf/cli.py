@@ -104,6 +104,9 @@ def _add_gate_arguments(model, defaults):
     from ganet_tf.layers.gated_attention_pooling import FALLBACKS
 
     add_flag(model, "--tau", defaults, float, help="Gumbel-softmax temperature")
+    final_tau_help = "anneal the temperature geometrically from --tau to this value (needs --anneal-epochs)"
+    add_flag(model, "--final-tau", defaults, float, help=final_tau_help)
+    add_flag(model, "--anneal-epochs", defaults, int, help="epochs over which --tau falls to --final-tau")
     add_flag(model, "--lam", defaults, float, help="weight of the gate L1 penalty")
     gate_bias_help = (
         "initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "

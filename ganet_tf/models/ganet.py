@@ -29,6 +29,9 @@ def build_ganet(
     gate_distribution="relaxed_bernoulli",
     target_density=0.3,
     inference_density=None,
+    final_temperature=None,
+    anneal_steps=0,
+    sparse_inference=False,
     dropout=0.3,
     sequence_length=None,
     seed=None,
@@ -78,6 +81,12 @@ def build_ganet(
             Defaults to 0.3; None gives the paper's fixed `penalty`.
         inference_density: share of tokens `"top_k"` opens; defaults to
             `target_density`.
+        final_temperature: None, or the temperature that training anneals
+            `temperature` to over `anneal_steps` steps (see `GateSampler`).
+        anneal_steps: training steps of the annealing.
+        sparse_inference: bool, the attention pooling scores only the
+            attended states at inference (see `GatedAttentionPooling`;
+            `results/pooling_gather/` measures what it saves).
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -89,8 +98,8 @@ def build_ganet(
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     gate_logits, gates = gated_tokens(embedded, locals())
     states = bilstm_states(embedded, hidden_dim, num_layers)
-    context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
-        states, gates=gates, gate_scores=gate_logits, mask=mask
-    )
+    context, _ = GatedAttentionPooling(
+        units=attention_units, fallback=fallback, sparse_inference=sparse_inference, name="attention"
+    )(states, gates=gates, gate_scores=gate_logits, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

@@ -37,6 +37,8 @@ def build_ganet_transformer(
     gate_distribution="relaxed_bernoulli",
     target_density=0.3,
     inference_density=None,
+    final_temperature=None,
+    anneal_steps=0,
     token_dropping=True,
     sparse_buckets=COARSE_SPARSE_BUCKETS,
     dropout=0.1,
@@ -70,8 +72,9 @@ def build_ganet_transformer(
             `build_transformer`.
         auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature,
             penalty, straight_through, inference_mode, fallback,
-            gate_distribution, target_density, inference_density, seed: the
-            gate options, as in `build_ganet`.
+            gate_distribution, target_density, inference_density,
+            final_temperature, anneal_steps, seed: the gate options, as in
+            `build_ganet`.
         token_dropping: bool, encoder blocks compute only open tokens at
             inference. Defaults to `True`.
         sparse_buckets: bucket fractions of the compacted length, or None

@@ -21,6 +21,8 @@ GATE_OPTIONS = (
     "gate_distribution",
     "target_density",
     "inference_density",
+    "final_temperature",
+    "anneal_steps",
     "seed",
 )
 
@@ -107,6 +109,8 @@ def gate_layers(
     target_density,
     inference_density,
     seed,
+    final_temperature=None,
+    anneal_steps=0,
 ):
     """The three gate layers, named `auxiliary`, `gates` and `gate_sparsity`
     (`build_explainer` and the export read these names).
@@ -129,6 +133,8 @@ def gate_layers(
         seed=seed,
         distribution=gate_distribution,
         inference_density=inference_density,
+        final_temperature=final_temperature,
+        anneal_steps=anneal_steps,
         name="gates",
     )
     sparsity = GateSparsity(penalty=penalty, target_density=target_density, name="gate_sparsity")

@@ -77,6 +77,10 @@ class TrainConfig:
     aux: str = "bilstm"
     aux_hidden: int = 20
     tau: float = 0.5
+    # Anneal --tau to final_tau over the first anneal_epochs epochs (None:
+    # a fixed --tau, the paper's).
+    final_tau: float = None
+    anneal_epochs: int = 0
     gate_bias: float = None
     lam: float = 1e-2
     # The defaults give a selective GA-Net (issue 13): a multiplier steers
@@ -170,11 +174,28 @@ class TrainConfig:
             )
         if self.inference_density is not None and not 0 < self.inference_density <= 1:
             raise GANetInputError(f"--inference-density must be in (0, 1], got {self.inference_density}.")
+        self._validate_annealing()
         if self.inference_mode == "top_k" and self.inference_density is None and not self.target_density:
             raise GANetInputError(
                 "--inference-mode top_k opens round(rho T) tokens per text: "
                 "give rho with --target-density (or --inference-density)."
             )
+
+    def _validate_annealing(self):
+        if self.final_tau is not None and not self.final_tau > 0:
+            raise GANetInputError(f"--final-tau must be positive, got {self.final_tau}.")
+        if not isinstance(self.anneal_epochs, int) or self.anneal_epochs < 0:
+            raise GANetInputError(f"--anneal-epochs must be an integer >= 0, got {self.anneal_epochs}.")
+        if (self.final_tau is None) != (self.anneal_epochs == 0):
+            raise GANetInputError(
+                "--final-tau and --anneal-epochs go together: give both (anneal --tau to --final-tau "
+                "over that many epochs) or neither."
+            )
+
+
+def anneal_steps(config, train_examples):
+    """The training steps of `config.anneal_epochs` epochs of `train_examples`."""
+    return config.anneal_epochs * math.ceil(train_examples / config.batch_size)
 
 
 # Attention heads of the Transformer models; `--hidden` is their width.
@@ -200,6 +221,8 @@ def model_arguments(config, splits, embeddings):
             auxiliary=config.aux,
             auxiliary_hidden_dim=config.aux_hidden,
             temperature=config.tau,
+            final_temperature=config.final_tau,
+            anneal_steps=anneal_steps(config, len(splits.train_texts)),
             initial_gate_logit=config.gate_bias,
             penalty=config.lam,
             straight_through=config.straight_through,

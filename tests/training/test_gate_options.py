@@ -110,6 +110,9 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
         (["--target-density", "1.5"], "--target-density must be in"),
         (["--target-density", "0", "--inference-mode", "top_k"], "--inference-mode top_k"),
         (["--inference-density", "0"], "--inference-density must be in"),
+        (["--final-tau", "0.1"], "--final-tau and --anneal-epochs go together"),
+        (["--anneal-epochs", "3"], "--final-tau and --anneal-epochs go together"),
+        (["--final-tau", "0", "--anneal-epochs", "3"], "--final-tau must be positive"),
     ],
 )
 def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
@@ -122,3 +125,34 @@ def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
                 for a, b in zip(argv[::2], argv[1::2], strict=True)
             }
         ).validate()
+
+
+def test_annealing_flags_reach_the_gates_and_the_schedule_ends_at_final_tau(data_dir, tmp_path):
+    import keras
+
+    args = build_parser().parse_args(["train", "--tau", "1.0", "--final-tau", "0.2", "--anneal-epochs", "1"])
+    assert (args.tau, args.final_tau, args.anneal_epochs) == (1.0, 0.2, 1)
+    config = TrainConfig(
+        dataset="trec",
+        data_dir=data_dir,
+        limit=64,
+        epochs=2,
+        patience=5,
+        hidden=4,
+        aux_hidden=3,
+        verbose=0,
+        glove_vocabulary=0,
+        tau=1.0,
+        final_tau=0.2,
+        anneal_epochs=1,
+        out=str(tmp_path / "run"),
+    )
+    result = train_and_evaluate(config)
+    gates = keras.models.load_model(str(tmp_path / "run" / "model.keras")).get_layer("gates")
+    # One epoch of the training split (limit 64 minus the validation share) at batch 32.
+    steps_per_epoch = int(np.ceil(result["train_examples"] / 32))
+    assert (gates.temperature, gates.final_temperature, gates.anneal_steps) == (1.0, 0.2, steps_per_epoch)
+    # The saved weights are the best epoch's, the step count with them: at
+    # least one epoch, so the schedule reached its end and stays at final_tau.
+    assert float(gates.anneal_step) >= steps_per_epoch
+    assert float(gates.current_temperature()) == pytest.approx(0.2)
