@@ -50,16 +50,18 @@ class GANetHyperModel(TextClassifierHyperModel):
         self.density_weight = density_weight
 
     def build_network(self, hp):
-        return build_ganet(
-            self.num_classes,
-            auxiliary=self.space.declare(hp, "aux"),
-            auxiliary_hidden_dim=self.space.declare(hp, "aux_hidden"),
-            temperature=self.space.declare(hp, "tau"),
-            penalty=self.space.declare(hp, "lam"),
-            target_density=target_density_argument(self.space.declare(hp, "target_density")),
-            seed=self.seed,
-            **self.network_arguments(),
-        )
+        return build_ganet(self.num_classes, **self.gate_arguments(hp), **self.network_arguments())
+
+    def gate_arguments(self, hp):
+        """The gate arguments of the builder for the trial `hp`, as `ganet_tf train` passes them."""
+        return {
+            "auxiliary": self.space.declare(hp, "aux"),
+            "auxiliary_hidden_dim": self.space.declare(hp, "aux_hidden"),
+            "temperature": self.space.declare(hp, "tau"),
+            "penalty": self.space.declare(hp, "lam"),
+            "target_density": target_density_argument(self.space.declare(hp, "target_density")),
+            "seed": self.seed,
+        }
 
     def extra_metrics(self, model):
         if self.density_weight is None:

@@ -5,6 +5,7 @@ import math
 
 from ganet_tf.errors import GANetInputError
 from ganet_tf.layers.auxiliary_network import ENCODERS
+from ganet_tf.training.train import TRANSFORMER_HEADS
 
 # Name -> (type, lower bound, what it is). Lower bound "positive" means > 0,
 # "non_negative" >= 0; categorical names have their own list of values.
@@ -20,6 +21,9 @@ _PARAMETERS = {
         "unit_interval",
         "gate density rho a Lagrange multiplier steers to (0: the fixed lam)",
     ),
+    "num_layers": (int, "positive", "Transformer encoder blocks"),
+    "hidden": (int, "heads_multiple", "width of the Transformer encoder"),
+    "dropout": (float, "unit_interval", "dropout rate"),
 }
 
 # The grids of the paper (Xue et al., 2020, Section 4) and the defaults of
@@ -56,12 +60,33 @@ _PAPER_DOMAINS = {
     },
 }
 
-# The hyperparameters of each model: optimisation for all, gates for GA-Net.
+# The Transformer models (issue 17) are not the paper's: their encoder's
+# defaults are those of `ganet_tf train --model transformer` (`--hidden` 100,
+# `--dropout` 0.3, the builders' 2 blocks), and `ganet_transformer`'s lambda
+# grid holds `train`'s 1e-2, its default, so that every default is `train`'s.
+_TRANSFORMER_DOMAINS = {
+    "num_layers": {"type": "choice", "values": [1, 2, 4], "default": 2},
+    "hidden": {"type": "choice", "values": [64, 100, 128, 256], "default": 100},
+    "dropout": {"type": "choice", "values": [0.0, 0.1, 0.2, 0.3], "default": 0.3},
+}
+_MODEL_DOMAINS = {
+    "transformer": _TRANSFORMER_DOMAINS,
+    "ganet_transformer": {
+        **_TRANSFORMER_DOMAINS,
+        "lam": {"type": "choice", "values": [*_PAPER_DOMAINS["lam"]["values"], 1e-2], "default": 1e-2},
+    },
+}
+
+_GATES = ("tau", "lam", "aux_hidden", "aux", "target_density")
+# The hyperparameters of each model: optimisation for all, gates for GA-Net,
+# the encoder for the Transformers.
 MODEL_PARAMETERS = {
-    "ganet": ("lr", "batch_size", "tau", "lam", "aux_hidden", "aux", "target_density"),
+    "ganet": ("lr", "batch_size", *_GATES),
     "bilstm": ("lr", "batch_size"),
     "local": ("lr", "batch_size"),
     "soft": ("lr", "batch_size"),
+    "transformer": ("lr", "batch_size", "num_layers", "hidden", "dropout"),
+    "ganet_transformer": ("lr", "batch_size", "num_layers", "hidden", "dropout", *_GATES),
 }
 
 
@@ -85,7 +110,18 @@ class SearchSpace:
 
     GA-Net tunes all seven (`target_density` is not the paper's: with a
     value rho > 0, `lam` only starts the multiplier that steers the gate
-    density to rho); the baselines `lr` and `batch_size`. Each can be
+    density to rho); the baselines `lr` and `batch_size`. The Transformer
+    models (not the paper's) tune `lr`, `batch_size` and their encoder,
+    with `ganet_tf train`'s defaults:
+
+    | name | domain | default |
+    |---|---|---|
+    | `num_layers` | 1, 2, 4 | 2 |
+    | `hidden` | 64, 100, 128, 256 (a multiple of the 4 heads) | 100 |
+    | `dropout` | 0.0, 0.1, 0.2, 0.3 | 0.3 |
+
+    `ganet_transformer` also tunes GA-Net's five gate options, with `lam`
+    on the paper's grid and 1e-2, `train`'s, its default. Each can be
     fixed (`with_fixed`), given other values (`with_choices`) or a range
     (`with_range`); these return a new space. The default stays the
     documented one where the new domain holds it, else it becomes the first
@@ -93,7 +129,8 @@ class SearchSpace:
 
     Args:
         model: the model whose hyperparameters the space holds, one of
-            `MODEL_PARAMETERS` (`"ganet"`, `"bilstm"`, `"local"`, `"soft"`).
+            `MODEL_PARAMETERS` (`"ganet"`, `"bilstm"`, `"local"`, `"soft"`,
+            `"transformer"`, `"ganet_transformer"`).
 
     Example:
 
@@ -108,7 +145,8 @@ class SearchSpace:
         if model not in MODEL_PARAMETERS:
             raise GANetInputError(f"Unknown model {model!r}: choose one of {sorted(MODEL_PARAMETERS)}.")
         self.model = model
-        self._domains = {name: copy.deepcopy(_PAPER_DOMAINS[name]) for name in MODEL_PARAMETERS[model]}
+        domains = {**_PAPER_DOMAINS, **_MODEL_DOMAINS.get(model, {})}
+        self._domains = {name: copy.deepcopy(domains[name]) for name in MODEL_PARAMETERS[model]}
 
     @property
     def names(self):
@@ -151,6 +189,10 @@ class SearchSpace:
             raise GANetInputError(f"{name} must be >= 0, got {value!r}.")
         if bound == "unit_interval" and not 0 <= number < 1:
             raise GANetInputError(f"{name} must be in [0, 1), got {value!r}.")
+        if bound == "heads_multiple" and not (number > 0 and number % TRANSFORMER_HEADS == 0):
+            raise GANetInputError(
+                f"{name} must be a positive multiple of {TRANSFORMER_HEADS} (the attention heads), got {value!r}."
+            )
         return number
 
     def with_fixed(self, name, value):
@@ -180,7 +222,7 @@ class SearchSpace:
         Integers go by `step` (default 1); floats have no step and are
         sampled on a log scale when `min_value > 0`.
         """
-        kind = _PARAMETERS[self._check_name(name)][0]
+        kind, bound, _ = _PARAMETERS[self._check_name(name)]
         if kind is str:
             raise GANetInputError(f"{name} is categorical: give it values, not a range.")
         low, high = self.cast(name, min_value), self.cast(name, max_value)
@@ -189,7 +231,9 @@ class SearchSpace:
         domain = {"type": kind.__name__, "min_value": low, "max_value": high}
         default = self._default(self._domains[name])
         if kind is int:
-            step = 1 if step is None else self.cast(name, step)
+            if step is None:  # a width steps by the heads
+                step = TRANSFORMER_HEADS if bound == "heads_multiple" else 1
+            step = self.cast(name, step)
             on_grid = low <= default <= high and (default - low) % step == 0
             domain.update(step=step, default=default if on_grid else low)
         else:

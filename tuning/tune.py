@@ -2,6 +2,7 @@
 library behind `python -m tuning.search`."""
 
 import dataclasses
+import inspect
 import json
 import os
 import time
@@ -13,6 +14,7 @@ import numpy as np
 from ganet_tf.data import DATASETS
 from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
+from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import check_output_folder
@@ -22,8 +24,10 @@ from ganet_tf.training.train import write_outputs
 from .baseline_hypermodel import BaselineHyperModel
 from .cross_validation_tuner import CrossValidationTuner
 from .ganet_hypermodel import GANetHyperModel
+from .ganet_transformer_hypermodel import GANetTransformerHyperModel
 from .search_space import MODEL_PARAMETERS
 from .search_space import SearchSpace
+from .transformer_hypermodel import TransformerHyperModel
 
 TUNERS = ("random", "bayesian", "hyperband")
 # Objective flag -> (logged metric, direction).
@@ -52,6 +56,22 @@ _RESUMABLE_CHANGES = (
 )
 
 _HAND_SET = TrainConfig()
+
+
+def _has_gates(model):
+    return "tau" in MODEL_PARAMETERS[model]
+
+
+def _is_transformer(model):
+    return "num_layers" in MODEL_PARAMETERS[model]
+
+
+def _hand_set_value(model, name):
+    """`ganet_tf train --model model`'s value of `name`: its flag's default,
+    else the builder's (`train` has no `--num-layers`)."""
+    if hasattr(_HAND_SET, name):
+        return getattr(_HAND_SET, name)
+    return inspect.signature(MODEL_BUILDERS[model]).parameters[name].default
 
 
 @dataclasses.dataclass
@@ -117,11 +137,18 @@ class SearchConfig:
         ):
             if value not in choices:
                 raise GANetInputError(f"Unknown {flag} {value!r}: choose one of {shown}.")
-        if self.objective == "tradeoff" and self.model != "ganet":
+        if self.objective == "tradeoff" and not _has_gates(self.model):
             raise GANetInputError(
                 f"--objective tradeoff weighs the gate density, and {self.model} "
                 "has no gates: use val_accuracy or val_loss."
             )
+        if _is_transformer(self.model):
+            for name in ("hidden", "dropout"):
+                if getattr(self, name) != getattr(_HAND_SET, name):
+                    raise GANetInputError(
+                        f"--{name} is a hyperparameter of --model {self.model}: "
+                        f"give it with --fix {name}=..., --values {name}=... or --range {name}=..."
+                    )
         if self.hand_set_first and self.tuner == "hyperband":
             raise GANetInputError(
                 "--hand-set-first needs --tuner random or bayesian: Hyperband schedules its own first trials."
@@ -195,8 +222,9 @@ class SearchConfig:
         space = self.search_space()
         values = space.defaults()
         for name in values:
-            if space.holds(name, getattr(_HAND_SET, name)):
-                values[name] = getattr(_HAND_SET, name)
+            value = _hand_set_value(self.model, name)
+            if space.holds(name, value):
+                values[name] = value
         return values
 
     def settings(self):
@@ -302,16 +330,19 @@ def make_hypermodel(config, num_classes, embeddings, dataset_name, scoring=True,
     arguments = dict(
         embeddings=embeddings,
         space=config.search_space(),
-        hidden_dim=config.hidden,
-        dropout=config.dropout,
         seed=config.seed if seed is None else seed,
         buckets=config.buckets,
         run_eagerly=config.run_eagerly,
     )
-    if config.model == "ganet":
+    if not _is_transformer(config.model):  # the Transformers tune theirs
+        arguments.update(hidden_dim=config.hidden, dropout=config.dropout)
+    if _has_gates(config.model):
         scored = scoring and config.objective == "tradeoff"
         weight = config.density_weight if scored else None
-        return GANetHyperModel(num_classes, density_weight=weight, **arguments)
+        gated = GANetHyperModel if config.model == "ganet" else GANetTransformerHyperModel
+        return gated(num_classes, density_weight=weight, **arguments)
+    if config.model == "transformer":
+        return TransformerHyperModel(num_classes, **arguments)
     if config.model == "local":
         arguments["window"] = local_window(dataset_name)
     return BaselineHyperModel(config.model, num_classes, **arguments)

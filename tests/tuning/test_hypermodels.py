@@ -6,7 +6,9 @@ import tensorflow as tf
 
 from tuning import BaselineHyperModel
 from tuning import GANetHyperModel
+from tuning import GANetTransformerHyperModel
 from tuning import SearchSpace
+from tuning import TransformerHyperModel
 
 VOCABULARY = 40
 
@@ -129,3 +131,64 @@ def test_target_density_reaches_the_gate_layers():
     model = paper.build(keras_tuner.HyperParameters())
     assert model.get_layer("gate_sparsity").target_density is None
     assert model.get_layer("gates").inference_mode == "threshold"
+
+
+def test_transformer_from_empty_hyperparameters_is_trains_setting():
+    hp = keras_tuner.HyperParameters()
+    model = TransformerHyperModel(num_classes=3, vocabulary_size=VOCABULARY).build(hp)
+    assert hp.values == {"lr": 1e-3, "batch_size": 32, "num_layers": 2, "hidden": 100, "dropout": 0.3}
+    assert model.name == "transformer" and model.compiled
+    encoders = [layer for layer in model.layers if layer.name.startswith("encoder_")]
+    assert [layer.name for layer in encoders] == ["encoder_1", "encoder_2"]
+    assert (encoders[0].num_heads, encoders[0].intermediate_dim, encoders[0].dropout) == (4, 400, 0.3)
+
+
+@pytest.mark.parametrize("model_class", [TransformerHyperModel, GANetTransformerHyperModel])
+def test_transformers_build_the_trials_encoder(model_class):
+    hypermodel = model_class(num_classes=3, vocabulary_size=VOCABULARY)
+    trial = keras_tuner.HyperParameters()
+    hypermodel.build(trial)
+    trial.values.update(num_layers=1, hidden=8, dropout=0.1, lr=2e-3)
+    model = hypermodel.build(trial)
+    encoders = [layer for layer in model.layers if layer.name.startswith("encoder_")]
+    assert [layer.name for layer in encoders] == ["encoder_1"]
+    assert (encoders[0].num_heads, encoders[0].intermediate_dim, encoders[0].dropout) == (4, 32, 0.1)
+    assert model.get_layer("embedding_projection").units == 8
+    assert model.get_layer("embedding_dropout").rate == 0.1
+    assert float(model.optimizer.learning_rate) == pytest.approx(2e-3)
+
+
+def test_ganet_transformer_gates_take_the_trials_values():
+    space = (
+        SearchSpace("ganet_transformer")
+        .with_fixed("hidden", 8)
+        .with_fixed("target_density", 0.1)
+        .with_fixed("tau", 2.0)
+        .with_fixed("lam", 4e-6)
+        .with_fixed("aux", "fnn")
+        .with_fixed("aux_hidden", 7)
+    )
+    hypermodel = GANetTransformerHyperModel(num_classes=3, vocabulary_size=VOCABULARY, space=space, seed=5)
+    model = hypermodel.build(keras_tuner.HyperParameters())
+    assert model.name == "ganet_transformer"
+    sparsity = model.get_layer("gate_sparsity")
+    assert (sparsity.target_density, sparsity.penalty) == (0.1, 4e-6)
+    gates = model.get_layer("gates")
+    assert (gates.temperature, gates.inference_mode, gates.inference_density) == (2.0, "top_k", 0.1)
+    auxiliary = model.get_layer("auxiliary")
+    assert (auxiliary.encoder, auxiliary.hidden_dim) == ("fnn", 7)
+    paper = space.with_fixed("target_density", 0.0)
+    model = GANetTransformerHyperModel(num_classes=3, vocabulary_size=VOCABULARY, space=paper).build(
+        keras_tuner.HyperParameters()
+    )
+    assert model.get_layer("gate_sparsity").target_density is None
+
+
+def test_transformers_take_their_width_and_dropout_from_the_trial_only():
+    for model_class in (TransformerHyperModel, GANetTransformerHyperModel):
+        with pytest.raises(ValueError, match="hyperparameters of the trial.*Received: hidden_dim=64"):
+            model_class(num_classes=3, vocabulary_size=VOCABULARY, hidden_dim=64)
+        with pytest.raises(ValueError, match="Received: dropout=0.5"):
+            model_class(num_classes=3, vocabulary_size=VOCABULARY, dropout=0.5)
+    with pytest.raises(ValueError, match="search space of 'ganet'"):
+        GANetTransformerHyperModel(num_classes=3, vocabulary_size=VOCABULARY, space=SearchSpace("ganet"))

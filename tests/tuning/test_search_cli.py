@@ -38,9 +38,9 @@ PROCESS_TIMEOUT = 240
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def _search(data_dir, directory, *flags):
+def _search(data_dir, directory, *flags, tiny=TINY):
     completed = subprocess.run(
-        [sys.executable, "-m", "tuning.search", *TINY, "--data-dir", data_dir, "--directory", str(directory), *flags],
+        [sys.executable, "-m", "tuning.search", *tiny, "--data-dir", data_dir, "--directory", str(directory), *flags],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -130,6 +130,39 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     assert len(_trial_files(project)) == 2
 
 
+def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path):
+    # The Transformers tune their width: a tiny one is fixed in the space
+    # instead of --hidden (the later --limit wins).
+    index = TINY.index("--hidden")
+    tiny = TINY[:index] + TINY[index + 2 :]
+    tiny += ["--model", "ganet_transformer", "--fix", "hidden=8", "--fix", "num_layers=1", "--limit", "100"]
+    _, result = _search(data_dir, tmp_path, "--max-trials", "2", "--hand-set-first", tiny=tiny)
+    assert (result["model"], result["trials"], result["new_trials"]) == ("ganet_transformer", 2, 2)
+    assert result["test_examples"] == 100 and 0 < result["test_density"] < 1
+    (first,) = [t for t in _trial_files(tmp_path / "trec_ganet_transformer_random") if "trial_0" in t]
+    with open(first) as handle:
+        values = json.load(handle)["hyperparameters"]["values"]
+    # The first trial is `ganet_tf train --model ganet_transformer`'s setting.
+    assert values == {
+        "lr": 1e-3,
+        "batch_size": 32,
+        "num_layers": 1,
+        "hidden": 8,
+        "dropout": 0.3,
+        "aux": "bilstm",
+        "aux_hidden": 4,
+        "tau": 0.5,
+        "lam": 1e-2,
+        "target_density": 0.3,
+    }
+    test = load_dataset("trec", data_dir).subset(100)
+    accuracy, density = rescore_run(result["out"], test.test_texts, test.test_labels)
+    assert result["test_accuracy"] == pytest.approx(accuracy, abs=1e-6)
+    assert result["test_density"] == pytest.approx(density, abs=1e-6)
+    model = keras.models.load_model(os.path.join(result["out"], "model.keras"))
+    assert model.name == "ganet_transformer" and model.get_layer("encoder_1").num_heads == 4
+
+
 def _one_error_line(capsys):
     err = capsys.readouterr().err
     assert err.startswith("tuning.search: error: ") and err.count("\n") == 1, err
@@ -156,6 +189,8 @@ def _one_error_line(capsys):
         (["--fix", "tau=1", "--values", "tau=1,2"], "give each hyperparameter one domain"),
         (["--model", "soft", "--fix", "tau=1"], "'tau' is not a hyperparameter of soft"),
         (["--model", "bilstm", "--objective", "tradeoff"], "bilstm has no gates"),
+        (["--model", "transformer", "--hidden", "64"], "--hidden is a hyperparameter of --model transformer"),
+        (["--model", "transformer", "--fix", "hidden=30"], "hidden must be a positive multiple of 4"),
         (["--density-weight", "-1", "--objective", "tradeoff"], "--density-weight must be >= 0"),
         (["--data-dir", "/nonexistent/ganet"], "Data directory not found"),
     ],

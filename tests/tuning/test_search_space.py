@@ -101,3 +101,44 @@ def test_holds_tells_whether_a_value_lies_in_the_domain():
     assert not space.holds("aux_hidden", 60)
     assert space.holds("lr", 1e-3) and not space.holds("lr", 0.1)
     assert space.holds("lam", 1e-3) and not space.holds("lam", 1e-2)
+
+
+# `ganet_tf train --model transformer`'s encoder: --hidden 100, --dropout
+# 0.3 and the builders' 2 blocks.
+TRANSFORMER_DEFAULTS = {"lr": 1e-3, "batch_size": 32, "num_layers": 2, "hidden": 100, "dropout": 0.3}
+
+
+def test_transformer_spaces_and_their_defaults():
+    space = SearchSpace("transformer")
+    assert space.defaults() == TRANSFORMER_DEFAULTS
+    assert space.domain("num_layers")["values"] == [1, 2, 4]
+    assert space.domain("hidden")["values"] == [64, 100, 128, 256]
+    assert space.domain("dropout")["values"] == [0.0, 0.1, 0.2, 0.3]
+    gated = SearchSpace("ganet_transformer")
+    # GA-Net's gates with `train`'s defaults: lambda 1e-2 joins the paper's grid.
+    assert gated.defaults() == {**TRANSFORMER_DEFAULTS, **PAPER_DEFAULTS, "lam": 1e-2}
+    assert gated.domain("lam")["values"] == [4e-6, 5e-6, 1e-5, 4e-5, 5e-5, 1e-4, 1e-3, 1e-2]
+    # GA-Net's own space is unchanged.
+    assert SearchSpace("ganet").domain("lam")["values"] == [4e-6, 5e-6, 1e-5, 4e-5, 5e-5, 1e-4, 1e-3]
+    # A width range steps by the 4 heads unless told otherwise.
+    hidden = space.with_range("hidden", 32, 96).domain("hidden")
+    assert (hidden["min_value"], hidden["max_value"], hidden["step"], hidden["default"]) == (32, 96, 4, 32)
+    assert space.with_choices("hidden", [8, 16]).defaults()["hidden"] == 8
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: s.with_fixed("hidden", 30), "hidden must be a positive multiple of 4"),
+        (
+            lambda s: s.with_range("hidden", 32, 96, 6),
+            r"hidden must be a positive multiple of 4 \(the attention heads\), got 6",
+        ),
+        (lambda s: s.with_fixed("num_layers", 0), "num_layers must be positive"),
+        (lambda s: s.with_fixed("dropout", 1.0), "dropout must be in"),
+        (lambda s: s.with_fixed("tau", 1.0), "'tau' is not a hyperparameter of transformer"),
+    ],
+)
+def test_impossible_transformer_domains_are_refused(change, message):
+    with pytest.raises(GANetInputError, match=message):
+        change(SearchSpace("transformer"))

@@ -1,3 +1,5 @@
+import inspect
+
 import keras_tuner
 import pytest
 
@@ -70,3 +72,66 @@ def test_hand_set_first_is_refused_with_hyperband():
 
     with pytest.raises(GANetInputError, match="--hand-set-first needs --tuner random or bayesian"):
         SearchConfig(tuner="hyperband", hand_set_first=True).validate()
+
+
+@pytest.mark.parametrize("model", ["transformer", "ganet_transformer"])
+def test_transformer_hand_set_first_builds_what_train_builds(model, monkeypatch):
+    """The first trial is `ganet_tf train --model MODEL`'s defaults, routed
+    through `train`'s own builder arguments (`model_arguments`)."""
+    import types
+
+    import numpy as np
+
+    from ganet_tf.models import MODEL_BUILDERS
+    from ganet_tf.training.train import TrainConfig
+    from ganet_tf.training.train import model_arguments
+    from tuning import ganet_transformer_hypermodel
+    from tuning import transformer_hypermodel
+    from tuning.tune import make_hypermodel
+
+    config = SearchConfig(model=model, tuner="random", hand_set_first=True)
+    values = config.hand_set_values()
+    assert values == config.search_space().defaults()
+    assert make_oracle(config).populate_space("0") == {"status": "RUNNING", "values": values}
+
+    builder = MODEL_BUILDERS[model]
+    calls = []
+    module = transformer_hypermodel if model == "transformer" else ganet_transformer_hypermodel
+    monkeypatch.setattr(
+        module, builder.__name__, lambda *args, **kwargs: calls.append(kwargs) or builder(*args, **kwargs)
+    )
+    embeddings = np.random.default_rng(0).normal(size=(30, 50)).astype("float32")
+    hypermodel = make_hypermodel(config, 6, embeddings, "trec")
+    trial = keras_tuner.HyperParameters()
+    hypermodel.build(trial)
+    trial.values.update(values)
+    hypermodel.build(trial)
+
+    splits = types.SimpleNamespace(name="trec", train_texts=["a text"] * 10)
+    trained = model_arguments(TrainConfig(model=model), splits, embeddings)
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(builder).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    searched, trains = {**defaults, **calls[-1]}, {**defaults, **trained}
+    assert searched.pop("embeddings") is trains.pop("embeddings") is embeddings
+    assert searched == trains
+
+
+def test_transformers_tune_their_width_and_dropout():
+    from ganet_tf.errors import GANetInputError
+
+    with pytest.raises(
+        GANetInputError, match="--hidden is a hyperparameter of --model transformer: give it with --fix"
+    ):
+        SearchConfig(model="transformer", hidden=64).validate()
+    with pytest.raises(GANetInputError, match="--dropout is a hyperparameter of --model ganet_transformer"):
+        SearchConfig(model="ganet_transformer", dropout=0.1).validate()
+    # The gated Transformer may weigh its density; the dense one has no gates.
+    SearchConfig(model="ganet_transformer", objective="tradeoff").validate()
+    with pytest.raises(GANetInputError, match="transformer has no gates"):
+        SearchConfig(model="transformer", objective="tradeoff").validate()
+    # GA-Net's hand-set first trial is unchanged: lambda 1e-2 is off its grid.
+    assert SearchConfig(model="ganet").hand_set_values()["lam"] == 1e-3
+    assert SearchConfig(model="ganet_transformer").hand_set_values()["lam"] == 1e-2
