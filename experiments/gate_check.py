@@ -37,6 +37,7 @@ from runner import load_runs
 from runner import machine
 from runner import mean_std
 from runner import run_train
+from runner import seed_list
 from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "gate_check")
@@ -133,7 +134,7 @@ def defaults_table(runs):
         if not ganet and not soft:
             continue
         role = "tuned on (validation)" if dataset in TUNED else "held out"
-        seeds = ",".join(str(r["seed"]) for r in sorted(ganet, key=lambda r: r["seed"]))
+        seeds = seed_list(ganet)
         lines.append(
             f"| {dataset} | {role} | {seeds or '-'} | {_stat(ganet, 'test_accuracy')} "
             f"| {_stat(ganet, 'test_attended_density')} | {_stat(ganet, 'test_all_closed_rate')} "
@@ -159,9 +160,8 @@ def anneal_table(runs):
             group = _group(runs, dataset, setting)
             if not group or not _group(runs, dataset, "anneal"):
                 continue
-            seeds = ",".join(str(r["seed"]) for r in sorted(group, key=lambda r: r["seed"]))
             lines.append(
-                f"| {dataset} | {setting} | {seeds} | {_stat(group, 'validation_accuracy')} "
+                f"| {dataset} | {setting} | {seed_list(group)} | {_stat(group, 'validation_accuracy')} "
                 f"| {_stat(group, 'validation_attended_density')} | {_stat(group, 'epochs_trained')} "
                 f"| {_stat(group, 'test_accuracy')} |"
             )

@@ -29,6 +29,7 @@ from runner import load_runs
 from runner import machine
 from runner import mean_std
 from runner import run_train
+from runner import seed_list
 from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "gates")
@@ -119,9 +120,8 @@ def write_table():
             group = [r for r in runs if r["dataset"] == dataset and r.get("setting") == setting]
             if not group:
                 continue
-            seeds = ",".join(str(r["seed"]) for r in sorted(group, key=lambda r: r["seed"]))
             lines.append(
-                f"| {dataset} | {setting} | {len(group)} | {seeds} "
+                f"| {dataset} | {setting} | {len(group)} | {seed_list(group)} "
                 f"| {_mean(group, lambda r: r['validation_accuracy'])} "
                 f"| {_mean(group, lambda r: r.get('validation_attended_density'))} "
                 f"| {_mean(group, lambda r: r.get('validation_all_closed_rate'))} "

@@ -200,6 +200,11 @@ def write_results_readme(results_dir, lines, runs):
         handle.write("\n".join(lines) + "\n")
 
 
+def seed_list(runs):
+    """The seeds of `runs`, sorted, as '0,1,2'."""
+    return ",".join(str(run["seed"]) for run in sorted(runs, key=lambda run: run["seed"]))
+
+
 def mean_std(values):
     """'mean ± sample std' of the non-None values, '-' when there are none."""
     values = [v for v in values if v is not None]
