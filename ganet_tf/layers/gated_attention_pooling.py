@@ -2,6 +2,7 @@ import keras
 from keras import ops
 
 from ganet_tf.layers.masking import large_negative_number
+from ganet_tf.layers.masking import masked_softmax
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
@@ -48,7 +49,7 @@ class GatedAttentionPooling(keras.layers.Layer):
     Sparse inference: with `sparse_inference=True` and `gates`, at inference
     (`training` falsy) the states the row attends (its open gates, or the
     fallback's tokens when they are all closed) are gathered to the front
-    with `keras.ops.top_k` and `keras.ops.take_along_axis`, and the score
+    (`keras.ops.top_k` finds them, one row gather moves them), and the score
     network and the weighted sum run on those `k` states only. `k`, the
     largest number in the batch, is rounded up to the next of
     `sparse_buckets` (fractions of `steps`): one branch of a
@@ -144,13 +145,14 @@ class GatedAttentionPooling(keras.layers.Layer):
             real = ops.ones(ops.shape(inputs)[:2], dtype="bool")
         else:
             real = ops.cast(mask, "bool")
+        has_tokens = ops.any(real, axis=1, keepdims=True)
         negative = large_negative_number(self.compute_dtype)
         if gates is not None and self.sparse_inference and not training:
             context, weights = self._sparse_pool(inputs, gates, gate_scores, real, negative)
         else:
-            context, weights = self._dense_pool(inputs, gates, gate_scores, real, negative)
+            context, weights = self._dense_pool(inputs, gates, gate_scores, real, has_tokens, negative)
         if gates is not None and hasattr(self, "attended_density"):
-            self._update_attended_density(weights, real, ops.any(real, axis=1, keepdims=True))
+            self._update_attended_density(weights, real, has_tokens)
         weights = ops.cast(weights, self.compute_dtype)
         if self.return_attention_scores:
             return context, weights
@@ -160,7 +162,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         """The float32 scores `e_t` `(batch, steps)` of `states`."""
         return ops.cast(ops.squeeze(self.score(self.hidden(states)), axis=-1), "float32")
 
-    def _dense_pool(self, inputs, gates, gate_scores, real, negative):
+    def _dense_pool(self, inputs, gates, gate_scores, real, has_tokens, negative):
         """`(context, float32 weights)`, every state scored."""
         steps = ops.shape(inputs)[1]
         scores = self._scores(inputs)
@@ -175,13 +177,13 @@ class GatedAttentionPooling(keras.layers.Layer):
             gated_scores = scores + ops.log(safe_gates)
 
         any_open = ops.any(open_, axis=1, keepdims=True)
-        gated = self._masked_softmax(gated_scores, open_, negative)
+        gated = masked_softmax(gated_scores, open_)
         if gates is None:
             weights = gated
         else:
             weights = ops.where(any_open, gated, self._fallback(scores, gate_scores, real, steps, negative))
         # Rows without any real token pool nothing.
-        weights = ops.where(ops.any(real, axis=1, keepdims=True), weights, 0.0)
+        weights = ops.where(has_tokens, weights, 0.0)
         context = ops.einsum("bt,btf->bf", ops.cast(weights, self.compute_dtype), inputs)
         return context, weights
 
@@ -205,7 +207,7 @@ class GatedAttentionPooling(keras.layers.Layer):
             slot_open, positions = gather_open(attended_float, k)
             states = gather_rows(inputs, positions)
             scores = self._scores(states) + gather_rows(bias, positions)
-            weights = self._masked_softmax(scores, slot_open, negative)
+            weights = masked_softmax(scores, slot_open)
             context = ops.einsum("bk,bkf->bf", ops.cast(weights, self.compute_dtype), states)
             return context, scatter_back(weights, slot, attended, k, 0.0)
 
@@ -217,14 +219,9 @@ class GatedAttentionPooling(keras.layers.Layer):
         density = attended / ops.maximum(ops.sum(real, axis=1), 1.0)
         self.attended_density.update_state(density, sample_weight=ops.cast(has_tokens[:, 0], "float32"))
 
-    def _masked_softmax(self, scores, allowed, negative):
-        scores = ops.where(allowed, scores, negative)
-        weights = ops.softmax(scores, axis=-1)
-        return ops.where(allowed, weights, 0.0)
-
     def _fallback(self, scores, gate_scores, real, steps, negative):
         if self.fallback == "all":
-            return self._masked_softmax(scores, real, negative)
+            return masked_softmax(scores, real)
         return self._most_probable(gate_scores, real, steps, negative)
 
     def _most_probable(self, gate_scores, real, steps, negative):

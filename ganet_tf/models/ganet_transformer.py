@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from ganet_tf.layers import GatedAttentionPooling
-from ganet_tf.layers.gated_multi_head_attention import COARSE_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.gate_layers import gated_tokens
 from ganet_tf.models.transformer import check_transformer_arguments
@@ -101,9 +101,20 @@ def build_ganet_transformer(
     gate_logits, gates = gated_tokens(embedded, locals())
     real = ops.cast(mask, gates.dtype)
     any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
-    gated = {"sparse_inference": True, "token_dropping": token_dropping, "sparse_buckets": sparse_buckets}
-    gated["gates"] = ops.where(any_open, gates, real)
-    x = encoder_blocks(x, mask, num_layers, hidden_dim, num_heads, intermediate_dim, dropout, normalize_first, **gated)
+    x = encoder_blocks(
+        x,
+        mask,
+        num_layers,
+        hidden_dim,
+        num_heads,
+        intermediate_dim,
+        dropout,
+        normalize_first,
+        gates=ops.where(any_open, gates, real),
+        sparse_inference=True,
+        token_dropping=token_dropping,
+        sparse_buckets=sparse_buckets,
+    )
     context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
         x, gates=gates, gate_scores=gate_logits, mask=mask
     )
