@@ -32,11 +32,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
-from runner import RunBusy
 from runner import load_runs
 from runner import machine
 from runner import mean_std
-from runner import run_train
+from runner import run_or_skip
 from runner import seed_list
 from runner import write_results_readme
 
@@ -87,17 +86,14 @@ def run(dataset, setting, seed, data_dir):
         *DATASET_FLAGS.get(dataset, []),
         *SETTINGS[setting],
     ]
-    try:
-        run_train(
-            name,
-            flags,
-            os.path.join(RESULTS, "runs"),
-            out_root=MODELS,
-            resumable=dataset == "imdb",
-            extra={"setting": setting},
-        )
-    except RunBusy:
-        print(f"    {name}: another process is training it, skipped", flush=True)
+    run_or_skip(
+        name,
+        flags,
+        os.path.join(RESULTS, "runs"),
+        out_root=MODELS,
+        resumable=dataset == "imdb",
+        extra={"setting": setting},
+    )
 
 
 def _group(runs, dataset, setting):

@@ -131,6 +131,34 @@ class RunBusy(SystemExit):
     """Another process holds the run's lock (it is training that run)."""
 
 
+def run_or_skip(name, flags, runs_dir, **options):
+    """`run_train(name, flags, runs_dir, **options)`, or None when another
+    process is training that run (it says so and goes on): two processes
+    started apart split the runs between them."""
+    try:
+        return run_train(name, flags, runs_dir, **options)
+    except RunBusy:
+        print(f"    {name}: another process is training it, skipped", flush=True)
+        return None
+
+
+def training_elsewhere(runs_dir, names):
+    """The `names` whose run in `runs_dir` another process holds the lock of
+    (is training now); a lock file left by a killed process does not count."""
+    busy = []
+    for name in names:
+        try:
+            handle = open(os.path.join(runs_dir, f"{name}.json.lock"))
+        except FileNotFoundError:
+            continue
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                busy.append(name)
+    return busy
+
+
 @contextlib.contextmanager
 def _exclusive(path):
     """Holds `PATH.lock` for the run whose summary is `PATH`, so that two
