@@ -78,6 +78,10 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
         str(LIMIT),
         "--hidden",
         "4",
+        # One padded length: fewer, equal batches (the tiny searches of
+        # test_search_cli keep the length buckets).
+        "--buckets",
+        "0",
         "--verbose",
         "2",
         "--directory",

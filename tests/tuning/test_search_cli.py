@@ -157,6 +157,7 @@ def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path, capsys):
     index = TINY.index("--hidden")
     tiny = TINY[:index] + TINY[index + 2 :]
     tiny += ["--model", "ganet_transformer", "--fix", "hidden=8", "--fix", "num_layers=1", "--limit", "40"]
+    tiny += ["--buckets", "0"]  # fewer, equal batches (the search above keeps the buckets)
     _, result = _search_in_process(capsys, data_dir, tmp_path, "--max-trials", "2", "--hand-set-first", tiny=tiny)
     assert (result["model"], result["trials"], result["new_trials"]) == ("ganet_transformer", 2, 2)
     assert result["test_examples"] == 40 and 0 < result["test_density"] < 1
