@@ -78,9 +78,11 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
         str(LIMIT),
         "--hidden",
         "4",
-        # One padded length: fewer, equal batches (the tiny searches of
-        # test_search_cli keep the length buckets).
+        # One padded length: fewer, equal batches, and no GloVe words beyond
+        # the training texts' (the tiny searches of test_search_cli keep both).
         "--buckets",
+        "0",
+        "--glove-vocabulary",
         "0",
         "--verbose",
         "2",
