@@ -47,7 +47,12 @@ def test_warning_is_one_stderr_line_above_five_percent(capsys):
     assert err.count("\n") == 1 and "20.0%" in err and "--target-density" in err
 
 
-def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_path):
+def test_gate_flags_reach_the_model_the_schedule_ends_at_final_tau_and_the_export_serves_top_k(data_dir, tmp_path):
+    """One tiny run for both: the gate options of issue 13 (attended density,
+    top_k tests and export) and temperature annealing (the schedule in the
+    saved gates)."""
+    import keras
+
     from ganet_tf.export import export_saved_model
 
     args = build_parser().parse_args(
@@ -69,13 +74,16 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
         "top_k",
         "most_probable",
     )
+    args = build_parser().parse_args(["train", "--tau", "1.0", "--final-tau", "0.2", "--anneal-epochs", "1"])
+    assert (args.tau, args.final_tau, args.anneal_epochs) == (1.0, 0.2, 1)
     out = tmp_path / "run"
     result = train_and_evaluate(
         TrainConfig(
             dataset="trec",
             data_dir=data_dir,
             limit=64,
-            epochs=1,
+            epochs=2,
+            patience=5,
             hidden=4,
             aux_hidden=3,
             verbose=0,
@@ -84,6 +92,9 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
             gate_distribution="hard_concrete",
             inference_mode="top_k",
             fallback="most_probable",
+            tau=1.0,
+            final_tau=0.2,
+            anneal_epochs=1,
             out=str(out),
         )
     )
@@ -94,6 +105,16 @@ def test_train_flags_reach_the_model_and_the_export_serves_top_k(data_dir, tmp_p
     assert result["test_all_closed_rate"] == 0.0
     assert result["test_attended_density"] == pytest.approx(result["test_density"])
     assert "attended_density" in result["history"] and "val_attended_density" in result["history"]
+
+    gates = keras.models.load_model(str(out / "model.keras")).get_layer("gates")
+    # One epoch of the training split (limit 64 minus the validation share) at batch 32.
+    steps_per_epoch = int(np.ceil(result["train_examples"] / 32))
+    assert (gates.temperature, gates.final_temperature, gates.anneal_steps) == (1.0, 0.2, steps_per_epoch)
+    # The saved weights are the best epoch's, the step count with them: at
+    # least one epoch, so the schedule reached its end and stays at final_tau.
+    assert float(gates.anneal_step) >= steps_per_epoch
+    assert float(gates.current_temperature()) == pytest.approx(0.2)
+
     path = export_saved_model(str(out), "top_k", base=str(tmp_path / "saved_models"))
     serve = tf.saved_model.load(path).signatures["serve_token_ids"]
     ids = np.zeros([3, serve.structured_input_signature[1]["token_ids"].shape[1]], "int32")
@@ -125,34 +146,3 @@ def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
                 for a, b in zip(argv[::2], argv[1::2], strict=True)
             }
         ).validate()
-
-
-def test_annealing_flags_reach_the_gates_and_the_schedule_ends_at_final_tau(data_dir, tmp_path):
-    import keras
-
-    args = build_parser().parse_args(["train", "--tau", "1.0", "--final-tau", "0.2", "--anneal-epochs", "1"])
-    assert (args.tau, args.final_tau, args.anneal_epochs) == (1.0, 0.2, 1)
-    config = TrainConfig(
-        dataset="trec",
-        data_dir=data_dir,
-        limit=64,
-        epochs=2,
-        patience=5,
-        hidden=4,
-        aux_hidden=3,
-        verbose=0,
-        glove_vocabulary=0,
-        tau=1.0,
-        final_tau=0.2,
-        anneal_epochs=1,
-        out=str(tmp_path / "run"),
-    )
-    result = train_and_evaluate(config)
-    gates = keras.models.load_model(str(tmp_path / "run" / "model.keras")).get_layer("gates")
-    # One epoch of the training split (limit 64 minus the validation share) at batch 32.
-    steps_per_epoch = int(np.ceil(result["train_examples"] / 32))
-    assert (gates.temperature, gates.final_temperature, gates.anneal_steps) == (1.0, 0.2, steps_per_epoch)
-    # The saved weights are the best epoch's, the step count with them: at
-    # least one epoch, so the schedule reached its end and stays at final_tau.
-    assert float(gates.anneal_step) >= steps_per_epoch
-    assert float(gates.current_temperature()) == pytest.approx(0.2)

@@ -18,6 +18,8 @@ from tests.run_scores import rescore_run
 START_TIMEOUT = 90
 SEARCH_TIMEOUT = 240
 TRIALS = 2
+# Examples a split: a few batches a trial.
+LIMIT = 40
 
 
 def _free_port():
@@ -73,9 +75,15 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
         "--epochs",
         "1",
         "--limit",
-        "100",
+        str(LIMIT),
         "--hidden",
         "4",
+        # One padded length: fewer, equal batches, and no GloVe words beyond
+        # the training texts' (the tiny searches of test_search_cli keep both).
+        "--buckets",
+        "0",
+        "--glove-vocabulary",
+        "0",
         "--verbose",
         "2",
         "--directory",
@@ -121,9 +129,9 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
     chief = _last_json(logs["chief"])
     assert (chief["trials"], chief["new_trials"]) == (TRIALS, 0)
     assert chief["best_trial"] in every
-    # The accuracy is that of the saved model on the first 100 test questions.
-    test = load_dataset("trec", data_dir).subset(100)
+    # The accuracy is that of the saved model on the first LIMIT test questions.
+    test = load_dataset("trec", data_dir).subset(LIMIT)
     accuracy, density = rescore_run(chief["out"], test.test_texts, test.test_labels)
-    assert chief["test_examples"] == 100 and density is None
+    assert chief["test_examples"] == LIMIT and density is None
     assert chief["test_accuracy"] == pytest.approx(accuracy, abs=1e-6)
     assert chief["test_density"] is None

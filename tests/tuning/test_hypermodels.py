@@ -100,7 +100,8 @@ def test_bad_hypermodel_arguments():
 def test_fit_rebatches_by_the_trial_batch_size_and_logs_the_tradeoff():
     keras.utils.set_random_seed(0)
     space = SearchSpace("ganet").with_fixed("batch_size", 16).with_fixed("aux_hidden", 4)
-    hypermodel = _tiny_ganet(space=space, density_weight=0.5)
+    # Eager: tracing would cost more than the three steps.
+    hypermodel = _tiny_ganet(space=space, density_weight=0.5, run_eagerly=True)
     hp = keras_tuner.HyperParameters()
     model = hypermodel.build(hp)
     rng = np.random.default_rng(0)

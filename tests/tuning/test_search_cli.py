@@ -15,12 +15,13 @@ from tests.conftest import REPO
 from tests.run_scores import rescore_run
 from tuning.search import main
 
-# A tiny search: 150 examples a split, 1 epoch, widths of 4, no tracing.
+# A tiny search: 48 examples a split, 1 epoch, widths of 4, no tracing.
+LIMIT = 48
 TINY = [
     "--dataset",
     "trec",
     "--limit",
-    "150",
+    str(LIMIT),
     "--epochs",
     "1",
     "--hidden",
@@ -51,13 +52,22 @@ def _search(data_dir, directory, *flags, tiny=TINY):
     return completed.stdout, json.loads(completed.stdout.strip().splitlines()[-1])
 
 
+def _search_in_process(capsys, data_dir, directory, *flags, tiny=TINY):
+    """`_search` through `main` in this process: no second TensorFlow import."""
+    capsys.readouterr()
+    code = main([*tiny, "--data-dir", data_dir, "--directory", str(directory), *flags])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    return captured.out, json.loads(captured.out.strip().splitlines()[-1])
+
+
 def _trial_files(project):
     return sorted(
         os.path.join(project, name, "trial.json") for name in os.listdir(project) if name.startswith("trial_")
     )
 
 
-def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
+def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path, capsys):
     stdout, first = _search(data_dir, tmp_path, "--max-trials", "1", "--project-name", "p", "--hand-set-first")
     assert "Search space summary" in stdout and "Results summary" in stdout
     assert "lam (Choice)" in stdout and "aux_hidden (Fixed)" in stdout
@@ -74,11 +84,11 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
         "target_density": 0.3,
     }
     assert first["test_accuracies"] == [first["test_accuracy"]] and first["final_seeds"] == [0]
-    assert first["epochs"] == 1 and first["test_examples"] == 150
+    assert first["epochs"] == 1 and first["test_examples"] == LIMIT
 
     out = first["out"]
-    # The scores are those of the saved model on the first 150 test questions.
-    test = load_dataset("trec", data_dir).subset(150)
+    # The scores are those of the saved model on the first LIMIT test questions.
+    test = load_dataset("trec", data_dir).subset(LIMIT)
     accuracy, density = rescore_run(out, test.test_texts, test.test_labels)
     assert first["test_accuracy"] == pytest.approx(accuracy, abs=1e-6)
     assert first["test_density"] == pytest.approx(density, abs=1e-6)
@@ -88,7 +98,7 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     assert model.predict(vectorize(vectorizer, ["Who wrote Hamlet ?"]), verbose=0).shape == (1, 6)
     assert class_names[0] == "ABBR"
     # The vocabulary and length of `ganet_tf train` with the same data and flags.
-    trained = prepare(TrainConfig(dataset="trec", data_dir=data_dir, limit=150))
+    trained = prepare(TrainConfig(dataset="trec", data_dir=data_dir, limit=LIMIT))
     assert vectorizer.get_vocabulary(include_special_tokens=False) == trained.vocabulary
     assert vectorizer.get_config()["output_sequence_length"] == trained.sequence_length
 
@@ -97,9 +107,20 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     with open(finished) as handle:
         before = handle.read()
     # The same command with a larger budget runs only the missing trial;
-    # the final retraining may change its seeds.
-    stdout, second = _search(
-        data_dir, tmp_path, "--max-trials", "2", "--project-name", "p", "--hand-set-first", "--final-seeds", "3", "4"
+    # the final retraining may change its seeds. (In this process: the
+    # project folder is all that a resumed search reads.)
+    stdout, second = _search_in_process(
+        capsys,
+        data_dir,
+        tmp_path,
+        "--max-trials",
+        "2",
+        "--project-name",
+        "p",
+        "--hand-set-first",
+        "--final-seeds",
+        "3",
+        "4",
     )
     assert "Reloading Tuner" in stdout
     assert (second["trials"], second["new_trials"]) == (2, 1)
@@ -130,15 +151,16 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path):
     assert len(_trial_files(project)) == 2
 
 
-def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path):
+def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path, capsys):
     # The Transformers tune their width: a tiny one is fixed in the space
     # instead of --hidden (the later --limit wins).
     index = TINY.index("--hidden")
     tiny = TINY[:index] + TINY[index + 2 :]
-    tiny += ["--model", "ganet_transformer", "--fix", "hidden=8", "--fix", "num_layers=1", "--limit", "100"]
-    _, result = _search(data_dir, tmp_path, "--max-trials", "2", "--hand-set-first", tiny=tiny)
+    tiny += ["--model", "ganet_transformer", "--fix", "hidden=8", "--fix", "num_layers=1", "--limit", "40"]
+    tiny += ["--buckets", "0"]  # fewer, equal batches (the search above keeps the buckets)
+    _, result = _search_in_process(capsys, data_dir, tmp_path, "--max-trials", "2", "--hand-set-first", tiny=tiny)
     assert (result["model"], result["trials"], result["new_trials"]) == ("ganet_transformer", 2, 2)
-    assert result["test_examples"] == 100 and 0 < result["test_density"] < 1
+    assert result["test_examples"] == 40 and 0 < result["test_density"] < 1
     (first,) = [t for t in _trial_files(tmp_path / "trec_ganet_transformer_random") if "trial_0" in t]
     with open(first) as handle:
         values = json.load(handle)["hyperparameters"]["values"]
@@ -155,7 +177,7 @@ def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path):
         "lam": 1e-2,
         "target_density": 0.3,
     }
-    test = load_dataset("trec", data_dir).subset(100)
+    test = load_dataset("trec", data_dir).subset(40)
     accuracy, density = rescore_run(result["out"], test.test_texts, test.test_labels)
     assert result["test_accuracy"] == pytest.approx(accuracy, abs=1e-6)
     assert result["test_density"] == pytest.approx(density, abs=1e-6)
