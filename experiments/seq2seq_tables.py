@@ -46,7 +46,10 @@ REPORT = {
 ROWS = {
     "multi30k": {
         "bahdanau": [],
-        "gated": [],
+        # Half the source states, fixed before any Multi30k run (the issue asks
+        # for attended density <= 0.6): the multiplier steers the training gates
+        # to 0.5 and the test gates are the round(0.5 T) most probable states.
+        "gated": ["--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5"],
         "hier-cnn": ["--block-size", "3", "--levels", "3"],
         "hier-rnn": ["--block-size", "6", "--levels", "2"],
         "hier-act": ["--levels", "3"],
