@@ -16,7 +16,6 @@ end (and with `--table-only`) `results/gates/README.md` is regenerated.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -25,6 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import PAPER_GATES
 from runner import REPO
+from runner import _write_json
 from runner import load_runs
 from runner import machine
 from runner import mean_std
@@ -79,10 +79,7 @@ def run(dataset, setting, seed, data_dir, epochs):
     result = run_train(name, train_flags, os.path.join(RESULTS, "runs"), out_root=MODELS, extra={"setting": setting})
     if "top_k" not in result and rho is not None:
         result["top_k"] = evaluate_top_k(os.path.join(REPO, MODELS, name), train_flags, rho, data_dir)
-        path = os.path.join(RESULTS, "runs", f"{name}.json")
-        with open(path + ".tmp", "w") as handle:
-            json.dump(result, handle, indent=1)
-        os.replace(path + ".tmp", path)
+        _write_json(os.path.join(RESULTS, "runs", f"{name}.json"), result)
     return result
 
 

@@ -50,6 +50,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
 from runner import RunBusy
 from runner import _exclusive
+from runner import _read_json
+from runner import _write_json
 from runner import attended_density
 from runner import load_runs
 from runner import machine
@@ -235,10 +237,7 @@ def part_serve(args):
         return
     try:
         with _exclusive(path):
-            result = measure(pair, args)
-            with open(path + ".tmp", "w") as handle:
-                json.dump(result, handle, indent=1)
-            os.replace(path + ".tmp", path)
+            _write_json(path, measure(pair, args))
     except RunBusy:
         print("    part serve: another process is timing the models, skipped", flush=True)
     write_readme(args.results)
@@ -404,10 +403,8 @@ def serving_table(serving):
 
 def write_readme(results):
     runs = load_runs(os.path.join(results, "runs"))
-    serving = None
-    if os.path.exists(os.path.join(results, "serving.json")):
-        with open(os.path.join(results, "serving.json")) as handle:
-            serving = json.load(handle)
+    path = os.path.join(results, "serving.json")
+    serving = _read_json(path) if os.path.exists(path) else None
     design = __doc__.split("\n\n", 2)[2].split("\n\nRun summaries")[0]
     head = [
         "# GA-Net gates on a Transformer, IMDB (issue 17)",
