@@ -66,7 +66,8 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
 
     The summary (with `report`, the exact command and the machine) is written
     atomically to `runs_dir/NAME.json`; the model to `out_root/NAME` when
-    `out_root` is given; with `resumable`, `out_root/NAME.backup` holds the
+    `out_root` is given, its output (epochs included) to `out_root/NAME.log`
+    as it trains; with `resumable`, `out_root/NAME.backup` holds the
     training backup, so a killed run continues from its last epoch.
     `extra` fields (e.g. the variant name) are stored with the summary.
     A finished run is read without a lock (summaries are written
@@ -100,7 +101,8 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
         if resumable:
             command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")]
     shown = "python -m ganet_tf train " + shlex.join(command[4:])
-    result = run_command(command, shown)
+    log = os.path.join(REPO, out_root, f"{name}.log") if out_root else None
+    result = run_command(command, shown, log)
     if out_root:
         from ganet_tf.training.trained_run import read_metrics
 
@@ -115,16 +117,42 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
     return result
 
 
-def run_command(command, shown):
+def run_command(command, shown, log=None):
     """Runs a `python -m ganet_tf ...` command line, printing `shown` first;
-    returns the JSON summary of its last stdout line, or exits with its
-    stderr's end when it fails."""
+    returns the JSON summary of its last stdout line, or exits with the end
+    of its error output when it fails.
+
+    With `log` (a path), the run's stdout and stderr are appended to that
+    file as they come (its epochs, say), so an hours-long run can be
+    watched with `tail -f`; without it they are kept until the run ends.
+    """
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-    completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-    if completed.returncode != 0:
-        print(completed.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"run failed: {shown}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    if log is None:
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        if completed.returncode != 0:
+            print(completed.stderr[-3000:], file=sys.stderr)
+            raise SystemExit(f"run failed: {shown}")
+        return json.loads(completed.stdout.strip().splitlines()[-1])
+    print(f"    log: {os.path.relpath(log, REPO)}", flush=True)
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    last = ""
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {shown}\n")
+        handle.flush()
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=REPO, env=environment
+        ) as process:
+            for line in process.stdout:
+                handle.write(line)
+                handle.flush()
+                if line.strip():
+                    last = line
+    if process.returncode != 0:
+        with open(log, encoding="utf-8") as handle:
+            print(handle.read()[-3000:], file=sys.stderr)
+        raise SystemExit(f"run failed: {shown} (log: {log})")
+    return json.loads(last)
 
 
 class RunBusy(SystemExit):

@@ -107,7 +107,7 @@ def run_one(name, task, attention, seed, flags, args, runs_dir):
         if args.hidden:
             command += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
         shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
-        result = run_command(command, shown)
+        result = run_command(command, shown, out + ".log")
         result.update(command=shown, name=name, machine=machine())
         _write_json(path, result)
         print(
