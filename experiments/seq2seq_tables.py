@@ -8,7 +8,8 @@ the copy task with lengths 10-100: Bahdanau and gated (seeds 0-2), CNN k=5
 L=2, RNN k=5 L=3 (seed 0). Each run is `python -m ganet_tf seq2seq ...` in
 its own process, resumable (`--backup-dir`); its JSON summary lands in
 `RESULTS/runs/NAME.json` with the exact command and the machine, the model in
-the git-ignored `runs/seq2seq/NAME`. Finished runs are skipped and a lock per
+the git-ignored `runs/seq2seq/NAME`, its output (epochs included) in
+`runs/seq2seq/NAME.log` as it trains. Finished runs are skipped and a lock per
 run keeps two processes from training the same one, so several processes can
 share the work (`--only`). `RESULTS/README.md` is regenerated at the end and
 with `--table-only`.
