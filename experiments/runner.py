@@ -9,6 +9,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -122,21 +123,16 @@ def run_command(command, shown, log=None):
     returns the JSON summary of its last stdout line, or exits with the end
     of its error output when it fails.
 
-    With `log` (a path), the run's stdout and stderr are appended to that
-    file as they come (its epochs, say), so an hours-long run can be
-    watched with `tail -f`; without it they are kept until the run ends.
+    The run's stdout and stderr go, as they come, to the file `log` (its
+    epochs, say, so an hours-long run can be watched with `tail -f`), or to
+    a temporary file without it; a failed run prints that output's end.
     """
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
-    if log is None:
-        completed = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
-        if completed.returncode != 0:
-            print(completed.stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"run failed: {shown}")
-        return json.loads(completed.stdout.strip().splitlines()[-1])
-    print(f"    log: {os.path.relpath(log, REPO)}", flush=True)
-    os.makedirs(os.path.dirname(log), exist_ok=True)
+    if log:
+        print(f"    log: {os.path.relpath(log, REPO)}", flush=True)
+        os.makedirs(os.path.dirname(log), exist_ok=True)
     last = ""
-    with open(log, "a", encoding="utf-8") as handle:
+    with open(log, "a+", encoding="utf-8") if log else tempfile.TemporaryFile("w+", encoding="utf-8") as handle:
         handle.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {shown}\n")
         handle.flush()
         environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -148,10 +144,10 @@ def run_command(command, shown, log=None):
                 handle.flush()
                 if line.strip():
                     last = line
-    if process.returncode != 0:
-        with open(log, encoding="utf-8") as handle:
+        if process.returncode != 0:
+            handle.seek(0)
             print(handle.read()[-3000:], file=sys.stderr)
-        raise SystemExit(f"run failed: {shown} (log: {log})")
+            raise SystemExit(f"run failed: {shown}" + (f" (log: {log})" if log else ""))
     return json.loads(last)
 
 
