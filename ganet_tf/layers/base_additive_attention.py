@@ -72,17 +72,23 @@ class BaseAdditiveAttention(keras.layers.Layer):
             return context_shape, tuple(query_shape[:-1]) + (values_shape[1],)
         return context_shape
 
-    def flops_per_node(self):
+    def flops_per_node(self, projected_keys=False):
         """Floating point operations for one scored key state.
 
         A multiply-add counts as two: the key projection (`2 * features *
         units + units`), adding the query and tanh (`2 * units`), `v^T`
         (`2 * units`), exponential and normalisation (3) and the weighted
         sum (`2 * features`). Needs a built layer.
+
+        Args:
+            projected_keys: leave the key projection out, for a query
+                scored against keys projected beforehand (a decoder step
+                against keys `prepare`d once per sentence).
         """
         features = self.key_dense.kernel.shape[0]
         units = self.units
-        return 2 * features * units + 5 * units + 3 + 2 * features
+        projection = 0 if projected_keys else 2 * features * units + units
+        return projection + 4 * units + 3 + 2 * features
 
     def flops_per_query(self):
         """Floating point operations of the query projection, once a step."""

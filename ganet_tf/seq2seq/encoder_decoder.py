@@ -315,9 +315,11 @@ class EncoderDecoder(keras.Model):
 
     def attention_flops(self, attended_nodes):
         """FLOPs of attention for decoder steps that attend to
-        `attended_nodes` source states: query projection plus per node."""
+        `attended_nodes` source states: query projection plus per node. The
+        keys are projected once per sentence (`prepare`), not at every step,
+        so their projection is not counted here."""
         layer = self.attention_layer
-        return layer.flops_per_query() + attended_nodes * layer.flops_per_node()
+        return layer.flops_per_query() + attended_nodes * layer.flops_per_node(projected_keys=True)
 
     def get_config(self):
         config = super().get_config()

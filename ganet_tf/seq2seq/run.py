@@ -184,6 +184,21 @@ def teacher_forced_scores(model, dataset):
     }
 
 
+def rescore_run(run_dir, data_dir=None):
+    """The teacher-forced test scores of a finished run folder, recomputed
+    from its `model.keras` (by the code of today: its FLOPs count and
+    all-closed rate). `data_dir` overrides the one the run was given."""
+    with open(os.path.join(run_dir, METRICS_FILE), encoding="utf-8") as handle:
+        saved = json.load(handle)["config"]
+    config = Seq2SeqConfig(**{**saved, "data_dir": data_dir or saved["data_dir"]})
+    with open(os.path.join(run_dir, VOCABULARY_FILE), encoding="utf-8") as handle:
+        vocabularies = json.load(handle)
+    splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
+    _, datasets = _encoded_datasets(config, {"test": splits["test"]}, vocabularies["source"], vocabularies["target"])
+    model = keras.models.load_model(os.path.join(run_dir, MODEL_FILE))
+    return teacher_forced_scores(model, datasets["test"])
+
+
 def _warn_all_closed(rate):
     """One stderr line when many test sentences have every gate closed."""
     if rate is not None and rate > ALL_CLOSED_WARNING_RATE:

@@ -84,6 +84,7 @@ def test_flops_count():
     layer = BahdanauAttention(units=3)
     layer(QUERY, VALUES)
     assert layer.flops_per_node() == 2 * 4 * 3 + 5 * 3 + 3 + 2 * 4
+    assert layer.flops_per_node(projected_keys=True) == 4 * 3 + 3 + 2 * 4
     assert layer.flops_per_query() == 2 * 5 * 3
 
 

@@ -6,11 +6,13 @@ import sys
 import keras
 import pytest
 
+from ganet_tf.seq2seq.run import rescore_run
 from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
 
-# per attended node: 2*8*4 key projection + 5*4 + 3 + 2*8; per step: 2*8*4
-NODE_FLOPS, QUERY_FLOPS = 103, 64
+# per attended node (keys projected once per sentence): 4*4 + 3 + 2*8; per
+# step: the query projection 2*8*4
+NODE_FLOPS, QUERY_FLOPS = 35, 64
 
 
 def test_copy_task_end_to_end(tmp_path):
@@ -69,6 +71,9 @@ def test_copy_task_end_to_end(tmp_path):
     assert json.loads((out / "metrics.json").read_text())["test_perplexity"] == result["test_perplexity"]
     model = keras.models.load_model(out / "model.keras")
     assert model.get_config()["attention"] == "bahdanau"
+    rescored = rescore_run(str(out))  # the saved run gives back its test scores
+    assert rescored["test_all_closed_rate"] is None
+    assert {key: pytest.approx(value) for key, value in rescored.items()} == {key: result[key] for key in rescored}
 
 
 def test_out_holding_the_users_files_is_refused_before_training(tmp_path):
