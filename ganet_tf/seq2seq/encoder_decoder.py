@@ -210,11 +210,13 @@ class EncoderDecoder(keras.Model):
 
     # --- encoder ---------------------------------------------------------
 
-    def encode(self, source, training=None):
+    def encode(self, source, training=None, track_density=False):
         """Source ids -> `(memory, initial decoder state, gates)`.
 
         The memory is what the attention layer prepared once per sentence;
-        gates are `None` unless `attention="gated"`.
+        gates are `None` unless `attention="gated"`. `track_density`: update
+        the gates' density metric outside training too (`call` does, so
+        `val_density` is the test gates' density; decoding does not).
         """
         mask = ops.not_equal(source, 0)
         embedded = self.embedding_dropout(self.source_embedding(source), training=training)
@@ -227,7 +229,7 @@ class EncoderDecoder(keras.Model):
         elif self.attention == "gated":
             logits = self.auxiliary(self.source_embedding(source), mask=mask, training=training)
             gates = self.gate_sampler(logits, mask=mask, training=training)
-            if training:  # the L1 penalty; its density metric is a training one
+            if training or track_density:  # the penalty (training only) and the density metric
                 gates = self.gate_sparsity(gates, mask=mask, training=training)
             memory = self.attention_layer.prepare(states, gates, mask, compact=not training)
         else:
@@ -275,7 +277,7 @@ class EncoderDecoder(keras.Model):
 
     def call(self, inputs, training=None):
         source, target_in = inputs["source"], inputs["target_in"]
-        memory, state, _ = self.encode(source, training=training)
+        memory, state, _ = self.encode(source, training=training, track_density=True)
         if not self.input_feeding:
             queries, embedded = self.decoder_queries(target_in, state, training, return_embedded=True)
             context, _ = self._attend(queries, memory, training)

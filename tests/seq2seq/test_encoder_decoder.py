@@ -122,3 +122,11 @@ def test_bad_arguments():
         tiny("local")
     with pytest.raises(ValueError, match="hidden"):
         EncoderDecoder(12, 10, hidden=0)
+
+
+@pytest.mark.parametrize("gate_bias, density", [(10.0, 1.0), (-10.0, 0.0)])
+def test_validation_density_is_the_density_of_the_test_gates(gate_bias, density):
+    model = tiny("gated", gate_bias=gate_bias)
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
+    result = model.evaluate(INPUTS, TARGET, verbose=0, return_dict=True)
+    assert result["density"] == pytest.approx(density)
