@@ -184,19 +184,27 @@ def teacher_forced_scores(model, dataset):
     }
 
 
-def rescore_run(run_dir, data_dir=None):
-    """The teacher-forced test scores of a finished run folder, recomputed
-    from its `model.keras` (by the code of today: its FLOPs count and
-    all-closed rate). `data_dir` overrides the one the run was given."""
+def load_run(run_dir, data_dir=None):
+    """A finished run folder's `(config, model, test ids, test dataset)`: the
+    test split as the run read it, encoded with the run's vocabularies.
+    `data_dir` overrides the one the run was given."""
     with open(os.path.join(run_dir, METRICS_FILE), encoding="utf-8") as handle:
         saved = json.load(handle)["config"]
     config = Seq2SeqConfig(**{**saved, "data_dir": data_dir or saved["data_dir"]})
     with open(os.path.join(run_dir, VOCABULARY_FILE), encoding="utf-8") as handle:
         vocabularies = json.load(handle)
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
-    _, datasets = _encoded_datasets(config, {"test": splits["test"]}, vocabularies["source"], vocabularies["target"])
+    ids, datasets = _encoded_datasets(config, {"test": splits["test"]}, vocabularies["source"], vocabularies["target"])
     model = keras.models.load_model(os.path.join(run_dir, MODEL_FILE))
-    return teacher_forced_scores(model, datasets["test"])
+    return config, model, ids["test"], datasets["test"]
+
+
+def rescore_run(run_dir, data_dir=None):
+    """The teacher-forced test scores of a finished run folder, recomputed
+    from its `model.keras` (by the code of today: its FLOPs count and
+    all-closed rate)."""
+    _, model, _, dataset = load_run(run_dir, data_dir)
+    return teacher_forced_scores(model, dataset)
 
 
 def _warn_all_closed(rate):
@@ -210,12 +218,13 @@ def _warn_all_closed(rate):
         )
 
 
-def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1):
+def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1, decoder=None):
     """Decodes every source; returns `(token id rows, seconds per sentence)`.
 
     The first batch is decoded once before timing, so tracing is not timed.
+    `decoder`: a `make_decoder(model, beam_size)` to reuse (not traced again).
     """
-    decoder = make_decoder(model, beam_size)
+    decoder = decoder or make_decoder(model, beam_size)
     batches = []
     for start in range(0, len(source_ids), batch_size):
         rows = source_ids[start : start + batch_size]

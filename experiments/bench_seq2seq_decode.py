@@ -1,0 +1,176 @@
+"""Greedy decoding time of finished seq2seq runs, side by side (issue 14).
+
+    nice -n 5 python experiments/bench_seq2seq_decode.py --task multi30k --data-dir ../shared/data
+
+Each run's own `decode_seconds_per_sentence` is taken while other jobs
+share the machine, so runs cannot be compared on it. This script loads the
+finished runs of one task (`runs/seq2seq/NAME`, as `seq2seq_tables.py`
+leaves them, with a JSON in `results/seq2seq/runs`) into one process and
+times their greedy decoders in turn on the same test sentences: one
+`tf.function` per model, traced and run `--warmup` times, then in each of
+`--repeats` rounds every model decodes the first `--sentences` test
+sentences once (in batches of `--batch-size`, as `seq2seq` decodes them),
+the models' order rotating from round to round. The median seconds per
+sentence, its ratio to Bahdanau's (seed 0 of each attention when several
+seeds exist, unless `--names` picks), the attended density and the
+attention FLOPs per decoded token (from the run's JSON) are written to
+`OUT/decode_<task>.json` and `OUT/decode_<task>.md` (`OUT`: `results/seq2seq`).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+
+from bench_sparse_attention import machine_line  # noqa: E402
+
+from runner import load_runs  # noqa: E402
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=("multi30k", "copy"), default="multi30k")
+    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
+    parser.add_argument("--names", nargs="+", help="runs to compare (default: seed 0 of every attention)")
+    parser.add_argument("--sentences", type=int, default=1000, help="the first N test sentences")
+    parser.add_argument("--batch-size", type=int, nargs="+", default=[128, 1])
+    parser.add_argument("--batch-one-sentences", type=int, default=100, help="sentences timed at batch size 1")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
+    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
+    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
+    args = parser.parse_args()
+    args.xla = False  # read by machine_line
+    return args
+
+
+def chosen_runs(args):
+    runs = [r for r in load_runs(os.path.join(args.out, "runs")) if r.get("task") == args.task]
+    if args.names:
+        missing = sorted(set(args.names) - {r["name"] for r in runs})
+        if missing:
+            raise SystemExit(f"error: no finished run named {', '.join(missing)} in {args.out}/runs")
+        return [r for r in runs if r["name"] in args.names]
+    chosen = {}
+    for run in sorted(runs, key=lambda r: r["seed"]):
+        chosen.setdefault(run["attention"], run)
+    if "bahdanau" not in chosen:
+        raise SystemExit(f"error: no finished {args.task} Bahdanau run to compare with in {args.out}/runs")
+    return list(chosen.values())
+
+
+def time_decoders(models, source_ids, batch_size, args):
+    """Median seconds per sentence of each model, decoders timed in turn."""
+    from ganet_tf.seq2seq.decoding import make_decoder
+    from ganet_tf.seq2seq.run import decode_all
+
+    decoders = [make_decoder(model) for model in models]
+    outputs = []
+    for model, decoder in zip(models, decoders, strict=True):
+        for _ in range(args.warmup):
+            rows, _ = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
+        outputs.append(rows)
+    times = [[] for _ in models]
+    for repeat in range(args.repeats):
+        order = np.roll(np.arange(len(models)), repeat)
+        for index in order:
+            _, seconds = decode_all(models[index], source_ids, batch_size, verbose=0, decoder=decoders[index])
+            times[index].append(seconds)
+    return [float(np.median(t)) for t in times], times, outputs
+
+
+def main():
+    args = parse_args()
+    import tensorflow as tf
+
+    from ganet_tf.seq2seq.run import load_run
+
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    runs = chosen_runs(args)
+    models, sources = [], None
+    for run in runs:
+        _, model, (source_ids, _), _ = load_run(os.path.join(args.runs_root, run["name"]), args.data_dir)
+        if sources is not None and [list(s) for s in source_ids] != sources:
+            raise SystemExit(f"error: {run['name']} encodes the test sources differently from {runs[0]['name']}")
+        sources = [list(s) for s in source_ids]
+        models.append(model)
+    started = time.time()
+    cells = []
+    for batch_size in args.batch_size:
+        count = args.sentences if batch_size > 1 else min(args.sentences, args.batch_one_sentences)
+        medians, times, _ = time_decoders(models, sources[:count], batch_size, args)
+        attentions = [r["attention"] for r in runs]
+        reference = medians[attentions.index("bahdanau")] if "bahdanau" in attentions else medians[0]
+        for run, median, spent in zip(runs, medians, times, strict=True):
+            cells.append(
+                {
+                    "name": run["name"],
+                    "attention": run["attention"],
+                    "batch_size": batch_size,
+                    "sentences": count,
+                    "seconds_per_sentence": median,
+                    "runs": [round(s, 6) for s in spent],
+                    "ratio_to_bahdanau": median / reference,
+                    "attended_density": run.get("test_attended_density"),
+                    "attention_flops_per_token": run.get("attention_flops_per_token"),
+                    "test_bleu": run.get("test_bleu"),
+                    "test_exact_match": run.get("test_exact_match"),
+                }
+            )
+    command = "nice -n 5 python experiments/bench_seq2seq_decode.py " + shlex.join(sys.argv[1:])
+    machine = machine_line(args)
+    setting = {
+        "threads": args.threads,
+        "warmup": args.warmup,
+        "repeats": args.repeats,
+        "seconds": time.time() - started,
+    }
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"decode_{args.task}.json"), "w") as handle:
+        json.dump({"command": command, "machine": machine, "setting": setting, "cells": cells}, handle, indent=1)
+    with open(os.path.join(args.out, f"decode_{args.task}.md"), "w") as handle:
+        handle.write(readme(command, machine, args, cells))
+
+
+def readme(command, machine, args, cells):
+    reference = next((c for c in cells if c["attention"] == "bahdanau"), cells[0])
+    flops_reference = reference["attention_flops_per_token"]
+    lines = [
+        f"# Greedy decoding, {args.task}: finished runs timed side by side",
+        "",
+        f"Command: `{command}`  ",
+        f"Machine: {machine}  ",
+        (
+            f"Setting: one process, graph mode (`tf.function`), {args.warmup} warm-up pass per model, then "
+            f"{args.repeats} rounds in which every model decodes the same test sentences once (order rotating); "
+            "median seconds per sentence. Ratios are to Bahdanau's median in the same rounds (below 1: faster). "
+            "Attended density and attention FLOPs per decoded token come from each run's JSON (test set)."
+        ),
+        "",
+        "| run | batch | sentences | s/sentence | time ratio | attended density | FLOPs ratio | BLEU or exact match |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        flops = c["attention_flops_per_token"]
+        flops_ratio = "-" if not flops or not flops_reference else f"{flops / flops_reference:.2f}x"
+        score = c["test_bleu"] if c["test_bleu"] is not None else c["test_exact_match"]
+        density = "-" if c["attended_density"] is None else f"{c['attended_density']:.3f}"
+        lines.append(
+            f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
+            f"| {c['ratio_to_bahdanau']:.2f}x | {density} | {flops_ratio} | {score} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
