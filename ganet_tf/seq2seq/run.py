@@ -352,6 +352,7 @@ def _fit(model, config, datasets):
         epochs=config.epochs,
         callbacks=callbacks,
         verbose=config.verbose,
+        shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
     )
     train_seconds = time.perf_counter() - started
     return train_seconds, len(history.history.get("loss", []))
