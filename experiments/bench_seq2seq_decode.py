@@ -74,18 +74,16 @@ def time_decoders(models, source_ids, batch_size, args):
     from ganet_tf.seq2seq.run import decode_all
 
     decoders = [make_decoder(model) for model in models]
-    outputs = []
     for model, decoder in zip(models, decoders, strict=True):
         for _ in range(args.warmup):
-            rows, _ = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
-        outputs.append(rows)
+            decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
     times = [[] for _ in models]
     for repeat in range(args.repeats):
         order = np.roll(np.arange(len(models)), repeat)
         for index in order:
             _, seconds = decode_all(models[index], source_ids, batch_size, verbose=0, decoder=decoders[index])
             times[index].append(seconds)
-    return [float(np.median(t)) for t in times], times, outputs
+    return [float(np.median(t)) for t in times], times
 
 
 def main():
@@ -108,7 +106,7 @@ def main():
     cells = []
     for batch_size in args.batch_size:
         count = args.sentences if batch_size > 1 else min(args.sentences, args.batch_one_sentences)
-        medians, times, _ = time_decoders(models, sources[:count], batch_size, args)
+        medians, times = time_decoders(models, sources[:count], batch_size, args)
         attentions = [r["attention"] for r in runs]
         reference = medians[attentions.index("bahdanau")] if "bahdanau" in attentions else medians[0]
         for run, median, spent in zip(runs, medians, times, strict=True):

@@ -128,9 +128,9 @@ def rescore(args, runs_dir):
 
     for name, *_ in planned_runs():
         path = os.path.join(runs_dir, f"{name}.json")
-        if not os.path.exists(path) or "test_all_closed_rate" in _read_json(path):
+        result = _read_json(path) if os.path.exists(path) else {}
+        if not result or "test_all_closed_rate" in result:
             continue
-        result = _read_json(path)
         print(f"rescoring {name}", flush=True)
         result.update(rescore_run(os.path.join(args.runs_root, name), args.data_dir))
         result["rescored"] = "test scores recomputed from model.keras by seq2seq_tables.py --rescore"

@@ -4,7 +4,6 @@ import dataclasses
 import json
 import math
 import os
-import sys
 import time
 
 import keras
@@ -35,7 +34,7 @@ from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
-from ganet_tf.training.train import ALL_CLOSED_WARNING_RATE
+from ganet_tf.training.train import warn_all_closed
 
 VOCABULARY_FILE = "vocabularies.json"
 EXAMPLES_FILE = "examples.json"
@@ -154,6 +153,7 @@ def teacher_forced_scores(model, dataset):
     the share of sentences whose gates are all closed (the fallback rows)."""
     total_loss = total_tokens = total_nodes = total_density = total_flops = 0.0
     closed_rows = sentences = 0
+    gated = model.attention == "gated"
     for inputs, target_out in dataset:
         logits = model(inputs, training=False)
         token_mask = tf.cast(tf.not_equal(target_out, 0), tf.float32)
@@ -166,14 +166,13 @@ def teacher_forced_scores(model, dataset):
         total_nodes += float(tf.reduce_sum(nodes * token_mask))
         total_density += float(tf.reduce_sum(density * token_mask))
         total_flops += float(tf.reduce_sum(model.attention_flops(nodes) * token_mask))
-        _, _, gates = model.encode(inputs["source"], training=False)
-        if gates is not None:
+        if gated:
+            _, _, gates = model.encode(inputs["source"], training=False)
             real = tf.cast(tf.not_equal(inputs["source"], 0), gates.dtype)
             open_gates = tf.reduce_sum(gates * real, -1)
             closed_rows += int(tf.reduce_sum(tf.cast((open_gates == 0) & (lengths > 0), tf.int32)))
         sentences += int(tf.reduce_sum(tf.cast(lengths > 0, tf.int32)))
     tokens = max(total_tokens, 1.0)
-    gated = model.attention == "gated"
     return {
         "test_loss": total_loss / tokens,
         "test_perplexity": math.exp(total_loss / tokens),
@@ -205,17 +204,6 @@ def rescore_run(run_dir, data_dir=None):
     all-closed rate)."""
     _, model, _, dataset = load_run(run_dir, data_dir)
     return teacher_forced_scores(model, dataset)
-
-
-def _warn_all_closed(rate):
-    """One stderr line when many test sentences have every gate closed."""
-    if rate is not None and rate > ALL_CLOSED_WARNING_RATE:
-        print(
-            f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test "
-            "sentences, which attend to all their states (the fallback): "
-            "--inference-mode top_k --inference-density RHO opens round(RHO T) states each.",
-            file=sys.stderr,
-        )
 
 
 def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1, decoder=None):
@@ -298,7 +286,11 @@ def _run_seq2seq(config):
         "seconds_per_epoch": train_seconds / epochs_run if epochs_run else None,
     }
     result.update(teacher_forced_scores(model, datasets["test"]))
-    _warn_all_closed(result["test_all_closed_rate"])
+    warn_all_closed(
+        result["test_all_closed_rate"],
+        "sentences, which attend to all their states (the fallback): "
+        "--inference-mode top_k --inference-density RHO opens round(RHO T) states each.",
+    )
     scores, hypotheses = _decoded_scores(model, config, ids["test"], splits["test"], target_vocabulary)
     result.update(scores)
     if config.out:

@@ -407,7 +407,7 @@ def _train_and_evaluate(config, callbacks=()):
         )
     model = local_copy(model, strategy)
     result = _result(config, data, model, history, train_seconds, timer.epoch_seconds)
-    _warn_all_closed(result["test_all_closed_rate"])
+    warn_all_closed(result["test_all_closed_rate"])
     if config.out and is_chief(strategy):
         write_outputs(config.out, model, data.vectorizer, data.splits, result)
     return result
@@ -458,17 +458,17 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
     }
 
 
-# Above this share of all-closed test rows, `train` warns on stderr.
+# Above this share of all-closed test rows, `train` and `seq2seq` warn on stderr.
 ALL_CLOSED_WARNING_RATE = 0.05
+TEXTS_ALL_CLOSED = (
+    "texts (pooled by the fallback, so test_density undercounts them; "
+    "see test_attended_density): --inference-mode top_k with "
+    "--target-density RHO (the default) opens round(RHO T) tokens per text."
+)
 
 
-def _warn_all_closed(rate):
-    """One stderr line when many test rows have every gate closed."""
+def warn_all_closed(rate, rows=TEXTS_ALL_CLOSED):
+    """One stderr line when many test rows have every gate closed; `rows`
+    names them and what to do, after "of the test "."""
     if rate is not None and rate > ALL_CLOSED_WARNING_RATE:
-        print(
-            f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test "
-            "texts (pooled by the fallback, so test_density undercounts them; "
-            "see test_attended_density): --inference-mode top_k with "
-            "--target-density RHO (the default) opens round(RHO T) tokens per text.",
-            file=sys.stderr,
-        )
+        print(f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test {rows}", file=sys.stderr)

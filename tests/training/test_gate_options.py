@@ -12,7 +12,7 @@ from ganet_tf.models import build_ganet
 from ganet_tf.training import TrainConfig
 from ganet_tf.training import train_and_evaluate
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.train import _warn_all_closed
+from ganet_tf.training.train import warn_all_closed
 
 IDS = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 0, 0, 0, 0], [11, 12, 13, 14, 15, 16]], "int32")
 
@@ -39,10 +39,10 @@ def test_attended_density_counts_the_rows_the_fallback_pools(fallback):
 
 
 def test_warning_is_one_stderr_line_above_five_percent(capsys):
-    _warn_all_closed(0.05)
-    _warn_all_closed(None)
+    warn_all_closed(0.05)
+    warn_all_closed(None)
     assert capsys.readouterr().err == ""
-    _warn_all_closed(0.2)
+    warn_all_closed(0.2)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "20.0%" in err and "--target-density" in err
 
