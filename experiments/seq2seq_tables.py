@@ -2,8 +2,11 @@
 
     python experiments/seq2seq_tables.py --data-dir ../shared/data
 
-Table 1: Multi30k de->en (loss, perplexity, BLEU): Bahdanau and GA-Net gated
-attention (seeds 0-2), CNN k=3 L=3, RNN k=6 L=2, ACT L=3 (seed 0). Table 2:
+Table 1: Multi30k de->en (loss, perplexity, BLEU): Bahdanau (seeds 0-2),
+GA-Net gated attention trained from scratch (`gated`) and fine-tuned from
+the Bahdanau run of its seed for half the epochs (`gated-ft`), seed 0 each;
+the one with the higher validation BLEU (`selection.json`) then runs seeds 1
+and 2; CNN k=3 L=3, RNN k=6 L=2, ACT L=3 (seed 0). Table 2:
 the copy task with lengths 10-100: Bahdanau and gated (seeds 0-2), CNN k=5
 L=2, RNN k=5 L=3 (seed 0). Each run is `python -m ganet_tf seq2seq ...` in
 its own process, resumable (`--backup-dir`); its JSON summary lands in
@@ -62,20 +65,48 @@ ROWS = {
         "hier-rnn": ["--block-size", "5", "--levels", "3"],
     },
 }
-SEEDS = {"bahdanau": (0, 1, 2), "gated": (0, 1, 2)}  # the hierarchies: seed 0
+# Gated attention fine-tuned from the Bahdanau run of the same seed for half
+# its epochs (added after the first gated Multi30k run: see `select`).
+ROWS["multi30k"]["gated-ft"] = ROWS["multi30k"]["gated"]
+INIT_FROM = {"gated-ft": "bahdanau"}  # row -> the row whose run of the same seed it starts from
+ATTENTION = {"gated-ft": "gated"}  # row -> --attention, where the two differ
+# Multi30k's two gated recipes run seed 0; the one with the higher
+# VALIDATION BLEU at seed 0 (`--select`, `SELECTION`) runs seeds 1 and 2.
+GATED_CANDIDATES = ("gated", "gated-ft")  # in this order: a tie goes to the first
+SELECTION = "selection.json"
 
 
-def planned_runs():
+def seeds(task, row, results):
+    """The seeds a row runs: Bahdanau and the copy task's gated row 0-2,
+    Multi30k's gated candidates 0 until one is selected, the rest 0."""
+    if row == "bahdanau" or (row == "gated" and task != "multi30k"):
+        return (0, 1, 2)
+    if task == "multi30k" and row in GATED_CANDIDATES:
+        path = os.path.join(results, SELECTION)
+        chosen = _read_json(path)["chosen"] if os.path.exists(path) else None
+        return (0, 1, 2) if row == chosen else (0,)
+    return (0,)
+
+
+def planned_runs(results):
     for task, rows in ROWS.items():
-        for attention, flags in rows.items():
-            for seed in SEEDS.get(attention, (0,)):
-                yield f"{task}_{attention}_seed{seed}", task, attention, seed, flags
+        for row, flags in rows.items():
+            for seed in seeds(task, row, results):
+                yield f"{task}_{row}_seed{seed}", task, row, seed, flags
 
 
-def run_one(name, task, attention, seed, flags, args, runs_dir):
+def run_one(name, task, row, seed, flags, args, runs_dir):
     path = os.path.join(runs_dir, f"{name}.json")
     if os.path.exists(path):
         return _read_json(path)
+    epochs = args.epochs
+    if row in INIT_FROM:
+        start = f"{task}_{INIT_FROM[row]}_seed{seed}"
+        if not os.path.exists(os.path.join(runs_dir, f"{start}.json")):
+            print(f"{name}: waits for {start} to finish", flush=True)
+            return None
+        flags = [*flags, "--init-from", os.path.join(args.runs_root, start)]
+        epochs = max(1, args.epochs // 2)
     with _exclusive(path):
         if os.path.exists(path):
             return _read_json(path)
@@ -88,11 +119,11 @@ def run_one(name, task, attention, seed, flags, args, runs_dir):
             "--task",
             task,
             "--attention",
-            attention,
+            ATTENTION.get(row, row),
             "--seed",
             str(seed),
             "--epochs",
-            str(args.epochs),
+            str(epochs),
             *flags,
             "--out",
             out,
@@ -119,6 +150,25 @@ def run_one(name, task, attention, seed, flags, args, runs_dir):
         return result
 
 
+def select(args, runs_dir):
+    """Chooses Multi30k's gated recipe once both candidates' seed-0 runs are
+    done: the higher validation BLEU (greedy, the runs' own test gates)
+    wins, the first on a tie. Test scores play no part. Writes `SELECTION`."""
+    from ganet_tf.seq2seq.run import decoded_split_scores
+
+    path = os.path.join(args.results, SELECTION)
+    names = [f"multi30k_{row}_seed0" for row in GATED_CANDIDATES]
+    if os.path.exists(path) or not all(os.path.exists(os.path.join(runs_dir, f"{n}.json")) for n in names):
+        return
+    bleu = {
+        row: decoded_split_scores(os.path.join(args.runs_root, name), "val", args.data_dir)["bleu"]
+        for row, name in zip(GATED_CANDIDATES, names, strict=True)
+    }
+    chosen = max(GATED_CANDIDATES, key=lambda row: (bleu[row], -GATED_CANDIDATES.index(row)))
+    _write_json(path, {"validation_bleu": bleu, "chosen": chosen, "rule": select.__doc__.split("\n\n")[0]})
+    print(f"selected {chosen}: validation BLEU {bleu}", flush=True)
+
+
 def rescore(args, runs_dir):
     """Runs finished before `test_all_closed_rate` existed also counted the
     key projection at every decoder step in their FLOPs: recompute their
@@ -126,7 +176,7 @@ def rescore(args, runs_dir):
     rate) from the saved model; training and decoding figures stay."""
     from ganet_tf.seq2seq.run import rescore_run
 
-    for name, *_ in planned_runs():
+    for name, *_ in planned_runs(args.results):
         path = os.path.join(runs_dir, f"{name}.json")
         result = _read_json(path) if os.path.exists(path) else {}
         if not result or "test_all_closed_rate" in result:
@@ -170,7 +220,7 @@ def write_table(results):
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for attention, flags in ROWS[task].items():
-            mine = [r for r in runs if r.get("task") == task and r.get("attention") == attention]
+            mine = [r for r in runs if r.get("name", "").startswith(f"{task}_{attention}_seed")]
             k, levels, loss, ppl, bleu = REPORT.get((task, attention), ("-", "-", None, None, None))
             if attention.startswith("hier"):
                 k = flags[flags.index("--block-size") + 1] if "--block-size" in flags else "-"
@@ -215,13 +265,15 @@ def main():
     if args.rescore:
         rescore(args, runs_dir)
     if not args.table_only:
-        for name, task, attention, seed, flags in planned_runs():
+        for name, task, row, seed, flags in planned_runs(args.results):
             if args.only and name not in args.only:
                 continue
             if task == "multi30k" and not args.data_dir:
                 raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
-            run_one(name, task, attention, seed, flags, args, runs_dir)
+            run_one(name, task, row, seed, flags, args, runs_dir)
             write_table(args.results)
+            if task == "multi30k" and row in GATED_CANDIDATES and seed == 0:
+                select(args, runs_dir)
     write_table(args.results)
 
 

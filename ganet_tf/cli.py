@@ -303,6 +303,11 @@ def _add_seq2seq_arguments(parser):
     add_flag(parser, "--dropout", defaults, float)
     add_flag(parser, "--lr", defaults, float)
     add_flag(parser, "--beam-size", defaults, int, help="1: greedy decoding")
+    parser.add_argument(
+        "--init-from",
+        help="the --out folder of a finished seq2seq run of the same task and sizes: start from its weights "
+        "(e.g. gated attention fine-tuned from a Bahdanau run); layers it lacks start fresh",
+    )
     _add_seq2seq_gate_arguments(parser, defaults)
     add_flag(parser, "--verbose", defaults, int, choices=(0, 1, 2))
 

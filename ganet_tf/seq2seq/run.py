@@ -78,6 +78,7 @@ class Seq2SeqConfig:
     target_density: float = None
     min_length: int = 10
     max_length: int = 100
+    init_from: str = None
     verbose: int = 1
 
 
@@ -94,16 +95,75 @@ def _check(config):
         raise GANetInputError(
             f"--levels and --block-size must be at least 2, got {config.levels} and {config.block_size}."
         )
+    if config.init_from:
+        _initial_run_config(config)
+
+
+# What a run started from another (`--init-from`) must share with it: the
+# data, hence the vocabularies, and the shapes of the shared weights.
+INIT_SHARED = ("task", "limit", "min_count", "min_length", "max_length", "hidden", "embedding_dim", "attention_units")
+
+
+def _initial_run_config(config):
+    """The config of the finished run `--init-from` names, checked against
+    `config`: a folder that is no finished run, or one trained on other data
+    or with other shapes, is one input error."""
+    path = config.init_from
+    files = [os.path.join(path, name) for name in (MODEL_FILE, VOCABULARY_FILE, METRICS_FILE)]
+    if not all(os.path.isfile(name) for name in files):
+        raise GANetInputError(
+            f"--init-from {path} is not a finished seq2seq run (it needs {MODEL_FILE}, {VOCABULARY_FILE} "
+            f"and {METRICS_FILE}): pass the --out folder of an earlier seq2seq run."
+        )
+    with open(files[2], encoding="utf-8") as handle:
+        initial = {**dataclasses.asdict(Seq2SeqConfig()), **json.load(handle)["config"]}
+    changes = [
+        f"--{name.replace('_', '-')} {initial[name]} there, {getattr(config, name)} here"
+        for name in INIT_SHARED
+        if initial[name] != getattr(config, name)
+    ]
+    if initial["input_feeding"] != config.input_feeding:
+        changes.append(f"--input-feeding {initial['input_feeding']} there, {config.input_feeding} here")
+    if changes:
+        raise GANetInputError(
+            f"--init-from {path} was trained with other data or shapes: {'; '.join(changes)}. "
+            "Pass the same flags as that run."
+        )
+    return initial
+
+
+def _load_initial_weights(model, path):
+    """Copies every weighted sublayer of the run in `path` into the same-named
+    sublayer of `model` (the embeddings, encoder, bridges, decoder, attention
+    scores and output layer); the layers only `model` has, such as the gates'
+    auxiliary network, keep their fresh weights."""
+    initial = keras.models.load_model(os.path.join(path, MODEL_FILE))
+    names = {layer.name: layer for layer in model.layers}
+    for layer in initial.layers:
+        if not layer.weights:
+            continue
+        target = names.get(layer.name)
+        shapes = [tuple(w.shape) for w in layer.weights]
+        if target is None or [tuple(w.shape) for w in target.weights] != shapes:
+            raise GANetInputError(
+                f"--init-from {path}: its layer {layer.name!r} has no counterpart of the same shapes in this "
+                "model; start from a run of the same task and sizes."
+            )
+        target.set_weights(layer.get_weights())
 
 
 def _vocabularies(config, splits):
     """Source and target vocabularies: read back from the backup folder on a
-    resumed run, so the ids do not change under the restored weights."""
+    resumed run, or from the `--init-from` run, so the ids do not change
+    under the restored or copied weights."""
     path = os.path.join(config.backup_dir, VOCABULARY_FILE) if config.backup_dir else None
-    if path and os.path.isfile(path):
-        with open(path, encoding="utf-8") as handle:
-            saved = json.load(handle)
-        return saved["source"], saved["target"]
+    for saved_path in (path, config.init_from and os.path.join(config.init_from, VOCABULARY_FILE)):
+        if saved_path and os.path.isfile(saved_path):
+            with open(saved_path, encoding="utf-8") as handle:
+                saved = json.load(handle)
+            if path and saved_path != path:
+                write_json(path, saved)
+            return saved["source"], saved["target"]
     min_count = config.min_count if config.task == "multi30k" else 1
     sources, targets = splits["train"]
     vocabularies = (
@@ -183,19 +243,37 @@ def teacher_forced_scores(model, dataset):
     }
 
 
-def load_run(run_dir, data_dir=None):
-    """A finished run folder's `(config, model, test ids, test dataset)`: the
-    test split as the run read it, encoded with the run's vocabularies.
-    `data_dir` overrides the one the run was given."""
+def load_run(run_dir, data_dir=None, split="test", with_pairs=False):
+    """A finished run folder's `(config, model, ids, dataset)` of one split
+    (`"test"` or `"val"`) as the run read it, encoded with the run's
+    vocabularies; `with_pairs` adds the split's text pairs and the
+    vocabularies. `data_dir` overrides the one the run was given."""
     with open(os.path.join(run_dir, METRICS_FILE), encoding="utf-8") as handle:
         saved = json.load(handle)["config"]
     config = Seq2SeqConfig(**{**saved, "data_dir": data_dir or saved["data_dir"]})
     with open(os.path.join(run_dir, VOCABULARY_FILE), encoding="utf-8") as handle:
         vocabularies = json.load(handle)
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
-    ids, datasets = _encoded_datasets(config, {"test": splits["test"]}, vocabularies["source"], vocabularies["target"])
+    ids, datasets = _encoded_datasets(config, {split: splits[split]}, vocabularies["source"], vocabularies["target"])
     model = keras.models.load_model(os.path.join(run_dir, MODEL_FILE))
-    return config, model, ids["test"], datasets["test"]
+    if with_pairs:
+        return config, model, ids[split], datasets[split], splits[split], vocabularies
+    return config, model, ids[split], datasets[split]
+
+
+def decoded_split_scores(run_dir, split, data_dir=None):
+    """Greedy-decodes one split of a finished run with its saved model;
+    returns `{"bleu", "exact_match", "decode_seconds_per_sentence"}` (BLEU
+    for Multi30k, exact match for the synthetic tasks, the other None).
+    Choosing between runs by their `"val"` scores keeps the test set out."""
+    config, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, split, with_pairs=True)
+    config = dataclasses.replace(config, verbose=0)
+    scores, _ = _decoded_scores(model, config, ids, pairs, vocabularies["target"])
+    return {
+        "bleu": scores["test_bleu"],
+        "exact_match": scores["test_exact_match"],
+        "decode_seconds_per_sentence": scores["decode_seconds_per_sentence"],
+    }
 
 
 def rescore_run(run_dir, data_dir=None):
@@ -269,6 +347,8 @@ def _run_seq2seq(config):
     source_size = len(source_vocabulary) + 2
     target_size = len(target_vocabulary) + 2
     model = _compiled_model(config, source_size, target_size)
+    if config.init_from:  # a backup, if any, replaces these weights when training starts
+        _load_initial_weights(model, config.init_from)
     train_seconds, epochs_run = _fit(model, config, datasets)
 
     result = {
@@ -284,6 +364,7 @@ def _run_seq2seq(config):
         "target_vocabulary": target_size,
         "train_seconds": train_seconds,
         "seconds_per_epoch": train_seconds / epochs_run if epochs_run else None,
+        "init_from": config.init_from,
     }
     result.update(teacher_forced_scores(model, datasets["test"]))
     warn_all_closed(

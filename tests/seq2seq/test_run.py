@@ -1,7 +1,16 @@
+import json
+
+import keras
 import numpy as np
 import pytest
 
+from ganet_tf.errors import GANetInputError
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
+from ganet_tf.seq2seq.run import Seq2SeqConfig
+from ganet_tf.seq2seq.run import _load_initial_weights
+from ganet_tf.seq2seq.run import build_model
+from ganet_tf.seq2seq.run import decoded_split_scores
+from ganet_tf.seq2seq.run import run_seq2seq
 from ganet_tf.seq2seq.run import teacher_forced_scores
 from ganet_tf.seq2seq.vocabulary import make_dataset
 
@@ -33,3 +42,77 @@ def test_all_closed_rate_is_none_without_gates():
     result = scores("bahdanau")
     assert result["test_all_closed_rate"] is None
     assert result["test_attended_density"] == pytest.approx(1.0)
+
+
+@pytest.fixture(scope="module")
+def bahdanau_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("init") / "bahdanau"
+    run_seq2seq(
+        Seq2SeqConfig(task="copy", limit=8, epochs=1, hidden=4, embedding_dim=4, batch_size=4, verbose=0, out=str(out))
+    )
+    return str(out)
+
+
+def test_init_from_copies_the_shared_weights_and_leaves_the_gates_fresh(bahdanau_run):
+    initial = keras.models.load_model(f"{bahdanau_run}/model.keras")
+    with open(f"{bahdanau_run}/vocabularies.json") as handle:
+        vocabularies = json.load(handle)
+    sizes = [len(vocabularies[side]) + 2 for side in ("source", "target")]
+    fresh = build_model(Seq2SeqConfig(attention="gated", hidden=4, embedding_dim=4), *sizes)
+    fresh.build()
+    auxiliary = [w.copy() for w in fresh.auxiliary.get_weights()]
+    _load_initial_weights(fresh, bahdanau_run)
+    for name in ("source_embedding", "encoder", "bridge_h", "decoder", "attention", "logits"):
+        for mine, theirs in zip(
+            fresh.get_layer(name).get_weights(), initial.get_layer(name).get_weights(), strict=True
+        ):
+            np.testing.assert_array_equal(mine, theirs)
+    for mine, before in zip(fresh.auxiliary.get_weights(), auxiliary, strict=True):
+        np.testing.assert_array_equal(mine, before)
+
+
+def test_init_from_trains_on_and_says_where_it_started(bahdanau_run, tmp_path):
+    config = Seq2SeqConfig(
+        task="copy",
+        attention="gated",
+        limit=8,
+        epochs=1,
+        hidden=4,
+        embedding_dim=4,
+        batch_size=4,
+        verbose=0,
+        init_from=bahdanau_run,
+        backup_dir=str(tmp_path / "backup"),
+    )
+    result = run_seq2seq(config)
+    assert result["init_from"] == bahdanau_run
+    # the backup keeps the initial run's vocabularies for a resumed run
+    with open(f"{bahdanau_run}/vocabularies.json") as handle:
+        assert json.loads((tmp_path / "backup" / "vocabularies.json").read_text()) == json.load(handle)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"hidden": 8}, r"--init-from .* other data or shapes: --hidden 4 there, 8 here\. Pass the same flags"),
+        ({"limit": 9}, r"--limit 8 there, 9 here"),
+    ],
+)
+def test_init_from_a_run_of_other_data_or_shapes_is_refused(bahdanau_run, change, message):
+    flags = {"task": "copy", "limit": 8, "hidden": 4, "embedding_dim": 4, **change}
+    with pytest.raises(GANetInputError, match=message):
+        run_seq2seq(Seq2SeqConfig(attention="gated", init_from=bahdanau_run, **flags))
+
+
+def test_init_from_a_folder_that_is_no_run_is_refused(tmp_path):
+    with pytest.raises(GANetInputError, match=r"--init-from .* is not a finished seq2seq run .* --out folder"):
+        run_seq2seq(Seq2SeqConfig(init_from=str(tmp_path)))
+
+
+def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation(bahdanau_run):
+    with open(f"{bahdanau_run}/metrics.json") as handle:
+        saved = json.load(handle)
+    test = decoded_split_scores(bahdanau_run, "test")
+    assert (test["bleu"], test["exact_match"]) == (None, saved["test_exact_match"])
+    validation = decoded_split_scores(bahdanau_run, "val")
+    assert validation["bleu"] is None and 0.0 <= validation["exact_match"] <= 1.0
