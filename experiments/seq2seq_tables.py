@@ -46,14 +46,18 @@ REPORT = {
     ("copy", "hier-cnn"): (5, 2, 1.842, 6.312, None),
     ("copy", "hier-rnn"): (5, 3, 2.056, 7.811, None),
 }
+# Half the source states, fixed before any Multi30k run (the issue asks for
+# attended density <= 0.6): the multiplier steers the training gates to 0.5
+# and the test gates are the round(0.5 T) most probable states.
+HALF = ["--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5"]
 # Row -> seq2seq flags (the hierarchy's shape) per task.
 ROWS = {
     "multi30k": {
         "bahdanau": [],
-        # Half the source states, fixed before any Multi30k run (the issue asks
-        # for attended density <= 0.6): the multiplier steers the training gates
-        # to 0.5 and the test gates are the round(0.5 T) most probable states.
-        "gated": ["--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5"],
+        "gated": HALF,
+        # Gated attention fine-tuned from the Bahdanau run of the same seed for
+        # half its epochs (added after the first gated Multi30k run: `select`).
+        "gated-ft": HALF,
         "hier-cnn": ["--block-size", "3", "--levels", "3"],
         "hier-rnn": ["--block-size", "6", "--levels", "2"],
         "hier-act": ["--levels", "3"],
@@ -65,9 +69,6 @@ ROWS = {
         "hier-rnn": ["--block-size", "5", "--levels", "3"],
     },
 }
-# Gated attention fine-tuned from the Bahdanau run of the same seed for half
-# its epochs (added after the first gated Multi30k run: see `select`).
-ROWS["multi30k"]["gated-ft"] = ROWS["multi30k"]["gated"]
 INIT_FROM = {"gated-ft": "bahdanau"}  # row -> the row whose run of the same seed it starts from
 ATTENTION = {"gated-ft": "gated"}  # row -> --attention, where the two differ
 # Multi30k's two gated recipes run seed 0; the one with the higher
