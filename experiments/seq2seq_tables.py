@@ -166,7 +166,9 @@ def select(args, runs_dir):
         for row, name in zip(GATED_CANDIDATES, names, strict=True)
     }
     chosen = max(GATED_CANDIDATES, key=lambda row: (bleu[row], -GATED_CANDIDATES.index(row)))
-    _write_json(path, {"validation_bleu": bleu, "chosen": chosen, "rule": select.__doc__.split("\n\n")[0]})
+    _write_json(
+        path, {"validation_bleu": bleu, "chosen": chosen, "rule": " ".join(select.__doc__.split("\n\n")[0].split())}
+    )
     print(f"selected {chosen}: validation BLEU {bleu}", flush=True)
 
 
