@@ -44,12 +44,14 @@ def test_all_closed_rate_is_none_without_gates():
     assert result["test_attended_density"] == pytest.approx(1.0)
 
 
+# A copy-task run small enough to train in seconds.
+TINY_COPY = dict(task="copy", limit=8, epochs=1, hidden=4, embedding_dim=4, batch_size=4, verbose=0)
+
+
 @pytest.fixture(scope="module")
 def bahdanau_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("init") / "bahdanau"
-    run_seq2seq(
-        Seq2SeqConfig(task="copy", limit=8, epochs=1, hidden=4, embedding_dim=4, batch_size=4, verbose=0, out=str(out))
-    )
+    run_seq2seq(Seq2SeqConfig(**TINY_COPY, out=str(out)))
     return str(out)
 
 
@@ -72,18 +74,7 @@ def test_init_from_copies_the_shared_weights_and_leaves_the_gates_fresh(bahdanau
 
 
 def test_init_from_trains_on_and_says_where_it_started(bahdanau_run, tmp_path):
-    config = Seq2SeqConfig(
-        task="copy",
-        attention="gated",
-        limit=8,
-        epochs=1,
-        hidden=4,
-        embedding_dim=4,
-        batch_size=4,
-        verbose=0,
-        init_from=bahdanau_run,
-        backup_dir=str(tmp_path / "backup"),
-    )
+    config = Seq2SeqConfig(**TINY_COPY, attention="gated", init_from=bahdanau_run, backup_dir=str(tmp_path / "backup"))
     result = run_seq2seq(config)
     assert result["init_from"] == bahdanau_run
     # the backup keeps the initial run's vocabularies for a resumed run
@@ -99,7 +90,7 @@ def test_init_from_trains_on_and_says_where_it_started(bahdanau_run, tmp_path):
     ],
 )
 def test_init_from_a_run_of_other_data_or_shapes_is_refused(bahdanau_run, change, message):
-    flags = {"task": "copy", "limit": 8, "hidden": 4, "embedding_dim": 4, **change}
+    flags = {**TINY_COPY, **change}
     with pytest.raises(GANetInputError, match=message):
         run_seq2seq(Seq2SeqConfig(attention="gated", init_from=bahdanau_run, **flags))
 
