@@ -11,7 +11,7 @@ times their greedy decoders in turn on the same test sentences: one
 `--repeats` rounds every model decodes the first `--sentences` test
 sentences once (in batches of `--batch-size`, as `seq2seq` decodes them),
 the models' order rotating from round to round. The median seconds per
-sentence, its ratio to Bahdanau's (seed 0 of each attention when several
+sentence, its ratio to Bahdanau's (seed 0 of each table row when several
 seeds exist, unless `--names` picks), the attended density and the
 attention FLOPs per decoded token (from the run's JSON) are written to
 `OUT/decode_<task>.json` and `OUT/decode_<task>.md` (`OUT`: `results/seq2seq`).
@@ -39,7 +39,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=("multi30k", "copy"), default="multi30k")
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
-    parser.add_argument("--names", nargs="+", help="runs to compare (default: seed 0 of every attention)")
+    parser.add_argument("--names", nargs="+", help="runs to compare (default: seed 0 of every table row)")
     parser.add_argument("--sentences", type=int, default=1000, help="the first N test sentences")
     parser.add_argument("--batch-size", type=int, nargs="+", default=[128, 1])
     parser.add_argument("--batch-one-sentences", type=int, default=100, help="sentences timed at batch size 1")
@@ -60,10 +60,10 @@ def chosen_runs(args):
         if missing:
             raise SystemExit(f"error: no finished run named {', '.join(missing)} in {args.out}/runs")
         return [r for r in runs if r["name"] in args.names]
-    chosen = {}
+    chosen = {}  # one run per table row (`gated` and `gated-ft` share an attention), the lowest seed
     for run in sorted(runs, key=lambda r: r["seed"]):
-        chosen.setdefault(run["attention"], run)
-    if "bahdanau" not in chosen:
+        chosen.setdefault(run["name"].rsplit("_seed", 1)[0], run)
+    if not any(run["attention"] == "bahdanau" for run in chosen.values()):
         raise SystemExit(f"error: no finished {args.task} Bahdanau run to compare with in {args.out}/runs")
     return list(chosen.values())
 

@@ -96,18 +96,28 @@ def _check(config):
             f"--levels and --block-size must be at least 2, got {config.levels} and {config.block_size}."
         )
     if config.init_from:
-        _initial_run_config(config)
+        _check_initial_run(config)
 
 
 # What a run started from another (`--init-from`) must share with it: the
 # data, hence the vocabularies, and the shapes of the shared weights.
-INIT_SHARED = ("task", "limit", "min_count", "min_length", "max_length", "hidden", "embedding_dim", "attention_units")
+INIT_SHARED = (
+    "task",
+    "limit",
+    "min_count",
+    "min_length",
+    "max_length",
+    "hidden",
+    "embedding_dim",
+    "attention_units",
+    "input_feeding",
+)
 
 
-def _initial_run_config(config):
-    """The config of the finished run `--init-from` names, checked against
-    `config`: a folder that is no finished run, or one trained on other data
-    or with other shapes, is one input error."""
+def _check_initial_run(config):
+    """Checks the finished run `--init-from` names against `config`: a
+    folder that is no finished run, or one trained on other data or with
+    other shapes, is one input error."""
     path = config.init_from
     files = [os.path.join(path, name) for name in (MODEL_FILE, VOCABULARY_FILE, METRICS_FILE)]
     if not all(os.path.isfile(name) for name in files):
@@ -122,14 +132,11 @@ def _initial_run_config(config):
         for name in INIT_SHARED
         if initial[name] != getattr(config, name)
     ]
-    if initial["input_feeding"] != config.input_feeding:
-        changes.append(f"--input-feeding {initial['input_feeding']} there, {config.input_feeding} here")
     if changes:
         raise GANetInputError(
             f"--init-from {path} was trained with other data or shapes: {'; '.join(changes)}. "
             "Pass the same flags as that run."
         )
-    return initial
 
 
 def _load_initial_weights(model, path):
