@@ -8,11 +8,16 @@ from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.models.gate_layers import gate_layers
 
 ATTENTIONS = ("bahdanau", "gated", "hier-rnn", "hier-cnn", "hier-act")
+GATE_INPUTS = ("embeddings", "states")
 
 
-def _check_arguments(attention, source_vocabulary_size, target_vocabulary_size, embedding_dim, hidden, dropout):
+def _check_arguments(
+    attention, source_vocabulary_size, target_vocabulary_size, embedding_dim, hidden, dropout, gate_input
+):
     if attention not in ATTENTIONS:
         raise ValueError(f"`attention` must be one of {ATTENTIONS}. Received: attention={attention}")
+    if gate_input not in GATE_INPUTS:
+        raise ValueError(f"`gate_input` must be one of {GATE_INPUTS}. Received: gate_input={gate_input}")
     for name, value in (
         ("source_vocabulary_size", source_vocabulary_size),
         ("target_vocabulary_size", target_vocabulary_size),
@@ -45,7 +50,8 @@ class EncoderDecoder(keras.Model):
 
     - `"bahdanau"`: `BahdanauAttention` over all source states;
     - `"gated"`: GA-Net gates on the source: `AuxiliaryNetwork` reads the
-      source embeddings once per sentence, `GateSampler` draws the gates
+      source embeddings (or, with `gate_input="states"`, the encoder
+      states) once per sentence, `GateSampler` draws the gates
       (relaxed in training, binary outside), `GateSparsity` adds the L1
       penalty, and `GatedSourceAttention` attends to the open states; outside
       training the open states are gathered before decoding;
@@ -78,9 +84,16 @@ class EncoderDecoder(keras.Model):
         input_feeding: bool. Defaults to `False`.
         dropout: float in [0, 1), on the embeddings and the output layer's
             input.
-        aux_hidden, temperature, gate_penalty, gate_bias: the gates'
-            auxiliary network width, Gumbel temperature, L1 weight and
-            initial logit (`"gated"` only).
+        aux, aux_hidden, temperature, gate_penalty, gate_bias: the gates'
+            auxiliary network (one of `AuxiliaryNetwork`'s encoders) and its
+            width, Gumbel temperature, L1 weight and initial logit
+            (`"gated"` only).
+        gate_input: what the auxiliary network reads (`"gated"` only):
+            `"embeddings"`, the source embeddings (GA-Net's choice), or
+            `"states"`, the encoder states, so that the gates see what the
+            encoder made of the sentence and their gradient reaches the
+            encoder (as L0Drop gates encoder outputs, Zhang et al., 2021).
+            Defaults to `"embeddings"`.
         gate_distribution, straight_through, inference_mode,
             inference_density: passed to `GateSampler` (`"gated"` only):
             training gates `"relaxed_bernoulli"` or `"hard_concrete"`, and
@@ -96,6 +109,8 @@ class EncoderDecoder(keras.Model):
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025), Effective
           Approaches to Attention-based Neural Machine Translation.
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), GA-Net.
+        - [Zhang et al., 2021](https://arxiv.org/abs/2004.11854), On
+          Sparsifying Encoder Outputs in Sequence-to-Sequence Models.
     """
 
     def __init__(
@@ -112,7 +127,9 @@ class EncoderDecoder(keras.Model):
         halting_penalty=1e-3,
         input_feeding=False,
         dropout=0.2,
+        aux="bilstm",
         aux_hidden=20,
+        gate_input="embeddings",
         temperature=0.5,
         gate_penalty=1e-3,
         gate_bias=2.0,
@@ -125,7 +142,9 @@ class EncoderDecoder(keras.Model):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_arguments(attention, source_vocabulary_size, target_vocabulary_size, embedding_dim, hidden, dropout)
+        _check_arguments(
+            attention, source_vocabulary_size, target_vocabulary_size, embedding_dim, hidden, dropout, gate_input
+        )
         self.source_vocabulary_size = source_vocabulary_size
         self.target_vocabulary_size = target_vocabulary_size
         self.embedding_dim = embedding_dim
@@ -138,7 +157,9 @@ class EncoderDecoder(keras.Model):
         self.halting_penalty = float(halting_penalty)
         self.input_feeding = bool(input_feeding)
         self.dropout = float(dropout)
+        self.aux = aux
         self.aux_hidden = aux_hidden
+        self.gate_input = gate_input
         self.temperature = float(temperature)
         self.gate_penalty = float(gate_penalty)
         self.gate_bias = float(gate_bias)
@@ -157,7 +178,7 @@ class EncoderDecoder(keras.Model):
         elif attention == "gated":
             self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
             self.auxiliary, self.gate_sampler, self.gate_sparsity = gate_layers(
-                auxiliary="bilstm",
+                auxiliary=aux,
                 auxiliary_hidden_dim=aux_hidden,
                 initial_gate_logit=gate_bias,
                 temperature=temperature,
@@ -227,7 +248,8 @@ class EncoderDecoder(keras.Model):
         if self.attention == "bahdanau":
             memory = self.attention_layer.prepare(states, mask)
         elif self.attention == "gated":
-            logits = self.auxiliary(self.source_embedding(source), mask=mask, training=training)
+            features = states if self.gate_input == "states" else self.source_embedding(source)
+            logits = self.auxiliary(features, mask=mask, training=training)
             gates = self.gate_sampler(logits, mask=mask, training=training)
             if training or track_density:  # the penalty (training only) and the density metric
                 gates = self.gate_sparsity(gates, mask=mask, training=training)
@@ -339,7 +361,9 @@ class EncoderDecoder(keras.Model):
                 "halting_penalty": self.halting_penalty,
                 "input_feeding": self.input_feeding,
                 "dropout": self.dropout,
+                "aux": self.aux,
                 "aux_hidden": self.aux_hidden,
+                "gate_input": self.gate_input,
                 "temperature": self.temperature,
                 "gate_penalty": self.gate_penalty,
                 "gate_bias": self.gate_bias,

@@ -67,7 +67,9 @@ class Seq2SeqConfig:
     clipnorm: float = 1.0
     min_count: int = 2
     beam_size: int = 1
+    aux: str = "bilstm"
     aux_hidden: int = 20
+    gate_input: str = "embeddings"
     temperature: float = 0.5
     gate_penalty: float = 1e-3
     gate_bias: float = 2.0
@@ -201,7 +203,9 @@ def build_model(config, source_size, target_size):
         halting_penalty=config.halting_penalty,
         input_feeding=config.input_feeding,
         dropout=config.dropout,
+        aux=config.aux,
         aux_hidden=config.aux_hidden,
+        gate_input=config.gate_input,
         temperature=config.temperature,
         gate_penalty=config.gate_penalty,
         gate_bias=config.gate_bias,

@@ -33,6 +33,7 @@ def tiny(attention="bahdanau", **kwargs):
                 "target_density": 0.4,
             },
         ),
+        ("gated", {"gate_input": "states", "aux": "fnn", "aux_hidden": 3}),
         ("hier-act", {"levels": 3}),
     ],
 )
@@ -59,6 +60,20 @@ def test_gradients_reach_the_gates_auxiliary_network():
     assert len(auxiliary) > 0 and float(penalty) > 0
     assert all(np.all(np.isfinite(g.numpy())) for g in gradients)
     assert all(np.any(g.numpy() != 0) for g in gradients)
+
+
+@pytest.mark.parametrize("gate_input, reaches_encoder", [("embeddings", False), ("states", True)])
+def test_gate_penalty_reaches_the_encoder_only_when_the_gates_read_its_states(gate_input, reaches_encoder):
+    model = tiny("gated", gate_input=gate_input, gate_penalty=0.1)
+    model(INPUTS)
+    with tf.GradientTape() as tape:
+        model(INPUTS, training=True)
+        penalty = tf.add_n(model.losses)
+    gradients = tape.gradient(penalty, model.encoder.trainable_weights)
+    reached = any(g is not None and np.any(g.numpy() != 0) for g in gradients)
+    assert reached == reaches_encoder
+    features = 2 * model.hidden if gate_input == "states" else model.embedding_dim
+    assert model.auxiliary.weights[0].shape[0] == features
 
 
 def test_teacher_forcing_with_input_feeding_matches_step_by_step_decoding():
@@ -122,6 +137,8 @@ def test_bad_arguments():
         tiny("local")
     with pytest.raises(ValueError, match="hidden"):
         EncoderDecoder(12, 10, hidden=0)
+    with pytest.raises(ValueError, match="Received: gate_input=words"):
+        tiny("gated", gate_input="words")
 
 
 @pytest.mark.parametrize("gate_bias, density", [(10.0, 1.0), (-10.0, 0.0)])
