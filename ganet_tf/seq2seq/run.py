@@ -24,6 +24,7 @@ from ganet_tf.seq2seq.vocabulary import encode
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import prepare_backup_dir
 from ganet_tf.training.backup import write_json
@@ -424,11 +425,42 @@ def _compiled_model(config, source_size, target_size):
     return model
 
 
+class _EpochSeconds(keras.callbacks.Callback):
+    """Writes each finished epoch's seconds to a JSON file `{epoch: seconds}`
+    (kept across attempts, so a resumed run counts every epoch once)."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+        self.seconds = {}
+
+    def on_train_begin(self, logs=None):
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as handle:
+                self.seconds = json.load(handle)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._started = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.seconds[str(epoch)] = time.perf_counter() - self._started
+        write_json(self.path, self.seconds)
+
+
 def _fit(model, config, datasets):
-    """Trains (resumably with `--backup-dir`); returns `(seconds, epochs run)`."""
+    """Trains; returns `(seconds, epochs)` of the training.
+
+    With `--backup-dir` training resumes from the last finished epoch, and
+    the backup keeps the last epoch after training (Keras' default deletes
+    it), so a run that fails after training, while decoding or writing
+    `--out`, resumes with nothing left to train. The seconds and epochs are
+    then those of every attempt (`epoch_seconds.json`).
+    """
     callbacks = []
     if config.backup_dir:
-        callbacks.append(AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")))
+        backup = os.path.join(config.backup_dir, "backup")
+        seconds_path = os.path.join(config.backup_dir, EPOCH_SECONDS_FILE)
+        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), _EpochSeconds(seconds_path)]
     started = time.perf_counter()
     history = model.fit(
         datasets["train"],
@@ -438,8 +470,10 @@ def _fit(model, config, datasets):
         verbose=config.verbose,
         shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
     )
-    train_seconds = time.perf_counter() - started
-    return train_seconds, len(history.history.get("loss", []))
+    if config.backup_dir:
+        seconds = callbacks[1].seconds
+        return sum(seconds.values()), len(seconds)
+    return time.perf_counter() - started, len(history.history.get("loss", []))
 
 
 def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):

@@ -3,10 +3,12 @@
 A backup folder holds `backup/` (Keras' `BackupAndRestore`: weights,
 optimizer and epoch of the last finished epoch), `history.csv` (one row per
 finished epoch), `best.weights.h5` and `run_config.json`, the flags of the
-run. Every file is written to a temporary file beside it and renamed over
-the old one, so a kill at any moment leaves the previous epoch's backup
-readable. A run started on a backup of other flags is refused with one line
-naming them; `--restart` deletes the backup and starts over.
+run; a `seq2seq` backup also holds `vocabularies.json` and
+`epoch_seconds.json`, and keeps `backup/` after training. Every file is
+written to a temporary file beside it and renamed over the old one, so a
+kill at any moment leaves the previous epoch's backup readable. A run
+started on a backup of other flags is refused with one line naming them;
+`--restart` deletes the backup and starts over.
 """
 
 import dataclasses
@@ -20,8 +22,12 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.training.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
-# `vocabularies.json`: the ids of a resumed `seq2seq` run.
-BACKUP_FILES = frozenset({"backup", "history.csv", "best.weights.h5", "vocabularies.json", CONFIG_FILE})
+EPOCH_SECONDS_FILE = "epoch_seconds.json"
+# `vocabularies.json` and `epoch_seconds.json`: a resumed `seq2seq` run's ids
+# and the seconds of its finished epochs.
+BACKUP_FILES = frozenset(
+    {"backup", "history.csv", "best.weights.h5", "vocabularies.json", EPOCH_SECONDS_FILE, CONFIG_FILE}
+)
 # Flags that may change between attempts of one run: where it writes, how
 # much it prints, and how long it may train.
 RESUMABLE_CHANGES = frozenset(

@@ -107,3 +107,30 @@ def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation
     assert (test["bleu"], test["exact_match"]) == (None, saved["test_exact_match"])
     validation = decoded_split_scores(bahdanau_run, "val")
     assert validation["bleu"] is None and 0.0 <= validation["exact_match"] <= 1.0
+
+
+def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train(tmp_path, monkeypatch):
+    from ganet_tf.seq2seq import run
+
+    config = Seq2SeqConfig(**{**TINY_COPY, "epochs": 2}, out=str(tmp_path / "run"), backup_dir=str(tmp_path / "b"))
+    trained = {}
+
+    def decoding_fails(model, *args, **kwargs):
+        trained["weights"] = model.get_weights()
+        raise RuntimeError("decoding failed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(run, "_decoded_scores", decoding_fails)
+        with pytest.raises(RuntimeError, match="decoding failed"):
+            run_seq2seq(config)
+    assert not (tmp_path / "run" / "model.keras").exists()
+    seconds = json.loads((tmp_path / "b" / "epoch_seconds.json").read_text())
+    assert sorted(seconds) == ["0", "1"]
+
+    result = run_seq2seq(config)
+    # the second attempt trained no epoch: same weights, same epoch times
+    assert json.loads((tmp_path / "b" / "epoch_seconds.json").read_text()) == seconds
+    assert result["seconds_per_epoch"] == pytest.approx(sum(seconds.values()) / 2)
+    saved = keras.models.load_model(tmp_path / "run" / "model.keras")
+    for mine, theirs in zip(saved.get_weights(), trained["weights"], strict=True):
+        np.testing.assert_array_equal(mine, theirs)
