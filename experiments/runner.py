@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -126,6 +127,12 @@ def run_command(command, shown, log=None):
     The run's stdout and stderr go, as they come, to the file `log` (its
     epochs, say, so an hours-long run can be watched with `tail -f`), or to
     a temporary file without it; a failed run prints that output's end.
+
+    The run imports a copy of `ganet_tf` taken when it starts (`python -P`
+    keeps the working folder off its path): TensorFlow's autograph reads a
+    function's source from disk when it first traces it, maybe hours into
+    a run, so an edit of the working tree meanwhile would reach that run (a
+    Multi30k run failed at its decoding, after 10 epochs, that way).
     """
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
@@ -135,15 +142,24 @@ def run_command(command, shown, log=None):
     with open(log, "a+", encoding="utf-8") if log else tempfile.TemporaryFile("w+", encoding="utf-8") as handle:
         handle.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {shown}\n")
         handle.flush()
-        environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=REPO, env=environment
-        ) as process:
-            for line in process.stdout:
-                handle.write(line)
-                handle.flush()
-                if line.strip():
-                    last = line
+        with tempfile.TemporaryDirectory(prefix="ganet_tf-code-") as code:
+            shutil.copytree(
+                os.path.join(REPO, "ganet_tf"),
+                os.path.join(code, "ganet_tf"),
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+            path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
+            environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+            if command[:2] == [sys.executable, "-m"]:
+                command = [sys.executable, "-P", *command[1:]]
+            with subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=REPO, env=environment
+            ) as process:
+                for line in process.stdout:
+                    handle.write(line)
+                    handle.flush()
+                    if line.strip():
+                        last = line
         if process.returncode != 0:
             handle.seek(0)
             print(handle.read()[-3000:], file=sys.stderr)
