@@ -173,35 +173,39 @@ class EncoderDecoder(keras.Model):
 
         # Sublayers in a fixed order: the unnamed ones are named by it.
         self._make_recurrent_layers(dropout, seed)
-        if attention == "bahdanau":
+        self._make_attention_layers()
+        self.output_dropout = keras.layers.Dropout(dropout, seed=seed)
+        self.logits = keras.layers.Dense(target_vocabulary_size, name="logits")
+
+    def _make_attention_layers(self):
+        """The attention layer and, for `"gated"`, the gate branch."""
+        if self.attention == "bahdanau":
             self.attention_layer = BahdanauAttention(self.attention_units, name="attention")
-        elif attention == "gated":
+        elif self.attention == "gated":
             self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
             self.auxiliary, self.gate_sampler, self.gate_sparsity = gate_layers(
-                auxiliary=aux,
-                auxiliary_hidden_dim=aux_hidden,
-                initial_gate_logit=gate_bias,
-                temperature=temperature,
-                penalty=gate_penalty,
-                straight_through=straight_through,
-                inference_mode=inference_mode,
-                gate_distribution=gate_distribution,
-                target_density=target_density,
-                inference_density=inference_density,
-                seed=seed,
+                auxiliary=self.aux,
+                auxiliary_hidden_dim=self.aux_hidden,
+                initial_gate_logit=self.gate_bias,
+                temperature=self.temperature,
+                penalty=self.gate_penalty,
+                straight_through=self.straight_through,
+                inference_mode=self.inference_mode,
+                gate_distribution=self.gate_distribution,
+                target_density=self.target_density,
+                inference_density=self.inference_density,
+                seed=self.seed,
             )
         else:
             self.attention_layer = HierarchicalAttention(
                 self.attention_units,
-                summarizer=attention.split("-")[1],
-                levels=levels,
-                block_size=block_size,
-                descent=descent,
-                halting_penalty=halting_penalty,
+                summarizer=self.attention.split("-")[1],
+                levels=self.levels,
+                block_size=self.block_size,
+                descent=self.descent,
+                halting_penalty=self.halting_penalty,
                 name="attention",
             )
-        self.output_dropout = keras.layers.Dropout(dropout, seed=seed)
-        self.logits = keras.layers.Dense(target_vocabulary_size, name="logits")
 
     def _make_recurrent_layers(self, dropout, seed):
         """The embeddings, the encoder, its bridge to the decoder, and the decoder."""
