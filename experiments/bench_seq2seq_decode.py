@@ -161,7 +161,7 @@ def readme(command, machine, args, cells):
     for c in cells:
         flops = c["attention_flops_per_token"]
         flops_ratio = "-" if not flops or not flops_reference else f"{flops / flops_reference:.2f}x"
-        score = c["test_bleu"] if c["test_bleu"] is not None else c["test_exact_match"]
+        score = f"{c['test_bleu']:.2f}" if c["test_bleu"] is not None else f"{c['test_exact_match']:.3f}"
         density = "-" if c["attended_density"] is None else f"{c['attended_density']:.3f}"
         lines.append(
             f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
