@@ -27,6 +27,7 @@ from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import prepare_backup_dir
+from ganet_tf.training.backup import unreadable_backup
 from ganet_tf.training.backup import write_json
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
@@ -436,8 +437,11 @@ class _EpochSeconds(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         if os.path.exists(self.path):
-            with open(self.path, encoding="utf-8") as handle:
-                self.seconds = json.load(handle)
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    self.seconds = dict(json.load(handle))
+            except (OSError, ValueError, TypeError) as error:
+                raise unreadable_backup(self.path, error) from error
 
     def on_epoch_begin(self, epoch, logs=None):
         self._started = time.perf_counter()

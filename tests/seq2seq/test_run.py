@@ -134,3 +134,12 @@ def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train(tmp_
     saved = keras.models.load_model(tmp_path / "run" / "model.keras")
     for mine, theirs in zip(saved.get_weights(), trained["weights"], strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
+    from ganet_tf.seq2seq.run import _EpochSeconds
+
+    path = tmp_path / "epoch_seconds.json"
+    path.write_text("{not json")
+    with pytest.raises(GANetInputError, match=r"epoch_seconds\.json is unreadable .*pass --restart"):
+        _EpochSeconds(str(path)).on_train_begin()
