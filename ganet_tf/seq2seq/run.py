@@ -461,10 +461,11 @@ def _fit(model, config, datasets):
     then those of every attempt (`epoch_seconds.json`).
     """
     callbacks = []
+    epoch_seconds = None
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
-        seconds_path = os.path.join(config.backup_dir, EPOCH_SECONDS_FILE)
-        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), _EpochSeconds(seconds_path)]
+        epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
+        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), epoch_seconds]
     started = time.perf_counter()
     history = model.fit(
         datasets["train"],
@@ -474,9 +475,8 @@ def _fit(model, config, datasets):
         verbose=config.verbose,
         shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
     )
-    if config.backup_dir:
-        seconds = callbacks[1].seconds
-        return sum(seconds.values()), len(seconds)
+    if epoch_seconds is not None:
+        return sum(epoch_seconds.seconds.values()), len(epoch_seconds.seconds)
     return time.perf_counter() - started, len(history.history.get("loss", []))
 
 
