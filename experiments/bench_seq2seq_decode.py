@@ -12,7 +12,9 @@ times their greedy decoders in turn on the same test sentences: one
 sentences once (in batches of `--batch-size`, as `seq2seq` decodes them),
 the models' order rotating from round to round. The median seconds per
 sentence, its ratio to Bahdanau's (seed 0 of each table row when several
-seeds exist, unless `--names` picks), the attended density and the
+seeds exist, unless `--names` picks), the decoder steps one pass runs (a
+batch runs until its last row ends, so a model whose outputs run on takes
+more steps) with the seconds per step, the attended density and the
 attention FLOPs per decoded token (from the run's JSON) are written to
 `OUT/decode_<task>.json` and `OUT/decode_<task>.md` (`OUT`: `results/seq2seq`).
 """
@@ -44,11 +46,13 @@ def parse_args():
     parser.add_argument("--batch-size", type=int, nargs="+", default=[128, 1])
     parser.add_argument("--batch-one-sentences", type=int, default=100, help="sentences timed at batch size 1")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed passes per model (at least 1)")
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
     parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
     args = parser.parse_args()
+    if args.warmup < 1:
+        parser.error(f"--warmup must be at least 1 (the first pass counts the decoder steps); got {args.warmup}")
     args.xla = False  # read by machine_line
     return args
 
@@ -68,14 +72,24 @@ def chosen_runs(args):
     return list(chosen.values())
 
 
+def decoder_steps(outputs, batch_size):
+    """Decoder steps one pass ran: a batch runs until its last row ends, and
+    every row of `outputs` is as wide as its batch's step count."""
+    return sum(len(outputs[start]) for start in range(0, len(outputs), batch_size))
+
+
 def time_decoders(models, source_ids, batch_size, args):
-    """Median seconds per sentence of each model, decoders timed in turn."""
+    """Median seconds per sentence of each model, decoders timed in turn, and
+    the decoder steps of one pass of each (greedy decoding is deterministic)."""
     from ganet_tf.seq2seq.decoding import make_decoder
     from ganet_tf.seq2seq.run import decode_all
 
     decoders = [make_decoder(model) for model in models]
+    steps = []
     for model, decoder in zip(models, decoders, strict=True):
-        for _ in range(args.warmup):
+        outputs, _ = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
+        steps.append(decoder_steps(outputs, batch_size))
+        for _ in range(args.warmup - 1):
             decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
     times = [[] for _ in models]
     for repeat in range(args.repeats):
@@ -83,7 +97,7 @@ def time_decoders(models, source_ids, batch_size, args):
         for index in order:
             _, seconds = decode_all(models[index], source_ids, batch_size, verbose=0, decoder=decoders[index])
             times[index].append(seconds)
-    return [float(np.median(t)) for t in times], times
+    return [float(np.median(t)) for t in times], times, steps
 
 
 def main():
@@ -106,10 +120,11 @@ def main():
     cells = []
     for batch_size in args.batch_size:
         count = args.sentences if batch_size > 1 else min(args.sentences, args.batch_one_sentences)
-        medians, times = time_decoders(models, sources[:count], batch_size, args)
+        medians, times, steps = time_decoders(models, sources[:count], batch_size, args)
+        step_seconds = [median * count / max(s, 1) for median, s in zip(medians, steps, strict=True)]
         attentions = [r["attention"] for r in runs]
-        reference = medians[attentions.index("bahdanau")] if "bahdanau" in attentions else medians[0]
-        for run, median, spent in zip(runs, medians, times, strict=True):
+        at = attentions.index("bahdanau") if "bahdanau" in attentions else 0
+        for run, median, spent, run_steps, per_step in zip(runs, medians, times, steps, step_seconds, strict=True):
             cells.append(
                 {
                     "name": run["name"],
@@ -118,7 +133,10 @@ def main():
                     "sentences": count,
                     "seconds_per_sentence": median,
                     "runs": [round(s, 6) for s in spent],
-                    "ratio_to_bahdanau": median / reference,
+                    "ratio_to_bahdanau": median / medians[at],
+                    "decoder_steps": run_steps,
+                    "seconds_per_step": per_step,
+                    "step_ratio_to_bahdanau": per_step / step_seconds[at],
                     "attended_density": run.get("test_attended_density"),
                     "attention_flops_per_token": run.get("attention_flops_per_token"),
                     "test_bleu": run.get("test_bleu"),
@@ -152,11 +170,14 @@ def readme(command, machine, args, cells):
             f"Setting: one process, graph mode (`tf.function`), {args.warmup} warm-up pass per model, then "
             f"{args.repeats} rounds in which every model decodes the same test sentences once (order rotating); "
             "median seconds per sentence. Ratios are to Bahdanau's median in the same rounds (below 1: faster). "
+            "Decoder steps: the steps one pass runs (each batch runs until its last row ends); the step-time "
+            "ratio divides the time by them, so it leaves out how long each model's outputs run. "
             "Attended density and attention FLOPs per decoded token come from each run's JSON (test set)."
         ),
         "",
-        "| run | batch | sentences | s/sentence | time ratio | attended density | FLOPs ratio | BLEU or exact match |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | batch | sentences | s/sentence | time ratio | decoder steps | ms/step | step-time ratio "
+        "| attended density | FLOPs ratio | BLEU or exact match |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         flops = c["attention_flops_per_token"]
@@ -165,7 +186,8 @@ def readme(command, machine, args, cells):
         density = "-" if c["attended_density"] is None else f"{c['attended_density']:.3f}"
         lines.append(
             f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
-            f"| {c['ratio_to_bahdanau']:.2f}x | {density} | {flops_ratio} | {score} |"
+            f"| {c['ratio_to_bahdanau']:.2f}x | {c['decoder_steps']} | {1000 * c['seconds_per_step']:.2f} "
+            f"| {c['step_ratio_to_bahdanau']:.2f}x | {density} | {flops_ratio} | {score} |"
         )
     return "\n".join(lines) + "\n"
 
