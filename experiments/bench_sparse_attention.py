@@ -14,8 +14,11 @@ Two comparisons, each at sequence length T, gate density d and batch B:
 
 Each function is a compiled `tf.function` (graph mode, as a SavedModel
 runs; `--xla` for `jit_compile=True`), traced and run `--warmup` times, then
-timed `--runs` times (the output fetched to the host each time); the median
-is reported. Threads are fixed with `tf.config.threading` (`--threads`).
+timed `--runs` times (the output fetched to the host each time), the gated
+and the dense function in turn within each run (the order alternating), so
+both see the same drift of this virtual machine's speed; the medians are
+reported (the dense function is timed again beside each density). Threads
+are fixed with `tf.config.threading` (`--threads`).
 Beside the time ratio stands the ratio of floating point operations
 (multiply-add = 2; projections, scores, weighted sums and feedforward
 layers; softmax and layer norms left out) at the bucket size `k` the gated
@@ -117,15 +120,22 @@ def machine_line(args):
     )
 
 
-def median_ms(function, inputs, warmup, runs):
-    for _ in range(warmup):
-        np.asarray(function(*inputs))
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        np.asarray(function(*inputs))
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times)), [round(1e3 * t, 3) for t in times]
+def median_ms(calls, warmup, runs):
+    """Median milliseconds of each `(function, inputs)` in `calls`, timed in
+    turn within every run (the order alternating), so drift in the
+    machine's speed reaches all of them alike."""
+    for function, inputs in calls:
+        for _ in range(warmup):
+            np.asarray(function(*inputs))
+    times = [[] for _ in calls]
+    for run in range(runs):
+        order = range(len(calls)) if run % 2 == 0 else reversed(range(len(calls)))
+        for index in order:
+            function, inputs = calls[index]
+            start = time.perf_counter()
+            np.asarray(function(*inputs))
+            times[index].append(time.perf_counter() - start)
+    return [(1e3 * float(np.median(t)), [round(1e3 * s, 3) for s in t]) for t in times]
 
 
 def main():
@@ -201,20 +211,20 @@ def main():
                     dense_flops = encoder_flops(batch, length, args.hidden, args.intermediate)
                 # float32 scores (batch, heads, T, T): the softmax keeps ~3 copies.
                 score_gib = 3 * 4 * batch * args.heads * length * length / 2**30
-                dense_ms = dense_runs = None
                 skipped = None
                 if score_gib > args.max_dense_gib:
                     skipped = f"dense scores need ~{score_gib:.0f} GiB > --max-dense-gib {args.max_dense_gib}"
                     print(f"{kind} T={length} B={batch}: dense skipped ({skipped})", flush=True)
-                else:
-                    dense_ms, dense_runs = median_ms(dense, [x], args.warmup, args.runs)
                 for density in todo:
                     open_count = round(density * length)
                     gates = np.zeros([batch, length], "float32")
                     for row in gates:
                         row[rng.choice(length, open_count, replace=False)] = 1.0
                     k = bucket_k(open_count, length, buckets)
-                    gated_ms, gated_runs = median_ms(gated, [x, tf.constant(gates)], args.warmup, args.runs)
+                    calls = [(gated, [x, tf.constant(gates)])] + ([] if skipped else [(dense, [x])])
+                    timed = median_ms(calls, args.warmup, args.runs)
+                    gated_ms, gated_runs = timed[0]
+                    dense_ms, dense_runs = timed[1] if len(timed) > 1 else (None, None)
                     if kind == "layer":
                         gated_flops = attention_flops(batch, length, k, k, args.hidden)
                     else:
@@ -269,7 +279,8 @@ def write(args, path, cells, command):
         f"Machine: {machine}  ",
         (
             f"Setting: hidden {args.hidden}, {args.heads} heads, feedforward {args.intermediate}; "
-            f"median of {args.runs} runs after {args.warmup} warm-up runs; "
+            f"median of {args.runs} runs after {args.warmup} warm-up runs, gated and dense timed in turn "
+            "within each run; "
             "gates: round(d T) open keys per row at random positions."
         ),
         "",
