@@ -10,11 +10,13 @@ times their greedy decoders in turn on the same test sentences: one
 `tf.function` per model, traced and run `--warmup` times, then in each of
 `--repeats` rounds every model decodes the first `--sentences` test
 sentences once (in batches of `--batch-size`, as `seq2seq` decodes them),
-the models' order rotating from round to round. The median seconds per
-sentence, its ratio to Bahdanau's (seed 0 of each table row when several
-seeds exist, unless `--names` picks), the decoder steps one pass runs (a
-batch runs until its last row ends, so a model whose outputs run on takes
-more steps) with the seconds per step, the attended density and the
+the models' order rotating from round to round. At batch sizes above 1
+each model is timed twice in every round: with the default decoder, in
+which rows that have ended leave the batch, and with every row kept to the
+end (`drop_finished=False`). The median seconds per sentence and its ratio
+to Bahdanau's (seed 0 of each table row when several seeds exist, unless
+`--names` picks), the tokens the outputs hold, the decoder steps one pass
+runs (a batch runs until its last row ends), the attended density and the
 attention FLOPs per decoded token (from the run's JSON) are written to
 `OUT/decode_<task>.json` and `OUT/decode_<task>.md` (`OUT`: `results/seq2seq`).
 """
@@ -78,26 +80,39 @@ def decoder_steps(outputs, batch_size):
     return sum(len(outputs[start]) for start in range(0, len(outputs), batch_size))
 
 
-def time_decoders(models, source_ids, batch_size, args):
-    """Median seconds per sentence of each model, decoders timed in turn, and
-    the decoder steps of one pass of each (greedy decoding is deterministic)."""
+def decoded_tokens(outputs):
+    """Tokens the rows produced: up to and including the end token, or the
+    whole row where it never ends."""
+    from ganet_tf.seq2seq.vocabulary import END_ID
+
+    return sum(list(row).index(END_ID) + 1 if END_ID in row else len(row) for row in outputs)
+
+
+def time_decoders(models, source_ids, batch_size, args, drop_finished):
+    """Median seconds per sentence of each (model, `drop_finished`) decoder,
+    all timed in turn, with the decoder steps and the tokens of one pass of
+    each model (greedy decoding is deterministic, and dropping ended rows
+    does not change the outputs)."""
     from ganet_tf.seq2seq.decoding import make_decoder
     from ganet_tf.seq2seq.run import decode_all
 
-    decoders = [make_decoder(model) for model in models]
-    steps = []
-    for model, decoder in zip(models, decoders, strict=True):
+    entries = [(model, make_decoder(model, drop_finished=drop)) for model in models for drop in drop_finished]
+    steps, tokens = [], []
+    for number, (model, decoder) in enumerate(entries):
         outputs, _ = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
-        steps.append(decoder_steps(outputs, batch_size))
+        if number % len(drop_finished) == 0:
+            steps.append(decoder_steps(outputs, batch_size))
+            tokens.append(decoded_tokens(outputs))
         for _ in range(args.warmup - 1):
             decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
-    times = [[] for _ in models]
+    times = [[] for _ in entries]
     for repeat in range(args.repeats):
-        order = np.roll(np.arange(len(models)), repeat)
-        for index in order:
-            _, seconds = decode_all(models[index], source_ids, batch_size, verbose=0, decoder=decoders[index])
+        for index in np.roll(np.arange(len(entries)), repeat):
+            model, decoder = entries[index]
+            _, seconds = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
             times[index].append(seconds)
-    return [float(np.median(t)) for t in times], times, steps
+    medians = np.reshape([float(np.median(t)) for t in times], [len(models), len(drop_finished)])
+    return medians, np.reshape(times, [len(models), len(drop_finished), -1]), steps, tokens
 
 
 def main():
@@ -120,23 +135,32 @@ def main():
     cells = []
     for batch_size in args.batch_size:
         count = args.sentences if batch_size > 1 else min(args.sentences, args.batch_one_sentences)
-        medians, times, steps = time_decoders(models, sources[:count], batch_size, args)
-        step_seconds = [median * count / max(s, 1) for median, s in zip(medians, steps, strict=True)]
+        # At batch size 1 no row can leave the batch early, so only the default is timed.
+        drop_finished = (True, False) if batch_size > 1 else (True,)
+        medians, times, steps, tokens = time_decoders(models, sources[:count], batch_size, args, drop_finished)
+        token_seconds = medians[:, 0] * count / np.maximum(tokens, 1)
+        step_seconds = medians[:, -1] * count / np.maximum(steps, 1)
         attentions = [r["attention"] for r in runs]
         at = attentions.index("bahdanau") if "bahdanau" in attentions else 0
-        for run, median, spent, run_steps, per_step in zip(runs, medians, times, steps, step_seconds, strict=True):
+        for index, run in enumerate(runs):
+            kept = batch_size > 1
             cells.append(
                 {
                     "name": run["name"],
                     "attention": run["attention"],
                     "batch_size": batch_size,
                     "sentences": count,
-                    "seconds_per_sentence": median,
-                    "runs": [round(s, 6) for s in spent],
-                    "ratio_to_bahdanau": median / medians[at],
-                    "decoder_steps": run_steps,
-                    "seconds_per_step": per_step,
-                    "step_ratio_to_bahdanau": per_step / step_seconds[at],
+                    "seconds_per_sentence": medians[index, 0],
+                    "runs": [round(float(s), 6) for s in times[index, 0]],
+                    "ratio_to_bahdanau": medians[index, 0] / medians[at, 0],
+                    "decoded_tokens": int(tokens[index]),
+                    "token_time_ratio_to_bahdanau": token_seconds[index] / token_seconds[at],
+                    "all_rows_seconds_per_sentence": medians[index, -1] if kept else None,
+                    "all_rows_runs": [round(float(s), 6) for s in times[index, -1]] if kept else None,
+                    "all_rows_ratio_to_bahdanau": medians[index, -1] / medians[at, -1] if kept else None,
+                    "decoder_steps": steps[index],
+                    "seconds_per_step": step_seconds[index],
+                    "step_ratio_to_bahdanau": step_seconds[index] / step_seconds[at],
                     "attended_density": run.get("test_attended_density"),
                     "attention_flops_per_token": run.get("attention_flops_per_token"),
                     "test_bleu": run.get("test_bleu"),
@@ -170,24 +194,36 @@ def readme(command, machine, args, cells):
             f"Setting: one process, graph mode (`tf.function`), {args.warmup} warm-up pass per model, then "
             f"{args.repeats} rounds in which every model decodes the same test sentences once (order rotating); "
             "median seconds per sentence. Ratios are to Bahdanau's median in the same rounds (below 1: faster). "
-            "Decoder steps: the steps one pass runs (each batch runs until its last row ends); the step-time "
-            "ratio divides the time by them, so it leaves out how long each model's outputs run. "
+            "The first columns are the default decoder, in which rows that have ended leave the batch "
+            "(`greedy_decode(..., drop_finished=True)`), so its work follows the tokens the rows produce; the "
+            "time-per-token ratio divides the time by those tokens. At batch sizes above 1 the same models are "
+            "also timed, in the same rounds, with every row kept to the end (`drop_finished=False`, the decoder "
+            "before dropping existed): a batch then runs its decoder steps (until its last row ends) on all its "
+            "rows, and the step-time ratio divides that time by the steps. Both decoders give the same outputs. "
             "Attended density and attention FLOPs per decoded token come from each run's JSON (test set)."
         ),
         "",
-        "| run | batch | sentences | s/sentence | time ratio | decoder steps | ms/step | step-time ratio "
+        "| run | batch | sentences | s/sentence | time ratio | tokens | time-per-token ratio "
+        "| all rows kept: s/sentence | time ratio | decoder steps | step-time ratio "
         "| attended density | FLOPs ratio | BLEU or exact match |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         flops = c["attention_flops_per_token"]
         flops_ratio = "-" if not flops or not flops_reference else f"{flops / flops_reference:.2f}x"
         score = f"{c['test_bleu']:.2f}" if c["test_bleu"] is not None else f"{c['test_exact_match']:.3f}"
         density = "-" if c["attended_density"] is None else f"{c['attended_density']:.3f}"
+        if c["all_rows_seconds_per_sentence"] is None:
+            kept = "- | - | - | -"
+        else:
+            kept = (
+                f"{c['all_rows_seconds_per_sentence']:.5f} | {c['all_rows_ratio_to_bahdanau']:.2f}x "
+                f"| {c['decoder_steps']} | {c['step_ratio_to_bahdanau']:.2f}x"
+            )
         lines.append(
             f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
-            f"| {c['ratio_to_bahdanau']:.2f}x | {c['decoder_steps']} | {1000 * c['seconds_per_step']:.2f} "
-            f"| {c['step_ratio_to_bahdanau']:.2f}x | {density} | {flops_ratio} | {score} |"
+            f"| {c['ratio_to_bahdanau']:.2f}x | {c['decoded_tokens']} | {c['token_time_ratio_to_bahdanau']:.2f}x "
+            f"| {kept} | {density} | {flops_ratio} | {score} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -6,14 +6,26 @@ from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import PAD_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
 
+# Ended rows leave a greedy batch once they are at least 1/DROP_FRACTION of it.
+DROP_FRACTION = 4
 
-def greedy_decode(model, source, max_length):
+
+def greedy_decode(model, source, max_length, drop_finished=True):
     """Most probable next token at every step.
+
+    Rows are independent, so a row that has produced the end token leaves
+    the batch: once at least `1 / DROP_FRACTION` of the rows still decoded
+    have ended, they are gathered away (tokens, decoder state and the
+    attention memory), and later steps work on the rest only. The work of a
+    batch then follows the tokens its rows produce, not its longest row
+    times the batch size. The outputs are the same as decoding every row to
+    the end (`drop_finished=False`).
 
     Args:
         model: an `EncoderDecoder`.
         source: int32 `(batch, source_steps)` ids, 0 padding.
         max_length: int32 scalar, the most tokens to produce.
+        drop_finished: whether ended rows leave the batch.
 
     Returns:
         int32 `(batch, steps <= max_length)`: tokens, the end token
@@ -21,20 +33,36 @@ def greedy_decode(model, source, max_length):
     """
     memory, state, _ = model.encode(source, training=False)
     batch = tf.shape(source)[0]
-    tokens = tf.fill([batch], START_ID)
-    finished = tf.zeros([batch], tf.bool)
-    outputs = tf.TensorArray(tf.int32, size=max_length, element_shape=[None])
-    steps = tf.constant(0)
-    for step in tf.range(max_length):
+    outputs = tf.TensorArray(tf.int32, size=0, dynamic_size=True, element_shape=[None])
+
+    def running(step, tokens, finished, rows, state, memory, outputs):
+        return tf.logical_and(step < max_length, tf.reduce_any(tf.logical_not(finished)))
+
+    def one_step(step, tokens, finished, rows, state, memory, outputs):
         logits, state = model.decode_step(tokens, state, memory, training=False)
-        tokens = tf.cast(tf.argmax(logits, -1), tf.int32)
-        tokens = tf.where(finished, PAD_ID, tokens)
-        outputs = outputs.write(step, tokens)
+        tokens = tf.where(finished, PAD_ID, tf.cast(tf.argmax(logits, -1), tf.int32))
+        outputs = outputs.write(step, tf.tensor_scatter_nd_update(tf.fill([batch], PAD_ID), rows[:, None], tokens))
         finished = tf.logical_or(finished, tf.equal(tokens, END_ID))
-        steps = step + 1
-        if tf.reduce_all(finished):
-            break
-    return tf.transpose(outputs.stack()[:steps])
+        carried = (tokens, finished, rows, state, memory)
+        if drop_finished:
+            ended = tf.reduce_sum(tf.cast(finished, tf.int32))
+
+            def drop():
+                kept = tf.where(tf.logical_not(finished))[:, 0]
+                return tf.nest.map_structure(lambda tensor: tf.gather(tensor, kept), carried)
+
+            carried = tf.cond(ended * DROP_FRACTION >= tf.size(finished), drop, lambda: carried)
+        return (step + 1, *carried, outputs)
+
+    start = (tf.constant(0), tf.fill([batch], START_ID), tf.zeros([batch], tf.bool), tf.range(batch), state, memory)
+    invariants = tf.nest.map_structure(lambda t: tf.TensorShape([None]).concatenate(t.shape[1:]), start[1:])
+    steps, *_, outputs = tf.while_loop(
+        running,
+        one_step,
+        (*start, outputs),
+        shape_invariants=(tf.TensorShape([]), *invariants, tf.TensorShape(None)),
+    )
+    return tf.reshape(tf.transpose(outputs.stack()), [batch, steps])
 
 
 def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):
@@ -87,15 +115,17 @@ def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):
     return tf.gather(sequences, tf.range(batch) * beam_size + best)
 
 
-def make_decoder(model, beam_size=1):
-    """A `tf.function` `(source, max_length) -> tokens` for `model`."""
+def make_decoder(model, beam_size=1, drop_finished=True):
+    """A `tf.function` `(source, max_length) -> tokens` for `model`
+    (`drop_finished`: as in `greedy_decode`)."""
     signature = [
         tf.TensorSpec([None, None], tf.int32, name="source"),
         tf.TensorSpec([], tf.int32, name="max_length"),
     ]
     if beam_size <= 1:
         return tf.function(
-            lambda source, max_length: greedy_decode(model, source, max_length), input_signature=signature
+            lambda source, max_length: greedy_decode(model, source, max_length, drop_finished),
+            input_signature=signature,
         )
     return tf.function(
         lambda source, max_length: beam_search(model, source, max_length, beam_size),

@@ -132,6 +132,31 @@ def test_beam_search_of_width_one_is_greedy_and_wider_beams_score_higher():
     assert np.all(wide_score >= greedy_score - 1e-5) and np.any(wide_score > greedy_score + 1e-3)
 
 
+@pytest.mark.parametrize(
+    "attention, options",
+    [("bahdanau", {}), ("gated", {"inference_mode": "top_k", "inference_density": 0.5}), ("hier-act", {"levels": 3})],
+)
+def test_greedy_decoding_drops_ended_rows_without_changing_outputs(attention, options):
+    source = np.concatenate([SOURCE, RNG.integers(2, 12, size=[12, 7]).astype("int32")])
+    model = tiny(attention, **options)
+    model({"source": source, "target_in": np.minimum(source[:, :5], 9)})
+    # Raise the end token's bias to the median margin, so about half the
+    # rows end at the first step and the rest go on (and leave the batch).
+    memory, state, _ = model.encode(source, training=False)
+    logits, _ = model.decode_step(tf.fill([len(source)], 2), state, memory, training=False)
+    logits = logits.numpy()
+    margin = np.delete(logits, 3, axis=1).max(1) - logits[:, 3]
+    bias = model.logits.bias.numpy()
+    bias[3] += np.median(margin) + 1e-6
+    model.logits.bias.assign(bias)
+    dropped = greedy_decode(model, source, 9).numpy()
+    kept = greedy_decode(model, source, 9, drop_finished=False).numpy()
+    ended_first = np.sum(dropped[:, 0] == 3)
+    assert 4 <= ended_first < len(source) and dropped.shape[1] > 1
+    np.testing.assert_array_equal(dropped, kept)
+    assert np.all(dropped[dropped[:, 0] == 3, 1:] == 0)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="attention"):
         tiny("local")
