@@ -62,7 +62,8 @@ def greedy_decode(model, source, max_length, drop_finished=True):
         (*start, outputs),
         shape_invariants=(tf.TensorShape([]), *invariants, tf.TensorShape(None)),
     )
-    return tf.reshape(tf.transpose(outputs.stack()), [batch, steps])
+    # An empty TensorArray cannot stack (its element shape is not fully known).
+    return tf.cond(steps > 0, lambda: tf.transpose(outputs.stack()), lambda: tf.zeros([batch, 0], tf.int32))
 
 
 def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):

@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from ganet_tf.seq2seq.decoding import beam_search
 from ganet_tf.seq2seq.decoding import greedy_decode
+from ganet_tf.seq2seq.decoding import make_decoder
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 
 RNG = np.random.default_rng(0)
@@ -155,6 +156,7 @@ def test_greedy_decoding_drops_ended_rows_without_changing_outputs(attention, op
     assert 4 <= ended_first < len(source) and dropped.shape[1] > 1
     np.testing.assert_array_equal(dropped, kept)
     assert np.all(dropped[dropped[:, 0] == 3, 1:] == 0)
+    assert make_decoder(model)(tf.constant(source), tf.constant(0)).shape == (len(source), 0)
 
 
 def test_bad_arguments():
