@@ -137,13 +137,13 @@ def main():
         count = args.sentences if batch_size > 1 else min(args.sentences, args.batch_one_sentences)
         # At batch size 1 no row can leave the batch early, so only the default is timed.
         drop_finished = (True, False) if batch_size > 1 else (True,)
+        kept = len(drop_finished) > 1  # whether the all-rows-kept decoder was timed
         medians, times, steps, tokens = time_decoders(models, sources[:count], batch_size, args, drop_finished)
         token_seconds = medians[:, 0] * count / np.maximum(tokens, 1)
         step_seconds = medians[:, -1] * count / np.maximum(steps, 1)
         attentions = [r["attention"] for r in runs]
         at = attentions.index("bahdanau") if "bahdanau" in attentions else 0
         for index, run in enumerate(runs):
-            kept = batch_size > 1
             cells.append(
                 {
                     "name": run["name"],
