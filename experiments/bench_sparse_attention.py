@@ -8,6 +8,10 @@ Two comparisons, each at sequence length T, gate density d and batch B:
 - `layer`: `GatedMultiHeadAttention(sparse_inference=True)` self-attention
   with binary gates (round(d T) open keys per row, at random positions)
   against `keras.layers.MultiHeadAttention` of the same shape (no mask);
+  every query is computed, so the FLOPs bound stays under 1/d;
+- `layer-queries`: the same with `query_dropping=True`: closed queries are
+  not computed either (their output is the output projection of zero), as
+  where nothing downstream reads closed positions;
 - `encoder`: two `GatedTransformerEncoder(token_dropping=True)` blocks with
   the same gates against two dense blocks (the same class without gates:
   keras-hub's `TransformerEncoder` computation on Keras' attention).
@@ -26,7 +30,8 @@ path really runs. Dense runs whose attention scores would not fit in
 `--max-dense-gib` are skipped and listed as skipped.
 
 Results go to `OUT/bench.json` (resumable: measured cells are kept, and
-only missing ones run, unless `--force`), `OUT/README.md` (a table naming
+only missing ones run; `--force` re-measures the cells of the grid asked
+for and keeps the others), `OUT/README.md` (a table naming
 the command and machine) and `OUT/bench.png`. `OUT` is
 `results/sparse_attention` (`results/sparse_attention/quick` with
 `--quick`). Run the full grid on an otherwise idle machine.
@@ -47,6 +52,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 FULL = {"lengths": [256, 1024, 4096], "densities": [0.1, 0.2, 0.5], "batches": [1, 32], "runs": 10}
+KINDS = ("layer", "layer-queries", "encoder")
 QUICK = {"lengths": [256, 1024, 4096], "densities": [0.2], "batches": [1], "runs": 3}
 
 
@@ -56,7 +62,7 @@ def parse_args():
     parser.add_argument("--lengths", type=int, nargs="+")
     parser.add_argument("--densities", type=float, nargs="+")
     parser.add_argument("--batches", type=int, nargs="+")
-    parser.add_argument("--kinds", nargs="+", default=["layer", "encoder"], choices=["layer", "encoder"])
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--runs", type=int, help="timed runs per cell (median reported)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=256)
@@ -154,10 +160,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "bench.json")
     cells = {}
-    if os.path.exists(path) and not args.force:
+    if os.path.exists(path):
         with open(path) as handle:
-            for cell in json.load(handle)["cells"]:
-                cells[(cell["kind"], cell["T"], cell["density"], cell["batch"])] = cell
+            stored = json.load(handle)
+        for cell in stored["cells"]:
+            cell.setdefault("command", stored["command"])
+            cell.setdefault("machine", stored["machine"])
+            cells[(cell["kind"], cell["T"], cell["density"], cell["batch"])] = cell
     command = "python experiments/bench_sparse_attention.py " + shlex.join(sys.argv[1:])
     key_dim = args.hidden // args.heads
     rng = np.random.default_rng(args.seed)
@@ -168,15 +177,19 @@ def main():
     for kind in args.kinds:
         for length in args.lengths:
             for batch in args.batches:
-                todo = [d for d in args.densities if (kind, length, d, batch) not in cells]
+                todo = [d for d in args.densities if args.force or (kind, length, d, batch) not in cells]
                 if not todo:
                     continue
                 keras.utils.set_random_seed(args.seed)
                 x = tf.constant(rng.normal(size=[batch, length, args.hidden]).astype("float32"))
-                if kind == "layer":
+                if kind.startswith("layer"):
                     dense_layer = keras.layers.MultiHeadAttention(args.heads, key_dim)
                     gated_layer = GatedMultiHeadAttention(
-                        args.heads, key_dim, sparse_inference=True, sparse_buckets=buckets
+                        args.heads,
+                        key_dim,
+                        sparse_inference=True,
+                        sparse_buckets=buckets,
+                        query_dropping=kind == "layer-queries",
                     )
                     dense_layer(x[:1, :8], x[:1, :8])
                     gated_layer(x[:1, :8], x[:1, :8])
@@ -227,6 +240,8 @@ def main():
                     dense_ms, dense_runs = timed[1] if len(timed) > 1 else (None, None)
                     if kind == "layer":
                         gated_flops = attention_flops(batch, length, k, k, args.hidden)
+                    elif kind == "layer-queries":
+                        gated_flops = attention_flops(batch, k, k, k, args.hidden)
                     else:
                         gated_flops = encoder_flops(batch, k, args.hidden, args.intermediate)
                     cell = {
@@ -243,6 +258,7 @@ def main():
                         "dense_runs_ms": dense_runs,
                         "gated_runs_ms": gated_runs,
                         "skipped": skipped,
+                        "command": command,
                     }
                     cells[(kind, length, density, batch)] = cell
                     shown = "skipped" if dense_ms is None else f"{dense_ms:.1f} ms"
@@ -260,6 +276,9 @@ def main():
 def write(args, path, cells, command):
     ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
     machine = machine_line(args)
+    for cell in ordered:  # the cells this command measured
+        if cell["command"] == command:
+            cell["machine"] = machine
     setting = {
         "hidden": args.hidden,
         "heads": args.heads,
@@ -275,8 +294,11 @@ def write(args, path, cells, command):
     lines = [
         "# Gated sparse attention vs dense attention: wall-clock",
         "",
-        f"Command: `{command}`  ",
-        f"Machine: {machine}  ",
+        *(
+            f"Command: `{command_}` ({', '.join(sorted({c['kind'] for c in ordered if c['command'] == command_}))}), "
+            f"machine: {machine_}  "
+            for command_, machine_ in sorted({(c["command"], c["machine"]) for c in ordered})
+        ),
         (
             f"Setting: hidden {args.hidden}, {args.heads} heads, feedforward {args.intermediate}; "
             f"median of {args.runs} runs after {args.warmup} warm-up runs, gated and dense timed in turn "
@@ -286,7 +308,8 @@ def write(args, path, cells, command):
         "",
         (
             "`layer`: `GatedMultiHeadAttention(sparse_inference=True)` vs "
-            "`keras.layers.MultiHeadAttention` (self-attention). `encoder`: 2 "
+            "`keras.layers.MultiHeadAttention` (self-attention; every query computed). `layer-queries`: "
+            "the same with `query_dropping=True` (closed queries not computed). `encoder`: 2 "
             "`GatedTransformerEncoder(token_dropping=True)` blocks vs 2 dense blocks. `k`: the "
             "bucket size the gated path runs (open keys rounded up). FLOPs ratio: dense / gated, "
             "counted at `k`."

@@ -13,7 +13,9 @@ from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still impo
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import normalize_buckets
+from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
+from ganet_tf.layers.sparse_gather import scatter_back
 from ganet_tf.layers.sparse_gather import static_steps
 
 # Smallest gate whose logarithm enters the scores: log(1e-9) = -20.7, finite
@@ -72,6 +74,19 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
     `return_attention_scores=True` (the scores are `(query_steps,
     kv_steps)`), the dense path runs.
 
+    Query dropping: with `query_dropping=True` (self-attention: queries and
+    keys/values of the same length, one gate per position) a closed query
+    is not computed at inference either: its context is zero, so its
+    output is the output projection of zero (its bias), as for a query
+    with no open key. The open queries' outputs are unchanged. On the
+    sparse path the open queries are gathered like the keys (`k` is the
+    larger of the two open counts, rounded up), so the query and output
+    projections, the scores and the weighted sum all cost `k` rows instead
+    of `query_steps`. Use it where nothing downstream reads the closed
+    positions (a residual block that leaves them unchanged, a gated
+    pooling), as `GatedTransformerEncoder(token_dropping=True)` does.
+    Training computes every query.
+
     Args:
         num_heads, key_dim, value_dim, dropout, use_bias, output_shape,
             attention_axes, ...: the arguments of
@@ -84,6 +99,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             `None` for `k` exactly the number of open keys (dynamic shapes:
             no padding, but not XLA-compilable). Defaults to a ladder of
             ratio 2^(1/4) from 1/32 to 1.
+        query_dropping: bool, at inference give closed queries a zero
+            context instead of computing it (self-attention only; see
+            above). Defaults to `False`.
         **kwargs: the other arguments of `keras.layers.MultiHeadAttention`
             and base layer keyword arguments.
 
@@ -122,11 +140,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         *args,
         sparse_inference=False,
         sparse_buckets=DEFAULT_SPARSE_BUCKETS,
+        query_dropping=False,
         **kwargs,
     ):
         super().__init__(num_heads, key_dim, *args, **kwargs)
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
+        self.query_dropping = bool(query_dropping)
 
     def get_config(self):
         config = super().get_config()
@@ -134,6 +154,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             {
                 "sparse_inference": self.sparse_inference,
                 "sparse_buckets": self.sparse_buckets,
+                "query_dropping": self.query_dropping,
             }
         )
         return config
@@ -146,6 +167,19 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 f"query.shape={query.shape}, "
                 f"attention_axes={self._attention_axes}"
             )
+
+    def _query_open(self, query, value, gates, query_mask):
+        """Open queries `(batch, query_steps)` for query dropping: the open
+        gates (and `query_mask`); refuses queries and values of different
+        lengths."""
+        if query.shape[1] is not None and value.shape[1] is not None and query.shape[1] != value.shape[1]:
+            raise ValueError(
+                "`query_dropping=True` needs self-attention: a query and a value of the same length, "
+                "one gate per position. Received: "
+                f"query.shape={query.shape}, value.shape={value.shape}"
+            )
+        query_open = ops.greater(ops.cast(gates, "float32"), 0.5)
+        return query_open if query_mask is None else ops.logical_and(query_open, query_mask)
 
     def call(
         self,
@@ -187,10 +221,21 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             query_mask = ops.cast(query_mask, "bool")
         if attention_mask is not None:
             attention_mask = ops.cast(attention_mask, "bool")
+        query_open = None
+        if self.query_dropping and not training:
+            query_open = self._query_open(query, value, gates, query_mask)
+        sparse = self.sparse_inference and not training and not return_attention_scores
+        if sparse and query_open is not None:
+            output = self._sparse_token_attention(
+                query, key, value, key_open, query_open, attention_mask, use_causal_mask
+            )
+            if query_mask is not None:
+                set_keras_mask(output, query_mask)
+            return output
 
         gate = self._gate_dense(query) if self._use_gate else None
         query = self._query_dense(query)
-        if self.sparse_inference and not training and not return_attention_scores:
+        if sparse:
             output = self._sparse_attention(query, key, value, key_open, query_mask, attention_mask, use_causal_mask)
             scores = None
         else:
@@ -203,6 +248,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 bias,
                 training,
             )
+        if query_open is not None:  # closed queries: a zero context
+            output = output * ops.cast(query_open, output.dtype)[:, :, None, None]
+            scores = scores * ops.cast(query_open, scores.dtype)[:, None, :, None]
         if gate is not None:
             output = ops.multiply(output, gate)
         output = self._output_dense(output)
@@ -231,12 +279,16 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             key_open = gate_open if key_open is None else ops.logical_and(key_open, gate_open)
         return key_open, bias
 
-    def _position_mask(self, query, key_positions, use_causal_mask):
+    def _position_mask(self, query, key_positions, use_causal_mask, query_positions=None):
         """Causal and sliding-window mask `(1 or batch, q, k)` from the
-        original positions `(1 or batch, k)` of the keys, or None."""
+        original positions `(1 or batch, k)` of the keys (and of the
+        queries, all of them by default), or None."""
         if not use_causal_mask and self._sliding_window is None:
             return None
-        rows = ops.arange(ops.shape(query)[1], dtype="int32")[None, :, None]
+        if query_positions is None:
+            rows = ops.arange(ops.shape(query)[1], dtype="int32")[None, :, None]
+        else:
+            rows = ops.expand_dims(ops.cast(query_positions, "int32"), -1)
         columns = ops.expand_dims(ops.cast(key_positions, "int32"), axis=1)
         mask = None
         if use_causal_mask:
@@ -322,6 +374,45 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             )
             output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
             return output
+
+        return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
+
+    def _sparse_token_attention(self, query, key, value, key_open, query_open, attention_mask, use_causal_mask):
+        """The sparse path with query dropping: the open queries (raw, not
+        yet projected) and the open keys/values are gathered into `k` slots,
+        attended, projected out and scattered back; closed queries get the
+        output projection of a zero context."""
+        if key_open is None:
+            key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
+        key_float = ops.cast(key_open, "float32")
+        query_float, query_needed, query_slot = open_slots(query_open)
+        needed = ops.maximum(ops.cast(ops.max(ops.sum(key_float, axis=1)), "int32"), query_needed)
+        zero_context = ops.zeros((1, 1, self._num_heads, self._value_dim), self.compute_dtype)
+        closed_output = self._output_dense(zero_context)
+
+        def branch(k):
+            slot_open, key_positions = gather_open(key_float, k)
+            _, query_positions = gather_open(query_float, k)
+            compact = gather_rows(query, query_positions)
+            gate = self._gate_dense(compact) if self._use_gate else None
+            k_in = gather_rows(key, key_positions)
+            v_in = k_in if value is key else gather_rows(value, key_positions)
+            gathered_mask = None
+            if attention_mask is not None:
+                rows = ops.take_along_axis(attention_mask, ops.expand_dims(query_positions, -1), axis=1)
+                gathered_mask = ops.take_along_axis(rows, ops.expand_dims(key_positions, 1), axis=2)
+            # Slots of closed queries are computed but never scattered back.
+            mask = self._merge(
+                ops.expand_dims(slot_open, -2),
+                self._position_mask(compact, key_positions, use_causal_mask, query_positions),
+                gathered_mask,
+            )
+            output, _ = self._attend(
+                self._query_dense(compact), self._key_dense(k_in), self._value_dense(v_in), mask, None, False
+            )
+            if gate is not None:
+                output = ops.multiply(output, gate)
+            return scatter_back(self._output_dense(output), query_slot, query_open, k, closed_output)
 
         return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
 

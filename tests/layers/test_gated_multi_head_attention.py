@@ -33,7 +33,7 @@ def pair(**kwargs):
 def test_layer_harness(tmp_path):
     run_layer_test(
         GatedMultiHeadAttention,
-        {"num_heads": 2, "key_dim": 4, "sparse_inference": True, "sparse_buckets": [0.5, 1.0]},
+        {"num_heads": 2, "key_dim": 4, "sparse_inference": True, "sparse_buckets": [0.5, 1.0], "query_dropping": True},
         X,
         tmp_path,
         call_kwargs={"value": OTHER, "gates": GATES},
@@ -132,3 +132,48 @@ def test_errors():
     image = np.zeros([1, 3, 3, 4], "float32")
     with pytest.raises(ValueError, match="rank-3"):
         layer(image, image, gates=np.ones([1, 3], "float32"))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_query_dropping_keeps_open_queries_and_zeroes_closed_contexts(causal):
+    plain = GatedMultiHeadAttention(num_heads=2, key_dim=4)
+    plain(X, X)
+    dense, sparse, exact = (
+        GatedMultiHeadAttention(num_heads=2, key_dim=4, query_dropping=True, **sparse)
+        for sparse in (
+            {},
+            {"sparse_inference": True, "sparse_buckets": [0.25, 0.5]},
+            {"sparse_inference": True, "sparse_buckets": None},
+        )
+    )
+    for layer in (dense, sparse, exact):
+        layer(X, X)
+        layer.set_weights(plain.get_weights())
+    query_open = (GATES > 0.5) & PADDING
+    bias = dense.output_dense.bias.numpy()
+    kept = plain(X, X, value_mask=PADDING, query_mask=PADDING, gates=GATES, use_causal_mask=causal)
+    expected = np.where(query_open[..., None], kept, bias)
+    for layer in (dense, sparse, exact):
+        got = layer(X, X, value_mask=PADDING, query_mask=PADDING, gates=GATES, use_causal_mask=causal)
+        np.testing.assert_allclose(got, expected, atol=1e-5)
+    # Training computes every query.
+    training = dense(X, X, gates=GATES, training=True)
+    np.testing.assert_allclose(training, plain(X, X, gates=GATES, training=True), atol=1e-6)
+    # With an attention mask, and compiled with XLA.
+    attention_mask = RNG.random([4, 9, 9]) > 0.2
+    expected = dense(X, X, attention_mask=attention_mask, gates=GATES)
+    compiled = tf.function(lambda *a: sparse(a[0], a[0], attention_mask=a[1], gates=a[2]), jit_compile=True)
+    np.testing.assert_allclose(compiled(X, attention_mask, GATES), expected, atol=1e-5)
+    # Closed queries have no influence on the open ones' outputs.
+    noisy = X.copy()
+    noisy[GATES < 0.5] = 1e3
+    got = sparse(noisy, noisy, gates=GATES)
+    np.testing.assert_allclose(
+        np.asarray(got)[GATES > 0.5], np.asarray(sparse(X, X, gates=GATES))[GATES > 0.5], atol=1e-5
+    )
+
+
+def test_query_dropping_refuses_cross_attention():
+    layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, query_dropping=True)
+    with pytest.raises(ValueError, match="self-attention"):
+        layer(X[:, :5], OTHER, gates=GATES)
