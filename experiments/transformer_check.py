@@ -17,7 +17,9 @@ the default) and an auxiliary network:
   tokens saves.
 - `seeds`: seeds 1 and 2 of the dense model and of the chosen candidate
   (seed 0 comes from `select`); it needs `select` done.
-- `serve`: exports both seed-0 runs with `ganet_tf.export.export_saved_model`,
+- `serve`: exports both seed-0 runs (or, where their models are not on this
+  machine, since `runs/` is not kept when a session moves to another one,
+  the lowest seed whose two models are) with `ganet_tf.export.export_saved_model`,
   loads them with plain `tf.saved_model.load(...).signatures["serving_default"]`
   and times them side by side in one process on the IMDB test texts that
   have at least 512 tokens (counted by the runs' own vectorizers before
@@ -208,7 +210,8 @@ def medians(rounds):
 
 
 def serve_runs(args):
-    """`{"dense": run, "gated": run}` of seed 0, or None (said why) when
+    """`{"dense": run, "gated": run}` of the lowest seed whose two models
+    are on this machine (seed 0 where they are), or None (said why) when
     they are not ready."""
     chosen = chosen_or_wait(args.results, "serve")
     if chosen is None:
@@ -224,7 +227,17 @@ def serve_runs(args):
         raise SystemExit(
             "error: part serve needs part select done first (missing imdb_dense_seed0): run --parts select"
         )
-    return {"dense": find(runs, "dense", 0), "gated": find(runs, chosen, 0)}
+    for seed in SEEDS:
+        pair = {"dense": find(runs, "dense", seed), "gated": find(runs, chosen, seed)}
+        if None not in pair.values() and all(
+            os.path.exists(os.path.join(REPO, args.out_root, run["name"], "model.keras")) for run in pair.values()
+        ):
+            return pair
+    raise SystemExit(
+        f"error: part serve needs the models of one seed of dense and {chosen} in {args.out_root}, and none has "
+        "both here (runs/ is not kept across machines): run --parts seeds on this machine while a seed is "
+        "still to train, so that its two models are here"
+    )
 
 
 def part_serve(args):
