@@ -229,10 +229,20 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             output = self._sparse_token_attention(
                 query, key, value, key_open, query_open, attention_mask, use_causal_mask
             )
-            if query_mask is not None:
-                set_keras_mask(output, query_mask)
-            return output
+            scores = None
+        else:
+            masks = (key_open, bias, query_mask, query_open, attention_mask, use_causal_mask)
+            output, scores = self._project_and_attend(query, key, value, masks, sparse, training)
+        if query_mask is not None:
+            set_keras_mask(output, query_mask)
+        if return_attention_scores:
+            return output, scores
+        return output
 
+    def _project_and_attend(self, query, key, value, masks, sparse, training):
+        """`(output, scores)` of every query: the dense path, or with
+        `sparse` the open keys and values gathered (scores None)."""
+        key_open, bias, query_mask, query_open, attention_mask, use_causal_mask = masks
         gate = self._gate_dense(query) if self._use_gate else None
         query = self._query_dense(query)
         if sparse:
@@ -240,25 +250,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             scores = None
         else:
             mask = self._dense_mask(query, value, key_open, query_mask, attention_mask, use_causal_mask)
-            output, scores = self._attend(
-                query,
-                self._key_dense(key),
-                self._value_dense(value),
-                mask,
-                bias,
-                training,
-            )
+            output, scores = self._attend(query, self._key_dense(key), self._value_dense(value), mask, bias, training)
         if query_open is not None:  # closed queries: a zero context
             output = output * ops.cast(query_open, output.dtype)[:, :, None, None]
             scores = scores * ops.cast(query_open, scores.dtype)[:, None, :, None]
         if gate is not None:
             output = ops.multiply(output, gate)
-        output = self._output_dense(output)
-        if query_mask is not None:
-            set_keras_mask(output, query_mask)
-        if return_attention_scores:
-            return output, scores
-        return output
+        return self._output_dense(output), scores
 
     def _gate_keys(self, gates, value_mask, key_mask, training):
         """`(key_open, bias)`: per-key openness `(batch, kv_steps)` from the
