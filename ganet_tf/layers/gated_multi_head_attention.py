@@ -342,36 +342,12 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         return output, weights
 
     def _sparse_attention(self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask):
-        if key_open is None:
-            key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
-        open_float = ops.cast(key_open, "float32")
-        needed = ops.cast(ops.max(ops.sum(open_float, axis=1)), "int32")
+        key_float, needed = self._open_keys(value, key_open)
 
         def branch(k):
-            # The open positions first, in order, then closed ones
-            # (masked slots).
-            slot_open, positions = gather_open(open_float, k)
-            k_in = gather_rows(key, positions)
-            v_in = k_in if value is key else gather_rows(value, positions)
-            gathered_mask = None
-            if attention_mask is not None:
-                rows = ops.shape(attention_mask)[1]
-                gathered_mask = ops.take_along_axis(
-                    attention_mask,
-                    ops.broadcast_to(
-                        ops.expand_dims(positions, 1),
-                        (ops.shape(positions)[0], rows, ops.shape(positions)[1]),
-                    ),
-                    axis=2,
-                )
-            mask = self._merge(
-                None if query_mask is None else ops.expand_dims(query_mask, -1),
-                ops.expand_dims(slot_open, -2),
-                self._position_mask(query, positions, use_causal_mask),
-                gathered_mask,
+            return self._attend_open_keys(
+                query, None, key, value, key_float, k, query_mask, attention_mask, use_causal_mask
             )
-            output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
-            return output
 
         return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
 
@@ -380,39 +356,73 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         yet projected) and the open keys/values are gathered into `k` slots,
         attended, projected out and scattered back; closed queries get the
         output projection of a zero context."""
-        if key_open is None:
-            key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
-        key_float = ops.cast(key_open, "float32")
+        key_float, key_needed = self._open_keys(value, key_open)
         query_float, query_needed, query_slot = open_slots(query_open)
-        needed = ops.maximum(ops.cast(ops.max(ops.sum(key_float, axis=1)), "int32"), query_needed)
         zero_context = ops.zeros((1, 1, self._num_heads, self._value_dim), self.compute_dtype)
         closed_output = self._output_dense(zero_context)
 
         def branch(k):
-            slot_open, key_positions = gather_open(key_float, k)
+            # Slots of closed queries are computed but never scattered back.
             _, query_positions = gather_open(query_float, k)
             compact = gather_rows(query, query_positions)
             gate = self._gate_dense(compact) if self._use_gate else None
-            k_in = gather_rows(key, key_positions)
-            v_in = k_in if value is key else gather_rows(value, key_positions)
-            gathered_mask = None
-            if attention_mask is not None:
-                rows = ops.take_along_axis(attention_mask, ops.expand_dims(query_positions, -1), axis=1)
-                gathered_mask = ops.take_along_axis(rows, ops.expand_dims(key_positions, 1), axis=2)
-            # Slots of closed queries are computed but never scattered back.
-            mask = self._merge(
-                ops.expand_dims(slot_open, -2),
-                self._position_mask(compact, key_positions, use_causal_mask, query_positions),
-                gathered_mask,
-            )
-            output, _ = self._attend(
-                self._query_dense(compact), self._key_dense(k_in), self._value_dense(v_in), mask, None, False
+            output = self._attend_open_keys(
+                self._query_dense(compact),
+                query_positions,
+                key,
+                value,
+                key_float,
+                k,
+                None,
+                attention_mask,
+                use_causal_mask,
             )
             if gate is not None:
                 output = ops.multiply(output, gate)
             return scatter_back(self._output_dense(output), query_slot, query_open, k, closed_output)
 
+        needed = ops.maximum(key_needed, query_needed)
         return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
+
+    def _open_keys(self, value, key_open):
+        """The open keys as float32 `(batch, kv_steps)` (all of them when
+        `key_open` is None) and the largest open count of a row."""
+        if key_open is None:
+            key_open = ops.ones(ops.shape(value)[:2], dtype="bool")
+        key_float = ops.cast(key_open, "float32")
+        return key_float, ops.cast(ops.max(ops.sum(key_float, axis=1)), "int32")
+
+    def _attend_open_keys(
+        self, query, query_positions, key, value, key_float, k, query_mask, attention_mask, use_causal_mask
+    ):
+        """Projected `query` rows attend to the `k` first open keys and
+        values, gathered (the open positions first, in order, then closed
+        ones as masked slots). `query_positions` `(batch, q)`: the original
+        positions of gathered query rows, or None for all of them in order."""
+        slot_open, positions = gather_open(key_float, k)
+        k_in = gather_rows(key, positions)
+        v_in = k_in if value is key else gather_rows(value, positions)
+        gathered_mask = None
+        if attention_mask is not None:
+            if query_positions is not None:
+                attention_mask = ops.take_along_axis(attention_mask, ops.expand_dims(query_positions, -1), axis=1)
+            rows = ops.shape(attention_mask)[1]
+            gathered_mask = ops.take_along_axis(
+                attention_mask,
+                ops.broadcast_to(
+                    ops.expand_dims(positions, 1),
+                    (ops.shape(positions)[0], rows, ops.shape(positions)[1]),
+                ),
+                axis=2,
+            )
+        mask = self._merge(
+            None if query_mask is None else ops.expand_dims(query_mask, -1),
+            ops.expand_dims(slot_open, -2),
+            self._position_mask(query, positions, use_causal_mask, query_positions),
+            gathered_mask,
+        )
+        output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
+        return output
 
     def compute_output_spec(self, query, value, key=None, gates=None, **kwargs):
         return super().compute_output_spec(query, value, key=key, **kwargs)
