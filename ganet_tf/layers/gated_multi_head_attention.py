@@ -10,6 +10,7 @@ from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
+from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import normalize_buckets
@@ -404,17 +405,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         v_in = k_in if value is key else gather_rows(value, positions)
         gathered_mask = None
         if attention_mask is not None:
-            if query_positions is not None:
-                attention_mask = ops.take_along_axis(attention_mask, ops.expand_dims(query_positions, -1), axis=1)
-            rows = ops.shape(attention_mask)[1]
-            gathered_mask = ops.take_along_axis(
-                attention_mask,
-                ops.broadcast_to(
-                    ops.expand_dims(positions, 1),
-                    (ops.shape(positions)[0], rows, ops.shape(positions)[1]),
-                ),
-                axis=2,
-            )
+            gathered_mask = gather_mask(attention_mask, query_positions, positions)
         mask = self._merge(
             None if query_mask is None else ops.expand_dims(query_mask, -1),
             ops.expand_dims(slot_open, -2),

@@ -6,6 +6,7 @@ from keras.src.backend import get_keras_mask
 
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import normalize_buckets
@@ -227,10 +228,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
             # slots).
             slot_open, positions = gather_open(open_float, k)
             compact = gather_rows(inputs, positions)
-            compact_mask = None
-            if attention_mask is not None:
-                rows = ops.take_along_axis(attention_mask, ops.expand_dims(positions, -1), axis=1)
-                compact_mask = ops.take_along_axis(rows, ops.expand_dims(positions, 1), axis=2)
+            compact_mask = None if attention_mask is None else gather_mask(attention_mask, positions, positions)
             outputs = self._block(compact, slot_open, compact_mask, None, False)
             # Back to the full length; closed tokens pass through.
             return scatter_back(outputs, slot, open_, k, inputs)

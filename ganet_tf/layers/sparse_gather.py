@@ -106,3 +106,13 @@ def scatter_back(gathered, slot, open_, k, fill):
     for _ in range(len(gathered.shape) - 2):
         where = ops.expand_dims(where, -1)
     return ops.where(where, gather_rows(gathered, ops.minimum(slot, k - 1)), fill)
+
+
+def gather_mask(mask, row_positions, column_positions):
+    """An attention mask `(batch, rows, columns)` at the rows
+    `row_positions` `(batch, q)` (every row when None) and the columns
+    `column_positions` `(batch, k)`, as `(batch, q, k)`."""
+    if row_positions is not None:
+        mask = ops.take_along_axis(mask, ops.expand_dims(row_positions, -1), axis=1)
+    shape = (ops.shape(column_positions)[0], ops.shape(mask)[1], ops.shape(column_positions)[1])
+    return ops.take_along_axis(mask, ops.broadcast_to(ops.expand_dims(column_positions, 1), shape), axis=2)
