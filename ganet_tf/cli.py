@@ -288,6 +288,8 @@ def _add_seq2seq_arguments(parser):
     descent_help = "how training handles the hierarchy's argmax descent"
     add_flag(parser, "--descent", defaults, choices=("straight_through", "soft"), help=descent_help)
     add_flag(parser, "--epochs", defaults, int)
+    patience_help = "stop after this many epochs without a lower validation loss and keep the best epoch (default: all)"
+    add_flag(parser, "--patience", defaults, int, help=patience_help)
     add_flag(parser, "--seed", defaults, int)
     parser.add_argument("--out", help="folder for model.keras, vocabularies.json and metrics.json")
     parser.add_argument("--export", help="also write a SavedModel here: raw source strings -> greedy translations")

@@ -26,9 +26,15 @@ from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
+from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import prepare_backup_dir
 from ganet_tf.training.backup import unreadable_backup
 from ganet_tf.training.backup import write_json
+from ganet_tf.training.best_epoch_stopping import HISTORY_FILE
+from ganet_tf.training.best_epoch_stopping import BestEpochStopping
+from ganet_tf.training.best_epoch_stopping import best_epoch
+from ganet_tf.training.best_epoch_stopping import read_history
+from ganet_tf.training.best_epoch_stopping import resumed_stopping
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import RUN_MARKER
@@ -53,6 +59,7 @@ class Seq2SeqConfig:
     descent: str = "straight_through"
     halting_penalty: float = 1e-3
     epochs: int = 10
+    patience: int = None
     seed: int = 0
     out: str = None
     export: str = None
@@ -95,6 +102,8 @@ def _check(config):
         value = getattr(config, name)
         if not isinstance(value, int) or value < 1:
             raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+    if config.patience is not None and (not isinstance(config.patience, int) or config.patience < 1):
+        raise GANetInputError(f"--patience must be a positive integer (or left out), got {config.patience}.")
     if config.levels < 2 or config.block_size < 2:
         raise GANetInputError(
             f"--levels and --block-size must be at least 2, got {config.levels} and {config.block_size}."
@@ -362,7 +371,7 @@ def _run_seq2seq(config):
     model = _compiled_model(config, source_size, target_size)
     if config.init_from:  # a backup, if any, replaces these weights when training starts
         _load_initial_weights(model, config.init_from)
-    train_seconds, epochs_run = _fit(model, config, datasets)
+    train_seconds, epochs_run, best = _fit(model, config, datasets)
 
     result = {
         "task": config.task,
@@ -371,6 +380,9 @@ def _run_seq2seq(config):
         "block_size": (config.block_size if config.attention in ("hier-rnn", "hier-cnn") else None),
         "seed": config.seed,
         "epochs": config.epochs,
+        "patience": config.patience,
+        "epochs_trained": epochs_run,
+        "best_epoch": best,
         "train_examples": len(ids["train"][0]),
         "test_examples": len(ids["test"][0]),
         "source_vocabulary": source_size,
@@ -452,32 +464,52 @@ class _EpochSeconds(keras.callbacks.Callback):
 
 
 def _fit(model, config, datasets):
-    """Trains; returns `(seconds, epochs)` of the training.
+    """Trains; returns `(seconds, epochs, best epoch)` of the training.
+
+    Without `--patience` every epoch is trained and the last one's weights
+    kept (best epoch None); with it, training stops after `patience` epochs
+    without a lower validation loss and ends with the best epoch's weights
+    (`BestEpochStopping`, `train`'s rule; the best epoch counts from 1).
 
     With `--backup-dir` training resumes from the last finished epoch, and
     the backup keeps the last epoch after training (Keras' default deletes
     it), so a run that fails after training, while decoding or writing
     `--out`, resumes with nothing left to train. The seconds and epochs are
-    then those of every attempt (`epoch_seconds.json`).
+    then those of every attempt (`epoch_seconds.json`), and early stopping
+    continues from the attempts' `history.csv` and `best.weights.h5`.
     """
-    callbacks = []
-    epoch_seconds = None
+    callbacks, epoch_seconds, finished = [], None, False
+    stopper = None if config.patience is None else BestEpochStopping("val_loss", "min", config.patience)
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
         epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
         callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), epoch_seconds]
+        if stopper is not None:
+            args = ("val_loss", "min", config.patience, config.epochs, config.backup_dir)
+            stopper, finished = resumed_stopping(*args)
+            callbacks.append(keras.callbacks.CSVLogger(os.path.join(config.backup_dir, HISTORY_FILE), append=True))
     started = time.perf_counter()
-    history = model.fit(
-        datasets["train"],
-        validation_data=datasets["val"],
-        epochs=config.epochs,
-        callbacks=callbacks,
-        verbose=config.verbose,
-        shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
-    )
-    if epoch_seconds is not None:
-        return sum(epoch_seconds.seconds.values()), len(epoch_seconds.seconds)
-    return time.perf_counter() - started, len(history.history.get("loss", []))
+    if finished:  # an earlier attempt stopped early: its best weights, nothing to train
+        load_backup_weights(model, stopper.path)
+        epoch_seconds.on_train_begin()  # the attempts' epoch seconds
+        history = {}
+    else:
+        fitted = model.fit(
+            datasets["train"],
+            validation_data=datasets["val"],
+            epochs=config.epochs,
+            callbacks=callbacks + ([] if stopper is None else [stopper]),
+            verbose=config.verbose,
+            shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
+        )
+        history = fitted.history
+    if config.backup_dir:
+        history = read_history(os.path.join(config.backup_dir, HISTORY_FILE)) if stopper is not None else {}
+        seconds, epochs = sum(epoch_seconds.seconds.values()), len(epoch_seconds.seconds)
+    else:
+        seconds, epochs = time.perf_counter() - started, len(history.get("loss", []))
+    best = None if stopper is None else best_epoch(history["val_loss"], "min") + 1
+    return seconds, epochs, best
 
 
 def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):

@@ -1,9 +1,19 @@
 """Early stopping that ends `fit` with the best epoch's weights: `train`'s one rule."""
 
+import csv
+import os
+
 import keras
+import numpy as np
 
 from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import save_weights
+from ganet_tf.training.backup import unreadable_backup
+
+# What a resumable run's `--backup-dir` keeps for early stopping: one row of
+# logs per finished epoch, and the best epoch's weights.
+HISTORY_FILE = "history.csv"
+BEST_WEIGHTS_FILE = "best.weights.h5"
 
 
 class BestEpochStopping(keras.callbacks.EarlyStopping):
@@ -71,3 +81,41 @@ class BestEpochStopping(keras.callbacks.EarlyStopping):
             load_backup_weights(self.model, self.path)
         elif self.best_weights is not None:
             self.model.set_weights(self.best_weights)
+
+
+def best_epoch(values, mode):
+    """Index of the best of `values` (`mode` `"min"` or `"max"`; the first on ties)."""
+    return int(np.argmin(values) if mode == "min" else np.argmax(values))
+
+
+def read_history(path):
+    """`{log name: [one float per finished epoch]}` of a `CSVLogger` file; `{}` if there is none."""
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
+    except (OSError, ValueError, TypeError, csv.Error) as error:
+        raise unreadable_backup(path, error) from None
+
+
+def resumed_stopping(monitor, mode, patience, epochs, backup_dir):
+    """`(stopper, finished)` for a run that keeps its attempts in `backup_dir`.
+
+    `stopper` is a `BestEpochStopping` writing the best weights to
+    `backup_dir/best.weights.h5` and continuing from the attempts that
+    `backup_dir/history.csv` records (log it there with
+    `keras.callbacks.CSVLogger(..., append=True)`); `finished` says whether
+    those attempts already ended the run (`epochs` trained, or `patience`
+    epochs passed since the best), in which case the caller loads
+    `stopper.path` instead of training.
+    """
+    path = os.path.join(backup_dir, BEST_WEIGHTS_FILE)
+    done = read_history(os.path.join(backup_dir, HISTORY_FILE)).get(monitor, [])
+    if not done:
+        return BestEpochStopping(monitor, mode, patience, path=path), False
+    best = best_epoch(done, mode)
+    waited = len(done) - 1 - best
+    stopper = BestEpochStopping(monitor, mode, patience, path=path, best=done[best], waited=waited)
+    return stopper, len(done) >= epochs or waited >= patience

@@ -1,6 +1,5 @@
 """Train and evaluate one model on one dataset: the library behind `train`."""
 
-import csv
 import dataclasses
 import json
 import math
@@ -10,7 +9,6 @@ import sys
 import time
 
 import keras
-import numpy as np
 
 from ganet_tf.data import save_vectorizer
 from ganet_tf.data.registry import LOCAL_WINDOWS  # noqa: F401 - re-exported
@@ -24,8 +22,11 @@ from ganet_tf.training.backup import has_finished_epochs
 from ganet_tf.training.backup import is_backup_folder
 from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import prepare_backup_dir
-from ganet_tf.training.backup import unreadable_backup
+from ganet_tf.training.best_epoch_stopping import HISTORY_FILE
 from ganet_tf.training.best_epoch_stopping import BestEpochStopping
+from ganet_tf.training.best_epoch_stopping import best_epoch
+from ganet_tf.training.best_epoch_stopping import read_history
+from ganet_tf.training.best_epoch_stopping import resumed_stopping
 from ganet_tf.training.distribution import is_chief
 from ganet_tf.training.distribution import local_copy
 from ganet_tf.training.distribution import make_strategy
@@ -51,11 +52,6 @@ from ganet_tf.training.runtime_options import tensorboard_callbacks
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
-
-
-def _best_epoch(values, monitor):
-    """Index of the best value of `monitor` (first one on ties)."""
-    return int(np.argmin(values) if MONITORS[monitor] == "min" else np.argmax(values))
 
 
 @dataclasses.dataclass
@@ -271,30 +267,6 @@ def write_outputs(out, model, vectorizer, splits, result):
     write_run_folder(out, write_files)
 
 
-def _read_history(path):
-    if not os.path.isfile(path):
-        return {}
-    try:
-        with open(path, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-        return {key: [float(row[key]) for row in rows] for key in (rows[0] if rows else {})}
-    except (OSError, ValueError, TypeError, csv.Error) as error:
-        raise unreadable_backup(path, error) from None
-
-
-def _earlier_attempts(history_path, config):
-    """`(best, waited, finished)` of the attempts that `history_path` records:
-    the best `config.monitor` value (None before any finished epoch), the
-    epochs since it, and whether `config.epochs` or early stopping ended the
-    run already."""
-    done = _read_history(history_path).get(config.monitor, [])
-    if not done:
-        return None, 0, False
-    best_epoch = _best_epoch(done, config.monitor)
-    waited = len(done) - 1 - best_epoch
-    return done[best_epoch], waited, len(done) >= config.epochs or waited >= config.patience
-
-
 def _fit(model, train, validation, config, callbacks):
     """`model.fit` with early stopping on `config.monitor`; returns the history.
 
@@ -307,16 +279,16 @@ def _fit(model, train, validation, config, callbacks):
     After a resume, patience counts from the best epoch in `history.csv`,
     and the history returned is that of every attempt.
     """
-    stopping = {"monitor": config.monitor, "mode": MONITORS[config.monitor], "patience": config.patience}
+    mode = MONITORS[config.monitor]
+    stopper = BestEpochStopping(config.monitor, mode, config.patience)
     resumable = []
     if config.backup_dir:
         os.makedirs(config.backup_dir, exist_ok=True)
-        history_path = os.path.join(config.backup_dir, "history.csv")
-        best, waited, finished = _earlier_attempts(history_path, config)
-        stopping.update(path=os.path.join(config.backup_dir, "best.weights.h5"), best=best, waited=waited)
+        history_path = os.path.join(config.backup_dir, HISTORY_FILE)
+        stopper, finished = resumed_stopping(config.monitor, mode, config.patience, config.epochs, config.backup_dir)
         if finished:
-            load_backup_weights(model, stopping["path"])
-            return _read_history(history_path)
+            load_backup_weights(model, stopper.path)
+            return read_history(history_path)
         resumable = [
             AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")),
             keras.callbacks.CSVLogger(history_path, append=True),
@@ -325,11 +297,11 @@ def _fit(model, train, validation, config, callbacks):
         train,
         validation_data=validation,
         epochs=config.epochs,
-        callbacks=[NonFiniteGuard(), *resumable, BestEpochStopping(**stopping), *callbacks],
+        callbacks=[NonFiniteGuard(), *resumable, stopper, *callbacks],
         verbose=config.verbose,
         shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
     )
-    return _read_history(history_path) if config.backup_dir else fitted.history
+    return read_history(history_path) if config.backup_dir else fitted.history
 
 
 def train_and_evaluate(config, callbacks=()):
@@ -444,7 +416,7 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
         "validation_attended_density": validation["attended_density"],
         "validation_all_closed_rate": validation["all_closed_rate"],
         "epochs_trained": len(history["val_loss"]),
-        "best_epoch": _best_epoch(history[config.monitor], config.monitor) + 1,
+        "best_epoch": best_epoch(history[config.monitor], MONITORS[config.monitor]) + 1,
         "train_seconds": round(train_seconds, 2),
         "epoch_seconds": [round(s, 2) for s in epoch_seconds],
         "history": {key: [round(float(v), 5) for v in values] for key, values in history.items() if key != "epoch"},

@@ -143,3 +143,50 @@ def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
     path.write_text("{not json")
     with pytest.raises(GANetInputError, match=r"epoch_seconds\.json is unreadable .*pass --restart"):
         _EpochSeconds(str(path)).on_train_begin()
+
+
+def test_patience_keeps_the_best_epoch_and_a_finished_backup_trains_no_more(tmp_path):
+    import csv
+
+    backup = tmp_path / "b"
+    config = Seq2SeqConfig(
+        **{**TINY_COPY, "epochs": 3, "patience": 3}, out=str(tmp_path / "run"), backup_dir=str(backup)
+    )
+    result = run_seq2seq(config)
+    with open(backup / "history.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    losses = [float(row["val_loss"]) for row in rows]
+    assert result["epochs_trained"] == len(losses) == 3
+    assert result["best_epoch"] == int(np.argmin(losses)) + 1
+    best = EncoderDecoder.from_config(keras.models.load_model(tmp_path / "run" / "model.keras").get_config())
+    best.build()
+    best.load_weights(backup / "best.weights.h5")
+    saved = keras.models.load_model(tmp_path / "run" / "model.keras")
+    for mine, theirs in zip(saved.get_weights(), best.get_weights(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+    # An unbeatable first epoch: with patience 2 the earlier attempt has
+    # stopped, so a longer budget trains nothing and keeps the saved best.
+    rows[0]["val_loss"] = "0.0"
+    with open(backup / "history.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    seconds = (backup / "epoch_seconds.json").read_text()
+    again = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 6, "patience": 2}))
+    assert (backup / "epoch_seconds.json").read_text() == seconds
+    assert (again["epochs_trained"], again["best_epoch"]) == (3, 1)
+    saved = keras.models.load_model(tmp_path / "run" / "model.keras")
+    for mine, theirs in zip(saved.get_weights(), best.get_weights(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_without_patience_every_epoch_trains_and_no_best_epoch_is_named(bahdanau_run):
+    with open(f"{bahdanau_run}/metrics.json") as handle:
+        metrics = json.load(handle)
+    assert (metrics["patience"], metrics["epochs_trained"], metrics["best_epoch"]) == (None, 1, None)
+
+
+def test_a_patience_below_one_is_one_error_line():
+    with pytest.raises(GANetInputError, match=r"--patience must be a positive integer .* got 0"):
+        run_seq2seq(Seq2SeqConfig(**TINY_COPY, patience=0))
