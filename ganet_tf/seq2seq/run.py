@@ -508,7 +508,9 @@ def _fit(model, config, datasets):
         seconds, epochs = sum(epoch_seconds.seconds.values()), len(epoch_seconds.seconds)
     else:
         seconds, epochs = time.perf_counter() - started, len(history.get("loss", []))
-    best = None if stopper is None else best_epoch(history["val_loss"], "min") + 1
+    # Epochs trained before `--patience` was given (a resumed run) have no
+    # row in `history.csv`: the best epoch counts them too.
+    best = None if stopper is None else epochs - len(history["val_loss"]) + best_epoch(history["val_loss"], "min") + 1
     return seconds, epochs, best
 
 

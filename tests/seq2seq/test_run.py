@@ -190,3 +190,17 @@ def test_without_patience_every_epoch_trains_and_no_best_epoch_is_named(bahdanau
 def test_a_patience_below_one_is_one_error_line():
     with pytest.raises(GANetInputError, match=r"--patience must be a positive integer .* got 0"):
         run_seq2seq(Seq2SeqConfig(**TINY_COPY, patience=0))
+
+
+def test_patience_given_on_resume_counts_the_epochs_trained_before_it(tmp_path):
+    import csv
+
+    backup = tmp_path / "b"
+    config = Seq2SeqConfig(**{**TINY_COPY, "epochs": 1}, out=str(tmp_path / "run"), backup_dir=str(backup))
+    run_seq2seq(config)
+    result = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 3, "patience": 5}))
+    with open(backup / "history.csv", newline="") as handle:
+        losses = [float(row["val_loss"]) for row in csv.DictReader(handle)]
+    assert len(losses) == 2  # epochs 2 and 3: the first ran without --patience
+    assert result["epochs_trained"] == 3
+    assert result["best_epoch"] == 2 + int(np.argmin(losses))
