@@ -448,6 +448,10 @@ class _EpochSeconds(keras.callbacks.Callback):
         self.seconds = {}
 
     def on_train_begin(self, logs=None):
+        self.load()
+
+    def load(self):
+        """Reads the seconds of the earlier attempts' epochs, if any."""
         if os.path.exists(self.path):
             try:
                 with open(self.path, encoding="utf-8") as handle:
@@ -491,8 +495,7 @@ def _fit(model, config, datasets):
     started = time.perf_counter()
     if finished:  # an earlier attempt stopped early: its best weights, nothing to train
         load_backup_weights(model, stopper.path)
-        epoch_seconds.on_train_begin()  # the attempts' epoch seconds
-        history = {}
+        epoch_seconds.load()
     else:
         fitted = model.fit(
             datasets["train"],
@@ -503,7 +506,7 @@ def _fit(model, config, datasets):
             shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
         )
         history = fitted.history
-    if config.backup_dir:
+    if config.backup_dir:  # every attempt's epochs (the finished branch trained none)
         history = read_history(os.path.join(config.backup_dir, HISTORY_FILE)) if stopper is not None else {}
         seconds, epochs = sum(epoch_seconds.seconds.values()), len(epoch_seconds.seconds)
     else:
