@@ -18,7 +18,9 @@ to Bahdanau's (seed 0 of each table row when several seeds exist, unless
 `--names` picks), the tokens the outputs hold, the decoder steps one pass
 runs (a batch runs until its last row ends), the attended density and the
 attention FLOPs per decoded token (from the run's JSON) are written to
-`OUT/decode_<task>.json` and `OUT/decode_<task>.md` (`OUT`: `results/seq2seq`).
+`OUT/decode_<table>.json` and `OUT/decode_<table>.md` (`OUT`: `results/seq2seq`;
+`--table` picks a `seq2seq_tables.py` table, by default the one named like
+`--task`).
 """
 
 import argparse
@@ -42,6 +44,11 @@ from runner import load_runs  # noqa: E402
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=("multi30k", "copy"), default="multi30k")
+    parser.add_argument(
+        "--table",
+        choices=("multi30k", "multi30k-long", "copy"),
+        help="the `seq2seq_tables.py` table whose runs to time (default: the task's own, named like it)",
+    )
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
     parser.add_argument("--names", nargs="+", help="runs to compare (default: seed 0 of every table row)")
     parser.add_argument("--sentences", type=int, default=1000, help="the first N test sentences")
@@ -55,12 +62,16 @@ def parse_args():
     args = parser.parse_args()
     if args.warmup < 1:
         parser.error(f"--warmup must be at least 1 (the first pass counts the decoder steps); got {args.warmup}")
+    args.table = args.table or args.task
+    if not args.table.startswith(args.task):
+        parser.error(f"--table {args.table} holds no {args.task} runs: pass its task too")
     args.xla = False  # read by machine_line
     return args
 
 
 def chosen_runs(args):
-    runs = [r for r in load_runs(os.path.join(args.out, "runs")) if r.get("task") == args.task]
+    # Run names are `TABLE_ROW_seedN` (`seq2seq_tables.py`).
+    runs = [r for r in load_runs(os.path.join(args.out, "runs")) if r["name"].split("_")[0] == args.table]
     if args.names:
         missing = sorted(set(args.names) - {r["name"] for r in runs})
         if missing:
@@ -70,7 +81,7 @@ def chosen_runs(args):
     for run in sorted(runs, key=lambda r: r["seed"]):
         chosen.setdefault(run["name"].rsplit("_seed", 1)[0], run)
     if not any(run["attention"] == "bahdanau" for run in chosen.values()):
-        raise SystemExit(f"error: no finished {args.task} Bahdanau run to compare with in {args.out}/runs")
+        raise SystemExit(f"error: no finished {args.table} Bahdanau run to compare with in {args.out}/runs")
     return list(chosen.values())
 
 
@@ -176,9 +187,9 @@ def main():
         "seconds": time.time() - started,
     }
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"decode_{args.task}.json"), "w") as handle:
+    with open(os.path.join(args.out, f"decode_{args.table}.json"), "w") as handle:
         json.dump({"command": command, "machine": machine, "setting": setting, "cells": cells}, handle, indent=1)
-    with open(os.path.join(args.out, f"decode_{args.task}.md"), "w") as handle:
+    with open(os.path.join(args.out, f"decode_{args.table}.md"), "w") as handle:
         handle.write(readme(command, machine, args, cells))
 
 
@@ -186,7 +197,7 @@ def readme(command, machine, args, cells):
     reference = next((c for c in cells if c["attention"] == "bahdanau"), cells[0])
     flops_reference = reference["attention_flops_per_token"]
     lines = [
-        f"# Greedy decoding, {args.task}: finished runs timed side by side",
+        f"# Greedy decoding, {args.table}: finished runs timed side by side",
         "",
         f"Command: `{command}`  ",
         f"Machine: {machine}  ",

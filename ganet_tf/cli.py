@@ -299,6 +299,8 @@ def _add_seq2seq_arguments(parser):
         "--restart", action="store_true", help="delete the backup in --backup-dir and start over (after changing flags)"
     )
     add_flag(parser, "--batch-size", defaults, int)
+    buckets_help = "training batches of pairs of similar length, from N length buckets (0: random batches)"
+    add_flag(parser, "--buckets", defaults, int, help=buckets_help)
     add_flag(parser, "--hidden", defaults, int, help="encoder units each way")
     add_flag(parser, "--embedding-dim", defaults, int)
     parser.add_argument("--input-feeding", action="store_true")

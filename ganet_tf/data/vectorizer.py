@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from ganet_tf.data.length_buckets import batch_by_length
 from ganet_tf.errors import GANetInputError
 
 # Bumped whenever `standardize_text` changes what it produces: a model's
@@ -119,14 +120,6 @@ def vectorize(vectorizer, texts, batch_size=4096):
     return np.concatenate(ids).astype("int32")
 
 
-def bucket_boundaries(ids, num_buckets=8):
-    """Length boundaries that split the rows of `ids` into equal-count buckets."""
-    lengths = np.sum(ids != 0, axis=-1)
-    quantiles = np.linspace(0, 100, num_buckets + 1)[1:-1]
-    edges = np.unique(np.ceil(np.percentile(lengths, quantiles)).astype(int) + 1)
-    return [int(edge) for edge in edges if edge > 1]
-
-
 def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None, buckets=None):
     """A batched `tf.data.Dataset` of `(token_ids, label)` pairs.
 
@@ -148,26 +141,12 @@ def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None, buckets=N
         if shuffle:
             dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
         return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
-    boundaries = bucket_boundaries(ids, buckets)
     lengths = np.sum(ids != 0, axis=-1).astype("int32")
     dataset = tf.data.Dataset.from_tensor_slices((ids, lengths, labels))
     if shuffle:
         dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.map(lambda tokens, length, label: (tokens[:length], label))
-    dataset = dataset.bucket_by_sequence_length(
-        element_length_func=lambda tokens, label: tf.shape(tokens)[0],
-        bucket_boundaries=boundaries,
-        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-        pad_to_bucket_boundary=False,
-    )
-    # A text's bucket depends on its length only, so the number of batches
-    # (full ones plus one partial batch per bucket) is the same every epoch.
-    # Stated, it lets Keras size the epoch (no "Your input ran out of data"
-    # warning at the end of the first one) and tf.distribute split it.
-    per_bucket = np.bincount(np.searchsorted(boundaries, lengths, side="right"), minlength=len(boundaries) + 1)
-    batches = int(np.sum(-(-per_bucket // batch_size)))
-    dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return batch_by_length(dataset, lengths, batch_size, buckets, lambda tokens, label: tf.shape(tokens)[0])
 
 
 def save_vectorizer(path, vectorizer, class_names):

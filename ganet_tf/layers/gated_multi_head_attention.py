@@ -347,7 +347,14 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
 
         def branch(k):
             return self._attend_open_keys(
-                query, None, key, value, key_float, k, query_mask, attention_mask, use_causal_mask
+                query,
+                key,
+                value,
+                key_float,
+                k,
+                query_mask=query_mask,
+                attention_mask=attention_mask,
+                use_causal_mask=use_causal_mask,
             )
 
         return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
@@ -369,14 +376,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             gate = self._gate_dense(compact) if self._use_gate else None
             output = self._attend_open_keys(
                 self._query_dense(compact),
-                query_positions,
                 key,
                 value,
                 key_float,
                 k,
-                None,
-                attention_mask,
-                use_causal_mask,
+                query_positions=query_positions,
+                attention_mask=attention_mask,
+                use_causal_mask=use_causal_mask,
             )
             if gate is not None:
                 output = ops.multiply(output, gate)
@@ -394,7 +400,17 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         return key_float, ops.cast(ops.max(ops.sum(key_float, axis=1)), "int32")
 
     def _attend_open_keys(
-        self, query, query_positions, key, value, key_float, k, query_mask, attention_mask, use_causal_mask
+        self,
+        query,
+        key,
+        value,
+        key_float,
+        k,
+        *,
+        query_positions=None,
+        query_mask=None,
+        attention_mask=None,
+        use_causal_mask=False,
     ):
         """Projected `query` rows attend to the `k` first open keys and
         values, gathered (the open positions first, in order, then closed

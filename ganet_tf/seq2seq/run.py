@@ -26,15 +26,13 @@ from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
-from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import prepare_backup_dir
 from ganet_tf.training.backup import unreadable_backup
 from ganet_tf.training.backup import write_json
-from ganet_tf.training.best_epoch_stopping import HISTORY_FILE
-from ganet_tf.training.best_epoch_stopping import BestEpochStopping
+from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
-from ganet_tf.training.best_epoch_stopping import read_history
-from ganet_tf.training.best_epoch_stopping import resumed_stopping
+from ganet_tf.training.best_epoch_stopping import load_best_weights
+from ganet_tf.training.best_epoch_stopping import stopping_callbacks
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import RUN_MARKER
@@ -67,6 +65,7 @@ class Seq2SeqConfig:
     backup_dir: str = None
     restart: bool = False
     batch_size: int = 128
+    buckets: int = 0
     hidden: int = 256
     embedding_dim: int = 256
     attention_units: int = None
@@ -102,6 +101,8 @@ def _check(config):
         value = getattr(config, name)
         if not isinstance(value, int) or value < 1:
             raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+    if not isinstance(config.buckets, int) or config.buckets < 0:
+        raise GANetInputError(f"--buckets must be 0 or a positive integer, got {config.buckets}.")
     if config.patience is not None and (not isinstance(config.patience, int) or config.patience < 1):
         raise GANetInputError(f"--patience must be a positive integer (or left out), got {config.patience}.")
     if config.levels < 2 or config.block_size < 2:
@@ -418,8 +419,13 @@ def _encoded_datasets(config, splits, source_vocabulary, target_vocabulary):
         for split, pairs in splits.items()
     }
     keras.utils.set_random_seed(config.seed)
+    # Only training batches are shuffled and bucketed: validation and test
+    # losses are averaged over the same batches whatever `--buckets` says.
     datasets = {
-        split: make_dataset(*ids[split], config.batch_size, shuffle=split == "train", seed=config.seed) for split in ids
+        split: make_dataset(*ids[split], config.batch_size)
+        if split != "train"
+        else make_dataset(*ids[split], config.batch_size, shuffle=True, seed=config.seed, buckets=config.buckets)
+        for split in ids
     }
     return ids, datasets
 
@@ -482,38 +488,36 @@ def _fit(model, config, datasets):
     then those of every attempt (`epoch_seconds.json`), and early stopping
     continues from the attempts' `history.csv` and `best.weights.h5`.
     """
-    callbacks, epoch_seconds, finished = [], None, False
-    stopper = None if config.patience is None else BestEpochStopping("val_loss", "min", config.patience)
+    callbacks, epoch_seconds, stopping, finished = [], None, [], False
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
         epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
         callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), epoch_seconds]
-        if stopper is not None:
-            args = ("val_loss", "min", config.patience, config.epochs, config.backup_dir)
-            stopper, finished = resumed_stopping(*args)
-            callbacks.append(keras.callbacks.CSVLogger(os.path.join(config.backup_dir, HISTORY_FILE), append=True))
+    if config.patience is not None:
+        args = ("val_loss", "min", config.patience, config.epochs, config.backup_dir)
+        stopping, finished = stopping_callbacks(*args)
     started = time.perf_counter()
     if finished:  # an earlier attempt stopped early: its best weights, nothing to train
-        load_backup_weights(model, stopper.path)
+        load_best_weights(model, config.backup_dir)
         epoch_seconds.load()
     else:
         fitted = model.fit(
             datasets["train"],
             validation_data=datasets["val"],
             epochs=config.epochs,
-            callbacks=callbacks + ([] if stopper is None else [stopper]),
+            callbacks=callbacks + stopping,
             verbose=config.verbose,
             shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
         )
         history = fitted.history
     if config.backup_dir:  # every attempt's epochs (the finished branch trained none)
-        history = read_history(os.path.join(config.backup_dir, HISTORY_FILE)) if stopper is not None else {}
+        history = backup_history(config.backup_dir) if stopping else {}
         seconds, epochs = sum(epoch_seconds.seconds.values()), len(epoch_seconds.seconds)
     else:
         seconds, epochs = time.perf_counter() - started, len(history.get("loss", []))
     # Epochs trained before `--patience` was given (a resumed run) have no
     # row in `history.csv`: the best epoch counts them too.
-    best = None if stopper is None else epochs - len(history["val_loss"]) + best_epoch(history["val_loss"], "min") + 1
+    best = None if not stopping else epochs - len(history["val_loss"]) + best_epoch(history["val_loss"], "min") + 1
     return seconds, epochs, best
 
 

@@ -10,6 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from ganet_tf.data.length_buckets import batch_by_length
 from ganet_tf.errors import GANetInputError
 
 START, END = "[start]", "[end]"
@@ -66,11 +67,15 @@ def encode(vectorizer, texts, target=False):
     return rows
 
 
-def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None):
+def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None, buckets=0):
     """Batches `({"source", "target_in"}, target_out)`, padded per batch.
 
     `target_in` is the target without its last token (teacher forcing),
-    `target_out` without its first.
+    `target_out` without its first. With `buckets`, batches hold pairs of
+    similar length (the longer of source and target), from that many
+    equal-count length buckets (`ganet_tf.data.length_buckets`): far less
+    padding, and so less time per epoch, than random batches of sentences
+    as varied as Multi30k's.
     """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise GANetInputError(f"--batch-size must be a positive integer, got {batch_size}.")
@@ -88,7 +93,14 @@ def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None):
     if shuffle:
         dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.map(lambda source, target: ({"source": source, "target_in": target[:-1]}, target[1:]))
-    return dataset.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    if not buckets:
+        return dataset.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    lengths = [max(len(source), len(target) - 1) for source, target in zip(source_ids, target_ids, strict=True)]
+    return batch_by_length(dataset, lengths, batch_size, buckets, _pair_length)
+
+
+def _pair_length(inputs, target_out):
+    return tf.maximum(tf.shape(inputs["source"])[0], tf.shape(target_out)[0])
 
 
 def ids_to_tokens(ids, vocabulary):

@@ -100,22 +100,36 @@ def read_history(path):
         raise unreadable_backup(path, error) from None
 
 
-def resumed_stopping(monitor, mode, patience, epochs, backup_dir):
-    """`(stopper, finished)` for a run that keeps its attempts in `backup_dir`.
+def backup_history(backup_dir):
+    """The logs of every attempt of a run backed up in `backup_dir` (`read_history`)."""
+    return read_history(os.path.join(backup_dir, HISTORY_FILE))
 
-    `stopper` is a `BestEpochStopping` writing the best weights to
-    `backup_dir/best.weights.h5` and continuing from the attempts that
-    `backup_dir/history.csv` records (log it there with
-    `keras.callbacks.CSVLogger(..., append=True)`); `finished` says whether
-    those attempts already ended the run (`epochs` trained, or `patience`
-    epochs passed since the best), in which case the caller loads
-    `stopper.path` instead of training.
+
+def load_best_weights(model, backup_dir):
+    """Loads the best epoch's weights that the attempts wrote to `backup_dir`."""
+    load_backup_weights(model, os.path.join(backup_dir, BEST_WEIGHTS_FILE))
+
+
+def stopping_callbacks(monitor, mode, patience, epochs, backup_dir=None):
+    """`(callbacks, finished)`: early stopping for `fit`, resumable with `backup_dir`.
+
+    Without `backup_dir`, `callbacks` is one in-memory `BestEpochStopping`
+    and `finished` is False. With it, `callbacks` logs each epoch to
+    `backup_dir/history.csv` (a `CSVLogger` appending) and stops with a
+    `BestEpochStopping` that writes the best weights to
+    `backup_dir/best.weights.h5` and continues from the attempts the history
+    records; `finished` says whether those attempts already ended the run
+    (`epochs` trained, or `patience` epochs passed since the best), in which
+    case the caller trains nothing and calls `load_best_weights` instead.
     """
+    if backup_dir is None:
+        return [BestEpochStopping(monitor, mode, patience)], False
+    logger = keras.callbacks.CSVLogger(os.path.join(backup_dir, HISTORY_FILE), append=True)
     path = os.path.join(backup_dir, BEST_WEIGHTS_FILE)
-    done = read_history(os.path.join(backup_dir, HISTORY_FILE)).get(monitor, [])
+    done = backup_history(backup_dir).get(monitor, [])
     if not done:
-        return BestEpochStopping(monitor, mode, patience, path=path), False
+        return [logger, BestEpochStopping(monitor, mode, patience, path=path)], False
     best = best_epoch(done, mode)
     waited = len(done) - 1 - best
     stopper = BestEpochStopping(monitor, mode, patience, path=path, best=done[best], waited=waited)
-    return stopper, len(done) >= epochs or waited >= patience
+    return [logger, stopper], len(done) >= epochs or waited >= patience

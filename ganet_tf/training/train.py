@@ -20,13 +20,11 @@ from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import has_finished_epochs
 from ganet_tf.training.backup import is_backup_folder
-from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import prepare_backup_dir
-from ganet_tf.training.best_epoch_stopping import HISTORY_FILE
-from ganet_tf.training.best_epoch_stopping import BestEpochStopping
+from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
-from ganet_tf.training.best_epoch_stopping import read_history
-from ganet_tf.training.best_epoch_stopping import resumed_stopping
+from ganet_tf.training.best_epoch_stopping import load_best_weights
+from ganet_tf.training.best_epoch_stopping import stopping_callbacks
 from ganet_tf.training.distribution import is_chief
 from ganet_tf.training.distribution import local_copy
 from ganet_tf.training.distribution import make_strategy
@@ -279,29 +277,24 @@ def _fit(model, train, validation, config, callbacks):
     After a resume, patience counts from the best epoch in `history.csv`,
     and the history returned is that of every attempt.
     """
-    mode = MONITORS[config.monitor]
-    stopper = BestEpochStopping(config.monitor, mode, config.patience)
     resumable = []
     if config.backup_dir:
         os.makedirs(config.backup_dir, exist_ok=True)
-        history_path = os.path.join(config.backup_dir, HISTORY_FILE)
-        stopper, finished = resumed_stopping(config.monitor, mode, config.patience, config.epochs, config.backup_dir)
-        if finished:
-            load_backup_weights(model, stopper.path)
-            return read_history(history_path)
-        resumable = [
-            AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup")),
-            keras.callbacks.CSVLogger(history_path, append=True),
-        ]
+        resumable = [AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup"))]
+    args = (config.monitor, MONITORS[config.monitor], config.patience, config.epochs, config.backup_dir)
+    stopping, finished = stopping_callbacks(*args)
+    if finished:
+        load_best_weights(model, config.backup_dir)
+        return backup_history(config.backup_dir)
     fitted = model.fit(
         train,
         validation_data=validation,
         epochs=config.epochs,
-        callbacks=[NonFiniteGuard(), *resumable, stopper, *callbacks],
+        callbacks=[NonFiniteGuard(), *resumable, *stopping, *callbacks],
         verbose=config.verbose,
         shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
     )
-    return read_history(history_path) if config.backup_dir else fitted.history
+    return backup_history(config.backup_dir) if config.backup_dir else fitted.history
 
 
 def train_and_evaluate(config, callbacks=()):

@@ -1,5 +1,6 @@
 import gzip
 
+import numpy as np
 import pytest
 
 from ganet_tf.cli import main
@@ -9,6 +10,7 @@ from ganet_tf.seq2seq.datasets import synthetic_pairs
 from ganet_tf.seq2seq.vocabulary import build_vocabulary
 from ganet_tf.seq2seq.vocabulary import detokenize
 from ganet_tf.seq2seq.vocabulary import encode
+from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 
 
@@ -75,6 +77,7 @@ def test_bad_parallel_files_give_one_error_line(tmp_path, capsys, de_lines, en_l
         (["--attention", "local"], "Unknown attention 'local'"),
         (["--levels", "1", "--attention", "hier-cnn"], "--levels and --block-size"),
         (["--limit", "0"], "--limit must be a positive integer"),
+        (["--buckets", "-1"], "--buckets must be 0 or a positive integer"),
         (["--attention", "gated", "--inference-mode", "top_k", "--limit", "2"], "inference_density"),
     ],
 )
@@ -83,3 +86,44 @@ def test_bad_arguments_give_one_error_line(capsys, arguments, message):
     error = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and error == [error[0]] and error[0].startswith("ganet_tf: error: ")
     assert message in error[0]
+
+
+def _pairs(count, seed):
+    """Random id rows: sources of 1-39 tokens whose first id names the pair
+    (its index + 2), targets (start and end ids included) 1-3 tokens longer,
+    as a translation's length follows its source's."""
+    rng = np.random.default_rng(seed)
+    sources = [
+        np.concatenate([[index + 2], rng.integers(2, 50, size=n - 1)]).astype("int32")
+        for index, n in enumerate(rng.integers(1, 40, size=count))
+    ]
+    targets = [rng.integers(2, 50, size=len(s) + rng.integers(1, 4)).astype("int32") for s in sources]
+    return sources, targets
+
+
+def test_length_buckets_batch_every_pair_once_padded_to_its_batch():
+    sources, targets = _pairs(300, seed=0)
+    dataset = make_dataset(sources, targets, batch_size=16, shuffle=True, seed=0, buckets=4)
+    bucketed_steps, batches = 0, 0
+    for epoch in range(2):  # reshuffled epochs: the same pairs, as many batches as stated
+        seen = []
+        for inputs, target_out in dataset:
+            source, target_in = inputs["source"].numpy(), inputs["target_in"].numpy()
+            source_lengths, target_lengths = (source != 0).sum(1), (target_out.numpy() != 0).sum(1)
+            # padded to the batch's own longest source and target, no further
+            assert source.shape[1] == source_lengths.max() and target_in.shape[1] == target_lengths.max()
+            for row, length in enumerate(source_lengths):
+                index = source[row, 0] - 2
+                np.testing.assert_array_equal(source[row, :length], sources[index])
+                np.testing.assert_array_equal(target_in[row, : target_lengths[row]], targets[index][:-1])
+                seen.append(index)
+            bucketed_steps += max(source.shape[1], target_in.shape[1]) if epoch == 0 else 0
+            batches += 1
+        assert sorted(seen) == list(range(300))
+    assert batches == 2 * int(dataset.cardinality())
+    # less padding than random batches: the recurrent steps a pass runs
+    random_steps = sum(
+        max(inputs["source"].shape[1], inputs["target_in"].shape[1])
+        for inputs, _ in make_dataset(sources, targets, batch_size=16, shuffle=True, seed=0)
+    )
+    assert bucketed_steps < 0.8 * random_steps
