@@ -9,8 +9,9 @@ leaves them, with a JSON in `results/seq2seq/runs`) into one process and
 times their greedy decoders in turn on the same test sentences: one
 `tf.function` per model, traced and run `--warmup` times, then in each of
 `--repeats` rounds every model decodes the first `--sentences` test
-sentences once (in batches of `--batch-size`, as `seq2seq` decodes them),
-the models' order rotating from round to round. At batch sizes above 1
+sentences once (in batches of `--batch-size`, as `seq2seq` decodes them):
+each batch goes through every model before the next batch, in an order
+that rotates from batch to batch and round to round. At batch sizes above 1
 each model is timed twice in every round: with the default decoder, in
 which rows that have ended leave the batch, and with every row kept to the
 end (`drop_finished=False`). The median seconds per sentence and its ratio
@@ -100,12 +101,16 @@ def decoded_tokens(outputs):
 
 
 def time_decoders(models, source_ids, batch_size, args, drop_finished):
-    """Median seconds per sentence of each (model, `drop_finished`) decoder,
-    all timed in turn, with the decoder steps and the tokens of one pass of
-    each model (greedy decoding is deterministic, and dropping ended rows
-    does not change the outputs)."""
+    """Median seconds per sentence of each (model, `drop_finished`) decoder
+    over the rounds, every round's seconds, and the decoder steps and the
+    tokens of one pass of each model (greedy decoding is deterministic, and
+    dropping ended rows does not change the outputs). In a round every
+    batch is decoded by each decoder in turn before the next batch, in an
+    order that rotates from batch to batch and round to round, so the
+    decoders share the machine's state at the grain of one batch."""
     from ganet_tf.seq2seq.decoding import make_decoder
     from ganet_tf.seq2seq.run import decode_all
+    from ganet_tf.seq2seq.run import decoder_batches
 
     entries = [(model, make_decoder(model, drop_finished=drop)) for model in models for drop in drop_finished]
     steps, tokens = [], []
@@ -116,14 +121,25 @@ def time_decoders(models, source_ids, batch_size, args, drop_finished):
             tokens.append(decoded_tokens(outputs))
         for _ in range(args.warmup - 1):
             decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
-    times = [[] for _ in entries]
+    batches = decoder_batches(source_ids, batch_size)
+    times = np.zeros([len(entries), args.repeats])
     for repeat in range(args.repeats):
-        for index in np.roll(np.arange(len(entries)), repeat):
-            model, decoder = entries[index]
-            _, seconds = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
-            times[index].append(seconds)
-    medians = np.reshape([float(np.median(t)) for t in times], [len(models), len(drop_finished)])
+        for number, (padded, limit) in enumerate(batches):
+            for index in np.roll(np.arange(len(entries)), repeat + number):
+                started = time.perf_counter()
+                entries[index][1](padded, limit).numpy()
+                times[index, repeat] += time.perf_counter() - started
+    times /= len(source_ids)
+    medians = np.reshape(np.median(times, axis=1), [len(models), len(drop_finished)])
     return medians, np.reshape(times, [len(models), len(drop_finished), -1]), steps, tokens
+
+
+def paired_quartiles(seconds, reference):
+    """Quartiles (25, 50, 75 %) of the per-round ratios `seconds[r] /
+    reference[r]`: both were timed in round r, so load that moves a whole
+    round cancels out."""
+    ratios = np.asarray(seconds) / np.asarray(reference)
+    return [float(q) for q in np.percentile(ratios, [25, 50, 75])]
 
 
 def main():
@@ -164,6 +180,7 @@ def main():
                     "seconds_per_sentence": medians[index, 0],
                     "runs": [round(float(s), 6) for s in times[index, 0]],
                     "ratio_to_bahdanau": medians[index, 0] / medians[at, 0],
+                    "round_ratio_quartiles": paired_quartiles(times[index, 0], times[at, 0]),
                     "decoded_tokens": int(tokens[index]),
                     "token_time_ratio_to_bahdanau": token_seconds[index] / token_seconds[at],
                     "all_rows_seconds_per_sentence": medians[index, -1] if kept else None,
@@ -203,8 +220,11 @@ def readme(command, machine, args, cells):
         f"Machine: {machine}  ",
         (
             f"Setting: one process, graph mode (`tf.function`), {args.warmup} warm-up pass per model, then "
-            f"{args.repeats} rounds in which every model decodes the same test sentences once (order rotating); "
-            "median seconds per sentence. Ratios are to Bahdanau's median in the same rounds (below 1: faster). "
+            f"{args.repeats} rounds in which every model decodes the same test sentences once, each batch by every "
+            "model in turn before the next batch (order rotating from batch to batch); "
+            "median seconds per sentence. Ratios are to Bahdanau's median in the same rounds (below 1: faster); "
+            "the round ratios divide each round's time by Bahdanau's in that round, and give their median and "
+            "quartiles (load that slows a whole round cancels out). "
             "The first columns are the default decoder, in which rows that have ended leave the batch "
             "(`greedy_decode(..., drop_finished=True)`), so its work follows the tokens the rows produce; the "
             "time-per-token ratio divides the time by those tokens. At batch sizes above 1 the same models are "
@@ -214,16 +234,18 @@ def readme(command, machine, args, cells):
             "Attended density and attention FLOPs per decoded token come from each run's JSON (test set)."
         ),
         "",
-        "| run | batch | sentences | s/sentence | time ratio | tokens | time-per-token ratio "
+        "| run | batch | sentences | s/sentence | time ratio | round ratios: median [quartiles] | tokens "
+        "| time-per-token ratio "
         "| all rows kept: s/sentence | time ratio | decoder steps | step-time ratio "
         "| attended density | FLOPs ratio | BLEU or exact match |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         flops = c["attention_flops_per_token"]
         flops_ratio = "-" if not flops or not flops_reference else f"{flops / flops_reference:.2f}x"
         score = f"{c['test_bleu']:.2f}" if c["test_bleu"] is not None else f"{c['test_exact_match']:.3f}"
         density = "-" if c["attended_density"] is None else f"{c['attended_density']:.3f}"
+        low, middle, high = c["round_ratio_quartiles"]
         if c["all_rows_seconds_per_sentence"] is None:
             kept = "- | - | - | -"
         else:
@@ -233,7 +255,8 @@ def readme(command, machine, args, cells):
             )
         lines.append(
             f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
-            f"| {c['ratio_to_bahdanau']:.2f}x | {c['decoded_tokens']} | {c['token_time_ratio_to_bahdanau']:.2f}x "
+            f"| {c['ratio_to_bahdanau']:.2f}x | {middle:.3f}x [{low:.3f}, {high:.3f}] "
+            f"| {c['decoded_tokens']} | {c['token_time_ratio_to_bahdanau']:.2f}x "
             f"| {kept} | {density} | {flops_ratio} | {score} |"
         )
     return "\n".join(lines) + "\n"

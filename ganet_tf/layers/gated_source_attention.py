@@ -88,7 +88,10 @@ class GatedSourceAttention(BahdanauAttention):
 
         With `compact=True` (binary gates, inference) the allowed states of
         each row are gathered to its front, in their order, and the memory
-        is cut to the largest number of allowed states in the batch.
+        is cut to the largest number of allowed states in the batch. Open
+        states then weigh alike (`log g_j = 0`), so the memory carries no
+        log-gates and each decoder step runs `BahdanauAttention`'s ops on
+        fewer states; gates in (0, 1) count as open with weight 1.
         """
         gates = ops.cast(gates, "float32")
         if mask is None:
@@ -101,15 +104,15 @@ class GatedSourceAttention(BahdanauAttention):
             allowed = ops.where(any_open, open_, real)
         else:
             allowed = open_
-        # log g_j where the gate is open; 0 (plain attention) in fallback rows.
-        log_gates = ops.where(open_, ops.log(ops.where(open_, gates, 1.0)), 0.0)
         if compact:
             order = tf.argsort(ops.cast(ops.logical_not(allowed), "int32"), axis=1, stable=True)
             width = ops.maximum(ops.max(ops.sum(ops.cast(allowed, "int32"), axis=1)), 1)
             order = order[:, :width]
             values = tf.gather(values, order, batch_dims=1)
-            log_gates = tf.gather(log_gates, order, batch_dims=1)
             allowed = tf.gather(allowed, order, batch_dims=1)
+            return {"keys": self.key_dense(values), "values": values, "mask": allowed}
+        # log g_j where the gate is open; 0 (plain attention) in fallback rows.
+        log_gates = ops.where(open_, ops.log(ops.where(open_, gates, 1.0)), 0.0)
         return {
             "keys": self.key_dense(values),
             "values": values,
@@ -118,8 +121,11 @@ class GatedSourceAttention(BahdanauAttention):
         }
 
     def _scores(self, query, memory):
-        """The additive scores plus `log g_j` (0 in fallback rows)."""
+        """The additive scores plus `log g_j` (0 in fallback rows; none in a
+        compact memory, whose open states weigh alike)."""
         scores = super()._scores(query, memory)
+        if "log_gates" not in memory:
+            return scores
         return scores + ops.expand_dims(memory["log_gates"], 1)
 
     def call(self, query, values, gates, values_mask=None):

@@ -307,13 +307,10 @@ def rescore_run(run_dir, data_dir=None):
     return teacher_forced_scores(model, dataset)
 
 
-def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1, decoder=None):
-    """Decodes every source; returns `(token id rows, seconds per sentence)`.
-
-    The first batch is decoded once before timing, so tracing is not timed.
-    `decoder`: a `make_decoder(model, beam_size)` to reuse (not traced again).
-    """
-    decoder = decoder or make_decoder(model, beam_size)
+def decoder_batches(source_ids, batch_size, max_extra=10):
+    """The decoder's inputs: `(padded source ids, max_length)` per batch of
+    `batch_size` sources, in order; a batch may produce up to 1.5 times its
+    widest source plus `max_extra` tokens."""
     batches = []
     for start in range(0, len(source_ids), batch_size):
         rows = source_ids[start : start + batch_size]
@@ -323,6 +320,17 @@ def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose
             padded[i, : len(row)] = row
         limit = int(width * 1.5) + max_extra
         batches.append((tf.constant(padded), tf.constant(limit, tf.int32)))
+    return batches
+
+
+def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1, decoder=None):
+    """Decodes every source; returns `(token id rows, seconds per sentence)`.
+
+    The first batch is decoded once before timing, so tracing is not timed.
+    `decoder`: a `make_decoder(model, beam_size)` to reuse (not traced again).
+    """
+    decoder = decoder or make_decoder(model, beam_size)
+    batches = decoder_batches(source_ids, batch_size, max_extra)
     decoder(*batches[0])
     progress = keras.utils.Progbar(len(batches), verbose=verbose, unit_name="batch")
     outputs = []

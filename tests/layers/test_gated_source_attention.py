@@ -73,6 +73,8 @@ def test_compact_memory_gives_the_same_context_on_open_states_only():
     # widest row: the all-closed row falls back to its 4 real states
     assert memory["values"].shape[1] == 4
     assert memory["mask"].numpy().sum(1).tolist() == [4, 2, 4, 0, 1]
+    # open states weigh alike: a decoder step runs Bahdanau's ops, no log-gates
+    assert sorted(memory) == ["keys", "mask", "values"]
 
 
 def test_gradients_reach_open_gates_only():
