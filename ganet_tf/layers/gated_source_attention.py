@@ -110,7 +110,7 @@ class GatedSourceAttention(BahdanauAttention):
             order = order[:, :width]
             values = tf.gather(values, order, batch_dims=1)
             allowed = tf.gather(allowed, order, batch_dims=1)
-            return {"keys": self.key_dense(values), "values": values, "mask": allowed}
+            return super().prepare(values, allowed)
         # log g_j where the gate is open; 0 (plain attention) in fallback rows.
         log_gates = ops.where(open_, ops.log(ops.where(open_, gates, 1.0)), 0.0)
         return {
