@@ -72,7 +72,13 @@ def parse_args():
 
 def chosen_runs(args):
     # Run names are `TABLE_ROW_seedN` (`seq2seq_tables.py`).
-    runs = [r for r in load_runs(os.path.join(args.out, "runs")) if r["name"].split("_")[0] == args.table]
+    # A run trained again (`seq2seq_tables.py --rerun`) left the model on disk: its figures go with it.
+    reruns = {r["name"]: r for r in load_runs(os.path.join(args.out, "reruns"))}
+    runs = [
+        reruns.get(r["name"], r)
+        for r in load_runs(os.path.join(args.out, "runs"))
+        if r["name"].split("_")[0] == args.table
+    ]
     if args.names:
         missing = sorted(set(args.names) - {r["name"] for r in runs})
         if missing:
@@ -231,7 +237,8 @@ def readme(command, machine, args, cells):
             "also timed, in the same rounds, with every row kept to the end (`drop_finished=False`, the decoder "
             "before dropping existed): a batch then runs its decoder steps (until its last row ends) on all its "
             "rows, and the step-time ratio divides that time by the steps. Both decoders give the same outputs. "
-            "Attended density and attention FLOPs per decoded token come from each run's JSON (test set)."
+            "Attended density and attention FLOPs per decoded token come from each run's JSON (test set): "
+            "`results/seq2seq/reruns/NAME.json` where the run was trained again (`seq2seq_tables.py --rerun`)."
         ),
         "",
         "| run | batch | sentences | s/sentence | time ratio | round ratios: median [quartiles] | tokens "

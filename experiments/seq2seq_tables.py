@@ -20,6 +20,13 @@ run keeps two processes from training the same one, so several processes can
 share the work (`--only`). `RESULTS/README.md` is regenerated at the end and
 with `--table-only`.
 
+`--rerun NAME ...` trains finished runs again whose model is gone from
+`runs/seq2seq` (a new machine keeps only the JSON summaries in the repo),
+with the same command, so that `bench_seq2seq_decode.py` can time them
+again; the rerun's summary goes to `RESULTS/reruns/NAME.json` and never
+replaces the table's, and the README lists both side by side (training is
+seeded: a rerun that differs says how far the two agree).
+
 Smoke run (minutes, not a result): `--limit 64 --epochs 1 --hidden 16
 --results results/seq2seq_smoke --only copy_bahdanau_seed0`.
 """
@@ -137,6 +144,7 @@ def planned_runs(results):
 
 
 def run_one(name, table, row, seed, flags, args, runs_dir):
+    """Trains run `name` unless `runs_dir/NAME.json` exists; returns its summary."""
     path = os.path.join(runs_dir, f"{name}.json")
     if os.path.exists(path):
         return _read_json(path)
@@ -193,6 +201,32 @@ def run_one(name, table, row, seed, flags, args, runs_dir):
         return result
 
 
+RERUNS = "reruns"  # RESULTS/reruns/NAME.json: finished runs trained again (`--rerun`)
+
+
+def rerun(names, args, runs_dir):
+    """Trains the finished runs `names` again where their model is gone,
+    summaries to `RESULTS/reruns`."""
+    planned = {name: plan for name, *plan in planned_runs(args.results)}
+    unknown = [name for name in names if name not in planned]
+    unfinished = [name for name in names if not os.path.exists(os.path.join(runs_dir, f"{name}.json"))]
+    if unknown or unfinished:
+        raise SystemExit(
+            f"error: --rerun takes finished runs of the tables; not planned: {unknown or '-'}, "
+            f"not finished: {unfinished or '-'}"
+        )
+    reruns_dir = os.path.join(args.results, RERUNS)
+    os.makedirs(reruns_dir, exist_ok=True)
+    for name in names:
+        if os.path.exists(os.path.join(args.runs_root, name, "model.keras")) and not os.path.exists(
+            os.path.join(reruns_dir, f"{name}.json")
+        ):
+            print(f"{name}: its model is still in {args.runs_root}, no rerun needed", flush=True)
+            continue
+        run_one(name, *planned[name], args, reruns_dir)
+        write_table(args.results)
+
+
 def select(args, runs_dir):
     """Chooses Multi30k's gated recipe once every candidate's seed-0 run is
     done: the higher validation BLEU (greedy, the runs' own test gates)
@@ -245,6 +279,33 @@ def _epochs(runs):
         for r in sorted(runs, key=lambda r: r["seed"])
     ]
     return ", ".join(cells) or "-"
+
+
+def _rerun_lines(results, runs):
+    """The README's section on `--rerun`: each rerun beside its table run."""
+    reruns = load_runs(os.path.join(results, RERUNS))
+    if not reruns:
+        return []
+    first = {r["name"]: r for r in runs}
+    lines = [
+        "## Reruns",
+        "",
+        "Finished runs trained again with the same command, on a machine that no longer held",
+        "their model (`--rerun`), so that the decode bench can time them; the table above keeps",
+        "the first run. Machine: each JSON's `machine`.",
+        "",
+        "| run | loss | PPL | BLEU or exact match | epochs (best) | s/epoch |",
+        "|---|---|---|---|---|---|",
+    ]
+    for again in reruns:
+        for label, r in (("first", first.get(again["name"], {})), ("rerun", again)):
+            score = r.get("test_bleu") if r.get("test_bleu") is not None else r.get("test_exact_match")
+            lines.append(
+                f"| {again['name']} ({label}) | {_format(r.get('test_loss'), 4)} | "
+                f"{_format(r.get('test_perplexity'), 4)} | {_format(score, 4)} | {_epochs([r]) if r else '-'} | "
+                f"{_format(r.get('seconds_per_epoch'), 1)} |"
+            )
+    return [*lines, ""]
 
 
 def write_table(results):
@@ -302,6 +363,7 @@ def write_table(results):
                 f"{stat('seconds_per_epoch')} | {_epochs(mine)} |"
             )
         lines.append("")
+    lines += _rerun_lines(results, runs)
     lines += ["## Runs", "", *(f"- `{r['command']}`" for r in runs)]
     with open(os.path.join(results, "README.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -318,6 +380,13 @@ def main():
     parser.add_argument("--only", nargs="+", help="run names, e.g. copy_bahdanau_seed0")
     parser.add_argument("--table-only", action="store_true")
     parser.add_argument(
+        "--rerun",
+        nargs="+",
+        metavar="NAME",
+        help="train these finished runs again where their model is gone (for the decode bench); "
+        "summaries to RESULTS/reruns, the table's stay",
+    )
+    parser.add_argument(
         "--rescore",
         action="store_true",
         help="first recompute the test scores of finished runs that predate the all-closed rate from their "
@@ -328,7 +397,11 @@ def main():
     os.makedirs(runs_dir, exist_ok=True)
     if args.rescore:
         rescore(args, runs_dir)
-    if not args.table_only:
+    if args.rerun:
+        if not args.data_dir:
+            raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
+        rerun(args.rerun, args, runs_dir)
+    elif not args.table_only:
         for name, table, row, seed, flags in planned_runs(args.results):
             if args.only and name not in args.only:
                 continue
