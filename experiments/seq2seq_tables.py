@@ -145,6 +145,8 @@ def planned_runs(results):
 
 def run_one(name, table, row, seed, flags, args, runs_dir):
     """Trains run `name` unless `runs_dir/NAME.json` exists; returns its summary."""
+    if TABLES[table][0] == "multi30k" and not args.data_dir:
+        raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
     path = os.path.join(runs_dir, f"{name}.json")
     if os.path.exists(path):
         return _read_json(path)
@@ -398,15 +400,11 @@ def main():
     if args.rescore:
         rescore(args, runs_dir)
     if args.rerun:
-        if not args.data_dir:
-            raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
         rerun(args.rerun, args, runs_dir)
     elif not args.table_only:
         for name, table, row, seed, flags in planned_runs(args.results):
             if args.only and name not in args.only:
                 continue
-            if TABLES[table][0] == "multi30k" and not args.data_dir:
-                raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
             run_one(name, table, row, seed, flags, args, runs_dir)
             write_table(args.results)
             if table == "multi30k" and row in GATED_CANDIDATES and seed == 0:
