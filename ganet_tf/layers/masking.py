@@ -29,8 +29,13 @@ def masked_softmax(scores, allowed):
     """Softmax of float32 `scores` over the last axis where `allowed` is True.
 
     Disallowed positions get weight 0; a row with nothing allowed gets all
-    zeros (not NaN).
+    zeros (not NaN). Over an axis of static size 1 (a hierarchy's single top
+    node) the softmax is 1 by definition, so it is not computed (Keras warns
+    on a softmax over a size-1 axis).
     """
-    negative = large_negative_number("float32")
-    weights = ops.softmax(ops.where(allowed, scores, negative), axis=-1)
+    if scores.shape[-1] == 1:
+        weights = ops.ones_like(scores)
+    else:
+        negative = large_negative_number("float32")
+        weights = ops.softmax(ops.where(allowed, scores, negative), axis=-1)
     return ops.where(allowed, weights, 0.0)
