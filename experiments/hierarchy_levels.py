@@ -22,6 +22,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
 from runner import _write_json  # noqa: E402
+from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 
 
@@ -33,8 +34,6 @@ def level_counts(run_dir, data_dir, batch_size=200):
     from ganet_tf.seq2seq.run import load_run
 
     config, model, ids, _ = load_run(run_dir, data_dir)
-    if not config.attention.startswith("hier-"):
-        raise SystemExit(f"error: {run_dir} is a {config.attention} run; give hierarchical runs (hier-*).")
     sources = ids[0]
     totals = None
     for source, _ in decoder_batches(sources, batch_size):
@@ -44,19 +43,34 @@ def level_counts(run_dir, data_dir, batch_size=200):
     return config, [total / len(sources) for total in totals]
 
 
+def check_names(args):
+    """Every name: a finished hierarchical run (its JSON in `OUT/runs`)
+    whose model folder is still under `--runs-root`; checked before any
+    model loads."""
+    attention = {r["name"]: r["attention"] for r in load_runs(os.path.join(args.out, "runs"))}
+    for name in args.names:
+        if name not in attention:
+            raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
+        if not attention[name].startswith("hier-"):
+            raise SystemExit(f"error: {name} is a {attention[name]} run; give hierarchical runs (hier-*).")
+        if not os.path.isdir(os.path.join(args.runs_root, name)):
+            raise SystemExit(
+                f"error: the model of {name} is gone from {args.runs_root}; "
+                f"train it again: python experiments/seq2seq_tables.py --rerun {name}"
+            )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--names", nargs="+", required=True, help="run folders under runs/seq2seq")
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--runs", default=os.path.join(REPO, "runs", "seq2seq"))
+    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
     parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
     args = parser.parse_args(argv)
-    missing = [n for n in args.names if not os.path.isdir(os.path.join(args.runs, n))]
-    if missing:
-        raise SystemExit(f"error: no run folder {', '.join(missing)} under {args.runs}; train it first.")
+    check_names(args)
     rows = []
     for name in args.names:
-        config, counts = level_counts(os.path.join(args.runs, name), args.data_dir)
+        config, counts = level_counts(os.path.join(args.runs_root, name), args.data_dir)
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, "nodes": counts})
     command = "python experiments/hierarchy_levels.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     table = args.names[0].split("_")[0]
