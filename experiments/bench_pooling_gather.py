@@ -44,6 +44,8 @@ sys.path.insert(0, os.path.join(REPO, "experiments"))
 from bench_sparse_attention import bucket_k  # noqa: E402
 from bench_sparse_attention import machine_line  # noqa: E402
 
+from runner import portable  # noqa: E402
+
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -209,7 +211,7 @@ def main():
     started = time.time()
     cells = pooling_cells(args, rng)
     cells.append(ganet_cell(args, rng))
-    command = "nice -n 5 python experiments/bench_pooling_gather.py " + shlex.join(sys.argv[1:])
+    command = portable("nice -n 5 python experiments/bench_pooling_gather.py " + shlex.join(sys.argv[1:]))
     machine = machine_line(args)
     os.makedirs(args.out, exist_ok=True)
     setting = {"threads": args.threads, "warmup": args.warmup, "runs": args.runs, "seconds": time.time() - started}

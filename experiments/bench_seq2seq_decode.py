@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(REPO, "experiments"))
 from bench_sparse_attention import machine_line  # noqa: E402
 
 from runner import load_runs  # noqa: E402
+from runner import portable  # noqa: E402
 
 
 def parse_args():
@@ -201,7 +202,7 @@ def main():
                     "test_exact_match": run.get("test_exact_match"),
                 }
             )
-    command = "nice -n 5 python experiments/bench_seq2seq_decode.py " + shlex.join(sys.argv[1:])
+    command = portable("nice -n 5 python experiments/bench_seq2seq_decode.py " + shlex.join(sys.argv[1:]))
     machine = machine_line(args)
     setting = {
         "threads": args.threads,

@@ -1,6 +1,6 @@
 """CPU latency and throughput of an exported model (not a test).
 
-    python experiments/bench_serving.py --model /tmp/export_model --data-dir /work/shared/data
+    python experiments/bench_serving.py --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
 
 Exports the run in `--model` with `ganet_tf.export.export_saved_model` into
 a temporary folder (or uses `--saved-model`), loads it with plain
@@ -36,11 +36,13 @@ import tensorflow as tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "experiments"))
 
 from ganet_tf.data import load_dataset  # noqa: E402
 from ganet_tf.export import export_saved_model  # noqa: E402
 from ganet_tf.training.trained_run import load_run  # noqa: E402
 from ganet_tf.training.trained_run import read_metrics  # noqa: E402
+from runner import portable  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "serving")
 
@@ -197,23 +199,25 @@ def main(argv=None):
             print(json.dumps(scores[name]), flush=True)
     loads.append(os.getloadavg()[0])
 
-    result = {
-        "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-        "machine": machine(),
-        "load_average_1min": loads,
-        "model": {
-            key: metrics[key]
-            for key in ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
-        },
-        "run": args.model,
-        "run_config": metrics["config"],
-        "texts": len(texts),
-        "calls": args.calls,
-        "warmup": args.warmup,
-        "batches": args.batches,
-        "batch_size": args.batch_size,
-        "paths": scores,
-    }
+    result = portable(
+        {
+            "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+            "machine": machine(),
+            "load_average_1min": loads,
+            "model": {
+                key: metrics[key]
+                for key in ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
+            },
+            "run": args.model,
+            "run_config": metrics["config"],
+            "texts": len(texts),
+            "calls": args.calls,
+            "warmup": args.warmup,
+            "batches": args.batches,
+            "batch_size": args.batch_size,
+            "paths": scores,
+        }
+    )
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latency.json"), "w") as handle:
         json.dump(result, handle, indent=2)

@@ -50,6 +50,9 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+
+from runner import portable  # noqa: E402
 
 FULL = {"lengths": [256, 1024, 4096], "densities": [0.1, 0.2, 0.5], "batches": [1, 32], "runs": 10}
 KINDS = ("layer", "layer-queries", "encoder")
@@ -167,7 +170,7 @@ def main():
             cell.setdefault("command", stored["command"])
             cell.setdefault("machine", stored["machine"])
             cells[(cell["kind"], cell["T"], cell["density"], cell["batch"])] = cell
-    command = "python experiments/bench_sparse_attention.py " + shlex.join(sys.argv[1:])
+    command = portable("python experiments/bench_sparse_attention.py " + shlex.join(sys.argv[1:]))
     key_dim = args.hidden // args.heads
     rng = np.random.default_rng(args.seed)
 

@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -19,6 +20,23 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The scripts read run folders with ganet_tf itself, installed or not.
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
+
+
+# An absolute path inside a recorded string: a word that starts with the root.
+_ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
+
+
+def portable(value):
+    """`value` (a string, or lists and dicts of them) with every absolute
+    path rewritten relative to the repository, so that recorded commands and
+    configs name `../shared/data` and `runs/...`, never this machine's folders."""
+    if isinstance(value, str):
+        return _ABSOLUTE.sub(lambda match: os.path.relpath(match.group(0), REPO), value)
+    if isinstance(value, list):
+        return [portable(item) for item in value]
+    if isinstance(value, dict):
+        return {portable(key): portable(item) for key, item in value.items()}
+    return value
 
 
 def machine():
@@ -231,7 +249,7 @@ def _read_json(path):
 def _write_json(path, result):
     staging = path + ".tmp"
     with open(staging, "w") as handle:
-        json.dump(result, handle, indent=1)
+        json.dump(portable(result), handle, indent=1)
     os.replace(staging, path)
 
 
