@@ -66,10 +66,9 @@ class GateSampler(keras.layers.Layer):
     of `T` real tokens (deterministic, ties to the earlier token): a real
     row is never all-closed, and attention costs a fixed share of the
     tokens. `top_k` is the rule to use with a target density: the density
-    penalty sets how many gates are open on average but, since attention
-    normalised over the gates does not change when all of them are scaled
-    alike, not where `p_t` sits relative to 0.5, so `threshold` can close
-    every gate of a text while the ranking of the tokens is right.
+    penalty sets how many gates are open on average, not where `p_t` sits
+    against 0.5, so `threshold` can close every gate of a text while the
+    ranking of the tokens is right (`docs/gates.md`).
 
     Masking: positions where the input mask is False get gate 0, and the
     mask is passed on unchanged.

@@ -19,7 +19,8 @@ class GateSparsity(keras.layers.Layer):
 
     It also tracks the metric `density` (`val_density` in validation):
     the share of real tokens whose gate is open (`g > 0.5`), averaged over
-    the examples that have at least one real token. With binary gates this is exactly open gates / real tokens.
+    the examples that have at least one real token. With binary gates this
+    is exactly open gates / real tokens.
 
     With a `target_density` rho the weight is no longer fixed: it is a
     Lagrange multiplier `lambda` of the constraint `d = rho`, where `d` is
@@ -29,37 +30,19 @@ class GateSparsity(keras.layers.Layer):
     `lambda <- clip(lambda + multiplier_rate * (d - rho), -max_multiplier,
     max_multiplier)`. The ascent is two-sided: when the density is below
     the target, `lambda` turns negative and pushes gates open. The clip
-    keeps `lambda` bounded where the target cannot be met, instead of the
-    unbounded growth that closes every gate (as reported for the
-    multiplier of Bastings et al., 2019). `lambda` is the non-trainable
-    weight `multiplier` (saved with the model), starting at `penalty`.
-    The quadratic term damps the oscillation of plain dual ascent (the
-    modified differential method of multipliers, Platt & Barr, 1988): on
-    free gate logits, plain ascent swung the density between 0.05 and 0.7
-    around a target of 0.2 for 300 steps, the damped one settles within
-    0.01. Without a target the loss is the paper's fixed-lambda objective.
+    keeps `lambda` bounded where the target cannot be met, and the
+    quadratic term damps the oscillation of plain dual ascent (the
+    modified differential method of multipliers). `lambda` is the
+    non-trainable weight `multiplier` (saved with the model), starting at
+    `penalty`. Without a target the loss is the paper's fixed-lambda
+    objective.
 
-    The constraint is on the mean of the gates this layer receives: in
-    GA-Net the sampled (relaxed or hard-concrete) gates, which are what the
-    attention uses, not the probabilities `p_t`. Measured on the keyword
-    task of `tests/models/test_gate_selection.py` (BiLSTM auxiliary
-    network, 17 % keywords, rho = 0.2, threshold inference): on the
-    sampled gates, keyword precision 1.00 and recall 1.00; on the mean of
-    `p_t`, precision 0.84, because filler tokens can hold p_t just below
-    and above 0.5 at no cost to the mean. A rho well above the share of
-    informative tokens is met in training by filler gates that the loss is
-    indifferent to, held just below 0.5 (rho = 0.4: mean p_t 0.36, test
-    density 0.18 with the threshold, precision and recall still 1.00);
-    use `inference_mode="top_k"` of `GateSampler` to serve an exact density.
-
-    The constraint sets the density of the training gates, not the level
-    of `p_t` against the test threshold 0.5. On TREC (seed 0, 10 epochs,
-    `experiments/gate_defaults.py`) rho = 0.2 and 0.3 were met in training
-    (0.18, 0.28) while `p_t` stayed near rho for every token: the threshold
-    then closed every gate of 80 % and 64 % of the validation questions
-    (93 % with hard concrete gates at rho = 0.3); rho = 0.5 had 0.4 %. The
-    ranking of `p_t` holds: `top_k` at rho on the same models kept the
-    validation accuracy (within 0.5 point) at attended density 0.25-0.36.
+    The constraint is on the mean of the gates this layer receives (in
+    GA-Net the sampled gates, which the attention uses), not on the
+    probabilities `p_t`. It sets how many gates are open on average in
+    training, not where `p_t` sits against the test threshold 0.5: serve
+    an exact density with `GateSampler(inference_mode="top_k")`. The
+    measurements behind these choices are in `docs/gates.md`.
 
     Masking: padded positions (mask False) count neither in `||G||_1` nor in
     `T`; the mask is passed on unchanged.

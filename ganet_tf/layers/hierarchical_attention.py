@@ -55,11 +55,10 @@ class HierarchicalAttention(BaseAdditiveAttention):
       the last real child always closes a block. While training the layer
       adds `halting_penalty * mean_j z_j` per level to the losses: `sum_j
       z_j` is about the number of blocks, so the penalty asks for fewer,
-      larger blocks (the report's "penalise smaller block sizes"). Nothing
-      in the layer pushes back: on Multi30k (seed 0, 16 epochs, penalty
-      1e-3) every level above the tokens ended with one node per sentence,
-      which is Bahdanau attention with trivial levels on top. Check the
-      levels of a trained model (`prepare(...)["levels"][i]["mask"]`).
+      larger blocks (the report's "penalise smaller block sizes"), and
+      nothing in the layer pushes back, so the blocks can grow to one
+      node per sentence (`docs/seq2seq.md`). Check the levels of a
+      trained model (`prepare(...)["levels"][i]["mask"]`).
 
     Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
     d_t + W_k p)`, one score network for all levels. It attends at the top

@@ -80,8 +80,8 @@ def build_ganet_transformer(
         sparse_buckets: bucket fractions of the compacted length, or None
             for exact (dynamic, not XLA-compilable) lengths. Defaults to a
             ladder of ratio 2^(1/2) from 1/32 to 1 (11 sizes): each size is a
-            branch per block that XLA compiles ahead of time (with 21 sizes
-            a 2-block model at T=256 took 82 s to compile for `predict`).
+            branch per block that XLA compiles ahead of time, so fewer
+            sizes compile faster (`docs/transformers.md`).
         name: model name.
 
     Returns:
