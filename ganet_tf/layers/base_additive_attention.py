@@ -21,6 +21,13 @@ class BaseAdditiveAttention(keras.layers.Layer):
         units: int > 0, width of the hidden layer of the score network.
         return_attention_scores: bool, also return the attention weights.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
+
+    The call arguments, outputs and examples are those of the subclasses:
+    `BahdanauAttention`, `GatedSourceAttention`, `HierarchicalAttention`.
+
+    References:
+        - [Bahdanau et al., 2015](https://arxiv.org/abs/1409.0473), Neural
+          Machine Translation by Jointly Learning to Align and Translate.
     """
 
     def __init__(self, units, return_attention_scores, **kwargs):

@@ -28,6 +28,11 @@ class PositionEmbedding(keras.layers.Layer):
     >>> x = np.zeros([2, 5, 8], "float32")
     >>> PositionEmbedding(max_length=16)(x).shape
     TensorShape([2, 5, 8])
+
+    References:
+        - [Vaswani et al., 2017](https://arxiv.org/abs/1706.03762),
+          Attention Is All You Need (learned position embeddings, Section
+          3.5).
     """
 
     def __init__(self, max_length, initializer="glorot_uniform", **kwargs):

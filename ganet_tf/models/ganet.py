@@ -94,6 +94,16 @@ def build_ganet(
 
     Returns:
         An uncompiled `keras.Model`.
+
+    Example:
+
+    >>> model = build_ganet(6, vocabulary_size=100)
+    >>> model(np.array([[5, 7, 9, 0]])).shape
+    TensorShape([1, 6])
+
+    References:
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
+          Attention Is Needed: Gated Attention Network for Sequence Data.
     """
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     gate_logits, gates = gated_tokens(embedded, locals())
