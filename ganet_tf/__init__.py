@@ -6,8 +6,13 @@ from ganet_tf.quiet_import import import_tensorflow
 # factory registrations, cudart) unless TF_CPP_MIN_LOG_LEVEL asks for it.
 import_tensorflow()
 
+from ganet_tf import inference  # noqa: E402
 from ganet_tf import layers  # noqa: E402
 from ganet_tf import models  # noqa: E402
+from ganet_tf.inference import TextClassifier  # noqa: E402
+from ganet_tf.inference import TextTranslator  # noqa: E402
+from ganet_tf.inference import load_classifier  # noqa: E402
+from ganet_tf.inference import load_translator  # noqa: E402
 from ganet_tf.layers import AuxiliaryNetwork  # noqa: E402
 from ganet_tf.layers import GatedAttentionPooling  # noqa: E402
 from ganet_tf.layers import GateSampler  # noqa: E402

@@ -372,6 +372,14 @@ def build_parser():
     )
     _add_seq2seq_arguments(seq2seq)
     seq2seq.set_defaults(run=_seq2seq)
+    from ganet_tf.inference import commands as inference
+
+    predict = commands.add_parser("predict", help="classify texts with a trained run; one JSON line per text")
+    inference.add_predict_arguments(predict)
+    predict.set_defaults(run=inference.predict_command)
+    translate = commands.add_parser("translate", help="translate sentences with a seq2seq run; one JSON line each")
+    inference.add_translate_arguments(translate)
+    translate.set_defaults(run=inference.translate_command)
     return parser
 
 
@@ -393,5 +401,6 @@ def main(argv=None):
     except OSError as error:  # disk full, permissions: the system's one line
         print(f"ganet_tf: error: {error}", file=sys.stderr)
         return 1
-    print(json.dumps(result), flush=True)
+    if result is not None:  # `predict` and `translate` wrote their own lines
+        print(json.dumps(result), flush=True)
     return 0

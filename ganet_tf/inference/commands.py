@@ -1,0 +1,142 @@
+"""`python -m ganet_tf predict` and `translate`: a trained run on new texts.
+
+Both write one JSON line per input text to stdout (or `--out FILE`),
+read `--file` in batches of `--batch-size` lines, so a file of any length
+streams through in constant memory, with a progress bar on stderr.
+"""
+
+import argparse
+import contextlib
+import json
+import sys
+
+from ganet_tf.data.file_formats import warn
+from ganet_tf.errors import GANetInputError
+
+INPUT_RULES = (
+    "Input rules: --file is read one text a line in --encoding (a UTF-8 byte-order mark is dropped; "
+    "lines end at \\n, \\r\\n or \\r only). A line with bytes not valid in --encoding is kept: those bytes "
+    "are read as latin-1, and one 'ganet_tf: warning:' line names such lines. Every input line (and every "
+    "--text) gets exactly one output line, in order; a blank one (empty or only spaces) gets {blank}. "
+    "--out FILE is written to a hidden file beside it and renamed into place when all lines are done, "
+    "so an error or Ctrl-C leaves FILE as it was; --out may not be the input file or a folder."
+)
+PREDICT_FORMAT = (
+    'Output: one JSON object a line: {"line": N (with --file), "text": ..., "label": ..., '
+    '"probabilities": {CLASS: p, ...}, "attended": [[TOKEN, ALPHA], ...]} where "attended" lists the '
+    "tokens with a non-zero attention weight, in text order (null for models without attention)."
+)
+TRANSLATE_FORMAT = 'Output: one JSON object a line: {"line": N (with --file), "source": ..., "translation": ...}.'
+
+
+def _add_common_arguments(parser, model_help, batch_size):
+    parser.add_argument("--model", required=True, help=model_help)
+    texts = parser.add_mutually_exclusive_group(required=True)
+    texts.add_argument("--text", action="append", help="a text; repeatable")
+    texts.add_argument("--file", help="a file with one text a line")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of --file (default: utf-8)")
+    parser.add_argument(
+        "--batch-size", type=int, default=batch_size, help=f"lines read and run at once (default: {batch_size})"
+    )
+    parser.add_argument("--out", help="write the JSON lines to this file instead of stdout")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
+
+
+def add_predict_arguments(parser):
+    """The flags of `predict`."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = "Classify new texts with a run written by `python -m ganet_tf train --out`."
+    parser.epilog = PREDICT_FORMAT + "\n\n" + INPUT_RULES.format(blank='"label": null (nothing is skipped)')
+    _add_common_arguments(
+        parser, "folder written by `train --out`, or its model.keras (preprocessing.json beside it)", 256
+    )
+
+
+def add_translate_arguments(parser):
+    """The flags of `translate`."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = "Translate sentences with a run written by `python -m ganet_tf seq2seq --out` (greedy)."
+    parser.epilog = TRANSLATE_FORMAT + "\n\n" + INPUT_RULES.format(blank='"translation": null (nothing is skipped)')
+    _add_common_arguments(parser, "folder written by `seq2seq --out`", 64)
+
+
+def _inputs(args):
+    """`(source, line count or None)`: the `TextLines` of --file, or the --text list."""
+    from ganet_tf.inference.output_file import OutputFile
+    from ganet_tf.inference.text_lines import TextLines
+
+    if isinstance(args.batch_size, bool) or args.batch_size < 1:
+        raise GANetInputError(f"--batch-size must be a positive integer, got {args.batch_size}.")
+    if args.file is not None:
+        source = TextLines(args.file, args.encoding, "--file")
+    else:
+        source = None
+    OutputFile(args.out, inputs=[args.file]).check()
+    return source
+
+
+def _batches(args, source):
+    if source is not None:
+        yield from source.batches(args.batch_size)
+        return
+    texts = list(args.text)
+    for start in range(0, len(texts), args.batch_size):
+        yield [(None, text) for text in texts[start : start + args.batch_size]]
+
+
+def _stream(args, source, run_batch):
+    """Writes `run_batch(texts)`'s dicts as JSON lines; returns the line count."""
+    import keras
+
+    from ganet_tf.inference.output_file import OutputFile
+
+    total = source.count() if source is not None and not args.quiet else 0
+    progress = None
+    if total:
+        with contextlib.redirect_stdout(sys.stderr):
+            progress = keras.utils.Progbar(total, unit_name="line")
+    done = 0
+    with OutputFile(args.out, inputs=[args.file]) as out:
+        for batch in _batches(args, source):
+            numbers = [number for number, _ in batch]
+            for number, item in zip(numbers, run_batch([text for _, text in batch]), strict=True):
+                out.write(json.dumps({"line": number, **item} if number else item, ensure_ascii=False))
+            out.flush()
+            done += len(batch)
+            if progress is not None:
+                with contextlib.redirect_stdout(sys.stderr):
+                    progress.update(done, finalize=False)
+        if progress is not None:
+            with contextlib.redirect_stdout(sys.stderr):
+                progress.update(done, finalize=True)
+    if source is not None:
+        source.warn_decoding()
+        if not done:
+            warn(f"{args.file} has no lines: nothing to read.")
+    if args.out and not args.quiet:
+        print(json.dumps({"lines": done, "out": args.out}), file=sys.stderr, flush=True)
+    return done
+
+
+def predict_command(args):
+    """`python -m ganet_tf predict`: writes the JSON lines; returns None (no summary on stdout)."""
+    from ganet_tf.inference.text_classifier import TextClassifier
+
+    source = _inputs(args)
+    classifier = TextClassifier.from_run(args.model)
+    _stream(args, source, lambda texts: classifier.classify(texts, batch_size=len(texts)))
+
+
+def translate_command(args):
+    """`python -m ganet_tf translate`: writes the JSON lines; returns None (no summary on stdout)."""
+    from ganet_tf.inference.text_translator import TextTranslator
+
+    source = _inputs(args)
+    translator = TextTranslator.from_run(args.model)
+
+    def translate(texts):
+        kept = [text for text in texts if text.strip()]
+        translations = iter(translator.predict(kept, batch_size=max(len(kept), 1)) if kept else [])
+        return [{"source": text, "translation": next(translations) if text.strip() else None} for text in texts]
+
+    _stream(args, source, translate)
