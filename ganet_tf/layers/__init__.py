@@ -9,3 +9,4 @@ from ganet_tf.layers.gated_transformer_encoder import GatedTransformerEncoder
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.layers.local_attention_pooling import LocalAttentionPooling
 from ganet_tf.layers.position_embedding import PositionEmbedding
+from ganet_tf.layers.sparse_attention_pooling import SparseAttentionPooling

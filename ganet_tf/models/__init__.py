@@ -1,6 +1,8 @@
 from ganet_tf.models.baselines import build_bilstm
+from ganet_tf.models.baselines import build_entmax_attention
 from ganet_tf.models.baselines import build_local_attention
 from ganet_tf.models.baselines import build_soft_attention
+from ganet_tf.models.baselines import build_sparsemax_attention
 from ganet_tf.models.explainer import build_explainer
 from ganet_tf.models.ganet import build_ganet
 from ganet_tf.models.ganet_transformer import build_ganet_transformer
@@ -11,6 +13,8 @@ MODEL_BUILDERS = {
     "bilstm": build_bilstm,
     "local": build_local_attention,
     "soft": build_soft_attention,
+    "sparsemax": build_sparsemax_attention,
+    "entmax": build_entmax_attention,
     "transformer": build_transformer,
     "ganet_transformer": build_ganet_transformer,
 }

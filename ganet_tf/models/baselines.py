@@ -1,9 +1,11 @@
-"""The paper's baselines: BiLSTM (last state), BiLSTM+localAtt, BiLSTM+softAtt."""
+"""The paper's baselines: BiLSTM (last state), BiLSTM+localAtt, BiLSTM+softAtt;
+and BiLSTM with sparsemax or 1.5-entmax attention."""
 
 import keras
 
 from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.layers import LocalAttentionPooling
+from ganet_tf.layers import SparseAttentionPooling
 from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
@@ -45,6 +47,53 @@ def build_soft_attention(num_classes, attention_units=100, name="soft", **kwargs
 
     def pool(states, final, mask):
         context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
+        return context
+
+    return _bilstm_classifier(num_classes, name, pool, final_state=False, **kwargs)
+
+
+def build_sparsemax_attention(num_classes, attention_units=100, name="sparsemax", **kwargs):
+    """BiLSTM+sparsemax: additive attention whose weights are a sparsemax.
+
+    The score network of `build_soft_attention`, with the softmax replaced
+    by sparsemax over the real tokens (layer `attention`, a
+    `SparseAttentionPooling`): each text attends to the tokens its scores
+    put above a threshold, with exact zeros elsewhere.
+
+    Args:
+        num_classes: int >= 2.
+        attention_units: width of the additive attention score network.
+        name: model name.
+        **kwargs: the backbone arguments, as in `build_bilstm`.
+
+    Returns:
+        An uncompiled `keras.Model`, as `build_bilstm`'s.
+    """
+    return _sparse_attention_classifier(num_classes, attention_units, "sparsemax", name, **kwargs)
+
+
+def build_entmax_attention(num_classes, attention_units=100, name="entmax", **kwargs):
+    """BiLSTM+1.5-entmax: additive attention whose weights are a 1.5-entmax.
+
+    As `build_sparsemax_attention`, with 1.5-entmax, whose weights are
+    denser and smoother than sparsemax's but still hold exact zeros.
+
+    Args:
+        num_classes: int >= 2.
+        attention_units: width of the additive attention score network.
+        name: model name.
+        **kwargs: the backbone arguments, as in `build_bilstm`.
+
+    Returns:
+        An uncompiled `keras.Model`, as `build_bilstm`'s.
+    """
+    return _sparse_attention_classifier(num_classes, attention_units, "entmax15", name, **kwargs)
+
+
+def _sparse_attention_classifier(num_classes, attention_units, normalizer, name, **kwargs):
+    def pool(states, final, mask):
+        layer = SparseAttentionPooling(units=attention_units, normalizer=normalizer, name="attention")
+        context, _ = layer(states, mask=mask)
         return context
 
     return _bilstm_classifier(num_classes, name, pool, final_state=False, **kwargs)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers import SparseAttentionPooling
 from ganet_tf.metrics import attention_flops
 from ganet_tf.metrics import classification_report
 from ganet_tf.models import build_explainer
@@ -22,7 +23,9 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
     tokens, counting the fallback's tokens in an all-closed row: all of
     them under `fallback="all"`, one under `"most_probable"`; `None`
     without gates); and `report` (per-class precision/recall/F1 and
-    confusion matrix).
+    confusion matrix). For sparsemax and 1.5-entmax attention, which
+    score every real token, `attention_flops_soft` is given and
+    `attended_density` counts the real tokens with alpha > 0.
     """
     result = {
         "accuracy": None,
@@ -44,9 +47,12 @@ def evaluate_model(model, ids, labels, class_names, batch_size=128):
     lengths = np.sum(ids != 0, axis=-1)
     has_tokens = lengths > 0
     attention = model.get_layer("attention") if "attention" in outputs else None
-    if isinstance(attention, GatedAttentionPooling):
+    if isinstance(attention, (GatedAttentionPooling, SparseAttentionPooling)):
         flops = attention_flops(attention, lengths)
         result["attention_flops_soft"] = float(flops[has_tokens].mean())
+    if isinstance(attention, SparseAttentionPooling) and np.any(has_tokens):
+        attended = np.sum((outputs["attention"] > 0) & (ids != 0), axis=-1)
+        result["attended_density"] = float(np.mean(attended[has_tokens] / lengths[has_tokens]))
     if "gates" in outputs:
         open_gates = np.sum((outputs["gates"] > 0.5) & (ids != 0), axis=-1)
         density = open_gates[has_tokens] / lengths[has_tokens]

@@ -11,7 +11,7 @@ IDS[0, 3:] = 0
 LABELS = RNG.integers(0, 2, size=[12])
 
 
-@pytest.mark.parametrize("name", ["bilstm", "soft", "local"])
+@pytest.mark.parametrize("name", ["bilstm", "soft", "local", "sparsemax"])
 def test_baseline_fits_and_explains(name):
     model = build_model(name, 2, vocabulary_size=40, embedding_dim=6, hidden_dim=5)
     model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -39,4 +39,23 @@ def test_bad_builder_arguments():
         build_model("ganet", 2)
     with pytest.raises(ValueError, match="dropout"):
         build_model("soft", 2, vocabulary_size=10, dropout=1.5)
-    assert sorted(MODEL_BUILDERS) == ["bilstm", "ganet", "ganet_transformer", "local", "soft", "transformer"]
+    assert sorted(MODEL_BUILDERS) == [
+        "bilstm",
+        "entmax",
+        "ganet",
+        "ganet_transformer",
+        "local",
+        "soft",
+        "sparsemax",
+        "transformer",
+    ]
+
+
+@pytest.mark.parametrize("name, normalizer", [("sparsemax", "sparsemax"), ("entmax", "entmax15")])
+def test_sparse_attention_baselines_weigh_real_tokens_only(name, normalizer):
+    model = build_model(name, 2, vocabulary_size=40, embedding_dim=6, hidden_dim=5, attention_units=4)
+    attention = model.get_layer("attention")
+    assert (attention.normalizer, attention.units, model.name) == (normalizer, 4, name)
+    weights = build_explainer(model).predict(IDS, verbose=0)["attention"]
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+    assert np.all(weights[IDS == 0] == 0)
