@@ -1,3 +1,4 @@
 from ganet_tf.metrics.accuracy_density_tradeoff import AccuracyDensityTradeoff
 from ganet_tf.metrics.attention_flops import attention_flops
 from ganet_tf.metrics.classification_report import classification_report
+from ganet_tf.metrics.selection_scores import selection_scores
