@@ -1,5 +1,6 @@
 from ganet_tf.data.dataset_spec import DatasetSpec
 from ganet_tf.data.datasets import DATASETS
+from ganet_tf.data.datasets import dataset_source
 from ganet_tf.data.datasets import load_dataset
 from ganet_tf.data.datasets import load_files
 from ganet_tf.data.registry import get_dataset_spec

@@ -28,6 +28,14 @@ class DatasetSpec:
         tfds_text_keys: the feature(s) joined by a space into the text.
         tfds_label_key: the feature that holds the label id.
         tfds_splits: the TFDS splits read as `(train, test)`.
+        tfds_label_names: the names of TFDS's `ClassLabel` feature for
+            `class_names`, in the same order (TFDS numbers TREC's classes
+            `DESC, ENTY, ABBR, HUM, NUM, LOC`, IMDB's `neg, pos`): the TFDS
+            label ids are mapped through them. Default: `class_names`.
+        packaged_folder: the folder under `ganet_tf/data/packaged/` that
+            holds a copy of the dataset in its local layout, shipped with the
+            package; read when no data directory is given, before TFDS.
+            `None` for the datasets the package does not ship.
 
     Example:
 
@@ -47,12 +55,19 @@ class DatasetSpec:
     tfds_text_keys: tuple = ("text",)
     tfds_label_key: str = "label"
     tfds_splits: tuple = ("train", "test")
+    tfds_label_names: tuple = None
+    packaged_folder: str = None
 
     def __post_init__(self):
         if len(self.class_names) < 2:
             raise ValueError(f"`class_names` must name at least two classes. Received: class_names={self.class_names}")
         if not isinstance(self.local_window, int) or self.local_window < 1:
             raise ValueError(f"`local_window` must be a positive integer. Received: local_window={self.local_window}")
+        if self.tfds_label_names is not None and len(self.tfds_label_names) != len(self.class_names):
+            raise ValueError(
+                "`tfds_label_names` must name one TFDS label per class. "
+                f"Received: tfds_label_names={self.tfds_label_names}"
+            )
         if len(self.tfds_splits) != 2:
             raise ValueError(
                 f"`tfds_splits` must name a train and a test split. Received: tfds_splits={self.tfds_splits}"

@@ -3,7 +3,8 @@
 A dataset of the paper is read through its `DatasetSpec`
 (`ganet_tf.data.registry`): from its local copy in a data directory DIR
 (`data_dir`, else the environment variable `GANET_DATA_DIR`), e.g.
-`DIR/trec/train_5500.label`, or without one from TFDS. File formats are in
+`DIR/trec/train_5500.label`; without one from the copy the package ships
+(TREC), else from TFDS. File formats are in
 `ganet_tf.data.file_formats`, the local readers in
 `ganet_tf.data.local_datasets`, the TFDS adapter in `ganet_tf.data.tfds_source`.
 """
@@ -51,6 +52,36 @@ def resolve_data_dir(data_dir=None):
     return data_dir
 
 
+PACKAGED_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "packaged")
+
+
+def dataset_source(name, data_dir=None):
+    """Where `load_dataset(name, data_dir)` reads dataset `name` from.
+
+    Args:
+        name: one of `DATASETS`.
+        data_dir: the folder DIR of the local copies, or None for
+            `$GANET_DATA_DIR`.
+
+    Returns:
+        `("local", folder)` for a data directory (`data_dir`, else
+        `$GANET_DATA_DIR`), else `("packaged", folder)` for a dataset the
+        package ships (`DatasetSpec.packaged_folder`), else `("tfds", None)`.
+
+    Example:
+
+    >>> dataset_source("trec", None)[0] in ("local", "packaged")
+    True
+    """
+    spec = get_dataset_spec(name)
+    data_dir = resolve_data_dir(data_dir)
+    if data_dir:
+        return "local", os.path.join(data_dir, spec.local_folder)
+    if spec.packaged_folder is not None:
+        return "packaged", os.path.join(PACKAGED_DATA, spec.packaged_folder)
+    return "tfds", None
+
+
 def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
     """Loads a dataset of the paper by name as `TextSplits`.
 
@@ -60,7 +91,8 @@ def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
             `"ag_news"` (`ag_news/[ag_news_csv/]{train,test}.csv`).
         data_dir: the folder DIR of the local copies (`DIR/trec/`,
             `DIR/sst/`, ...; each spec's `local_layout` names the files);
-            defaults to `$GANET_DATA_DIR`, and without either to TFDS.
+            defaults to `$GANET_DATA_DIR`; without either, the copy the
+            package ships (TREC), else TFDS (`dataset_source`).
         validation_fraction: share of training carved out (seeded) as the
             validation split. A local copy with a dev split of its own
             (SST-1 and SST-2: the spec's `dev_file`) uses that file instead
@@ -68,11 +100,8 @@ def load_dataset(name, data_dir=None, validation_fraction=0.1, seed=0):
         seed: seed of that carving.
     """
     spec = get_dataset_spec(name)
-    data_dir = resolve_data_dir(data_dir)
-    if data_dir:
-        parts = spec.read_local(os.path.join(data_dir, spec.local_folder))
-    else:
-        parts = read_tfds(spec)
+    source, folder = dataset_source(name, data_dir)
+    parts = read_tfds(spec) if source == "tfds" else spec.read_local(folder)
     if spec.dev_file is not None and "dev" in parts:
         train = (*parts["train"], *parts["dev"])
     else:

@@ -54,6 +54,7 @@ _SPECS = (
         read_local=functools.partial(read_trec, class_names=list(_TREC_CLASSES)),
         tfds_name="trec",
         tfds_label_key="label-coarse",
+        packaged_folder="trec",
     ),
     _sst_spec("sst1", "stsa.fine", _SST1_CLASSES),
     # GLUE's SST-2 test labels are hidden: its validation split is the test.
@@ -73,6 +74,7 @@ _SPECS = (
         local_layout=IMDB_LAYOUT,
         read_local=read_imdb,
         tfds_name="imdb_reviews",
+        tfds_label_names=("neg", "pos"),
     ),
     DatasetSpec(
         name="ag_news",

@@ -4,12 +4,12 @@ import dataclasses
 import json
 import math
 import os
-import shutil
 import sys
 import time
 
 import keras
 
+from ganet_tf.data import dataset_source
 from ganet_tf.data import save_vectorizer
 from ganet_tf.data.registry import LOCAL_WINDOWS  # noqa: F401 - re-exported
 from ganet_tf.data.registry import local_window
@@ -17,6 +17,10 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
 from ganet_tf.models.gate_layers import target_density_argument
+from ganet_tf.policy.flag_values import check_finite_fields
+from ganet_tf.policy.flag_values import check_number
+from ganet_tf.policy.output_folder import OutputFolder
+from ganet_tf.policy.output_folder import locked_output_folders
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import has_finished_epochs
 from ganet_tf.training.backup import is_backup_folder
@@ -34,22 +38,42 @@ from ganet_tf.training.distribution import validate_distribution
 from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.non_finite_guard import NonFiniteGuard
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
-from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.non_finite_guard import check_finite_weights
 from ganet_tf.training.prepare import load_splits  # noqa: F401 - re-exported
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import PREPROCESSING_FILE
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.runtime_options import precision_policy
 from ganet_tf.training.runtime_options import tensorboard_callbacks
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
+# The flags only some models read (`model_arguments`) -> those models; `train`
+# warns about one given for another model (`ganet_tf.policy.check_flags_apply`).
+GATED_MODELS = ("ganet", "ganet_transformer")
+MODEL_FLAGS = {
+    **dict.fromkeys(
+        (
+            "aux",
+            "aux_hidden",
+            "tau",
+            "final_tau",
+            "anneal_epochs",
+            "lam",
+            "gate_bias",
+            "straight_through",
+            "target_density",
+            "gate_distribution",
+            "inference_mode",
+            "inference_density",
+            "fallback",
+        ),
+        GATED_MODELS,
+    ),
+    "window": ("local",),
+}
 
 
 @dataclasses.dataclass
@@ -117,31 +141,24 @@ class TrainConfig:
             raise GANetInputError(f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}.")
         if self.monitor not in MONITORS:
             raise GANetInputError(f"Unknown --monitor {self.monitor!r}: choose one of {sorted(MONITORS)}.")
-        if self.buckets is not None and self.buckets < 0:
-            raise GANetInputError(f"--buckets must be >= 0, got {self.buckets}.")
-        if self.glove_vocabulary < 0:
-            raise GANetInputError(f"--glove-vocabulary must be >= 0, got {self.glove_vocabulary}.")
+        check_number("buckets", self.buckets, at_least=0, integer=True, optional=True)
+        check_number("glove_vocabulary", self.glove_vocabulary, at_least=0, integer=True)
         for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+            check_number(name, getattr(self, name), at_least=1, integer=True)
+        check_number("seed", self.seed, at_least=0, integer=True)
         for name in ("tau", "lr"):
-            if not getattr(self, name) > 0:
-                raise GANetInputError(f"--{name} must be positive, got {getattr(self, name)}.")
-        if self.lam < 0:
-            raise GANetInputError(f"--lam must be >= 0, got {self.lam}.")
+            check_number(name, getattr(self, name), above=0)
+        check_number("lam", self.lam, at_least=0)
+        check_number("gate_bias", self.gate_bias, optional=True)
         self._validate_gates()
-        if not 0 <= self.dropout < 1:
-            raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
+        check_number("dropout", self.dropout, at_least=0, below=1)
+        check_number("length_percentile", self.length_percentile, above=0, at_most=100)
+        check_number("validation_fraction", self.validation_fraction, above=0, below=1)
         if self.test_file and not self.train_file:
             raise GANetInputError("--test-file needs --train-file.")
-        for name, value in dataclasses.asdict(self).items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise GANetInputError(f"--{name.replace('_', '-')} must be a finite number, got {value}.")
-        for name in ("limit", "window"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise GANetInputError(f"--{name} must be a positive integer, got {value}.")
+        check_finite_fields(self)
+        for name in ("limit", "window", "sequence_length"):
+            check_number(name, getattr(self, name), at_least=1, integer=True, optional=True)
         if self.restart and not self.backup_dir:
             raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
         validate_distribution(self)
@@ -162,12 +179,8 @@ class TrainConfig:
                 raise GANetInputError(
                     f"Unknown --{name.replace('_', '-')} {getattr(self, name)!r}: choose one of {list(choices)}."
                 )
-        if self.target_density is not None and not 0 <= self.target_density < 1:
-            raise GANetInputError(
-                f"--target-density must be in [0, 1) (0: the paper's fixed --lam), got {self.target_density}."
-            )
-        if self.inference_density is not None and not 0 < self.inference_density <= 1:
-            raise GANetInputError(f"--inference-density must be in (0, 1], got {self.inference_density}.")
+        check_number("target_density", self.target_density, at_least=0, below=1, optional=True)
+        check_number("inference_density", self.inference_density, above=0, at_most=1, optional=True)
         self._validate_annealing()
         if self.inference_mode == "top_k" and self.inference_density is None and not self.target_density:
             raise GANetInputError(
@@ -176,10 +189,8 @@ class TrainConfig:
             )
 
     def _validate_annealing(self):
-        if self.final_tau is not None and not self.final_tau > 0:
-            raise GANetInputError(f"--final-tau must be positive, got {self.final_tau}.")
-        if not isinstance(self.anneal_epochs, int) or self.anneal_epochs < 0:
-            raise GANetInputError(f"--anneal-epochs must be an integer >= 0, got {self.anneal_epochs}.")
+        check_number("final_tau", self.final_tau, above=0, optional=True)
+        check_number("anneal_epochs", self.anneal_epochs, at_least=0, integer=True)
         if (self.final_tau is None) != (self.anneal_epochs == 0):
             raise GANetInputError(
                 "--final-tau and --anneal-epochs go together: give both (anneal --tau to --final-tau "
@@ -210,7 +221,7 @@ def model_arguments(config, splits, embeddings):
                 f"for --model {config.model}, got {config.hidden}."
             )
         arguments["num_heads"] = TRANSFORMER_HEADS
-    if config.model in ("ganet", "ganet_transformer"):
+    if config.model in GATED_MODELS:
         arguments.update(
             auxiliary=config.aux,
             auxiliary_hidden_dim=config.aux_hidden,
@@ -306,34 +317,15 @@ def train_and_evaluate(config, callbacks=()):
     both are locked against a second process. See `_train_and_evaluate`.
     """
     config.validate()
-    inputs = [path for path in (config.train_file, config.test_file) if path]
-    folders = [(config.out, "--out"), (config.backup_dir, "--backup-dir")]
-    folders = [(path, flag) for path, flag in folders if path]
-    if config.out and config.backup_dir:
-        out, backup = os.path.realpath(config.out), os.path.realpath(config.backup_dir)
-        if os.path.commonpath([out, backup]) in (out, backup):
-            raise GANetInputError("--out and --backup-dir must be separate folders, neither inside the other.")
-    if config.out:
-        check_output_folder(config.out, "--out", inputs)
-    if config.backup_dir:
-        check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
-    locks = []
-    fresh_backup = config.backup_dir and not os.path.exists(config.backup_dir)
-    try:
-        for path, flag in folders:
-            locks.append(FolderLock(path, flag).acquire())
-        if config.out:
-            clean_stale(config.out)
+    inputs = [("--train-file", config.train_file), ("--test-file", config.test_file)]
+    folders = [
+        OutputFolder(config.out, "--out"),
+        OutputFolder(config.backup_dir, "--backup-dir", is_backup_folder, has_finished_epochs),
+    ]
+    with locked_output_folders(folders, [(flag, path) for flag, path in inputs if path]):
         if config.backup_dir:
-            prepare_backup_dir(config, inputs)
+            prepare_backup_dir(config)
         return _train_and_evaluate(config, callbacks)
-    except BaseException:
-        if fresh_backup and not has_finished_epochs(config.backup_dir):
-            shutil.rmtree(config.backup_dir, ignore_errors=True)
-        raise
-    finally:
-        for lock in reversed(locks):
-            lock.release()
 
 
 def _train_and_evaluate(config, callbacks=()):
@@ -366,10 +358,7 @@ def _train_and_evaluate(config, callbacks=()):
     started = time.perf_counter()
     history = _fit(model, train, validation, config, [timer, *callbacks])
     train_seconds = time.perf_counter() - started
-    if non_finite_weights(model):
-        raise TrainingDivergedError(
-            "training diverged (non-finite weights); nothing was saved: lower --lr and train again."
-        )
+    check_finite_weights(model)
     model = local_copy(model, strategy)
     result = _result(config, data, model, history, train_seconds, timer.epoch_seconds)
     warn_all_closed(result["test_all_closed_rate"])
@@ -396,6 +385,7 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
     validation = evaluate_model(model, data.ids["validation"], splits.validation_labels, splits.class_names)
     return {
         "dataset": splits.name,
+        "data_source": "files" if config.train_file else dataset_source(config.dataset, config.data_dir)[0],
         "model": config.model,
         "seed": config.seed,
         "test_accuracy": test["accuracy"],

@@ -1,10 +1,13 @@
+import hashlib
 import os
 
 import numpy as np
 import pytest
 
+from ganet_tf.data import dataset_source
 from ganet_tf.data import load_dataset
 from ganet_tf.data import load_files
+from ganet_tf.data.datasets import PACKAGED_DATA
 from ganet_tf.data.datasets import read_delimited
 from ganet_tf.data.datasets import read_label_text
 from ganet_tf.errors import GANetInputError
@@ -23,6 +26,37 @@ def test_trec_from_shared_data(data_dir):
     assert again.validation_texts == splits.validation_texts
     other = load_dataset("trec", data_dir, validation_fraction=0.1, seed=1)
     assert other.validation_texts != splits.validation_texts
+
+
+# The md5 sums that shared/data/README.md publishes for the distributed files.
+TREC_MD5 = {"train_5500.label": "073462e3fcefaae31e00edb1f18d2d02", "TREC_10.label": "323a3554401d86e650717e2d2f942589"}
+
+
+def test_trec_ships_with_the_package(monkeypatch):
+    # No --data-dir and no GANET_DATA_DIR: the package's copy, byte for byte
+    # the distributed files.
+    monkeypatch.delenv("GANET_DATA_DIR", raising=False)
+    source, folder = dataset_source("trec")
+    assert source == "packaged" and folder == os.path.join(PACKAGED_DATA, "trec")
+    for file, md5 in TREC_MD5.items():
+        with open(os.path.join(folder, file), "rb") as handle:
+            assert hashlib.md5(handle.read()).hexdigest() == md5, file
+    splits = load_dataset("trec", validation_fraction=0.1, seed=0)
+    assert len(splits.train_texts) + len(splits.validation_texts) == 5452 and len(splits.test_texts) == 500
+    counts = np.bincount(np.concatenate([splits.train_labels, splits.validation_labels]))
+    np.testing.assert_array_equal(counts, [86, 1162, 1250, 1223, 835, 896])
+    # Only TREC ships: the others still need a data directory (or TFDS).
+    assert dataset_source("sst2")[0] == "tfds"
+    with pytest.raises(GANetInputError, match="sst1 is not in TFDS: pass --data-dir"):
+        load_dataset("sst1")
+
+
+def test_a_data_dir_wins_over_the_packaged_copy(data_dir, monkeypatch):
+    monkeypatch.delenv("GANET_DATA_DIR", raising=False)
+    assert dataset_source("trec", data_dir) == ("local", os.path.join(data_dir, "trec"))
+    monkeypatch.setenv("GANET_DATA_DIR", data_dir)
+    assert dataset_source("trec")[0] == "local"
+    assert load_dataset("trec").test_texts == load_dataset("trec", PACKAGED_DATA).test_texts
 
 
 @pytest.mark.parametrize(
