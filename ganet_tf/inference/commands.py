@@ -29,6 +29,15 @@ PREDICT_FORMAT = (
 TRANSLATE_FORMAT = 'Output: one JSON object a line: {"line": N (with --file), "source": ..., "translation": ...}.'
 
 
+# Line breaks to `str.splitlines` that JSON leaves unescaped (it escapes those below U+0020).
+_UNICODE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(item):
+    """`item` as one line of JSON: UTF-8 text, every line break escaped."""
+    return json.dumps(item, ensure_ascii=False).translate(_UNICODE_BREAKS)
+
+
 def _add_common_arguments(parser, model_help, batch_size):
     parser.add_argument("--model", required=True, help=model_help)
     texts = parser.add_mutually_exclusive_group(required=True)
@@ -100,7 +109,7 @@ def _stream(args, source, run_batch):
         for batch in _batches(args, source):
             numbers = [number for number, _ in batch]
             for number, item in zip(numbers, run_batch([text for _, text in batch]), strict=True):
-                out.write(json.dumps({"line": number, **item} if number else item, ensure_ascii=False))
+                out.write(json_line({"line": number, **item} if number else item))
             out.flush()
             done += len(batch)
             if progress is not None:

@@ -1,0 +1,37 @@
+"""One tiny classification run (exported once) and one tiny seq2seq run per session."""
+
+import pytest
+
+from ganet_tf.cli import main
+
+TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabulary", "0", "--verbose", "0"]
+
+
+@pytest.fixture(scope="session")
+def classifier_run(tmp_path_factory):
+    """A GA-Net run written by `train --out`, trained in seconds on 40 lines."""
+    root = tmp_path_factory.mktemp("classifier")
+    lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
+    (root / "train.txt").write_text("\n".join(lines), encoding="utf-8")
+    (root / "test.txt").write_text("\n".join(lines[:10]), encoding="utf-8")
+    out = root / "run"
+    files = ["--train-file", str(root / "train.txt"), "--test-file", str(root / "test.txt")]
+    assert main(["train", *files, *TINY, "--batch-size", "16", "--sequence-length", "6", "--out", str(out)]) == 0
+    return str(out)
+
+
+@pytest.fixture(scope="session")
+def saved_model(classifier_run, tmp_path_factory):
+    """The run exported by `export_saved_model` (what `python -m ganet_tf export` writes)."""
+    from ganet_tf.export import export_saved_model
+
+    return export_saved_model(classifier_run, "tiny", base=str(tmp_path_factory.mktemp("exports") / "saved_models"))
+
+
+@pytest.fixture(scope="session")
+def translator_run(tmp_path_factory):
+    """A copy-task run written by `seq2seq --out`: 4 pairs, one epoch."""
+    out = tmp_path_factory.mktemp("seq2seq") / "run"
+    flags = ["--task", "copy", "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
+    assert main(["seq2seq", *flags, "--batch-size", "4", "--verbose", "0", "--out", str(out)]) == 0
+    return str(out)

@@ -1,0 +1,147 @@
+"""`python -m ganet_tf predict` and `translate`: JSON lines, input rules, one-line errors."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+from ganet_tf.cli import main
+
+TEXTS = ["good fine film 3", "bad awful film 8", "", "naïve café — 東京"]
+# A BOM, CRLF, blank lines, a latin-1 byte in UTF-8, a lone CR, U+2028 inside a line, no final newline.
+FILE_BYTES = b"\xef\xbb\xbfgood fine film 1\r\nbad awful film\n\n   \ncaf\xe9 film good\rawful \xe2\x80\xa8 bad\nfine"
+FILE_TEXTS = ["good fine film 1", "bad awful film", "", "   ", "café film good", "awful \u2028 bad", "fine"]
+
+
+def _lines(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _error_line(err):
+    lines = [line for line in err.splitlines() if not line.startswith("ganet_tf: warning:")]
+    assert len(lines) == 1 and lines[0].startswith("ganet_tf: error: "), err
+    return lines[0]
+
+
+def test_predict_prints_one_json_line_per_text_as_the_saved_model(classifier_run, saved_model, capsys):
+    args = [item for text in TEXTS for item in ("--text", text)]
+    assert main(["predict", "--model", classifier_run, *args]) == 0
+    captured = capsys.readouterr()
+    results = _lines(captured.out)  # nothing but the JSON lines: no summary
+    assert [item["text"] for item in results] == TEXTS
+    assert "━" not in captured.err  # no progress bar for --text
+    served = tf.saved_model.load(saved_model).signatures["serving_default"](text=tf.constant(TEXTS))
+    for row, item in enumerate(results):
+        if not TEXTS[row]:
+            assert (item["label"], item["probabilities"], item["attended"]) == (None, None, None)
+            continue
+        assert item["label"] == served["label"][row].numpy().decode()
+        np.testing.assert_allclose(
+            [item["probabilities"][name] for name in ("neg", "pos")], served["probabilities"][row], atol=1e-6
+        )
+        attention = served["attention"][row].numpy()
+        np.testing.assert_allclose([w for _, w in item["attended"]], attention[attention > 0], atol=1e-6)
+
+
+def test_a_file_gives_one_output_line_per_input_line(classifier_run, tmp_path, capsys):
+    path = tmp_path / "texts.txt"
+    path.write_bytes(FILE_BYTES)
+    out = tmp_path / "new" / "predictions.jsonl"
+    flags = ["--file", str(path), "--batch-size", "2", "--out", str(out)]
+    assert main(["predict", "--model", classifier_run, *flags]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("ganet_tf: warning:")]
+    assert len(warnings) == 1 and "1 line is not valid utf-8 (line 5)" in warnings[0] and "latin-1" in warnings[0]
+    results = _lines(out.read_text(encoding="utf-8"))
+    assert [item["line"] for item in results] == list(range(1, 8))
+    assert [item["text"] for item in results] == FILE_TEXTS
+    assert [item["label"] is None for item in results] == [False, False, True, True, False, False, False]
+    assert sorted(os.listdir(out.parent)) == ["predictions.jsonl"]  # no staging or lock file left
+
+    # Streamed in batches of 2 or all at once: the same lines.
+    assert main(["predict", "--model", classifier_run, "--file", str(path), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == warnings  # --quiet: the warning, no progress bar or summary
+    assert _lines(captured.out) == results
+    # The latin-1 line is classified as the text it was meant to be.
+    assert main(["predict", "--model", classifier_run, "--text", "café film good"]) == 0
+    (alone,) = _lines(capsys.readouterr().out)
+    assert alone["probabilities"] == results[4]["probabilities"]
+
+
+def test_out_is_refused_for_the_input_file_and_a_folder_and_kept_on_errors(classifier_run, tmp_path, capsys):
+    path = tmp_path / "texts.txt"
+    path.write_bytes(FILE_BYTES)
+    assert main(["predict", "--model", classifier_run, "--file", str(path), "--out", str(path)]) == 2
+    assert "is the input file" in _error_line(capsys.readouterr().err)
+    assert path.read_bytes() == FILE_BYTES
+    assert main(["predict", "--model", classifier_run, "--file", str(path), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in _error_line(capsys.readouterr().err)
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("kept\n")
+    assert main(["predict", "--model", str(tmp_path / "no_run"), "--text", "x", "--out", str(earlier)]) == 2
+    assert "No model.keras in" in _error_line(capsys.readouterr().err)
+    assert earlier.read_text() == "kept\n"
+    assert main(["predict", "--model", classifier_run, "--text", "x", "--batch-size", "0"]) == 2
+    assert "--batch-size must be a positive integer" in _error_line(capsys.readouterr().err)
+    assert main(["predict", "--model", classifier_run, "--file", str(tmp_path / "none.txt")]) == 2
+    assert "File not found" in _error_line(capsys.readouterr().err)
+    assert main(["predict", "--model", classifier_run, "--file", str(path), "--encoding", "klingon"]) == 2
+    assert "Unknown --encoding" in _error_line(capsys.readouterr().err)
+    assert sorted(os.listdir(tmp_path)) == ["earlier.jsonl", "texts.txt"]
+
+
+def test_a_damaged_run_is_one_error_line_and_exit_2(classifier_run, translator_run, tmp_path, capsys):
+    broken = tmp_path / "broken"
+    shutil.copytree(classifier_run, broken)
+    with open(broken / "model.keras", "r+b") as handle:
+        handle.truncate(500)
+    assert main(["predict", "--model", str(broken), "--text", "x"]) == 2
+    line = _error_line(capsys.readouterr().err)
+    assert "model.keras is not a complete .keras file" in line and "retrain" in line
+    assert main(["predict", "--model", translator_run, "--text", "x"]) == 2
+    assert "python -m ganet_tf translate" in _error_line(capsys.readouterr().err)
+    assert main(["translate", "--model", classifier_run, "--text", "x"]) == 2
+    assert "python -m ganet_tf predict" in _error_line(capsys.readouterr().err)
+    assert capsys.readouterr().out == ""
+
+
+def test_translate_writes_one_line_per_sentence(translator_run, tmp_path, capsys):
+    with open(os.path.join(translator_run, "examples.json"), encoding="utf-8") as handle:
+        examples = json.load(handle)[:3]
+    path = tmp_path / "sources.txt"
+    path.write_text("\n".join([examples[0]["source"], "", *(e["source"] for e in examples[1:])]) + "\n")
+    assert main(["translate", "--model", translator_run, "--file", str(path), "--batch-size", "2", "--quiet"]) == 0
+    results = _lines(capsys.readouterr().out)
+    assert [item["line"] for item in results] == [1, 2, 3, 4]
+    assert results[1] == {"line": 2, "source": "", "translation": None}
+    from ganet_tf import load_translator
+
+    translations = load_translator(translator_run).predict([e["source"] for e in examples], batch_size=2)
+    assert [results[i]["translation"] for i in (0, 2, 3)] == translations
+
+
+def test_predict_runs_from_an_empty_folder_outside_the_repository(classifier_run, tmp_path):
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (tmp_path / "texts.txt").write_text("good fine film\n\nbad awful\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    completed = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", "predict", "--model", classifier_run, "--file", "../texts.txt"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    results = _lines(completed.stdout)
+    assert [item["line"] for item in results] == [1, 2, 3]
+    assert results[1]["label"] is None and results[0]["label"] in ("neg", "pos")
+    assert "3/3" in completed.stderr  # the progress bar, on stderr
+    assert os.listdir(folder) == []
