@@ -14,6 +14,11 @@ What they guarantee, so that no input is silently mangled:
   line where the field started.
 - A line or row with a label but no text is skipped; all skipped lines of a
   file are counted in one warning line on stderr.
+- Texts are kept as written. A control character inside a text (NUL, BEL,
+  ESC, any of Unicode's category Cc but tab and the line breaks) stays in
+  it, and the texts holding one are counted in one warning line: the
+  standardisation (`ganet_tf.data.vectorizer.standardize_text`) turns
+  each control character into a space.
 """
 
 import csv
@@ -33,6 +38,8 @@ MIN_EXAMPLES_PER_CLASS = 10
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A label, then spaces or TABs, then the text.
 _LABEL_TEXT = re.compile(r"([^ \t]+)(?:[ \t]+(.*))?$", re.DOTALL)
+# Unicode's control characters (category Cc) but TAB, LF and CR.
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 # Fields are as long as the file needs (a review can pass csv's 128 KiB).
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -115,6 +122,22 @@ def _warn_skipped(path, skipped, what):
         warn(f"{path}: skipped {len(skipped)} {what} with a label but no text (line {shown}{more}).")
 
 
+def _warn_control_characters(path, texts, numbers):
+    """One warning line counting the `texts` (at line `numbers`) that hold a
+    control character."""
+    found = [
+        (number, match)
+        for number, text in zip(numbers, texts, strict=True)
+        if (match := _CONTROL_CHARACTER.search(text))
+    ]
+    if found:
+        number, match = found[0]
+        warn(
+            f"{path}: {len(found)} text(s) hold control characters (first at line {number}: "
+            f"U+{ord(match.group()):04X}); each becomes a space when the texts are tokenised."
+        )
+
+
 def read_label_text(path, encoding="utf-8", label_separator=None):
     """Reads `LABEL text` lines; returns `(texts, labels)` as strings.
 
@@ -122,7 +145,7 @@ def read_label_text(path, encoding="utf-8", label_separator=None):
     given). Blank lines are skipped; so are lines with a label and no text,
     counted in one warning line.
     """
-    texts, labels, skipped = [], [], []
+    texts, labels, skipped, numbers = [], [], [], []
     for number, line in read_lines(path, encoding):
         line = line.strip(" \t")
         if label_separator is None:
@@ -137,7 +160,9 @@ def read_label_text(path, encoding="utf-8", label_separator=None):
             continue
         texts.append(text)
         labels.append(label)
+        numbers.append(number)
     _warn_skipped(path, skipped, "lines")
+    _warn_control_characters(path, texts, numbers)
     if not texts:
         raise GANetInputError(f"{path} has no line with both a label and a text.")
     return texts, labels
@@ -151,7 +176,7 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
     warning line.
     """
     handle = open_text(path, encoding)
-    texts, labels, skipped, spanning = [], [], [], []
+    texts, labels, skipped, spanning, numbers = [], [], [], [], []
     with handle:
         reader = csv.reader(handle, delimiter=delimiter, strict=True)
         start = 1
@@ -185,6 +210,7 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
                     spanning.append(number)
                 texts.append(text)
                 labels.append(label)
+                numbers.append(number)
         except UnicodeDecodeError as error:
             raise _decode_error(path, encoding, error) from None
         except csv.Error as error:
@@ -198,6 +224,7 @@ def read_delimited(path, delimiter=",", text_column="text", label_column="label"
                 f"({error}): check the quotes on this row."
             ) from None
     _warn_skipped(path, skipped, "rows")
+    _warn_control_characters(path, texts, numbers)
     if spanning:
         warn(
             f"{path}: {len(spanning)} row(s) span several lines (a quoted field with line "

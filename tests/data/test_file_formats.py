@@ -1,11 +1,8 @@
 """The user's files are read as written: nothing split, merged or renamed."""
 
-import importlib.util
-
 import numpy as np
 import pytest
 
-from ganet_tf.data import load_dataset
 from ganet_tf.data import load_files
 from ganet_tf.data.datasets import read_delimited
 from ganet_tf.data.datasets import read_label_text
@@ -117,16 +114,26 @@ def test_a_folder_given_as_a_file(tmp_path):
         load_files(str(tmp_path))
 
 
-def test_tfds_fallback_names_a_missing_module(monkeypatch):
-    if importlib.util.find_spec("importlib_resources") is not None:
-        pytest.skip("importlib_resources is installed: TFDS would go to the network")
-    monkeypatch.delenv("GANET_DATA_DIR", raising=False)
-    with pytest.raises(GANetInputError, match="module 'importlib_resources' is missing"):
-        load_dataset("trec")
-
-
 def test_class_ids_of_a_mixed_label_set_stay_alphabetical(tmp_path):
     lines = [f"{label} text {i}" for i in range(10) for label in ("b", "10", "a", "2")]
     splits = load_files(write(tmp_path / "mixed.txt", "\n".join(lines)))
     assert splits.class_names == ["10", "2", "a", "b"]
     assert np.all(splits.train_labels < 4)
+
+
+def test_control_characters_inside_texts_are_kept_and_counted_in_one_warning(tmp_path, capsys):
+    content = "pos good\x00film\nneg bad \x07film\x1b[0m\npos fine film\nneg \x00\n"
+    texts, labels = read_label_text(write(tmp_path / "c.txt", content))
+    # As written: nothing cut at the NUL, no text dropped (the standardisation spaces them).
+    assert texts == ["good\x00film", "bad \x07film\x1b[0m", "fine film", "\x00"]
+    assert labels == ["pos", "neg", "pos", "neg"]
+    warning = one_line(capsys.readouterr().err)
+    assert warning.startswith("ganet_tf: warning: ") and "3 text(s) hold control characters" in warning
+    assert "first at line 1: U+0000" in warning
+    path = write(tmp_path / "c.csv", 'text,label\nfine,pos\n"two\x1b\nlines",neg\n')
+    assert read_delimited(path) == (["fine", "two\x1b\nlines"], ["pos", "neg"])
+    err = capsys.readouterr().err
+    assert "1 text(s) hold control characters (first at line 3: U+001B)" in err
+    # TAB and the line breaks inside a quoted field are the file's own: no warning.
+    read_delimited(write(tmp_path / "t.tsv", 'label\ttext\npos\t"a\tb\r\nc"\n'), delimiter="\t")
+    assert "control characters" not in capsys.readouterr().err

@@ -94,6 +94,10 @@ def test_loading_refuses_another_standardisation(tmp_path):
     path.write_text(json.dumps(config))
     with pytest.raises(GANetInputError, match="standardisation v1"):
         load_vectorizer(str(path))
+    # Version 2 differs only on control characters, which it mishandled.
+    config["standardize_version"] = 2
+    path.write_text(json.dumps(config))
+    assert load_vectorizer(str(path))[1] == ["a", "b"]
 
 
 def test_standardisation_splits_contractions_like_glove():
@@ -109,3 +113,50 @@ def test_extra_vocabulary_is_appended_after_training_words():
     vectorizer = build_vectorizer(TEXTS, extra_vocabulary=["zebra", "cat", "yak"])
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
     assert vocabulary[-2:] == ["zebra", "yak"] and vocabulary.count("cat") == 1
+
+
+def test_control_characters_become_spaces():
+    from ganet_tf.data.vectorizer import standardize_text
+
+    texts = ["good\x00film", "bad\x07 film\x1b[0m", "it\x01s fine\x7f\x85\x9fnow", "tab\tand\nline"]
+    tokens = [t.decode().split() for t in standardize_text(np.asarray(texts)).numpy()]
+    assert tokens == [["good", "film"], ["bad", "film", "0m"], ["it", "s", "fine", "now"], ["tab", "and", "line"]]
+    # A NUL at the end of a token neither joins nor hides it (NumPy strips
+    # trailing NULs: "a\x00" and "a" would be one vocabulary entry twice).
+    vectorizer = build_vectorizer(["a\x00 b", "hello\x00", "a b hello"], sequence_length=3)
+    vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
+    assert sorted(vocabulary) == ["a", "b", "hello"]
+    ids = vectorize(vectorizer, ["hello\x00", "a\x00b", "a b"])
+    assert ids[0].tolist() == vectorize(vectorizer, ["hello"])[0].tolist() and 1 not in ids
+    assert ids[1].tolist() == ids[2].tolist()
+
+
+def test_control_characters_in_train_predict_and_serving(tmp_path, capsys):
+    """Training texts with NUL, BEL and ESC train; `predict` and the exported
+    SavedModel read them as spaces, the same way."""
+    import tensorflow as tf
+
+    from ganet_tf import load_classifier
+    from ganet_tf.cli import main
+    from ganet_tf.export import export_saved_model
+
+    words = ["good\x00fine", "bad\x07awful", "\x1bgreat", "poor \x00"]
+    lines = [f"{'pos' if i % 2 else 'neg'} {words[i % 4]} film {i}" for i in range(40)]
+    (tmp_path / "train.txt").write_text("\n".join(lines), encoding="utf-8")
+    run = str(tmp_path / "run")
+    flags = ["--model", "soft", "--epochs", "1", "--hidden", "4", "--glove-vocabulary", "0", "--verbose", "0"]
+    flags += ["--batch-size", "40", "--buckets", "0"]
+    capsys.readouterr()
+    assert main(["train", "--train-file", str(tmp_path / "train.txt"), *flags, "--out", run]) == 0
+    assert "40 text(s) hold control characters (first at line 1: U+0000)" in capsys.readouterr().err
+    vectorizer, _ = load_vectorizer(f"{run}/preprocessing.json")
+    assert {"good", "fine", "bad", "awful", "great", "poor"} <= set(vectorizer.get_vocabulary())
+
+    texts = ["good\x00fine film", "good fine film", "bad\x07awful\x1b film", "bad awful  film"]
+    classifier = load_classifier(run)
+    probabilities = classifier.predict(texts, verbose=0)
+    np.testing.assert_allclose(probabilities[0], probabilities[1], atol=1e-6)
+    np.testing.assert_allclose(probabilities[2], probabilities[3], atol=1e-6)
+    serve = tf.saved_model.load(export_saved_model(run, "tiny", base=str(tmp_path / "saved_models")))
+    served = serve.signatures["serving_default"](text=tf.constant(texts))["probabilities"].numpy()
+    np.testing.assert_allclose(served, probabilities, atol=1e-5)
