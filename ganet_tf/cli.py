@@ -380,7 +380,26 @@ def build_parser():
     translate = commands.add_parser("translate", help="translate sentences with a seq2seq run; one JSON line each")
     inference.add_translate_arguments(translate)
     translate.set_defaults(run=inference.translate_command)
+    search = _tuning_search()
+    tune = commands.add_parser(
+        "tune", help="KerasTuner search; the last stdout line is a JSON summary", description=search.DESCRIPTION
+    )
+    search.add_arguments(tune)
+    tune.set_defaults(run=search.run)
     return parser
+
+
+def _tuning_search():
+    """`ganet_tf.tuning.search`, the repository's `tuning/` as installed."""
+    import importlib
+
+    try:
+        return importlib.import_module("ganet_tf.tuning.search")
+    except ModuleNotFoundError as error:
+        if error.name != "ganet_tf.tuning":
+            raise
+        # A checkout's `ganet_tf/` shadows the installed one: its own `tuning/`.
+        return importlib.import_module("tuning.search")
 
 
 def main(argv=None):

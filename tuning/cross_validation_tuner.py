@@ -2,6 +2,16 @@ import keras_tuner
 import numpy as np
 import tensorflow as tf
 
+# KerasTuner prints the traceback of every failed trial while its
+# `config.DEBUG` is on (its default); `search` turns that off.
+from keras_tuner.src import config as keras_tuner_config
+
+from ganet_tf.data.file_formats import warn
+from ganet_tf.training.non_finite_guard import TrainingDivergedError
+
+_FAILED = keras_tuner.engine.trial.TrialStatus.FAILED
+_INVALID = keras_tuner.engine.trial.TrialStatus.INVALID
+
 
 class CrossValidationTuner(keras_tuner.Tuner):
     """A KerasTuner `Tuner` that scores trials on a validation split or by k-fold CV.
@@ -20,6 +30,14 @@ class CrossValidationTuner(keras_tuner.Tuner):
     train from scratch for their bracket's epoch budget (`tuner/epochs`),
     as in Li et al. (2018), instead of resuming an earlier trial's weights,
     so that Hyperband combines with cross-validation.
+
+    A trial whose training raises `TrainingDivergedError` (pass a
+    `ganet_tf.training.NonFiniteGuard` first in the `callbacks` of
+    `search`) fails through KerasTuner's own mechanism,
+    `keras_tuner.errors.FailedTrialError`: the oracle marks it FAILED, with
+    the reason as its message, and never counts it among the best trials.
+    Each failed trial is reported in one warning line on stderr, without
+    KerasTuner's traceback (the trial's `message` keeps it).
 
     The tuner keeps the ids of the trials this process ran in `ran_trials`,
     which tells, in distributed tuning, which worker ran what.
@@ -74,16 +92,29 @@ class CrossValidationTuner(keras_tuner.Tuner):
         budget = trial.hyperparameters.values.get("tuner/epochs")
         if budget is not None:
             kwargs["epochs"] = budget
-        if self.folds == 1:
-            return super().run_trial(trial, x, y, validation_data=validation_data, **kwargs)
-        histories = []
-        for train_x, train_y, held_out in self._split(x, y, validation_data):
-            histories.extend(super().run_trial(trial, train_x, train_y, validation_data=held_out, **kwargs))
-        return histories
+        try:
+            if self.folds == 1:
+                return super().run_trial(trial, x, y, validation_data=validation_data, **kwargs)
+            histories = []
+            for train_x, train_y, held_out in self._split(x, y, validation_data):
+                histories.extend(super().run_trial(trial, train_x, train_y, validation_data=held_out, **kwargs))
+            return histories
+        except TrainingDivergedError as error:
+            # The reason, without the advice meant for `train`.
+            raise keras_tuner.errors.FailedTrialError(str(error).partition(";")[0]) from None
+
+    def search(self, *fit_args, **fit_kwargs):
+        debug, keras_tuner_config.DEBUG = keras_tuner_config.DEBUG, False
+        try:
+            return super().search(*fit_args, **fit_kwargs)
+        finally:
+            keras_tuner_config.DEBUG = debug
 
     def on_trial_end(self, trial):
-        super().on_trial_end(trial)
         self.ran_trials.append(trial.trial_id)
+        if trial.status in (_FAILED, _INVALID):
+            warn(f"trial {trial.trial_id} failed and is not a candidate for the best: {failure_reason(trial)}")
+        super().on_trial_end(trial)
 
     def _split(self, x, y, validation_data):
         if isinstance(x, tf.data.Dataset):
@@ -119,3 +150,12 @@ class CrossValidationTuner(keras_tuner.Tuner):
 def _unbatched(dataset):
     # Token ids of one example have rank 1.
     return dataset if dataset.element_spec[0].shape.rank == 1 else dataset.unbatch()
+
+
+def failure_reason(trial):
+    """The last line of a failed `trial`'s message: its error, without the
+    class of KerasTuner's `FailedTrialError`."""
+    lines = (trial.message or "").strip().splitlines()
+    last = lines[-1].strip() if lines else "no message"
+    name, separator, reason = last.partition(": ")
+    return reason if separator and name.endswith("FailedTrialError") else last

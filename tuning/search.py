@@ -1,11 +1,13 @@
-"""`python -m tuning.search`: KerasTuner search for GA-Net and its baselines.
+"""`python -m ganet_tf tune`: KerasTuner search for GA-Net and its baselines.
 
-    python -m tuning.search --dataset trec --tuner bayesian --max-trials 20
+    python -m ganet_tf tune --dataset trec --tuner bayesian --max-trials 20
 
 prints the search space, runs the trials (resuming the project if it
 exists), prints `tuner.results_summary()`, retrains the best configuration
 on train + validation, tests and saves it; the last stdout line is a JSON
-object. See tuning/README.md.
+object. See tuning/README.md. In the repository, `python -m tuning.search`
+is the same command (`main`); `ganet_tf.cli` registers `tune` with
+`add_arguments` and `run`.
 """
 
 import argparse
@@ -61,22 +63,27 @@ def _join_negative_values(argv):
     return joined
 
 
+DESCRIPTION = (
+    "KerasTuner search for GA-Net and its baselines; the last stdout "
+    "line is a JSON summary of the best configuration, retrained and "
+    "tested."
+)
+
+
 def build_parser():
+    parser = _Parser(prog=f"python -m {PROG}", description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser):
+    """Adds the flags of the search to `parser` (`python -m ganet_tf tune`'s)."""
     from .tune import SearchConfig
 
     defaults = SearchConfig()
-    parser = _Parser(
-        prog=f"python -m {PROG}",
-        description=(
-            "KerasTuner search for GA-Net and its baselines; the last stdout "
-            "line is a JSON summary of the best configuration, retrained and "
-            "tested."
-        ),
-    )
     _add_search_arguments(parser, defaults)
     _add_space_arguments(parser)
     _add_data_and_output_arguments(parser, defaults)
-    return parser
 
 
 def _add_search_arguments(parser, defaults):
@@ -185,19 +192,26 @@ def config_from(args):
     return SearchConfig(**arguments)
 
 
-def main(argv=None):
-    args = build_parser().parse_args(_join_negative_values(argv))
+def run(args):
+    """Runs the search of the parsed `args`; returns its JSON-ready summary.
+
+    Raises:
+        GANetInputError: bad input, or a search whose trials all failed.
+    """
     from .tune import search_and_evaluate
 
+    result = search_and_evaluate(config_from(args))
+    result.pop("report", None)
+    return result
+
+
+def main(argv=None):
+    args = build_parser().parse_args(_join_negative_values(argv))
     try:
-        result = search_and_evaluate(config_from(args))
+        result = run(args)
     except GANetInputError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except RuntimeError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 1
-    result.pop("report", None)
     print(json.dumps(result), flush=True)
     return 0
 

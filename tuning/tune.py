@@ -1,5 +1,5 @@
 """Search hyperparameters with KerasTuner, retrain the best, test it: the
-library behind `python -m tuning.search`."""
+library behind `python -m ganet_tf tune` (and `python -m tuning.search`)."""
 
 import dataclasses
 import inspect
@@ -15,7 +15,10 @@ from ganet_tf.data import DATASETS
 from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
+from ganet_tf.policy import check_number
 from ganet_tf.training.evaluate import evaluate_model
+from ganet_tf.training.non_finite_guard import NonFiniteGuard
+from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.train import TrainConfig
@@ -23,6 +26,7 @@ from ganet_tf.training.train import write_outputs
 
 from .baseline_hypermodel import BaselineHyperModel
 from .cross_validation_tuner import CrossValidationTuner
+from .cross_validation_tuner import failure_reason
 from .ganet_hypermodel import GANetHyperModel
 from .ganet_transformer_hypermodel import GANetTransformerHyperModel
 from .search_space import MODEL_PARAMETERS
@@ -155,24 +159,15 @@ class SearchConfig:
             )
 
     def _validate_numbers(self):
-        positive = ("max_trials", "epochs", "patience", "folds", "executions_per_trial", "hidden")
-        optional = ("initial_points", "limit")
-        for name in positive + optional:
-            value = getattr(self, name)
-            if value is None and name in optional:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+        for name in ("max_trials", "epochs", "patience", "folds", "executions_per_trial", "hidden"):
+            check_number(name, getattr(self, name), at_least=1, integer=True)
+        for name in ("initial_points", "limit"):
+            check_number(name, getattr(self, name), at_least=1, integer=True, optional=True)
         for name in ("glove_vocabulary", "buckets"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise GANetInputError(f"--{name.replace('_', '-')} must be an integer >= 0, got {value}.")
-        if not isinstance(self.hyperband_factor, int) or self.hyperband_factor < 2:
-            raise GANetInputError(f"--hyperband-factor must be an integer >= 2, got {self.hyperband_factor}.")
-        if not self.density_weight >= 0:
-            raise GANetInputError(f"--density-weight must be >= 0, got {self.density_weight}.")
-        if not 0 <= self.dropout < 1:
-            raise GANetInputError(f"--dropout must be in [0, 1), got {self.dropout}.")
+            check_number(name, getattr(self, name), at_least=0, integer=True)
+        check_number("hyperband_factor", self.hyperband_factor, at_least=2, integer=True)
+        check_number("density_weight", self.density_weight, at_least=0)
+        check_number("dropout", self.dropout, at_least=0, below=1)
         if self.final_seeds is not None and (
             not self.final_seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.final_seeds)
         ):
@@ -373,11 +368,30 @@ def _write_json(path, content):
     os.replace(staging, path)
 
 
-def _failed_search(tuner):
-    trials = tuner.oracle.trials.values()
-    messages = [t.message for t in trials if getattr(t, "message", None)]
-    last = messages[-1].strip().splitlines()[-1] if messages else "no trial ran"
-    return RuntimeError(f"no trial of {tuner.project_dir} completed; the last error: {last}")
+# What to change when trials fail: the hyperparameters that make a training diverge.
+_FAILED_TRIALS_FIX = (
+    "narrow the search space (e.g. lower learning rates: --values lr=... or --range lr=MIN:MAX) "
+    "and search again with --overwrite or another --project-name"
+)
+
+
+def _failed_trials(tuner):
+    return [t for t in tuner.oracle.trials.values() if t.status == keras_tuner.engine.trial.TrialStatus.FAILED]
+
+
+def _failed_search(tuner, stopped=False):
+    """The `GANetInputError` of a search without a completed trial, or
+    stopped (`stopped`) by KerasTuner after too many failed trials in a row."""
+    failed = _failed_trials(tuner)
+    last = failure_reason(failed[-1]) if failed else "no trial ran"
+    if stopped:
+        what = (
+            f"KerasTuner stopped the search of {tuner.project_dir} after "
+            f"{tuner.oracle.max_consecutive_failed_trials} failed trials in a row"
+        )
+    else:
+        what = f"no trial of {tuner.project_dir} completed ({len(failed)} failed)"
+    return GANetInputError(f"{what}; the last failure: {last}. No model was saved: {_FAILED_TRIALS_FIX}.")
 
 
 def search_and_evaluate(config):
@@ -398,6 +412,14 @@ def search_and_evaluate(config):
     seed's model saved to `config.out` (default: `best_model` in the project
     folder) as `model.keras`, `preprocessing.json` and `metrics.json`.
 
+    A trial whose loss or weights stop being finite (`NonFiniteGuard`), or
+    that raises, fails: KerasTuner marks it FAILED with its reason (one
+    warning line) and never takes it as the best. A search where no trial
+    completed, or that KerasTuner stopped after
+    `max_consecutive_failed_trials` (3) failures in a row, raises
+    `GANetInputError`, as does a retraining that diverges; nothing is
+    written to `out` then.
+
     With KerasTuner's distributed environment (`KERASTUNER_TUNER_ID`,
     `KERASTUNER_ORACLE_IP`, `KERASTUNER_ORACLE_PORT`) the chief serves the
     oracle until the workers have run every trial, then retrains and tests
@@ -406,7 +428,8 @@ def search_and_evaluate(config):
     Returns:
         A JSON-ready dict: the best `hyperparameters`, `best_score` (its
         objective), `epochs` of the retraining, `trials` (completed in the
-        project), `new_trials` (run by this process), `final_seeds`,
+        project), `failed_trials` (failed in the project), `new_trials`
+        (run by this process), `final_seeds`,
         `test_accuracy` and `test_density` (None without gates) averaged over
         them, `test_accuracies` (one per seed), the attention FLOPs, `out`,
         and timings. A worker returns `role`, `tuner_id` and `ran_trials`.
@@ -460,22 +483,40 @@ def _search(tuner, config, data, role):
         tuner.search_space_summary()
     monitor, direction = OBJECTIVES[config.objective]
     started = time.perf_counter()
-    tuner.search(
-        data.ids["train"],
-        data.splits.train_labels,
-        validation_data=(data.ids["validation"], data.splits.validation_labels),
-        epochs=config.epochs,
-        callbacks=[
-            keras.callbacks.EarlyStopping(monitor=monitor, mode=direction, patience=config.patience),
-            keras.callbacks.TerminateOnNaN(),
-        ],
-        verbose=config.verbose,
-    )
+    try:
+        tuner.search(
+            data.ids["train"],
+            data.splits.train_labels,
+            validation_data=(data.ids["validation"], data.splits.validation_labels),
+            epochs=config.epochs,
+            callbacks=[
+                # First: a diverged trial fails before anything saves it.
+                NonFiniteGuard(),
+                keras.callbacks.EarlyStopping(monitor=monitor, mode=direction, patience=config.patience),
+            ],
+            verbose=config.verbose,
+        )
+    except RuntimeError:
+        # KerasTuner's oracle stops a search after `max_consecutive_failed_trials`.
+        if _stopped_by_failures(tuner.oracle):
+            raise _failed_search(tuner, stopped=True) from None
+        raise
     return round(time.perf_counter() - started, 2)
 
 
+def _stopped_by_failures(oracle):
+    """Whether the last `max_consecutive_failed_trials` ended trials all failed."""
+    limit = oracle.max_consecutive_failed_trials
+    last = [oracle.trials[trial_id].status for trial_id in oracle.end_order[-limit:]] if limit else []
+    return len(last) == limit and all(status == keras_tuner.engine.trial.TrialStatus.FAILED for status in last)
+
+
 def _best_trial(tuner, config):
-    """The best completed trial of the project (`RuntimeError` if none)."""
+    """The best completed trial of the project (`GANetInputError` if none).
+
+    A failed trial (its training diverged, or it raised) is never the best:
+    KerasTuner pads its best trials with failed ones when too few completed.
+    """
     if config.verbose:
         tuner.results_summary(num_trials=min(config.max_trials, 10))
     # KerasTuner pads the best trials with failed ones when none completed.
@@ -497,14 +538,22 @@ def _retrain(config, data, best, seeds):
         final = make_hypermodel(config, data.num_classes, data.embeddings, data.splits.name, scoring=False, seed=seed)
         model = final.build(best.hyperparameters.copy())
         started = time.perf_counter()
-        final.fit(
-            best.hyperparameters,
-            model,
-            pool_ids,
-            pool_labels,
-            epochs=best.best_step + 1,
-            verbose=config.verbose,
-        )
+        try:
+            final.fit(
+                best.hyperparameters,
+                model,
+                pool_ids,
+                pool_labels,
+                epochs=best.best_step + 1,
+                # Every epoch's loss and weights checked before anything is written.
+                callbacks=[NonFiniteGuard()],
+                verbose=config.verbose,
+            )
+        except TrainingDivergedError as error:
+            raise GANetInputError(
+                f"the best trial ({best.trial_id}) diverged when retrained on train + validation "
+                f"with seed {seed}: {str(error).partition(';')[0]}. No model was saved: {_FAILED_TRIALS_FIX}."
+            ) from None
         train_seconds += time.perf_counter() - started
         tests.append(evaluate_model(model, data.ids["test"], data.splits.test_labels, data.class_names))
         kept = kept or model
@@ -528,6 +577,7 @@ def _result(config, data, tuner, best, tests):
         "hyperparameters": {name: value for name, value in best.hyperparameters.values.items() if name in space.names},
         "epochs": best.best_step + 1,
         "trials": len(completed),
+        "failed_trials": len(_failed_trials(tuner)),
         "new_trials": len(tuner.ran_trials),
         "final_seeds": list(config.final_seeds or [config.seed]),
         "test_accuracy": float(np.mean([t["accuracy"] for t in tests])),

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import keras
+import numpy as np
 import pytest
 
 from ganet_tf.data import load_dataset
@@ -214,6 +215,14 @@ def _one_error_line(capsys):
         (["--model", "transformer", "--hidden", "64"], "--hidden is a hyperparameter of --model transformer"),
         (["--model", "transformer", "--fix", "hidden=30"], "hidden must be a positive multiple of 4"),
         (["--density-weight", "-1", "--objective", "tradeoff"], "--density-weight must be >= 0"),
+        (["--density-weight", "inf", "--objective", "tradeoff"], "--density-weight must be "),
+        (["--dropout", "nan"], "--dropout must be "),
+        (["--fix", "lr=nan"], "lr must be a number, got 'nan'"),
+        (["--fix", "lr=-1e-3"], "lr must be positive"),
+        (["--range", "lr=1e-2:1e-4"], "the minimum 0.01 is above the maximum 0.0001"),
+        (["--range", "lr=0:1e-2"], "lr must be positive, got '0'"),
+        (["--fix", "target_density=1"], "target_density must be in [0, 1)"),
+        (["--range", "target_density=0.1:1.5"], "target_density must be in [0, 1)"),
         (["--data-dir", "/nonexistent/ganet"], "Data directory not found"),
     ],
 )
@@ -234,3 +243,109 @@ def test_flag_defaults_are_the_search_configs_defaults():
     from tuning.tune import SearchConfig
 
     assert config_from(build_parser().parse_args([])) == SearchConfig()
+
+
+def test_tune_help_works_from_any_folder(tmp_path):
+    """`python -m ganet_tf tune` needs no repository folder (`tuning/` installs as `ganet_tf.tuning`)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", "tune", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=ENV,
+        timeout=PROCESS_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: python -m ganet_tf tune") and "--max-trials" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+# Every hyperparameter but lr fixed: 3 batches of 8 a trial. Adam at lr 1e36
+# and above moves the weights by about lr in one step, and the loss of the
+# tiny model is NaN or infinite within the epoch.
+DIVERGING = [
+    "--dataset",
+    "trec",
+    "--limit",
+    "24",
+    "--epochs",
+    "1",
+    "--hidden",
+    "4",
+    "--tuner",
+    "random",
+    "--verbose",
+    "0",
+    "--run-eagerly",
+    *("--fix", "aux_hidden=4", "--fix", "batch_size=8", "--fix", "tau=0.5", "--fix", "lam=1e-3"),
+    *("--fix", "aux=fnn", "--fix", "target_density=0.3"),
+]
+
+
+def _tune(capsys, data_dir, directory, *flags):
+    """`python -m ganet_tf tune` in this process: `(exit code, stdout, stderr lines)`."""
+    from ganet_tf.cli import main as ganet_tf_main
+
+    capsys.readouterr()
+    code = ganet_tf_main(["tune", *DIVERGING, "--data-dir", data_dir, "--directory", str(directory), *flags])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err.splitlines()
+
+
+def _trial_status(project, trial_id):
+    with open(os.path.join(project, f"trial_{trial_id}", "trial.json")) as handle:
+        return json.load(handle)["status"]
+
+
+def test_a_diverged_trial_fails_and_is_never_the_best(data_dir, tmp_path, capsys):
+    code, out, err = _tune(capsys, data_dir, tmp_path, "--values", "lr=1e38,1e-3", "--max-trials", "2")
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert (result["trials"], result["failed_trials"], result["new_trials"]) == (1, 1, 2)
+    assert result["hyperparameters"]["lr"] == 1e-3
+    (warning,) = err
+    assert warning.startswith("ganet_tf: warning: trial ") and "training diverged in epoch 1 (loss " in warning
+    failed = warning.split()[3]
+    project = str(tmp_path / "trec_ganet_random")
+    assert _trial_status(project, failed) == "FAILED" and failed != result["best_trial"]
+    assert _trial_status(project, result["best_trial"]) == "COMPLETED"
+    model = keras.models.load_model(os.path.join(result["out"], "model.keras"))
+    assert all(np.all(np.isfinite(keras.ops.convert_to_numpy(weight))) for weight in model.weights)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        # KerasTuner's oracle stops a search at 3 failed trials in a row.
+        (["--values", "lr=1e36,1e37,1e38", "--max-trials", "4"], "KerasTuner stopped the search of "),
+        (["--fix", "lr=1e38", "--max-trials", "1"], "completed (1 failed)"),
+    ],
+)
+def test_a_search_without_a_completed_trial_writes_no_model(data_dir, tmp_path, capsys, flags, message):
+    out = tmp_path / "best"
+    code, stdout, err = _tune(capsys, data_dir, tmp_path / "projects", *flags, "--out", str(out))
+    assert code == 2 and stdout == ""
+    *warnings, error = err
+    assert all(line.startswith("ganet_tf: warning: trial ") for line in warnings) and warnings
+    assert error.startswith("ganet_tf: error: ") and message in error
+    assert "the last failure: training diverged in epoch 1" in error and "No model was saved" in error
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--fix", "lr=0"], "lr must be positive"),
+        (["--range", "tau=2:0.5"], "the minimum 2.0 is above the maximum 0.5"),
+        (["--fix", "target_density=-0.1"], "target_density must be in [0, 1)"),
+    ],
+)
+def test_tune_refuses_bad_values_before_the_search(tmp_path, capsys, flags, message):
+    from ganet_tf.cli import main as ganet_tf_main
+
+    capsys.readouterr()
+    assert ganet_tf_main(["tune", "--directory", str(tmp_path / "runs"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ganet_tf: error: ") and err.count("\n") == 1 and message in err
+    assert not (tmp_path / "runs").exists()  # no tuner was made
