@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import json
 import sys
+import textwrap
 
 from ganet_tf.data.file_formats import warn
 from ganet_tf.errors import GANetInputError
@@ -24,9 +25,13 @@ INPUT_RULES = (
 PREDICT_FORMAT = (
     'Output: one JSON object a line: {"line": N (with --file), "text": ..., "label": ..., '
     '"probabilities": {CLASS: p, ...}, "attended": [[TOKEN, ALPHA], ...]} where "attended" lists the '
-    "tokens with a non-zero attention weight, in text order (null for models without attention)."
+    "tokens with a non-zero attention weight, in text order (null for models without attention). "
+    "Line breaks inside a text are escaped, so each object is one line."
 )
-TRANSLATE_FORMAT = 'Output: one JSON object a line: {"line": N (with --file), "source": ..., "translation": ...}.'
+TRANSLATE_FORMAT = (
+    'Output: one JSON object a line: {"line": N (with --file), "source": ..., "translation": ...}. '
+    "Line breaks inside a text are escaped, so each object is one line."
+)
 
 
 # Line breaks to `str.splitlines` that JSON leaves unescaped (it escapes those below U+0020).
@@ -39,25 +44,33 @@ def json_line(item):
 
 
 def _add_common_arguments(parser, model_help, batch_size):
-    parser.add_argument("--model", required=True, help=model_help)
+    parser.add_argument("--model", required=True, metavar="RUN", help=model_help)
     texts = parser.add_mutually_exclusive_group(required=True)
-    texts.add_argument("--text", action="append", help="a text; repeatable")
-    texts.add_argument("--file", help="a file with one text a line")
-    parser.add_argument("--encoding", default="utf-8", help="text encoding of --file (default: utf-8)")
+    texts.add_argument("--text", action="append", metavar="T", help="a text; repeatable")
+    texts.add_argument("--file", metavar="F", help="a file with one text a line")
+    parser.add_argument("--encoding", default="utf-8", metavar="E", help="text encoding of --file (default: utf-8)")
     parser.add_argument(
-        "--batch-size", type=int, default=batch_size, help=f"lines read and run at once (default: {batch_size})"
+        "--batch-size",
+        type=int,
+        default=batch_size,
+        metavar="N",
+        help=f"lines read and run at once (default: {batch_size})",
     )
-    parser.add_argument("--out", help="write the JSON lines to this file instead of stdout")
+    parser.add_argument("--out", metavar="FILE", help="write the JSON lines to FILE instead of stdout")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
+
+
+def _paragraphs(*texts):
+    return "\n\n".join(textwrap.fill(text, 100, break_on_hyphens=False) for text in texts)
 
 
 def add_predict_arguments(parser):
     """The flags of `predict`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = "Classify new texts with a run written by `python -m ganet_tf train --out`."
-    parser.epilog = PREDICT_FORMAT + "\n\n" + INPUT_RULES.format(blank='"label": null (nothing is skipped)')
+    parser.epilog = _paragraphs(PREDICT_FORMAT, INPUT_RULES.format(blank='"label": null (nothing is skipped)'))
     _add_common_arguments(
-        parser, "folder written by `train --out`, or its model.keras (preprocessing.json beside it)", 256
+        parser, "folder written by `train --out`, or its model.keras (preprocessing.json beside it)", 1024
     )
 
 
@@ -65,7 +78,7 @@ def add_translate_arguments(parser):
     """The flags of `translate`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = "Translate sentences with a run written by `python -m ganet_tf seq2seq --out` (greedy)."
-    parser.epilog = TRANSLATE_FORMAT + "\n\n" + INPUT_RULES.format(blank='"translation": null (nothing is skipped)')
+    parser.epilog = _paragraphs(TRANSLATE_FORMAT, INPUT_RULES.format(blank='"translation": null (nothing is skipped)'))
     _add_common_arguments(parser, "folder written by `seq2seq --out`", 64)
 
 

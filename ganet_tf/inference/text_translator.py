@@ -111,7 +111,8 @@ class TextTranslator:
         Returns:
             The list of translations, one string per sentence (an empty
             sentence is decoded from one padding step, as in the exported
-            SavedModel).
+            SavedModel). A translation ends at the end token, or after
+            1.5 times the longest source of its batch plus 10 tokens.
         """
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"`batch_size` must be a positive integer. Received: batch_size={batch_size}")
