@@ -8,6 +8,7 @@ streams through in constant memory, with a progress bar on stderr.
 import argparse
 import contextlib
 import json
+import os
 import sys
 import textwrap
 
@@ -118,19 +119,28 @@ def _stream(args, source, run_batch):
         with contextlib.redirect_stdout(sys.stderr):
             progress = keras.utils.Progbar(total, unit_name="line")
     done = 0
-    with OutputFile(args.out, inputs=[args.file]) as out:
-        for batch in _batches(args, source):
-            numbers = [number for number, _ in batch]
-            for number, item in zip(numbers, run_batch([text for _, text in batch]), strict=True):
-                out.write(json_line({"line": number, **item} if number else item))
-            out.flush()
-            done += len(batch)
+    try:
+        with OutputFile(args.out, inputs=[args.file]) as out:
+            for batch in _batches(args, source):
+                numbers = [number for number, _ in batch]
+                for number, item in zip(numbers, run_batch([text for _, text in batch]), strict=True):
+                    out.write(json_line({"line": number, **item} if number else item))
+                out.flush()
+                done += len(batch)
+                if progress is not None:
+                    with contextlib.redirect_stdout(sys.stderr):
+                        progress.update(done, finalize=False)
             if progress is not None:
                 with contextlib.redirect_stdout(sys.stderr):
-                    progress.update(done, finalize=False)
+                    progress.update(done, finalize=True)
+    except BrokenPipeError:
+        if args.out:
+            raise
+        # The reader of stdout has gone (`... | head`): stop quietly, as the Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         if progress is not None:
-            with contextlib.redirect_stdout(sys.stderr):
-                progress.update(done, finalize=True)
+            print(file=sys.stderr, flush=True)  # end the progress bar's line
+        return done
     if source is not None:
         source.warn_decoding()
         if not done:
