@@ -98,3 +98,22 @@ def test_arguments_are_checked(classifier):
         classifier.classify(["x"], batch_size=0)
     with pytest.raises(ValueError, match="Expected texts"):
         classifier.classify([1, 2])
+
+
+@pytest.mark.parametrize("builder", ["soft", "bilstm"])
+def test_attended_tokens_of_other_model_families(classifier, builder):
+    from ganet_tf.models import build_model
+
+    vocabulary_size = len(classifier.preprocessor.get_vocabulary())
+    backbone = build_model(
+        builder, 2, vocabulary_size=vocabulary_size, embedding_dim=4, hidden_dim=3, num_layers=1, sequence_length=6
+    )
+    other = TextClassifier(backbone=backbone, preprocessor=classifier.preprocessor, class_names=["neg", "pos"])
+    (item,) = other.classify(["good fine zebra film"])
+    probabilities = other.predict(["good fine zebra film"], verbose=0)[0]
+    np.testing.assert_allclose(list(item["probabilities"].values()), probabilities)
+    if builder == "bilstm":
+        assert item["attended"] is None  # no attention to report
+    else:  # soft attention weighs every token, the unknown "zebra" too
+        assert [token for token, _ in item["attended"]] == ["good", "fine", "zebra", "film"]
+        assert sum(weight for _, weight in item["attended"]) == pytest.approx(1.0, abs=1e-5)
