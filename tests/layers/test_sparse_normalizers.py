@@ -142,3 +142,16 @@ def test_normalizers_by_name():
     assert sparse_normalizer("sparsemax") is sparsemax and sparse_normalizer("entmax15") is entmax15
     with pytest.raises(ValueError, match="normalizer"):
         sparse_normalizer("softmax")
+
+
+@pytest.mark.parametrize("name", ["sparsemax", "entmax15"])
+def test_same_weights_under_xla_and_unknown_shapes(name):
+    function = sparse_normalizer(name)
+    expected = function(SCORES, MASK).numpy()
+    compiled = tf.function(lambda s, m: function(s, m), jit_compile=True)
+    dynamic = tf.function(
+        lambda s, m: function(s, m),
+        input_signature=[tf.TensorSpec([None, None]), tf.TensorSpec([None, None], tf.bool)],
+    )
+    for run in (compiled, dynamic):
+        np.testing.assert_allclose(run(SCORES, MASK).numpy(), expected, atol=1e-7)
