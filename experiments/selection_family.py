@@ -216,13 +216,14 @@ def write_tables(results_dir, tasks, models, limit=None):
     runs = [r for r in load_runs(os.path.join(REPO, results_dir, "runs")) if r.get("limit") == limit]
     train_texts, test_texts = _sizes(limit)
     smoke = f" (a smoke run, `--limit {limit}`)" if limit else ""
+    epochs = ", ".join(str(e) for e in sorted({r["config"]["epochs"] for r in runs})) or EPOCHS
     head = [
         "# Token selection on the synthetic selection family (issue 39)",
         "",
         "Written by `python experiments/selection_family.py` on " + machine() + ".",
         f"Tasks: keywords carry the label, about {', '.join(f'{s:.0%}' for s in TASKS.values())} of the words",
         f"(varying by text), lengths 5-{MAX_LENGTH} words; {train_texts} training and {test_texts} test texts{smoke}.",
-        "Every model trains with `" + " ".join(COMMON) + "`;",
+        "Every model trains with `" + " ".join(COMMON) + f"` and at most {epochs} epochs;",
         "GA-Net `ganet` with the defaults of `train`, `ganet_topk` with `"
         + " ".join(MODELS["ganet_topk"])
         + "`. Test scores, mean ± std over the seeds listed.",
