@@ -10,14 +10,18 @@ from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
+from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
+from ganet_tf.layers.sparse_gather import keep_top_k
 from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import scatter_back
 from ganet_tf.layers.sparse_gather import static_steps
+from ganet_tf.layers.sparse_gather import straight_through_ones
+from ganet_tf.layers.sparse_gather import training_buckets
 
 # Smallest gate whose logarithm enters the scores: log(1e-9) = -20.7, finite
 # in float16 too.
@@ -142,12 +146,15 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         sparse_inference=False,
         sparse_buckets=DEFAULT_SPARSE_BUCKETS,
         query_dropping=False,
+        sparse_training=False,
+        training_density=None,
         **kwargs,
     ):
         super().__init__(num_heads, key_dim, *args, **kwargs)
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
         self.query_dropping = bool(query_dropping)
+        self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
 
     def get_config(self):
         config = super().get_config()
@@ -156,6 +163,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 "sparse_inference": self.sparse_inference,
                 "sparse_buckets": self.sparse_buckets,
                 "query_dropping": self.query_dropping,
+                "sparse_training": self.sparse_training,
+                "training_density": self.training_density,
             }
         )
         return config
@@ -217,37 +226,43 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         for tensor in (query, value, key):
             set_keras_mask(tensor, None)
 
-        key_open, bias = self._gate_keys(gates, value_mask, key_mask, training)
+        dropping = bool(training) and self.sparse_training and not return_attention_scores
+        key_open, bias = self._gate_keys(gates, value_mask, key_mask, training, dropping)
         if query_mask is not None:
             query_mask = ops.cast(query_mask, "bool")
         if attention_mask is not None:
             attention_mask = ops.cast(attention_mask, "bool")
         query_open = None
-        if self.query_dropping and not training:
-            query_open = self._query_open(query, value, gates, query_mask)
-        sparse = self.sparse_inference and not training and not return_attention_scores
+        if self.query_dropping and (dropping or not training):
+            query_open = self._query_open(query, value, key_open if dropping else gates, query_mask)
+        sparse = dropping or (self.sparse_inference and not training and not return_attention_scores)
+        # On the dropping path the kept keys carry ones whose gradient is
+        # that of the dense path's log-gate bias.
+        kept = straight_through_ones(gates, GATE_FLOOR) if dropping else None
         if sparse and query_open is not None:
             output = self._sparse_token_attention(
-                query, key, value, key_open, query_open, attention_mask, use_causal_mask
+                query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept, training
             )
             scores = None
         else:
             masks = (key_open, bias, query_mask, query_open, attention_mask, use_causal_mask)
-            output, scores = self._project_and_attend(query, key, value, masks, sparse, training)
+            output, scores = self._project_and_attend(query, key, value, masks, sparse, training, kept)
         if query_mask is not None:
             set_keras_mask(output, query_mask)
         if return_attention_scores:
             return output, scores
         return output
 
-    def _project_and_attend(self, query, key, value, masks, sparse, training):
+    def _project_and_attend(self, query, key, value, masks, sparse, training, kept=None):
         """`(output, scores)` of every query: the dense path, or with
         `sparse` the open keys and values gathered (scores None)."""
         key_open, bias, query_mask, query_open, attention_mask, use_causal_mask = masks
         gate = self._gate_dense(query) if self._use_gate else None
         query = self._query_dense(query)
         if sparse:
-            output = self._sparse_attention(query, key, value, key_open, query_mask, attention_mask, use_causal_mask)
+            output = self._sparse_attention(
+                query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept, training
+            )
             scores = None
         else:
             mask = self._dense_mask(query, value, key_open, query_mask, attention_mask, use_causal_mask)
@@ -259,11 +274,12 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             output = ops.multiply(output, gate)
         return self._output_dense(output), scores
 
-    def _gate_keys(self, gates, value_mask, key_mask, training):
+    def _gate_keys(self, gates, value_mask, key_mask, training, dropping=False):
         """`(key_open, bias)`: per-key openness `(batch, kv_steps)` from the
         key/value padding masks and, at inference, the gates (or None); in
         training the gates as an additive log bias `(batch, 1, 1, kv_steps)`
-        (else None)."""
+        (else None), or with `dropping` the keys that the `top_k` rule keeps
+        (bias None)."""
         key_open = None
         for mask in (value_mask, key_mask):
             if mask is not None:
@@ -271,7 +287,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 key_open = mask if key_open is None else ops.logical_and(key_open, mask)
         gates = ops.cast(gates, "float32")
         bias = None
-        if training:
+        if dropping:
+            key_open = keep_top_k(gates, key_open, self.training_density)
+        elif training:
             bias = _floored_log(gates)[:, None, None, :]
         else:
             gate_open = ops.greater(gates, 0.5)
@@ -342,7 +360,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             weights = weights * ops.cast(row_open, weights.dtype)
         return output, weights
 
-    def _sparse_attention(self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask):
+    def _sparse_attention(
+        self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept=None, training=False
+    ):
         key_float, needed = self._open_keys(value, key_open)
 
         def branch(k):
@@ -355,11 +375,22 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 query_mask=query_mask,
                 attention_mask=attention_mask,
                 use_causal_mask=use_causal_mask,
+                kept=kept,
+                training=training,
             )
 
-        return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
+        return run_bucketed(branch, needed, static_steps(value), self._buckets(value, kept))
 
-    def _sparse_token_attention(self, query, key, value, key_open, query_open, attention_mask, use_causal_mask):
+    def _buckets(self, value, kept):
+        """The bucket fractions of the sparse path (`kept` set: of the
+        dropping path of training)."""
+        if kept is None:
+            return self.sparse_buckets
+        return training_buckets(self.sparse_buckets, static_steps(value), self.training_density)
+
+    def _sparse_token_attention(
+        self, query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept=None, training=False
+    ):
         """The sparse path with query dropping: the open queries (raw, not
         yet projected) and the open keys/values are gathered into `k` slots,
         attended, projected out and scattered back; closed queries get the
@@ -383,13 +414,15 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 query_positions=query_positions,
                 attention_mask=attention_mask,
                 use_causal_mask=use_causal_mask,
+                kept=kept,
+                training=training,
             )
             if gate is not None:
                 output = ops.multiply(output, gate)
             return scatter_back(self._output_dense(output), query_slot, query_open, k, closed_output)
 
         needed = ops.maximum(key_needed, query_needed)
-        return run_bucketed(branch, needed, static_steps(value), self.sparse_buckets)
+        return run_bucketed(branch, needed, static_steps(value), self._buckets(value, kept))
 
     def _open_keys(self, value, key_open):
         """The open keys as float32 `(batch, kv_steps)` (all of them when
@@ -411,11 +444,15 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         query_mask=None,
         attention_mask=None,
         use_causal_mask=False,
+        kept=None,
+        training=False,
     ):
         """Projected `query` rows attend to the `k` first open keys and
         values, gathered (the open positions first, in order, then closed
         ones as masked slots). `query_positions` `(batch, q)`: the original
-        positions of gathered query rows, or None for all of them in order."""
+        positions of gathered query rows, or None for all of them in order.
+        `kept` `(batch, kv_steps)`: the straight-through ones of the
+        dropping path, a log-gate bias of the gathered keys (or None)."""
         slot_open, positions = gather_open(key_float, k)
         k_in = gather_rows(key, positions)
         v_in = k_in if value is key else gather_rows(value, positions)
@@ -428,7 +465,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             self._position_mask(query, positions, use_causal_mask, query_positions),
             gathered_mask,
         )
-        output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, None, False)
+        bias = None if kept is None else _floored_log(gather_rows(kept, positions))[:, None, None, :]
+        output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, bias, training)
         return output
 
     def compute_output_spec(self, query, value, key=None, gates=None, **kwargs):

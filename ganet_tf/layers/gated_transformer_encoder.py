@@ -4,16 +4,21 @@ from keras import ops
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
 from keras.src.backend import get_keras_mask
 
+from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
+from ganet_tf.layers.sparse_gather import keep_top_k
 from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import scatter_back
 from ganet_tf.layers.sparse_gather import static_steps
+from ganet_tf.layers.sparse_gather import straight_through_ones
+from ganet_tf.layers.sparse_gather import training_buckets
 
 
 def _clone_initializer(initializer):
@@ -112,6 +117,8 @@ class GatedTransformerEncoder(keras.layers.Layer):
         sparse_inference=False,
         token_dropping=False,
         sparse_buckets=DEFAULT_SPARSE_BUCKETS,
+        sparse_training=False,
+        training_density=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -131,6 +138,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self.sparse_inference = bool(sparse_inference)
         self.token_dropping = bool(token_dropping)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
+        self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
         self.supports_masking = True
 
     def build(self, inputs_shape):
@@ -213,14 +221,24 @@ class GatedTransformerEncoder(keras.layers.Layer):
             padding_mask = ops.cast(padding_mask, "bool")
         if attention_mask is not None:
             attention_mask = ops.cast(attention_mask, "bool")
-        if gates is None or training or not self.token_dropping:
+        if gates is None or not (self.sparse_training if training else self.token_dropping):
             return self._block(inputs, padding_mask, attention_mask, gates, training)
-        return self._dropped_tokens_block(inputs, padding_mask, attention_mask, gates)
-
-    def _dropped_tokens_block(self, inputs, padding_mask, attention_mask, gates):
+        if training:
+            # The top_k rule of inference keeps round(rho T) tokens; their
+            # gates enter as straight-through ones (forward: the binary gates
+            # of inference; backward: the dense path's log-gate gradient).
+            open_ = keep_top_k(gates, padding_mask, self.training_density)
+            kept = straight_through_ones(gates, GATE_FLOOR)
+            buckets = training_buckets(self.sparse_buckets, static_steps(inputs), self.training_density)
+            return self._dropped_tokens_block(inputs, open_, attention_mask, buckets, kept, True)
         open_ = ops.greater(ops.cast(gates, "float32"), 0.5)
         if padding_mask is not None:
             open_ = ops.logical_and(open_, padding_mask)
+        return self._dropped_tokens_block(inputs, open_, attention_mask, self.sparse_buckets)
+
+    def _dropped_tokens_block(self, inputs, open_, attention_mask, buckets, kept=None, training=False):
+        """The block on the `open_` tokens only, gathered into `k` slots
+        (`kept`: gates of the gathered tokens, or None); the others pass."""
         open_float, needed, slot = open_slots(open_)
 
         def branch(k):
@@ -229,11 +247,12 @@ class GatedTransformerEncoder(keras.layers.Layer):
             slot_open, positions = gather_open(open_float, k)
             compact = gather_rows(inputs, positions)
             compact_mask = None if attention_mask is None else gather_mask(attention_mask, positions, positions)
-            outputs = self._block(compact, slot_open, compact_mask, None, False)
+            compact_gates = None if kept is None else gather_rows(kept, positions)
+            outputs = self._block(compact, slot_open, compact_mask, compact_gates, training)
             # Back to the full length; closed tokens pass through.
             return scatter_back(outputs, slot, open_, k, inputs)
 
-        return run_bucketed(branch, needed, static_steps(inputs), self.sparse_buckets)
+        return run_bucketed(branch, needed, static_steps(inputs), buckets)
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape
@@ -253,6 +272,8 @@ class GatedTransformerEncoder(keras.layers.Layer):
                 "sparse_inference": self.sparse_inference,
                 "token_dropping": self.token_dropping,
                 "sparse_buckets": self.sparse_buckets,
+                "sparse_training": self.sparse_training,
+                "training_density": self.training_density,
             }
         )
         return config

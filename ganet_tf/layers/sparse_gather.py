@@ -116,3 +116,76 @@ def gather_mask(mask, row_positions, column_positions):
         mask = ops.take_along_axis(mask, ops.expand_dims(row_positions, -1), axis=1)
     shape = (ops.shape(column_positions)[0], ops.shape(mask)[1], ops.shape(column_positions)[1])
     return ops.take_along_axis(mask, ops.broadcast_to(ops.expand_dims(column_positions, 1), shape), axis=2)
+
+
+def kept_count(density, steps):
+    """`max(1, round(density * steps))` (halves up), at most `steps`: the
+    tokens the `top_k` rule keeps of `steps` real ones (a Python int for an
+    int `steps`)."""
+    if isinstance(steps, int):
+        return min(steps, max(1, math.floor(density * steps + 0.5 + 1e-4)))
+    steps = ops.cast(steps, "float32")
+    return ops.minimum(ops.maximum(ops.floor(density * steps + 0.5 + 1e-4), 1.0), steps)
+
+
+def keep_top_k(gates, real, density):
+    """The `top_k` rule of `GateSampler` on `gates` `(batch, steps)`: True
+    at the `max(1, round(density * T))` real positions of highest gate in
+    each row of `T` real ones (`real`, a boolean mask, or None for all),
+    ties to the earlier position."""
+    gates = ops.cast(gates, "float32")
+    steps = static_steps(gates)
+    if real is None:
+        real = ops.ones(ops.shape(gates), "bool")
+    real = ops.cast(real, "bool")
+    lengths = ops.sum(ops.cast(real, "float32"), axis=1, keepdims=True)
+    count = kept_count(density, lengths)
+    if isinstance(steps, int):
+        count = ops.minimum(count, float(kept_count(density, steps)))
+    # Padding ranks below every real token; `top_k` orders equal values by
+    # index, and ranks are the inverse permutation of that order.
+    scores = ops.where(real, gates, -1.0)
+    _, order = ops.top_k(scores, steps, sorted=True)
+    ranks = ops.argsort(order, axis=1)
+    return ops.logical_and(ops.less(ops.cast(ranks, "float32"), count), real)
+
+
+def training_buckets(buckets, steps, density):
+    """The bucket fractions of a training step of `steps` tokens that keeps
+    a share `density` of them: those below the most a row keeps,
+    `kept_count(density, steps)`, and that count itself, so a row of
+    `steps` real tokens is computed without padding slots (`buckets` as
+    they are when `steps` is not static, or None)."""
+    if buckets is None or not isinstance(steps, int):
+        return buckets
+    most = kept_count(density, steps)
+    return [f for f in buckets if math.ceil(f * steps - 1e-9) < most] + [most / steps]
+
+
+def straight_through_ones(gates, floor):
+    """Ones in the forward pass whose gradient is that of `log(max(gates,
+    floor))`, `1 / max(gates, floor)` (0 below `floor`): `x / x` is
+    exactly 1 in floating point."""
+    floored = ops.maximum(ops.cast(gates, "float32"), floor)
+    return floored / ops.stop_gradient(floored)
+
+
+def check_sparse_training(sparse_training, training_density):
+    """The validated `(sparse_training, training_density)` of a layer:
+    a bool, and None or a share in (0, 1], required by `sparse_training`."""
+    if not isinstance(sparse_training, bool):
+        raise ValueError(f"`sparse_training` must be True or False. Received: sparse_training={sparse_training!r}")
+    if training_density is not None:
+        valid = isinstance(training_density, (int, float)) and not isinstance(training_density, bool)
+        if not valid or not 0 < training_density <= 1:
+            raise ValueError(
+                "`training_density` must be None or a share of the tokens in (0, 1]. "
+                f"Received: training_density={training_density!r}"
+            )
+        training_density = float(training_density)
+    if sparse_training and training_density is None:
+        raise ValueError(
+            "`sparse_training=True` keeps round(rho T) tokens per row: give rho as `training_density`. "
+            "Received: training_density=None"
+        )
+    return sparse_training, training_density

@@ -177,3 +177,90 @@ def test_query_dropping_refuses_cross_attention():
     layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, query_dropping=True)
     with pytest.raises(ValueError, match="self-attention"):
         layer(X[:, :5], OTHER, gates=GATES)
+
+
+# Sparse training: the top_k rule keeps round(rho T) real keys per row.
+SPARSE_RNG = np.random.default_rng(5)
+RELAXED = np.clip(SPARSE_RNG.random([4, 9]), 0.05, 0.95).astype("float32")
+READOUT = SPARSE_RNG.normal(size=[4, 9, 8]).astype("float32")
+
+
+def sparse_training_layers(density, **kwargs):
+    """A dense gated layer and a sparse-training one, same weights."""
+    dense = GatedMultiHeadAttention(num_heads=2, key_dim=4, **kwargs)
+    sparse = GatedMultiHeadAttention(
+        num_heads=2, key_dim=4, sparse_training=True, training_density=density, sparse_buckets=[0.5], **kwargs
+    )
+    for layer in (dense, sparse):
+        layer(X, X)
+    sparse.set_weights(dense.get_weights())
+    return dense, sparse
+
+
+def readout_and_gradients(layer, gates, rows, **kwargs):
+    """A random readout of the outputs at query `rows` and its gradients on
+    the gates and the weights, in training."""
+    gates = tf.Variable(gates)
+    with tf.GradientTape() as tape:
+        out = layer(X, X, gates=gates, training=True, **kwargs)
+        loss = tf.reduce_sum(tf.where(rows[..., None], out * READOUT, 0.0))
+    return loss.numpy(), [g.numpy() for g in tape.gradient(loss, [gates, *layer.trainable_weights])]
+
+
+@pytest.mark.parametrize("query_dropping", [False, True])
+def test_sparse_training_with_every_gate_open_equals_dense_training(query_dropping):
+    dense, sparse = sparse_training_layers(1.0, query_dropping=query_dropping)
+    ones = np.ones([4, 9], "float32")
+    kwargs = {"value_mask": PADDING, "query_mask": PADDING, "use_causal_mask": True}
+    expected_loss, expected = readout_and_gradients(dense, ones, PADDING, **kwargs)
+    loss, got = readout_and_gradients(sparse, ones, PADDING, **kwargs)
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-5)
+    assert np.all(expected[0][PADDING] != 0)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_sparse_training_attends_the_kept_keys_as_inference_does():
+    dense, sparse = sparse_training_layers(0.4)
+    higher = ((RELAXED[:, None, :] > RELAXED[:, :, None]) & PADDING[:, None, :]).sum(-1)
+    kept = (higher < np.floor(0.4 * PADDING.sum(1, keepdims=True) + 0.5)) & PADDING
+    np.testing.assert_array_equal(kept.sum(1), [4, 2, 4, 4])
+    # Forward: inference on the binary gates of the kept keys.
+    got = sparse(X, X, value_mask=PADDING, gates=RELAXED, training=True)
+    np.testing.assert_allclose(got, dense(X, X, value_mask=PADDING, gates=kept.astype("float32")), atol=1e-5)
+    # Backward: the dense path's gradient at binary gates, times 1 / g, on
+    # the kept keys; none on the dropped ones.
+    every = np.ones([4, 9], bool)
+    _, (expected, *_) = readout_and_gradients(dense, kept.astype("float32"), every, value_mask=PADDING)
+    _, (grad, *_) = readout_and_gradients(sparse, RELAXED, every, value_mask=PADDING)
+    assert np.all(grad[kept] != 0) and np.all(grad[~kept] == 0)
+    np.testing.assert_allclose(grad[kept], expected[kept] / RELAXED[kept], rtol=1e-4, atol=1e-5)
+    # Compiled with XLA, gradients included.
+    gates = tf.Variable(RELAXED)
+
+    @tf.function(jit_compile=True)
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(sparse(X, X, value_mask=PADDING, gates=gates, training=True) * READOUT)
+        return tape.gradient(loss, gates)
+
+    np.testing.assert_allclose(step(), grad, rtol=1e-4, atol=1e-5)
+
+
+def test_layer_harness_sparse_training(tmp_path):
+    run_layer_test(
+        GatedMultiHeadAttention,
+        {"num_heads": 2, "key_dim": 4, "sparse_training": True, "training_density": 0.5, "query_dropping": True},
+        X,
+        tmp_path,
+        call_kwargs={"value": X, "gates": RELAXED},
+    )
+
+
+def test_sparse_training_errors():
+    with pytest.raises(ValueError, match="training_density"):
+        GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=True)
+    with pytest.raises(ValueError, match="training_density"):
+        GatedMultiHeadAttention(num_heads=2, key_dim=4, training_density=0.0)
+    with pytest.raises(ValueError, match="sparse_training"):
+        GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=1, training_density=0.5)

@@ -47,6 +47,16 @@ def test_layer_harness(tmp_path):
     )
 
 
+def test_layer_harness_sparse_training(tmp_path):
+    run_layer_test(
+        GatedTransformerEncoder,
+        {"intermediate_dim": 16, "num_heads": 2, "sparse_training": True, "training_density": 0.4},
+        X,
+        tmp_path,
+        call_kwargs={"gates": RELAXED, "padding_mask": PADDING},
+    )
+
+
 def test_all_gates_open_equals_the_ungated_block():
     dense, dropping = blocks()
     ones = np.ones([3, 10], "float32")
@@ -98,4 +108,90 @@ def test_errors():
         GatedTransformerEncoder(16, 2, sparse_buckets=[2.0])
     with pytest.raises(ValueError, match="dropout"):
         GatedTransformerEncoder(16, 2, dropout=1.0)
+    with pytest.raises(ValueError, match="training_density"):
+        GatedTransformerEncoder(16, 2, sparse_training=True)
+    with pytest.raises(ValueError, match="training_density"):
+        GatedTransformerEncoder(16, 2, sparse_training=True, training_density=1.5)
+    with pytest.raises(ValueError, match="sparse_training"):
+        GatedTransformerEncoder(16, 2, sparse_training="yes", training_density=0.5)
     assert keras.saving.get_registered_object("ganet_tf>GatedTransformerEncoder") is GatedTransformerEncoder
+
+
+# Sparse training: the top_k rule keeps round(rho T) real tokens per row.
+SPARSE_RNG = np.random.default_rng(7)
+RELAXED = np.clip(SPARSE_RNG.random([3, 10]), 0.05, 0.95).astype("float32")
+
+
+def sparse_training_pair(density, **kwargs):
+    """A dense block and a sparse-training block with the same weights."""
+    dense = GatedTransformerEncoder(16, 2, **kwargs)
+    sparse = GatedTransformerEncoder(16, 2, sparse_training=True, training_density=density, **kwargs)
+    dense(X)
+    sparse(X)
+    sparse.set_weights(dense.get_weights())
+    return dense, sparse
+
+
+# A fixed random readout: the sum of squares of a layer-normed output is
+# nearly constant, so its gradients would be rounding noise.
+READOUT = SPARSE_RNG.normal(size=[3, 10, 8]).astype("float32")
+
+
+def loss_and_gradients(layer, gates, positions, **kwargs):
+    """A random readout of the outputs at `positions` and its gradients on
+    the gates and the layer's weights, in training."""
+    gates = tf.Variable(gates)
+    with tf.GradientTape() as tape:
+        out = layer(X, gates=gates, training=True, **kwargs)
+        loss = tf.reduce_sum(tf.where(positions[..., None], out * READOUT, 0.0))
+    return loss.numpy(), [g.numpy() for g in tape.gradient(loss, [gates, *layer.trainable_weights])]
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_sparse_training_with_every_gate_open_equals_dense_training(normalize_first):
+    dense, sparse = sparse_training_pair(1.0, normalize_first=normalize_first)
+    ones = np.ones([3, 10], "float32")
+    attention_mask = SPARSE_RNG.random([3, 10, 10]) > 0.2
+    kwargs = {"padding_mask": PADDING, "attention_mask": attention_mask}
+    expected_loss, expected = loss_and_gradients(dense, ones, PADDING, **kwargs)
+    loss, got = loss_and_gradients(sparse, ones, PADDING, **kwargs)
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-6)
+    assert np.any(expected[0] != 0)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_training_runs_the_kept_tokens_with_straight_through_gates():
+    dense, sparse = sparse_training_pair(0.3)
+    # A real token is kept when fewer than round(0.3 T) real tokens have a
+    # higher gate (no ties in RELAXED).
+    higher = ((RELAXED[:, None, :] > RELAXED[:, :, None]) & PADDING[:, None, :]).sum(-1)
+    kept = (higher < np.round(0.3 * PADDING.sum(1, keepdims=True))) & PADDING
+    np.testing.assert_array_equal(kept.sum(1), [3, 2, 3])
+    # Forward: the block of inference on binary gates (the kept tokens open);
+    # the others pass through unchanged.
+    out = sparse(X, padding_mask=PADDING, gates=RELAXED, training=True).numpy()
+    binary = dense(X, padding_mask=PADDING, gates=kept.astype("float32")).numpy()
+    np.testing.assert_allclose(out[kept], binary[kept], atol=1e-5)
+    np.testing.assert_array_equal(out[~kept], X[~kept])
+    # Backward: the kept gates get the dense path's gradient at binary gates
+    # (log g has slope 1 at g = 1), times 1 / g; the dropped ones none.
+    _, (expected, *_) = loss_and_gradients(dense, kept.astype("float32") + 1e-12, kept, padding_mask=PADDING)
+    _, (got, *_) = loss_and_gradients(sparse, RELAXED, kept, padding_mask=PADDING)
+    assert np.all(got[kept] != 0) and np.all(got[~kept] == 0)
+    np.testing.assert_allclose(got[kept], expected[kept] / RELAXED[kept], rtol=1e-4, atol=1e-5)
+
+
+def test_sparse_training_fits_under_xla_and_trains_the_gate_network():
+    inputs = keras.Input((10, 8))
+    gates = keras.layers.Dense(1, activation="sigmoid", name="gate_network")(inputs)[..., 0]
+    x = GatedTransformerEncoder(16, 2, sparse_training=True, training_density=0.3, sparse_buckets=[0.5])(
+        inputs, gates=gates
+    )
+    model = keras.Model(inputs, keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(x)))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=True)
+    gate_kernel = model.get_layer("gate_network").kernel
+    before = np.array(gate_kernel)
+    history = model.fit(X, np.ones([3, 1], "float32"), epochs=2, batch_size=3, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    assert not np.allclose(before, np.array(gate_kernel))
