@@ -69,7 +69,8 @@ def test_trec_through_tfds_matches_the_local_reader(tmp_path, monkeypatch):
         local_texts, local_labels = local[split]
         assert len(through_tfds[split][0]) == len(local_texts)
         # TFDS drops one byte of one latin-1 question; every other text matches.
-        agree = [tfds_label[text] == label for text, label in zip(local_texts, local_labels, strict=True) if text in tfds_label]
+        pairs = zip(local_texts, local_labels, strict=True)
+        agree = [tfds_label[text] == label for text, label in pairs if text in tfds_label]
         assert len(agree) >= len(local_texts) - 1
         assert all(agree)
 
