@@ -135,3 +135,22 @@ def test_transformers_tune_their_width_and_dropout():
     # GA-Net's hand-set first trial is unchanged: lambda 1e-2 is off its grid.
     assert SearchConfig(model="ganet").hand_set_values()["lam"] == 1e-3
     assert SearchConfig(model="ganet_transformer").hand_set_values()["lam"] == 1e-2
+
+
+def test_a_retraining_that_diverges_writes_nothing(data_dir):
+    """The best trial is retrained under `NonFiniteGuard`: a diverging
+    retraining is one error line before `write_outputs` runs."""
+    from ganet_tf.errors import GANetInputError
+    from ganet_tf.training.prepare import prepare
+    from tuning.tune import _retrain
+
+    fixed = {"lr": "1e38", "batch_size": "8", "aux_hidden": "4", "aux": "fnn"}
+    config = SearchConfig(
+        dataset="trec", data_dir=data_dir, limit=24, hidden=4, fixed=fixed, run_eagerly=True, verbose=0
+    )
+    config.validate()
+    best = keras_tuner.engine.trial.Trial(keras_tuner.HyperParameters(), trial_id="7")
+    best.best_step = 0
+    with pytest.raises(GANetInputError, match=r"the best trial \(7\) diverged when retrained .* with seed 0") as error:
+        _retrain(config, prepare(config.data_config()), best, [0])
+    assert "No model was saved" in str(error.value) and "\n" not in str(error.value)
