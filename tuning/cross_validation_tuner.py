@@ -31,9 +31,9 @@ class CrossValidationTuner(keras_tuner.Tuner):
     as in Li et al. (2018), instead of resuming an earlier trial's weights,
     so that Hyperband combines with cross-validation.
 
-    A trial whose training raises `TrainingDivergedError` (pass a
-    `ganet_tf.training.NonFiniteGuard` first in the `callbacks` of
-    `search`) fails through KerasTuner's own mechanism,
+    A trial whose training raises `TrainingDivergedError` (pass
+    `ganet_tf.training.non_finite_guard.NonFiniteGuard()` first in the
+    `callbacks` of `search`) fails through KerasTuner's own mechanism,
     `keras_tuner.errors.FailedTrialError`: the oracle marks it FAILED, with
     the reason as its message, and never counts it among the best trials.
     Each failed trial is reported in one warning line on stderr, without
