@@ -1,4 +1,5 @@
-"""KerasTuner search for GA-Net and its baselines: `python -m tuning.search`."""
+"""KerasTuner search for GA-Net and its baselines: `python -m ganet_tf tune`
+(`python -m tuning.search` in the repository)."""
 
 from .baseline_hypermodel import BaselineHyperModel
 from .cross_validation_tuner import CrossValidationTuner
