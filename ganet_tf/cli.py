@@ -114,6 +114,8 @@ def _add_gate_arguments(model, defaults):
     )
     add_flag(model, "--gate-bias", defaults, float, help=gate_bias_help)
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
+    sparse_training_help = "ganet_transformer: blocks train on the round(rho T) tokens of highest gate only"
+    model.add_argument("--sparse-training", action="store_true", help=sparse_training_help)
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
         "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"
@@ -122,12 +124,17 @@ def _add_gate_arguments(model, defaults):
     gate_distribution_help = "training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)"
     add_flag(model, "--gate-distribution", defaults, choices=DISTRIBUTIONS, help=gate_distribution_help)
     inference_mode_help = (
-        "test gates: p > 0.5, a Bernoulli sample, or the round(rho T) most probable tokens "
+        "test gates: p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as "
+        "each text's p say (relative, nucleus) "
         "(default: top_k with a target density, threshold with --target-density 0)"
     )
     add_flag(model, "--inference-mode", defaults, choices=INFERENCE_MODES, help=inference_mode_help)
     inference_density_help = "rho of --inference-mode top_k (default: --target-density)"
     add_flag(model, "--inference-density", defaults, float, help=inference_density_help)
+    inference_ratio_help = "r of --inference-mode relative: open the tokens with p >= r * the text's largest p"
+    add_flag(model, "--inference-ratio", defaults, float, help=inference_ratio_help)
+    inference_mass_help = "pi of --inference-mode nucleus: open the fewest most probable tokens holding pi of sum p"
+    add_flag(model, "--inference-mass", defaults, float, help=inference_mass_help)
     fallback_help = "attention of a text whose gates are all closed: every token, or the most probable one"
     add_flag(model, "--fallback", defaults, choices=FALLBACKS, help=fallback_help)
 

@@ -9,6 +9,7 @@ from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.gate_layers import gated_tokens
+from ganet_tf.models.gate_layers import resolve_gate_defaults
 from ganet_tf.models.transformer import check_transformer_arguments
 from ganet_tf.models.transformer import encoder_blocks
 from ganet_tf.models.transformer import transformer_inputs
@@ -39,8 +40,11 @@ def build_ganet_transformer(
     inference_density=None,
     final_temperature=None,
     anneal_steps=0,
+    inference_ratio=None,
+    inference_mass=None,
     token_dropping=True,
     sparse_buckets=COARSE_SPARSE_BUCKETS,
+    sparse_training=False,
     dropout=0.1,
     sequence_length=None,
     seed=None,
@@ -61,6 +65,12 @@ def build_ganet_transformer(
     output. A row whose gates are all closed is encoded with every real
     token open (the pooling then applies its `fallback`).
 
+    With `sparse_training` the blocks drop tokens while training too: each
+    keeps the `top_k` share rho of real tokens of highest relaxed gate
+    (rho the inference density) and runs on them only, their gates entering
+    as straight-through ones (see `GatedTransformerEncoder`); the pooling
+    stays dense.
+
     Layers are named as in `build_ganet` (`embedding`, `auxiliary`,
     `gates`, `gate_sparsity`, `attention`, `probabilities`), so
     `build_explainer`, `explain` and `export` work unchanged.
@@ -73,8 +83,8 @@ def build_ganet_transformer(
         auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature,
             penalty, straight_through, inference_mode, fallback,
             gate_distribution, target_density, inference_density,
-            final_temperature, anneal_steps, seed: the gate options, as in
-            `build_ganet`.
+            final_temperature, anneal_steps, inference_ratio,
+            inference_mass, seed: the gate options, as in `build_ganet`.
         token_dropping: bool, encoder blocks compute only open tokens at
             inference. Defaults to `True`.
         sparse_buckets: bucket fractions of the compacted length, or None
@@ -82,6 +92,9 @@ def build_ganet_transformer(
             ladder of ratio 2^(1/2) from 1/32 to 1 (11 sizes): each size is a
             branch per block that XLA compiles ahead of time, so fewer
             sizes compile faster (`docs/transformers.md`).
+        sparse_training: bool, encoder blocks compute only the `top_k`
+            tokens of the relaxed gates while training (needs a
+            `target_density` or `inference_density`). Defaults to `False`.
         name: model name.
 
     Returns:
@@ -95,6 +108,15 @@ def build_ganet_transformer(
         - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
+    training_density = None
+    if sparse_training:
+        training_density = resolve_gate_defaults(None, target_density, inference_mode, inference_density)[2]
+        if training_density is None:
+            raise ValueError(
+                "`sparse_training=True` keeps the round(rho T) most open tokens: give rho as "
+                "`target_density` or `inference_density`. "
+                f"Received: target_density={target_density}, inference_density={inference_density}"
+            )
     token_ids, embedded, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
@@ -114,6 +136,8 @@ def build_ganet_transformer(
         sparse_inference=True,
         token_dropping=token_dropping,
         sparse_buckets=sparse_buckets,
+        sparse_training=bool(sparse_training),
+        training_density=training_density,
     )
     context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
         x, gates=gates, gate_scores=gate_logits, mask=mask

@@ -68,11 +68,14 @@ MODEL_FLAGS = {
             "gate_distribution",
             "inference_mode",
             "inference_density",
+            "inference_ratio",
+            "inference_mass",
             "fallback",
         ),
         GATED_MODELS,
     ),
     "window": ("local",),
+    "sparse_training": ("ganet_transformer",),
 }
 
 
@@ -110,6 +113,9 @@ class TrainConfig:
     gate_distribution: str = "relaxed_bernoulli"
     inference_mode: str = None  # top_k with a target density, else threshold
     inference_density: float = None
+    # The parameters of --inference-mode relative and nucleus (issue 39).
+    inference_ratio: float = None
+    inference_mass: float = None
     fallback: str = "all"
     lr: float = 1e-3
     batch_size: int = 32
@@ -122,6 +128,8 @@ class TrainConfig:
     hidden: int = 100
     window: int = None
     straight_through: bool = False
+    # ganet_transformer: blocks train on the top_k tokens only (issue 41).
+    sparse_training: bool = False
     patience: int = 3
     monitor: str = "val_loss"
     buckets: int = 4
@@ -181,7 +189,17 @@ class TrainConfig:
                 )
         check_number("target_density", self.target_density, at_least=0, below=1, optional=True)
         check_number("inference_density", self.inference_density, above=0, at_most=1, optional=True)
+        for name, mode in (("inference_ratio", "relative"), ("inference_mass", "nucleus")):
+            check_number(name, getattr(self, name), above=0, at_most=1, optional=True)
+            if self.inference_mode == mode and getattr(self, name) is None:
+                flag = "--" + name.replace("_", "-")
+                raise GANetInputError(f"--inference-mode {mode} needs its parameter: give {flag} in (0, 1].")
         self._validate_annealing()
+        if self.sparse_training and self.inference_density is None and not self.target_density:
+            raise GANetInputError(
+                "--sparse-training keeps round(rho T) tokens per text: "
+                "give rho with --target-density (or --inference-density)."
+            )
         if self.inference_mode == "top_k" and self.inference_density is None and not self.target_density:
             raise GANetInputError(
                 "--inference-mode top_k opens round(rho T) tokens per text: "
@@ -236,10 +254,14 @@ def model_arguments(config, splits, embeddings):
             target_density=target_density_argument(config.target_density),
             inference_mode=config.inference_mode,
             inference_density=config.inference_density,
+            inference_ratio=config.inference_ratio,
+            inference_mass=config.inference_mass,
             fallback=config.fallback,
         )
     if config.model == "local":
         arguments["window"] = config.window or local_window(splits.name)
+    if config.model == "ganet_transformer" and config.sparse_training:
+        arguments["sparse_training"] = True
     return arguments
 
 

@@ -1,5 +1,6 @@
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from ganet_tf.data.vectorizer import vectorizer_from_vocabulary
@@ -66,3 +67,21 @@ def check_serving_archive(model, tmp_path):
     graph = served.signatures["serving_default"].graph.as_graph_def()
     ops = {node.op for function in graph.library.function for node in function.node_def}
     assert "TopKV2" in ops
+
+
+def test_sparse_training_fits_under_xla_and_trains_the_gate_network(tmp_path):
+    model = small(sparse_training=True, target_density=0.3, penalty=0.0)
+    assert model.get_layer("encoder_1").training_density == 0.3
+    model.compile("adam", "sparse_categorical_crossentropy", jit_compile=True)
+    gate_weights = model.get_layer("auxiliary").trainable_weights
+    before = [np.array(w) for w in gate_weights]
+    history = model.fit(IDS, LABELS, epochs=1, batch_size=8, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    # No penalty: the gate network learns from the task loss alone.
+    assert any(not np.allclose(a, np.array(w)) for a, w in zip(before, gate_weights, strict=True))
+    model.save(tmp_path / "sparse_training.keras")
+    reloaded = keras.models.load_model(tmp_path / "sparse_training.keras")
+    assert reloaded.get_layer("encoder_2").sparse_training
+    np.testing.assert_allclose(reloaded(IDS), model(IDS), atol=1e-6)
+    with pytest.raises(ValueError, match="target_density"):
+        small(sparse_training=True, target_density=None)
