@@ -10,7 +10,7 @@ PADDING_ID = 0
 OOV_ID = 1
 
 # Inference modes of `GateSampler` that give the same gates on every call.
-DETERMINISTIC_INFERENCE_MODES = ("threshold", "top_k")
+DETERMINISTIC_INFERENCE_MODES = ("threshold", "top_k", "relative", "nucleus")
 
 TEXT_SIGNATURE = "serving_default"
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
@@ -80,7 +80,7 @@ def build_serving_archive(model, vectorizer, class_names):
 
     Both return the dict of `serving_outputs`. Gates are deterministic and
     follow the model's own inference rule: the gate sampler of a GA-Net
-    model must use `inference_mode="threshold"` or `"top_k"`.
+    model must use a deterministic `inference_mode` (any but `"sample"`).
     The graph holds only TensorFlow ops (no Python callbacks) and pins no
     device, so TF Serving places it on a GPU where one is present. Keras
     picks the cuDNN LSTM kernel when the graph is traced, so an archive
@@ -162,6 +162,6 @@ def _check_serving_inputs(model, vectorizer, class_names):
         if mode not in DETERMINISTIC_INFERENCE_MODES:
             raise ValueError(
                 "Serving needs deterministic gates: the gate sampler must use "
-                f"inference_mode 'threshold' or 'top_k'. Received: inference_mode={mode}"
+                f"one of the inference modes {DETERMINISTIC_INFERENCE_MODES}. Received: inference_mode={mode}"
             )
     return sequence_length

@@ -2,7 +2,9 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
-INFERENCE_MODES = ("threshold", "sample", "top_k")
+INFERENCE_MODES = ("threshold", "sample", "top_k", "relative", "nucleus")
+# The parameter of each inference mode that has one.
+MODE_PARAMETERS = {"top_k": "inference_density", "relative": "inference_ratio", "nucleus": "inference_mass"}
 DISTRIBUTIONS = ("relaxed_bernoulli", "hard_concrete")
 # The stretch interval (gamma, zeta) of hard concrete gates (Louizos et al.).
 HARD_CONCRETE_STRETCH = (-0.1, 1.1)
@@ -70,6 +72,16 @@ class GateSampler(keras.layers.Layer):
     against 0.5, so `threshold` can close every gate of a text while the
     ranking of the tokens is right (`docs/gates.md`).
 
+    Two rules let each text decide how many gates it opens, from its own
+    `p_t` (deterministic, the most probable real token always open, so a
+    real row is never all-closed): `inference_mode="relative"` opens the
+    real tokens with `p_t >= inference_ratio * max_s p_s` (compared in log
+    space, so it holds for any logits), and `inference_mode="nucleus"` the
+    fewest real tokens of highest `p_t` (ties to the earlier token) whose
+    normalised mass `p_t / sum_s p_s` reaches `inference_mass`. A text with
+    one token far above the rest opens that token; a text whose `p_t` are
+    alike opens most of them.
+
     Masking: positions where the input mask is False get gate 0, and the
     mask is passed on unchanged.
 
@@ -78,8 +90,9 @@ class GateSampler(keras.layers.Layer):
             searches {0.5, 1.0, 1.5, 2.0}.
         straight_through: bool, use hard gates in the forward pass while
             training. Defaults to `False`.
-        inference_mode: `"threshold"`, `"sample"` or `"top_k"`, how gates
-            are drawn outside training. Defaults to `"threshold"`.
+        inference_mode: `"threshold"`, `"sample"`, `"top_k"`,
+            `"relative"` or `"nucleus"`, how gates are drawn outside
+            training. Defaults to `"threshold"`.
         distribution: `"relaxed_bernoulli"` (TFP `RelaxedBernoulli`, the
             paper's Gumbel-softmax gates) or `"hard_concrete"` (stretched
             and clipped, with exact zeros and ones), the training gates.
@@ -93,6 +106,11 @@ class GateSampler(keras.layers.Layer):
             temperature moves from `temperature` to `final_temperature`;
             must be positive when `final_temperature` is set.
         seed: int or None, seed of the layer's `keras.random.SeedGenerator`.
+        inference_ratio: None or float in (0, 1], the share r of the
+            text's largest `p_t` that a token's `p_t` must reach to open
+            under `"relative"`; required by `"relative"`.
+        inference_mass: None or float in (0, 1], the normalised gate mass
+            pi that `"nucleus"` opens; required by `"nucleus"`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -132,6 +150,8 @@ class GateSampler(keras.layers.Layer):
         inference_density=None,
         final_temperature=None,
         anneal_steps=0,
+        inference_ratio=None,
+        inference_mass=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -144,22 +164,25 @@ class GateSampler(keras.layers.Layer):
             )
         if distribution not in DISTRIBUTIONS:
             raise ValueError(f"`distribution` must be one of {DISTRIBUTIONS}. Received: distribution={distribution}")
-        if inference_density is not None and (
-            isinstance(inference_density, bool)
-            or not isinstance(inference_density, (int, float))
-            or not 0 < inference_density <= 1
-        ):
+        parameters = {
+            "inference_density": inference_density,
+            "inference_ratio": inference_ratio,
+            "inference_mass": inference_mass,
+        }
+        for name, value in parameters.items():
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1
+            ):
+                raise ValueError(f"`{name}` must be None or a number in (0, 1]. Received: {name}={value}")
+        needed = MODE_PARAMETERS.get(inference_mode)
+        if needed is not None and parameters[needed] is None:
             raise ValueError(
-                "`inference_density` must be None or a number in (0, 1]. "
-                f"Received: inference_density={inference_density}"
-            )
-        if inference_mode == "top_k" and inference_density is None:
-            raise ValueError(
-                "`inference_mode='top_k'` needs the share of tokens to open: "
-                "pass `inference_density`. Received: inference_density=None"
+                f"`inference_mode='{inference_mode}'` needs its parameter: pass `{needed}`. Received: {needed}=None"
             )
         self.distribution = distribution
         self.inference_density = None if inference_density is None else float(inference_density)
+        self.inference_ratio = None if inference_ratio is None else float(inference_ratio)
+        self.inference_mass = None if inference_mass is None else float(inference_mass)
         self.temperature = float(temperature)
         self.straight_through = bool(straight_through)
         self.inference_mode = inference_mode
@@ -223,6 +246,10 @@ class GateSampler(keras.layers.Layer):
             return tf.cast(logits > 0.0, "float32")
         if self.inference_mode == "top_k":
             return self._top_k(logits, mask)
+        if self.inference_mode == "relative":
+            return self._relative(logits, mask)
+        if self.inference_mode == "nucleus":
+            return self._nucleus(logits, mask)
         distribution = tfp.distributions.Bernoulli(logits=logits, dtype="float32")
         return distribution.sample(seed=self._next_seed())
 
@@ -241,6 +268,31 @@ class GateSampler(keras.layers.Layer):
         order = tf.argsort(scores, axis=-1, direction="DESCENDING", stable=True)
         ranks = tf.argsort(order, axis=-1, stable=True)
         opened = tf.logical_and(tf.cast(ranks, "float32") < k, real)
+        return tf.cast(opened, "float32")
+
+    def _relative(self, logits, mask):
+        real = _real(logits, mask)
+        # log p_t >= log r + max_s log p_s, in log space so that a text of
+        # very negative logits (p_t underflowing to 0) still opens its most
+        # probable token; r <= 1 always opens that token.
+        log_p = tf.where(real, tf.math.log_sigmoid(logits), tf.fill(tf.shape(logits), -float("inf")))
+        best = tf.reduce_max(log_p, axis=-1, keepdims=True)
+        opened = tf.logical_and(log_p >= best + tf.math.log(self.inference_ratio), real)
+        return tf.cast(opened, "float32")
+
+    def _nucleus(self, logits, mask):
+        real = _real(logits, mask)
+        log_p = tf.where(real, tf.math.log_sigmoid(logits), tf.fill(tf.shape(logits), -float("inf")))
+        # q_t = p_t / sum_s p_s over the real tokens, a softmax of log p_t
+        # (zeros at padding, and a row without real tokens opens nothing).
+        shares = tf.where(real, tf.nn.softmax(log_p, axis=-1), 0.0)
+        order = tf.argsort(log_p, axis=-1, direction="DESCENDING", stable=True)
+        ranks = tf.argsort(order, axis=-1, stable=True)
+        # A token opens when the mass of the tokens ranked before it is
+        # still below pi: the fewest whose mass reaches pi, the first always.
+        before = tf.cumsum(tf.gather(shares, order, batch_dims=1), axis=-1, exclusive=True)
+        opened_sorted = before < self.inference_mass
+        opened = tf.logical_and(tf.gather(opened_sorted, ranks, batch_dims=1), real)
         return tf.cast(opened, "float32")
 
     def call(self, inputs, mask=None, training=None):
@@ -267,9 +319,18 @@ class GateSampler(keras.layers.Layer):
                 "inference_density": self.inference_density,
                 "final_temperature": self.final_temperature,
                 "anneal_steps": self.anneal_steps,
+                "inference_ratio": self.inference_ratio,
+                "inference_mass": self.inference_mass,
             }
         )
         return config
+
+
+def _real(logits, mask):
+    """The boolean mask of real tokens, all True without `mask`."""
+    if mask is None:
+        return tf.ones_like(logits, dtype="bool")
+    return tf.cast(mask, "bool")
 
 
 def _check_annealing(final_temperature, anneal_steps):

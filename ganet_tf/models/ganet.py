@@ -31,6 +31,8 @@ def build_ganet(
     inference_density=None,
     final_temperature=None,
     anneal_steps=0,
+    inference_ratio=None,
+    inference_mass=None,
     sparse_inference=False,
     dropout=0.3,
     sequence_length=None,
@@ -68,9 +70,12 @@ def build_ganet(
         penalty: lambda, weight of the gate L1 penalty (the multiplier's
             initial value with a `target_density`).
         straight_through: hard gates forward, relaxed gradient backward.
-        inference_mode: `"threshold"` (p > 0.5), `"sample"` (Bernoulli) or
+        inference_mode: `"threshold"` (p > 0.5), `"sample"` (Bernoulli),
             `"top_k"` (the `max(1, round(inference_density * T))` most
-            probable). Defaults to `"top_k"` with a `target_density`, else
+            probable), `"relative"` (`p_t >= inference_ratio * max p`) or
+            `"nucleus"` (the fewest most probable tokens holding the share
+            `inference_mass` of the text's gate mass; see `GateSampler`).
+            Defaults to `"top_k"` with a `target_density`, else
             `"threshold"`.
         fallback: weights of a row whose gates are all closed, `"all"` or
             `"most_probable"`.
@@ -84,6 +89,8 @@ def build_ganet(
         final_temperature: None, or the temperature that training anneals
             `temperature` to over `anneal_steps` steps (see `GateSampler`).
         anneal_steps: training steps of the annealing.
+        inference_ratio: r of `"relative"`, in (0, 1].
+        inference_mass: pi of `"nucleus"`, in (0, 1].
         sparse_inference: bool, the attention pooling scores only the
             attended states at inference (see `GatedAttentionPooling`;
             `results/pooling_gather/` measures what it saves).

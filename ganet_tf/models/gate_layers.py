@@ -25,6 +25,9 @@ GATE_OPTIONS = (
     "anneal_steps",
     "seed",
 )
+# Gate options that builders may leave out (None then): the parameters of the
+# adaptive inference modes.
+OPTIONAL_GATE_OPTIONS = ("inference_ratio", "inference_mass")
 
 
 def gated_tokens(embedded, options):
@@ -36,13 +39,17 @@ def gated_tokens(embedded, options):
 
     Args:
         embedded: the embeddings `(batch, steps, dim)` the gates read.
-        options: a mapping with a value for every name of `GATE_OPTIONS`,
-            e.g. the builder's `locals()` (its arguments of those names).
+        options: a mapping with a value for every name of `GATE_OPTIONS`
+            and maybe of `OPTIONAL_GATE_OPTIONS`, e.g. the builder's
+            `locals()` (its arguments of those names).
 
     Returns:
         `(gate_logits, gates)`, both `(batch, steps)`.
     """
-    options = {name: options[name] for name in GATE_OPTIONS}
+    options = {
+        **{name: options[name] for name in GATE_OPTIONS},
+        **{name: options.get(name) for name in OPTIONAL_GATE_OPTIONS},
+    }
     resolved = resolve_gate_defaults(
         options["initial_gate_logit"],
         options["target_density"],
@@ -111,6 +118,8 @@ def gate_layers(
     seed,
     final_temperature=None,
     anneal_steps=0,
+    inference_ratio=None,
+    inference_mass=None,
 ):
     """The three gate layers, named `auxiliary`, `gates` and `gate_sparsity`
     (`build_explainer` and the export read these names).
@@ -135,7 +144,51 @@ def gate_layers(
         inference_density=inference_density,
         final_temperature=final_temperature,
         anneal_steps=anneal_steps,
+        inference_ratio=inference_ratio,
+        inference_mass=inference_mass,
         name="gates",
     )
     sparsity = GateSparsity(penalty=penalty, target_density=target_density, name="gate_sparsity")
     return auxiliary_network, sampler, sparsity
+
+
+def with_gate_inference(model, inference_mode, **parameters):
+    """A copy of a GA-Net model whose test gates follow another rule.
+
+    The gate probabilities `p_t` do not depend on the inference mode, so a
+    trained model can be served, explained or scored under any rule of
+    `GateSampler` without retraining: the copy has the same layers and
+    weights, and its layer `gates` uses `inference_mode`.
+
+    Args:
+        model: a model from `ganet_tf.models` with a layer named `gates`
+            (a `GateSampler`), e.g. a trained run's model.
+        inference_mode: the new `inference_mode` of the gates.
+        **parameters: the rule's parameters (`inference_density`,
+            `inference_ratio`, `inference_mass`); the others keep their
+            values.
+
+    Returns:
+        A new `keras.Model` with the weights of `model`.
+
+    Example:
+
+    >>> model = build_ganet(2, vocabulary_size=50)
+    >>> relative = with_gate_inference(model, "relative", inference_ratio=0.5)
+    >>> relative.get_layer("gates").inference_mode
+    'relative'
+    """
+    unknown = sorted(set(parameters) - {"inference_density", "inference_ratio", "inference_mass"})
+    if unknown:
+        raise ValueError(
+            "`parameters` may only be inference_density, inference_ratio or inference_mass. "
+            f"Received: {', '.join(unknown)}"
+        )
+    config = model.get_config()
+    gates = [layer for layer in config["layers"] if layer["config"].get("name") == "gates"]
+    if len(gates) != 1:
+        raise ValueError(f"`model` must have one layer named 'gates'. Received: model={model.name}")
+    gates[0]["config"].update(inference_mode=inference_mode, **parameters)
+    copy = model.__class__.from_config(config)
+    copy.set_weights(model.get_weights())
+    return copy

@@ -29,6 +29,8 @@ MASK = np.array([[1] * 8, [1] * 5 + [0] * 3, [0] * 8], bool)
             "seed": 2,
         },
         {"temperature": 1.0, "final_temperature": 0.1, "anneal_steps": 5, "seed": 4},
+        {"temperature": 0.5, "inference_mode": "relative", "inference_ratio": 0.4, "seed": 3},
+        {"temperature": 0.5, "inference_mode": "nucleus", "inference_mass": 0.6, "seed": 5},
     ],
 )
 def test_layer_harness(arguments, tmp_path):
@@ -226,6 +228,14 @@ def test_top_k_opens_exactly_round_rho_t_real_tokens_and_never_none():
         ({"final_temperature": 0.1}, "anneal_steps"),
         ({"anneal_steps": -1}, "anneal_steps"),
         ({"anneal_steps": 2.5}, "anneal_steps"),
+        ({"inference_mode": "relative"}, "inference_ratio"),
+        ({"inference_mode": "relative", "inference_ratio": 0.0}, "inference_ratio"),
+        ({"inference_mode": "relative", "inference_ratio": 1.5}, "inference_ratio"),
+        ({"inference_mode": "relative", "inference_ratio": True}, "inference_ratio"),
+        ({"inference_mode": "nucleus"}, "inference_mass"),
+        ({"inference_mode": "nucleus", "inference_mass": -0.2}, "inference_mass"),
+        ({"inference_mode": "nucleus", "inference_mass": "0.5"}, "inference_mass"),
+        ({"inference_mode": "nucleus", "inference_ratio": 0.5}, "inference_mass"),
     ],
 )
 def test_bad_new_arguments(arguments, message):
@@ -282,3 +292,106 @@ def test_fit_advances_the_schedule_once_per_step_and_it_round_trips(tmp_path):
 def test_without_annealing_the_layer_has_no_weights():
     # Models saved before annealing existed hold no weight for this layer.
     assert GateSampler(temperature=0.5).weights == []
+
+
+# --- adaptive inference: relative and nucleus (issue 39) ----------------------
+
+
+def _log_sigmoid(x):
+    return -np.logaddexp(0.0, -np.asarray(x, "float64"))
+
+
+def relative_reference(logits, mask, ratio):
+    """NumPy: open the real t with p_t >= ratio * max_s p_s of its row."""
+    log_p = np.where(mask, _log_sigmoid(logits), -np.inf)
+    best = log_p.max(axis=1, keepdims=True)
+    return mask & (log_p >= best + np.log(ratio))
+
+
+def nucleus_reference(logits, mask, mass):
+    """NumPy: the fewest real tokens of highest p_t (ties to the earlier)
+    whose p_t / sum_s p_s reaches `mass`."""
+    opened = np.zeros(mask.shape, bool)
+    for row in range(len(mask)):
+        real = np.flatnonzero(mask[row])
+        if not len(real):
+            continue
+        p = np.exp(_log_sigmoid(logits[row, real]))
+        order = np.argsort(-p, kind="stable")
+        before = np.concatenate([[0.0], np.cumsum(p[order] / p.sum())[:-1]])
+        opened[row, real[order[before < mass]]] = True
+    return opened
+
+
+ADAPTIVE = [
+    ("relative", "inference_ratio", relative_reference),
+    ("nucleus", "inference_mass", nucleus_reference),
+]
+
+
+def _adaptive(mode, name, value):
+    return GateSampler(inference_mode=mode, **{name: value})
+
+
+@pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
+def test_adaptive_rules_open_as_many_gates_as_the_profile_says(mode, name, reference):
+    # Two texts of 8 tokens: one token far above the rest, and alike p_t.
+    # A rule that opened a fixed share would open as many in both.
+    logits = np.array([[-3.0, -2.5, 4.0, -3.0, -2.0, -3.5, -2.8, -3.1], [0.1, 0.0, 0.2, 0.05, -0.1, 0.15, 0.0, 0.1]])
+    logits = logits.astype("float32")
+    mask = np.ones(logits.shape, bool)
+    gates = _adaptive(mode, name, 0.5)(logits, mask=mask).numpy()
+    np.testing.assert_array_equal(gates == 1, reference(logits, mask, 0.5))
+    assert gates[0].sum() == 1 and gates[0, 2] == 1
+    assert gates[1].sum() >= 4
+
+
+@pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
+def test_adaptive_rules_match_the_numpy_reference(mode, name, reference):
+    rng = np.random.default_rng(11)
+    # Rows of different spreads and levels, all p < 0.5 in some.
+    logits = (rng.normal(size=[96, 13]) * rng.uniform(0.1, 6.0, size=[96, 1]) + rng.uniform(-8, 3, [96, 1])).astype(
+        "float32"
+    )
+    lengths = rng.integers(0, 14, size=96)
+    lengths[:3] = [0, 1, 13]
+    mask = np.arange(13)[None, :] < lengths[:, None]
+    counts = set()
+    for value in (0.1, 0.3, 0.5, 0.8, 0.95):
+        gates = _adaptive(mode, name, value)(logits, mask=mask).numpy()
+        assert set(np.unique(gates)) <= {0.0, 1.0}
+        np.testing.assert_array_equal(gates == 1, reference(logits, mask, value))
+        # One-token floor, no all-closed real row, padding never open.
+        assert np.all(gates.sum(axis=1)[lengths > 0] >= 1)
+        assert np.all(gates[~mask] == 0) and np.all(gates[lengths == 0] == 0)
+        counts.add(tuple(gates.sum(axis=1)[lengths == 13]))
+    assert len(counts) > 1
+
+
+@pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
+def test_adaptive_rules_keep_the_floor_for_extreme_logits_and_without_a_mask(mode, name, reference):
+    logits = np.array([[-200.0, -300.0, -250.0, -90.0], [80.0, 80.0, -80.0, 10.0]], "float32")
+    gates = _adaptive(mode, name, 0.9)(logits).numpy()
+    np.testing.assert_array_equal(gates == 1, reference(logits, np.ones(logits.shape, bool), 0.9))
+    np.testing.assert_array_equal(gates[0], [0, 0, 0, 1])
+    assert gates[1, 0] == 1 and gates[1, 2] == 0
+
+
+@pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
+def test_adaptive_rules_under_xla_and_unknown_shapes(mode, name, reference):
+    rng = np.random.default_rng(3)
+    logits = (rng.normal(size=[16, 9]) * 3).astype("float32")
+    mask = np.arange(9)[None, :] < rng.integers(1, 10, size=16)[:, None]
+    layer = _adaptive(mode, name, 0.4)
+    spec = [tf.TensorSpec([None, None], "float32"), tf.TensorSpec([None, None], "bool")]
+    dynamic = tf.function(lambda x, m: layer(x, mask=m), input_signature=spec)
+    compiled = tf.function(lambda x, m: layer(x, mask=m), jit_compile=True)
+    expected = reference(logits, mask, 0.4)
+    for function in (dynamic, compiled):
+        np.testing.assert_array_equal(function(logits, mask).numpy() == 1, expected)
+
+
+def test_adaptive_training_gates_are_the_relaxed_ones():
+    logits = np.zeros([4, 6], "float32")
+    gates = _adaptive("relative", "inference_ratio", 0.5)(logits, training=True).numpy()
+    assert np.all((gates > 0) & (gates < 1))
