@@ -54,3 +54,12 @@ class NonFiniteGuard(keras.callbacks.Callback):
         bad = non_finite_weights(self.model)
         if bad:
             raise self._diverged(f"non-finite weights in {bad[0]}")
+
+
+def check_finite_weights(model, hint="lower --lr"):
+    """Raises `TrainingDivergedError` if a weight of `model` is NaN or infinite."""
+    bad = non_finite_weights(model)
+    if bad:
+        raise TrainingDivergedError(
+            f"training diverged (non-finite weights in {bad[0]}); nothing was saved: {hint} and train again."
+        )

@@ -14,10 +14,13 @@
   run that takes the lock.
 """
 
+import contextlib
 import json
 import os
 import secrets
 import shutil
+import signal
+import threading
 
 from ganet_tf.errors import GANetInputError
 
@@ -91,9 +94,30 @@ def check_writable_folder(path, flag):
     return absolute
 
 
-def _inside(path, folder):
+def is_inside(path, folder):
+    """Whether `path` is `folder` or lies inside it (links resolved)."""
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+# The signals that stop a command (Ctrl-C, `kill`): held back while a folder
+# or file is swapped into place, delivered right after.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def critical_section():
+    """Holds back Ctrl-C and SIGTERM for the block (a few renames), so an
+    interruption cannot fall between moving an old run aside and the new
+    one in; the signal is handled as soon as the block ends."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _is_earlier_version_run(path, entries):
@@ -128,10 +152,10 @@ def check_output_folder(path, flag="--out", inputs=(), owned=is_run_folder):
             one this project wrote and may replace.
     """
     absolute = check_writable_folder(path, flag)
-    if _inside(os.getcwd(), absolute):
+    if is_inside(os.getcwd(), absolute):
         raise GANetInputError(f"{flag} {path} is the working folder (or holds it): give a new folder, e.g. runs/NAME.")
     for file in inputs:
-        if file and _inside(file, absolute):
+        if file and is_inside(file, absolute):
             raise GANetInputError(
                 f"{flag} {path} holds the input file {file}: give a folder of its own, e.g. runs/NAME."
             )
@@ -259,15 +283,16 @@ def write_run_folder(path, write_files, owned=is_run_folder):
                 "nothing replaced; train again with a new --out."
             )
         aside = None
-        if os.path.exists(path):
-            aside = hidden_name(path, "old")
-            os.rename(path, aside)
-        try:
-            os.rename(staging, path)
-        except BaseException:
-            if aside is not None:
-                os.rename(aside, path)
-            raise
+        with critical_section():
+            if os.path.exists(path):
+                aside = hidden_name(path, "old")
+                os.rename(path, aside)
+            try:
+                os.rename(staging, path)
+            except BaseException:
+                if aside is not None:
+                    os.rename(aside, path)
+                raise
     except BaseException:
         _remove(staging)
         raise

@@ -1,0 +1,94 @@
+"""The reliability policy of every command, in one place.
+
+Every command (`train`, `seq2seq`, `export`, `explain`, `predict`, `tune`)
+keeps the promises of the README's "What the tools write" through these
+helpers, so a new command inherits them by calling them:
+
+- Numbers: `check_number` refuses a NaN, an infinity or an out-of-range
+  value with one error line; `check_finite_fields` checks every float of a
+  config; `check_choice` a value with choices.
+- Flags: `explicit_flags` tells the flags the user gave from those left to
+  their defaults; `check_flags_apply` refuses (or warns about) one that the
+  chosen model does not read.
+- Output folders: `OutputFolder` names one and its rules;
+  `check_output_folders` refuses, before any work, a file, a folder of the
+  user's, the working folder, a folder that holds an input or lies inside
+  an input folder, and two outputs that are the same or nested;
+  `locked_output_folders` also locks them, cleans a killed writer's
+  left-overs and removes what a failed run made. `write_run_folder`
+  replaces a folder all or nothing (staged beside it, swapped in by
+  renames), `write_file_atomically` a file.
+- Backups: `prepare_backup_dir` records a run's flags (its fingerprint,
+  `run_config.json`) and refuses to resume it with others.
+- Divergence: `NonFiniteGuard` (first in the callbacks) stops a training
+  whose loss or weights stop being finite with `TrainingDivergedError`
+  before anything saves it; `check_finite_weights` checks after training.
+- Inputs: `read_input_text` and `read_input_lines` read a plain or gzip text
+  file as written (a UTF-8 BOM dropped); `read_run_json` and
+  `load_model_file` read a run's files. A damaged file is one error line
+  naming it (and the line) and the fix.
+- Interruption: `install_signal_handlers` makes SIGTERM stop a command as
+  Ctrl-C does; `interruption_message` is its one line and exit code;
+  `critical_section` holds both back during a swap.
+
+Every refusal is a `GANetInputError`, which the command line prints as one
+`ganet_tf: error:` line with exit code 2.
+"""
+
+from ganet_tf.policy.flag_values import check_choice
+from ganet_tf.policy.flag_values import check_finite_fields
+from ganet_tf.policy.flag_values import check_flags_apply
+from ganet_tf.policy.flag_values import check_number
+from ganet_tf.policy.flag_values import explicit_flags
+from ganet_tf.policy.flag_values import flag_name
+from ganet_tf.policy.input_files import read_input_bytes
+from ganet_tf.policy.input_files import read_input_lines
+from ganet_tf.policy.input_files import read_input_text
+from ganet_tf.policy.input_files import read_run_json
+from ganet_tf.policy.interruption import Terminated
+from ganet_tf.policy.interruption import install_signal_handlers
+from ganet_tf.policy.interruption import interruption_message
+from ganet_tf.policy.interruption import restore_signal_handlers
+from ganet_tf.policy.output_folder import OutputFolder
+from ganet_tf.policy.output_folder import check_output_folders
+from ganet_tf.policy.output_folder import locked_output_folders
+from ganet_tf.policy.output_folder import write_file_atomically
+from ganet_tf.training.backup import prepare_backup_dir
+from ganet_tf.training.non_finite_guard import NonFiniteGuard
+from ganet_tf.training.non_finite_guard import TrainingDivergedError
+from ganet_tf.training.non_finite_guard import check_finite_weights
+from ganet_tf.training.run_folder import FolderLock
+from ganet_tf.training.run_folder import critical_section
+from ganet_tf.training.run_folder import is_run_folder
+from ganet_tf.training.run_folder import write_run_folder
+from ganet_tf.training.trained_run import load_model_file
+
+__all__ = [
+    "FolderLock",
+    "NonFiniteGuard",
+    "OutputFolder",
+    "Terminated",
+    "TrainingDivergedError",
+    "check_choice",
+    "check_finite_fields",
+    "check_finite_weights",
+    "check_flags_apply",
+    "check_number",
+    "check_output_folders",
+    "critical_section",
+    "explicit_flags",
+    "flag_name",
+    "install_signal_handlers",
+    "interruption_message",
+    "is_run_folder",
+    "load_model_file",
+    "locked_output_folders",
+    "prepare_backup_dir",
+    "read_input_bytes",
+    "read_input_lines",
+    "read_input_text",
+    "read_run_json",
+    "restore_signal_handlers",
+    "write_file_atomically",
+    "write_run_folder",
+]
