@@ -2,6 +2,8 @@
 
 import argparse
 import json
+import os
+import re
 import sys
 
 from ganet_tf.errors import GANetInputError
@@ -203,7 +205,13 @@ def _config_from(args):
 
 
 def _train(args):
+    from ganet_tf.policy import check_flags_apply
     from ganet_tf.training import train_and_evaluate
+    from ganet_tf.training.train import MODEL_FLAGS
+
+    # A flag the model does not read is named in one warning line (a refusal
+    # would break recorded commands that pass every model the same flags).
+    check_flags_apply(getattr(args, "given_flags", ()), MODEL_FLAGS, "--model", args.model, refuse=False)
 
     result = train_and_evaluate(_config_from(args))
     result.pop("report")
@@ -227,11 +235,20 @@ def _add_export_arguments(parser):
 
 
 def _export(args):
-    import os
-
     from ganet_tf.export import export_saved_model
     from ganet_tf.export import load_warmup_texts
+    from ganet_tf.policy import check_number
+    from ganet_tf.training.run_folder import is_inside
 
+    check_number("--version", args.version, at_least=1, integer=True, optional=True)
+    # --base only gains NAME/VERSION and models.config (it is no folder export
+    # owns), but it must not lie inside the run folder it reads.
+    run_dir = (os.path.dirname(args.model) or ".") if args.model.endswith(".keras") else args.model
+    if os.path.isdir(run_dir) and is_inside(args.base, run_dir):
+        raise GANetInputError(
+            f"--base {args.base} lies inside --model {run_dir}, which it reads: give a folder outside it, "
+            "e.g. saved_models."
+        )
     texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
     path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts)
     return {
@@ -258,29 +275,50 @@ def _add_explain_arguments(parser):
     parser.add_argument("--out", required=True, help="folder for index.html, the PNGs and explanations.json")
 
 
-def _explain(args):
-    import json
-    import os
+# What `explain --out` writes: the page, one PNG per text, the JSON, the marker.
+_EXPLAIN_FILE = re.compile(r"^(index\.html|explanations\.json|text_[0-9]+\.png|\.ganet_tf_run)$")
 
-    from ganet_tf.data.file_formats import read_text
-    from ganet_tf.data.file_formats import split_lines
+
+def is_explain_folder(path):
+    """Whether `path` is empty or a report `explain --out` wrote (replaced whole)."""
+    entries = os.listdir(path)
+    return all(_EXPLAIN_FILE.match(entry) for entry in entries) and (not entries or "explanations.json" in entries)
+
+
+def _explain(args):
     from ganet_tf.interpret import explain_texts
     from ganet_tf.interpret import write_report
+    from ganet_tf.policy import OutputFolder
+    from ganet_tf.policy import locked_output_folders
+    from ganet_tf.policy import read_input_lines
+    from ganet_tf.policy import write_run_folder
     from ganet_tf.training.run_folder import check_writable_folder
+    from ganet_tf.training.trained_run import model_file
 
-    check_writable_folder(args.out, "--out")
     texts = list(args.text)
     if args.file:
-        text = read_text(args.file, args.encoding, "--file")
-        texts += [line.strip() for line in split_lines(text) if line.strip()]
+        texts += [line.strip() for line in read_input_lines(args.file, args.encoding, "--file") if line.strip()]
     if not texts:
         raise GANetInputError("Nothing to explain: pass --text or --file.")
-    explanations = [explain_texts(model_dir, texts) for model_dir in args.model]
-    written = write_report(explanations, args.out)
-    path = os.path.join(args.out, "explanations.json")
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(explanations, handle, ensure_ascii=False, indent=1)
-    return {"texts": len(texts), "models": len(args.model), "files": [*written, path]}
+    check_writable_folder(args.out, "--out")
+    for model_dir in args.model:
+        if not os.path.isfile(model_file(model_dir)):
+            raise GANetInputError(
+                f"No model.keras in {model_dir}: pass a folder written by `python -m ganet_tf train --out`."
+            )
+    inputs = [("--model", model_dir) for model_dir in args.model] + ([("--file", args.file)] if args.file else [])
+    with locked_output_folders([OutputFolder(args.out, "--out", is_explain_folder)], inputs):
+        explanations = [explain_texts(model_dir, texts) for model_dir in args.model]
+
+        def write_files(staging):
+            write_report(explanations, staging)
+            with open(os.path.join(staging, "explanations.json"), "w", encoding="utf-8") as handle:
+                json.dump(explanations, handle, ensure_ascii=False, indent=1)
+
+        # Staged beside --out and swapped in whole: no half-written report.
+        write_run_folder(args.out, write_files, owned=is_explain_folder)
+    names = ["index.html", *(f"text_{index + 1}.png" for index in range(len(texts))), "explanations.json"]
+    return {"texts": len(texts), "models": len(args.model), "files": [os.path.join(args.out, n) for n in names]}
 
 
 def _add_seq2seq_arguments(parser):
@@ -349,7 +387,8 @@ def _seq2seq(args):
     from ganet_tf.seq2seq.run import run_seq2seq
 
     names = set(Seq2SeqConfig.__dataclass_fields__)
-    return run_seq2seq(Seq2SeqConfig(**{k: v for k, v in vars(args).items() if k in names}))
+    config = Seq2SeqConfig(**{k: v for k, v in vars(args).items() if k in names})
+    return run_seq2seq(config, given=getattr(args, "given_flags", ()))
 
 
 def build_parser():
@@ -410,23 +449,37 @@ def _tuning_search():
 
 
 def main(argv=None):
+    """Runs one command; returns its exit code.
+
+    The reliability policy of every command (`ganet_tf.policy`): bad input
+    is one `ganet_tf: error:` line and exit code 2; Ctrl-C and SIGTERM stop
+    with one line and exit codes 130 and 143, nothing half-written.
+    """
+    from ganet_tf.policy.interruption import install_signal_handlers
+    from ganet_tf.policy.interruption import interruption_message
+    from ganet_tf.policy.interruption import restore_signal_handlers
+
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = install_signal_handlers()
     try:
+        from ganet_tf.policy.flag_values import explicit_flags
+
+        args.given_flags = explicit_flags(build_parser(), argv)
         result = args.run(args)
     except GANetInputError as error:
         print(f"ganet_tf: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(
-            "ganet_tf: error: interrupted (Ctrl-C): no output was replaced; with "
-            "--backup-dir, the same command resumes.",
-            file=sys.stderr,
-        )
-        return 130
+    except KeyboardInterrupt as error:
+        code, line = interruption_message(error)
+        print(f"ganet_tf: error: {line}", file=sys.stderr)
+        return code
     except OSError as error:  # disk full, permissions: the system's one line
         print(f"ganet_tf: error: {error}", file=sys.stderr)
         return 1
+    finally:
+        restore_signal_handlers(previous)
     if result is not None:  # `predict` and `translate` wrote their own lines
         print(json.dumps(result), flush=True)
     return 0

@@ -1,11 +1,11 @@
 """Sentence pairs for sequence to sequence: Multi30k and synthetic tasks."""
 
-import gzip
 import os
 
 import numpy as np
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.policy.input_files import read_input_lines
 
 TASKS = ("multi30k", "copy", "reverse")
 MULTI30K_SPLITS = {"train": "train", "val": "val", "test": "test_2016_flickr"}
@@ -19,9 +19,10 @@ def _read_lines(path):
             f"File not found: {path}. Point --data-dir to a folder with "
             "multi30k/{train,val,test_2016_flickr}.{de,en}.gz."
         )
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [line.rstrip("\n").strip() for line in handle]
+    # As written: a BOM dropped, lines broken at \n, \r\n and \r only; a
+    # damaged archive or a line in another encoding is one error line.
+    fix = "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), or fix that line"
+    return [line.strip() for line in read_input_lines(path, "utf-8", "--data-dir", fix)]
 
 
 def read_parallel(source_path, target_path):

@@ -11,6 +11,17 @@ import numpy as np
 import tensorflow as tf
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.policy import NonFiniteGuard
+from ganet_tf.policy import OutputFolder
+from ganet_tf.policy import TrainingDivergedError
+from ganet_tf.policy import check_choice
+from ganet_tf.policy import check_finite_fields
+from ganet_tf.policy import check_finite_weights
+from ganet_tf.policy import check_flags_apply
+from ganet_tf.policy import check_number
+from ganet_tf.policy import load_model_file
+from ganet_tf.policy import locked_output_folders
+from ganet_tf.policy import read_run_json
 from ganet_tf.seq2seq.datasets import TASKS
 from ganet_tf.seq2seq.datasets import load_task
 from ganet_tf.seq2seq.decoding import make_decoder
@@ -26,6 +37,8 @@ from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
+from ganet_tf.training.backup import has_finished_epochs
+from ganet_tf.training.backup import is_backup_folder
 from ganet_tf.training.backup import prepare_backup_dir
 from ganet_tf.training.backup import unreadable_backup
 from ganet_tf.training.backup import write_json
@@ -33,12 +46,10 @@ from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
 from ganet_tf.training.best_epoch_stopping import load_best_weights
 from ganet_tf.training.best_epoch_stopping import stopping_callbacks
+from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import RUN_MARKER
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.train import warn_all_closed
 
@@ -92,23 +103,86 @@ class Seq2SeqConfig:
     verbose: int = 1
 
 
-def _check(config):
-    if config.task not in TASKS:
-        raise GANetInputError(f"Unknown task {config.task!r}: use one of {', '.join(TASKS)}.")
-    if config.attention not in ATTENTIONS:
-        raise GANetInputError(f"Unknown attention {config.attention!r}: use one of {', '.join(ATTENTIONS)}.")
-    for name in ("epochs", "batch_size", "hidden", "embedding_dim", "beam_size"):
-        value = getattr(config, name)
-        if not isinstance(value, int) or value < 1:
-            raise GANetInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
-    if not isinstance(config.buckets, int) or config.buckets < 0:
-        raise GANetInputError(f"--buckets must be 0 or a positive integer, got {config.buckets}.")
-    if config.patience is not None and (not isinstance(config.patience, int) or config.patience < 1):
-        raise GANetInputError(f"--patience must be a positive integer (or left out), got {config.patience}.")
-    if config.levels < 2 or config.block_size < 2:
+# The flags only some attentions read -> those attentions (`--attention`);
+# a flag given for another one is refused, not silently dropped.
+GATED = ("gated",)
+HIERARCHIES = ("hier-rnn", "hier-cnn", "hier-act")
+ATTENTION_FLAGS = {
+    "levels": HIERARCHIES,
+    "block_size": ("hier-rnn", "hier-cnn"),
+    "descent": HIERARCHIES,
+    "halting_penalty": ("hier-act",),
+    **dict.fromkeys(
+        (
+            "aux",
+            "aux_hidden",
+            "gate_input",
+            "gate_penalty",
+            "gate_bias",
+            "gate_distribution",
+            "straight_through",
+            "inference_mode",
+            "inference_density",
+            "target_density",
+        ),
+        GATED,
+    ),
+}
+
+
+def _check_numbers(config):
+    """Every number of `config` finite and in range (`ganet_tf.policy`)."""
+    for name in ("epochs", "batch_size", "hidden", "embedding_dim", "beam_size", "aux_hidden", "min_length"):
+        check_number(name, getattr(config, name), at_least=1, integer=True)
+    for name in ("patience", "limit", "attention_units"):
+        check_number(name, getattr(config, name), at_least=1, integer=True, optional=True)
+    for name in ("levels", "block_size"):
+        check_number(name, getattr(config, name), at_least=2, integer=True)
+    check_number("buckets", config.buckets, at_least=0, integer=True)
+    check_number("seed", config.seed, at_least=0, integer=True)
+    check_number("max_length", config.max_length, at_least=config.min_length, integer=True)
+    for name in ("lr", "clipnorm", "temperature"):
+        check_number(name, getattr(config, name), above=0)
+    for name in ("gate_penalty", "halting_penalty"):
+        check_number(name, getattr(config, name), at_least=0)
+    check_number("gate_bias", config.gate_bias)
+    check_number("dropout", config.dropout, at_least=0, below=1)
+    check_number("inference_density", config.inference_density, above=0, at_most=1, optional=True)
+    check_number("target_density", config.target_density, above=0, below=1, optional=True)
+    check_finite_fields(config)  # any other float
+
+
+def _check(config, given=()):
+    """Refuses, before any work, a config `seq2seq` cannot run as asked.
+
+    Args:
+        config: the `Seq2SeqConfig`.
+        given: the flags the user gave (`ganet_tf.policy.explicit_flags`);
+            one that the chosen attention does not read is refused.
+    """
+    from ganet_tf.layers.auxiliary_network import ENCODERS
+    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
+    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+    from ganet_tf.layers.hierarchical_attention import DESCENTS
+    from ganet_tf.seq2seq.encoder_decoder import GATE_INPUTS
+
+    check_choice("task", config.task, TASKS)
+    check_choice("attention", config.attention, ATTENTIONS)
+    check_flags_apply(given, ATTENTION_FLAGS, "--attention", config.attention)
+    _check_numbers(config)
+    check_choice("descent", config.descent, DESCENTS)
+    check_choice("aux", config.aux, ENCODERS)
+    check_choice("gate_input", config.gate_input, GATE_INPUTS)
+    check_choice("gate_distribution", config.gate_distribution, DISTRIBUTIONS)
+    check_choice("inference_mode", config.inference_mode, INFERENCE_MODES)
+    if config.inference_mode == "top_k" and config.inference_density is None and config.target_density is None:
         raise GANetInputError(
-            f"--levels and --block-size must be at least 2, got {config.levels} and {config.block_size}."
+            "--inference-mode top_k opens round(rho T) source states: give rho with --inference-density "
+            "(or --target-density)."
         )
+    check_choice("verbose", config.verbose, (0, 1, 2))
+    if config.restart and not config.backup_dir:
+        raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
     if config.init_from:
         _check_initial_run(config)
 
@@ -128,23 +202,48 @@ INIT_SHARED = (
 )
 
 
-def _check_initial_run(config):
-    """Checks the finished run `--init-from` names against `config`: a
-    folder that is no finished run, or one trained on other data or with
-    other shapes, is one input error."""
-    path = config.init_from
+INIT_FIX = "pass the --out folder of a finished seq2seq run (copy it again, or train it again)"
+
+
+def _initial_run_files(path):
+    """`(metrics, vocabularies)` of the finished run `--init-from` names;
+    a folder that is no finished run, or one with a damaged file, is one
+    input error naming the file."""
     files = [os.path.join(path, name) for name in (MODEL_FILE, VOCABULARY_FILE, METRICS_FILE)]
     if not all(os.path.isfile(name) for name in files):
         raise GANetInputError(
             f"--init-from {path} is not a finished seq2seq run (it needs {MODEL_FILE}, {VOCABULARY_FILE} "
             f"and {METRICS_FILE}): pass the --out folder of an earlier seq2seq run."
         )
-    with open(files[2], encoding="utf-8") as handle:
-        initial = {**dataclasses.asdict(Seq2SeqConfig()), **json.load(handle)["config"]}
+    what = "a finished seq2seq run"
+    metrics = read_run_json(files[2], what, INIT_FIX)
+    vocabularies = read_run_json(files[1], what, INIT_FIX)
+    if not isinstance(metrics, dict) or not isinstance(metrics.get("config"), dict):
+        raise GANetInputError(f"{files[2]} is damaged (no config): {INIT_FIX}.")
+    if not _is_vocabularies(vocabularies):
+        raise GANetInputError(f"{files[1]} is damaged (no source and target token lists): {INIT_FIX}.")
+    return metrics, vocabularies
+
+
+def _is_vocabularies(value):
+    return isinstance(value, dict) and all(
+        isinstance(value.get(side), list) and all(isinstance(token, str) for token in value[side])
+        for side in ("source", "target")
+    )
+
+
+def _check_initial_run(config):
+    """Checks the finished run `--init-from` names against `config`: a
+    folder that is no finished run, one with a damaged file, or one
+    trained on other data or with other shapes, is one input error (its
+    model is loaded and checked before training, `_initial_model`)."""
+    path = config.init_from
+    metrics, _ = _initial_run_files(path)
+    initial = {**dataclasses.asdict(Seq2SeqConfig()), **metrics["config"]}
     changes = [
-        f"--{name.replace('_', '-')} {initial[name]} there, {getattr(config, name)} here"
+        f"--{name.replace('_', '-')} {initial.get(name)} there, {getattr(config, name)} here"
         for name in INIT_SHARED
-        if initial[name] != getattr(config, name)
+        if initial.get(name) != getattr(config, name)
     ]
     if changes:
         raise GANetInputError(
@@ -153,12 +252,22 @@ def _check_initial_run(config):
         )
 
 
+def _initial_model(path):
+    """The model of the `--init-from` run, loaded and checked (one line if damaged)."""
+    model_path = os.path.join(path, MODEL_FILE)
+    model = load_model_file(model_path)
+    bad = non_finite_weights(model)
+    if bad:
+        raise GANetInputError(f"{model_path} has non-finite weights ({bad[0]}): its training diverged; {INIT_FIX}.")
+    return model
+
+
 def _load_initial_weights(model, path):
     """Copies every weighted sublayer of the run in `path` into the same-named
     sublayer of `model` (the embeddings, encoder, bridges, decoder, attention
     scores and output layer); the layers only `model` has, such as the gates'
     auxiliary network, keep their fresh weights."""
-    initial = keras.models.load_model(os.path.join(path, MODEL_FILE))
+    initial = _initial_model(path)
     names = {layer.name: layer for layer in model.layers}
     for layer in initial.layers:
         if not layer.weights:
@@ -178,13 +287,21 @@ def _vocabularies(config, splits):
     resumed run, or from the `--init-from` run, so the ids do not change
     under the restored or copied weights."""
     path = os.path.join(config.backup_dir, VOCABULARY_FILE) if config.backup_dir else None
-    for saved_path in (path, config.init_from and os.path.join(config.init_from, VOCABULARY_FILE)):
-        if saved_path and os.path.isfile(saved_path):
-            with open(saved_path, encoding="utf-8") as handle:
+    saved = None
+    if path and os.path.isfile(path):
+        try:
+            with open(path, encoding="utf-8") as handle:
                 saved = json.load(handle)
-            if path and saved_path != path:
-                write_json(path, saved)
-            return saved["source"], saved["target"]
+            if not _is_vocabularies(saved):
+                raise ValueError("no source and target token lists")
+        except (OSError, ValueError) as error:
+            raise unreadable_backup(path, error) from error
+    elif config.init_from:
+        saved = _initial_run_files(config.init_from)[1]
+        if path:
+            write_json(path, saved)
+    if saved is not None:
+        return saved["source"], saved["target"]
     min_count = config.min_count if config.task == "multi30k" else 1
     sources, targets = splits["train"]
     vocabularies = (
@@ -348,23 +465,37 @@ def is_seq2seq_run_folder(path):
     return not entries or (RUN_MARKER in entries and entries <= SEQ2SEQ_RUN_FILES)
 
 
-def run_seq2seq(config):
+def input_paths(config):
+    """What a seq2seq run reads, as `(flag, path)`: the Multi30k files and
+    the `--init-from` run (no output folder may hold or lie inside them)."""
+    inputs = [("--init-from", config.init_from)] if config.init_from else []
+    if config.task == "multi30k":
+        data_dir = config.data_dir or os.environ.get("GANET_DATA_DIR")
+        if data_dir:
+            inputs.append(("--data-dir", os.path.join(data_dir, "multi30k")))
+    return inputs
+
+
+def run_seq2seq(config, given=()):
     """Trains and evaluates; returns the JSON summary as a dict.
 
-    `--out` follows `train`'s policy (`ganet_tf.training.run_folder`): it
-    must be new, empty or an earlier seq2seq run, checked before training
-    and locked against a second process; it is replaced all or nothing.
+    The reliability policy of every command (`ganet_tf.policy`): before any
+    work the config is checked (finite, in-range numbers; `given`, the
+    flags the user gave, must apply to `--attention`), and `--out`,
+    `--export` and `--backup-dir` must be new, empty or written by this
+    command, separate and apart from the inputs; they are locked against a
+    second process. A diverged training writes nothing; `--out` and
+    `--export` are replaced all or nothing.
     """
-    _check(config)
-    if config.export:
-        from ganet_tf.seq2seq.translator import is_translator_folder
+    from ganet_tf.seq2seq.translator import is_translator_folder
 
-        check_output_folder(config.export, "--export", owned=is_translator_folder)
-    if not config.out:
-        return _run_seq2seq(config)
-    check_output_folder(config.out, "--out", owned=is_seq2seq_run_folder)
-    with FolderLock(config.out, "--out"):
-        clean_stale(config.out)
+    _check(config, given)
+    folders = [
+        OutputFolder(config.out, "--out", is_seq2seq_run_folder),
+        OutputFolder(config.export, "--export", is_translator_folder),
+        OutputFolder(config.backup_dir, "--backup-dir", is_backup_folder, has_finished_epochs),
+    ]
+    with locked_output_folders(folders, input_paths(config)):
         return _run_seq2seq(config)
 
 
@@ -381,6 +512,7 @@ def _run_seq2seq(config):
     if config.init_from:  # a backup, if any, replaces these weights when training starts
         _load_initial_weights(model, config.init_from)
     train_seconds, epochs_run, best = _fit(model, config, datasets)
+    check_finite_weights(model)
 
     result = {
         "task": config.task,
@@ -401,6 +533,11 @@ def _run_seq2seq(config):
         "init_from": config.init_from,
     }
     result.update(teacher_forced_scores(model, datasets["test"]))
+    if not math.isfinite(result["test_loss"]):
+        raise TrainingDivergedError(
+            f"the test loss is {result['test_loss']} (the model's outputs are not finite); nothing was saved: "
+            "lower --lr and train again."
+        )
     warn_all_closed(
         result["test_all_closed_rate"],
         "sentences, which attend to all their states (the fallback): "
@@ -496,7 +633,9 @@ def _fit(model, config, datasets):
     then those of every attempt (`epoch_seconds.json`), and early stopping
     continues from the attempts' `history.csv` and `best.weights.h5`.
     """
-    callbacks, epoch_seconds, stopping, finished = [], None, [], False
+    # The guard first: a loss or weight that is NaN or infinite stops the
+    # training before the backup or anything else saves it.
+    callbacks, epoch_seconds, stopping, finished = [NonFiniteGuard()], None, [], False
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
         epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
