@@ -90,7 +90,23 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
     of `query_steps`. Use it where nothing downstream reads the closed
     positions (a residual block that leaves them unchanged, a gated
     pooling), as `GatedTransformerEncoder(token_dropping=True)` does.
-    Training computes every query.
+    Training computes every query, unless `sparse_training` is set.
+
+    Sparse training: with `sparse_training=True` training drops keys and
+    values too (and, with `query_dropping`, queries), so its work scales
+    with `training_density` as that of inference does. Each row keeps the
+    `max(1, round(training_density * T))` of its `T` real keys with the
+    highest gates, the `top_k` rule of `GateSampler` applied to the gates
+    given (while training, relaxed samples: the ranking of the logits
+    perturbed by the relaxation's logistic noise, so tokens near the cut
+    are kept now and then and learn whether they help). The kept keys are
+    gathered into a static bucketed length as at inference (the largest
+    size exactly the kept count of a full row), and their gates enter as
+    straight-through ones: forward the binary gates of inference (no
+    train/test mismatch), backward that of the dense path's log-gate bias
+    `log g` (`1 / g` times the bias's gradient), so the gate network still
+    learns from the task loss. Dropped keys get no gradient through
+    the attention.
 
     Args:
         num_heads, key_dim, value_dim, dropout, use_bias, output_shape,
@@ -107,6 +123,12 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         query_dropping: bool, at inference give closed queries a zero
             context instead of computing it (self-attention only; see
             above). Defaults to `False`.
+        sparse_training: bool, drop the keys (and with `query_dropping`
+            the queries) outside the `top_k` gates while training (see
+            above). Defaults to `False`.
+        training_density: None or float in (0, 1], the share rho of real
+            keys that sparse training keeps; required by
+            `sparse_training=True`. Defaults to `None`.
         **kwargs: the other arguments of `keras.layers.MultiHeadAttention`
             and base layer keyword arguments.
 

@@ -51,6 +51,16 @@ class GatedTransformerEncoder(keras.layers.Layer):
     tokens' values are never read again, so dropping them changes nothing
     downstream: the work per block scales with the open tokens.
 
+    Sparse training: with `sparse_training=True` the block drops tokens
+    while training too, forward and backward. Each row keeps the
+    `max(1, round(training_density * T))` of its `T` real tokens with the
+    highest gates (the `top_k` rule of `GateSampler`, here on the relaxed
+    gates), gathered as above; the kept tokens' gates enter the attention
+    as straight-through ones, whose forward value is 1 (the binary gates of
+    inference) and whose gradient is that of the dense path's log-gate
+    bias, so the gate network still gets gradients. The other tokens pass
+    through unchanged. See `GatedMultiHeadAttention`.
+
     Args:
         intermediate_dim: int > 0, width of the feedforward network.
         num_heads: int > 0, attention heads; must divide the input width.
@@ -72,6 +82,11 @@ class GatedTransformerEncoder(keras.layers.Layer):
             inference. Defaults to `False`.
         sparse_buckets: the bucket fractions of the sparse paths, or `None`
             for exact (dynamic) sizes; see `GatedMultiHeadAttention`.
+        sparse_training: bool, run the block only on the `top_k` tokens
+            while training. Defaults to `False`.
+        training_density: None or float in (0, 1], the share rho of real
+            tokens that sparse training keeps; required by
+            `sparse_training=True`. Defaults to `None`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:

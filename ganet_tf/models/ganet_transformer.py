@@ -9,7 +9,6 @@ from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.gate_layers import gated_tokens
-from ganet_tf.models.gate_layers import resolve_gate_defaults
 from ganet_tf.models.transformer import check_transformer_arguments
 from ganet_tf.models.transformer import encoder_blocks
 from ganet_tf.models.transformer import transformer_inputs
@@ -110,7 +109,7 @@ def build_ganet_transformer(
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
     training_density = None
     if sparse_training:
-        training_density = resolve_gate_defaults(None, target_density, inference_mode, inference_density)[2]
+        training_density = target_density if inference_density is None else inference_density
         if training_density is None:
             raise ValueError(
                 "`sparse_training=True` keeps the round(rho T) most open tokens: give rho as "

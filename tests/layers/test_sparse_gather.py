@@ -1,0 +1,70 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.layers import GateSampler
+from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import bucket_sizes
+from ganet_tf.layers.sparse_gather import check_sparse_training
+from ganet_tf.layers.sparse_gather import keep_top_k
+from ganet_tf.layers.sparse_gather import kept_count
+from ganet_tf.layers.sparse_gather import straight_through_ones
+from ganet_tf.layers.sparse_gather import training_buckets
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.mark.parametrize("density", [0.1, 0.3, 0.5, 1.0])
+def test_keep_top_k_is_the_top_k_rule_of_the_gate_sampler(density):
+    logits = RNG.normal(size=[5, 12]).astype("float32")
+    logits[2, :6] = 1.0  # ties: the earlier token first
+    real = np.ones([5, 12], bool)
+    real[1, 5:] = False
+    real[3, 1:] = False
+    real[4] = False  # no real token: nothing kept
+    sampler = GateSampler(inference_mode="top_k", inference_density=density)
+    expected = sampler(logits, mask=real).numpy() > 0.5
+    got = keep_top_k(tf.sigmoid(logits), real, density).numpy()
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(keep_top_k(logits, None, density), sampler(logits).numpy() > 0.5)
+
+
+def test_kept_count_static_and_in_graph_agree():
+    lengths = np.arange(0, 300)
+    for density in (0.1, 0.2, 0.3, 0.5):
+        graph = kept_count(density, tf.constant(lengths, "float32")).numpy()
+        static = [kept_count(density, int(n)) if n else 0 for n in lengths]
+        np.testing.assert_array_equal(graph[1:], static[1:])
+    assert kept_count(0.2, 4096) == 819 and kept_count(0.3, 5) == 2 and kept_count(0.01, 10) == 1
+
+
+def test_training_buckets_end_at_the_kept_count():
+    buckets = list(DEFAULT_SPARSE_BUCKETS)
+    for steps, density in ((4096, 0.2), (512, 0.1), (10, 0.3), (7, 1.0)):
+        sizes, _ = bucket_sizes(training_buckets(buckets, steps, density), steps)
+        assert sizes[-1] == kept_count(density, steps)
+        assert set(sizes[:-1]) < set(bucket_sizes(buckets, steps)[0])
+    assert training_buckets(None, 10, 0.5) is None
+    assert training_buckets(buckets, tf.constant(10), 0.5) is buckets
+
+
+def test_straight_through_ones():
+    gates = tf.Variable([0.3, 1.0, 1e-12, 0.7])
+    with tf.GradientTape() as tape:
+        ones = straight_through_ones(gates, 1e-9)
+        loss = tf.reduce_sum(ones * [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(ones, [1.0, 1.0, 1.0, 1.0])
+    np.testing.assert_allclose(tape.gradient(loss, gates), [1 / 0.3, 2.0, 0.0, 4 / 0.7], rtol=1e-6)
+
+
+def test_check_sparse_training():
+    assert check_sparse_training(False, None) == (False, None)
+    assert check_sparse_training(True, 1) == (True, 1.0)
+    for arguments, match in (
+        ((True, None), "training_density"),
+        ((False, 0.0), "training_density"),
+        ((False, True), "training_density"),
+        (("yes", 0.5), "sparse_training"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            check_sparse_training(*arguments)
