@@ -137,10 +137,11 @@ def _run_train(path, name, flags, out_root, resumable, extra, reuse):
     return result
 
 
-def run_command(command, shown, log=None):
+def run_command(command, shown, log=None, cwd=REPO, unset=()):
     """Runs a `python -m ganet_tf ...` command line, printing `shown` first;
     returns the JSON summary of its last stdout line, or exits with the end
-    of its error output when it fails.
+    of its error output when it fails. It runs in the folder `cwd`, without
+    the environment variables `unset`.
 
     The run's stdout and stderr go, as they come, to the file `log` (its
     epochs, say, so an hours-long run can be watched with `tail -f`), or to
@@ -168,10 +169,12 @@ def run_command(command, shown, log=None):
             )
             path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
             environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+            for name in unset:
+                environment.pop(name, None)
             if command[:2] == [sys.executable, "-m"]:
                 command = [sys.executable, "-P", *command[1:]]
             with subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=REPO, env=environment
+                command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=cwd, env=environment
             ) as process:
                 for line in process.stdout:
                     handle.write(line)
