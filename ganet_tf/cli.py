@@ -238,6 +238,7 @@ def _export(args):
     from ganet_tf.export import export_saved_model
     from ganet_tf.export import load_warmup_texts
     from ganet_tf.policy import check_number
+    from ganet_tf.training.run_folder import check_outside_runs
     from ganet_tf.training.run_folder import is_inside
 
     check_number("--version", args.version, at_least=1, integer=True, optional=True)
@@ -249,6 +250,7 @@ def _export(args):
             f"--base {args.base} lies inside --model {run_dir}, which it reads: give a folder outside it, "
             "e.g. saved_models."
         )
+    check_outside_runs(args.base, "--base")
     texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
     path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts)
     return {

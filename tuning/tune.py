@@ -21,6 +21,7 @@ from ganet_tf.training.non_finite_guard import NonFiniteGuard
 from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import check_output_folder
+from ganet_tf.training.run_folder import check_outside_runs
 from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.train import write_outputs
 
@@ -168,6 +169,7 @@ class SearchConfig:
         check_number("hyperband_factor", self.hyperband_factor, at_least=2, integer=True)
         check_number("density_weight", self.density_weight, at_least=0)
         check_number("dropout", self.dropout, at_least=0, below=1)
+        check_number("seed", self.seed, at_least=0, at_most=MAX_SEED, integer=True)
         if self.final_seeds is not None and (
             not self.final_seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.final_seeds)
         ):
@@ -314,6 +316,10 @@ def make_oracle(config):
     return oracle
 
 
+# Seeds NumPy takes (KerasTuner gets the seed + 1).
+MAX_SEED = 2**32 - 2
+
+
 def make_hypermodel(config, num_classes, embeddings, dataset_name, scoring=True, seed=None):
     """The HyperModel of `config.model` over `config.search_space()`.
 
@@ -437,6 +443,7 @@ def search_and_evaluate(config):
     config.validate()
     if config.out:  # refused now rather than after the search
         check_output_folder(config.out, "--out")
+    check_outside_runs(config.directory, "--directory")
     role = distributed_role()
     settings_path, settings = _check_settings(config, role)
     keras.utils.set_random_seed(config.seed)

@@ -5,6 +5,7 @@ import sys
 
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.run_folder import FolderLock
+from ganet_tf.training.run_folder import check_outside_runs
 from ganet_tf.training.run_folder import check_writable_folder
 from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import hidden_name
@@ -48,7 +49,9 @@ class OutputFile:
         path = self.path
         if os.path.isdir(path):
             raise GANetInputError(f"{self.flag} {path} is a folder: give a file, e.g. {path}/predictions.jsonl.")
-        check_writable_folder(os.path.dirname(os.path.abspath(path)), f"{self.flag}'s folder")
+        folder = os.path.dirname(os.path.abspath(path))
+        check_writable_folder(folder, f"{self.flag}'s folder")
+        check_outside_runs(folder, self.flag, path)  # never into a run folder
         for file in self.inputs:
             same = os.path.realpath(file) == os.path.realpath(path)
             if os.path.exists(path) and os.path.exists(file):

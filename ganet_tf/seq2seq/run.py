@@ -139,7 +139,7 @@ def _check_numbers(config):
     for name in ("levels", "block_size"):
         check_number(name, getattr(config, name), at_least=2, integer=True)
     check_number("buckets", config.buckets, at_least=0, integer=True)
-    check_number("seed", config.seed, at_least=0, integer=True)
+    check_number("seed", config.seed, at_least=0, at_most=2**32 - 1, integer=True)
     check_number("max_length", config.max_length, at_least=config.min_length, integer=True)
     for name in ("lr", "clipnorm", "temperature"):
         check_number(name, getattr(config, name), above=0)

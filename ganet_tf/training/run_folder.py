@@ -84,14 +84,48 @@ def _first_file_on_the_way(path):
 
 
 def check_writable_folder(path, flag):
-    """Raises one line if `path` is, or lies under, something not a folder."""
+    """Raises one line if `path` is, or lies under, something not a folder,
+    or lies inside a folder a ganet_tf command owns (`RUN_MARKER`)."""
     absolute = os.path.abspath(path)
     if os.path.exists(absolute) and not os.path.isdir(absolute):
         raise GANetInputError(f"{flag} {path} is a file: give a folder.")
     blocker = _first_file_on_the_way(absolute)
     if blocker:
         raise GANetInputError(f"{flag} {path} cannot be made: {blocker} is a file, not a folder.")
+    check_outside_runs(os.path.dirname(absolute), flag, path)
     return absolute
+
+
+def owning_run(path):
+    """The nearest of `path` and its ancestors that holds `RUN_MARKER` (a
+    folder a ganet_tf command owns and replaces whole), else None."""
+    current = os.path.abspath(path)
+    while True:
+        if os.path.isfile(os.path.join(current, RUN_MARKER)):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def check_outside_runs(folder, flag, path=None):
+    """Raises one line if `folder` is, or lies inside, a folder a ganet_tf
+    command owns: whatever is added there would be lost when that run is
+    replaced, and would make it a folder of the user's.
+
+    Args:
+        folder: the folder something is written into (`export --base`, the
+            folder of `predict --out FILE`, `tune --directory`).
+        flag: the flag that named it, for the message.
+        path: what the flag named, when not `folder` itself.
+    """
+    run = owning_run(folder)
+    if run:
+        raise GANetInputError(
+            f"{flag} {path or folder} lies inside {run}, a folder ganet_tf writes and replaces whole: "
+            "give a folder outside it."
+        )
 
 
 def is_inside(path, folder):

@@ -153,7 +153,7 @@ class TrainConfig:
         check_number("glove_vocabulary", self.glove_vocabulary, at_least=0, integer=True)
         for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience"):
             check_number(name, getattr(self, name), at_least=1, integer=True)
-        check_number("seed", self.seed, at_least=0, integer=True)
+        check_number("seed", self.seed, at_least=0, at_most=2**32 - 1, integer=True)
         for name in ("tau", "lr"):
             check_number(name, getattr(self, name), above=0)
         check_number("lam", self.lam, at_least=0)

@@ -1,0 +1,226 @@
+"""The reliability suite's commands: a command joins every test by a row in `COMMANDS`.
+
+Each row says how to build a minimal valid command line on tiny data, which
+numbers to corrupt, which output folders it owns (refused when they hold the
+user's files, are the same or nested) and which run folder it reads. The
+trainings the tests share (one `train` run, one `seq2seq` run) are made
+once per session.
+"""
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ganet_tf.cli import main
+
+TRAIN_TINY = [
+    "--model",
+    "soft",
+    "--epochs",
+    "1",
+    "--hidden",
+    "4",
+    "--glove-vocabulary",
+    "0",
+    "--verbose",
+    "0",
+    "--batch-size",
+    "16",
+    "--buckets",
+    "0",
+]
+SEQ2SEQ_TINY = [
+    "--task",
+    "copy",
+    "--limit",
+    "4",
+    "--epochs",
+    "1",
+    "--hidden",
+    "4",
+    "--embedding-dim",
+    "4",
+    "--batch-size",
+    "4",
+    "--verbose",
+    "0",
+]
+NON_FINITE = ("nan", "inf", "-inf")
+
+
+@dataclasses.dataclass
+class Command:
+    """How the suite runs one command.
+
+    Args:
+        argv: `argv(data)` -> a valid command line (without outputs) on the
+            `Data` of the session.
+        outputs: `{flag: default path below the test's folder}` of its
+            output folders; the first is given in every run.
+        owned: the output flags naming folders the command owns (a folder
+            with the user's files is refused).
+        numbers: `[(flag, bad value, words of the message)]`.
+        reads_run: the flag naming the run folder it reads, if any.
+        trains: whether it trains (divergence, SIGTERM, kill -9 and resume).
+        writes_files: whether its outputs are files (replaced whole), not folders.
+    """
+
+    argv: object
+    outputs: dict
+    owned: tuple = ()
+    numbers: tuple = ()
+    reads_run: str = None
+    trains: bool = False
+    writes_files: bool = False
+
+
+@dataclasses.dataclass
+class Data:
+    root: str
+    train_files: list
+    train_run: str
+    seq2seq_run: str
+
+
+def _numbers(*flags, values=NON_FINITE):
+    return tuple((flag, value, "must be") for flag in flags for value in values)
+
+
+COMMANDS = {
+    "train": Command(
+        argv=lambda data: ["train", *data.train_files, *TRAIN_TINY],
+        outputs={"--out": "out", "--backup-dir": "backup"},
+        owned=("--out", "--backup-dir"),
+        numbers=(
+            *_numbers("--lr", "--tau", "--lam", "--dropout", "--gate-bias"),
+            ("--lr", "0", "positive"),
+            ("--lr", "-1", "positive"),
+            ("--dropout", "1", "in [0, 1)"),
+            ("--epochs", "0", "a positive integer"),
+            ("--seed", "-1", "an integer in [0, "),
+            ("--limit", "0", "a positive integer"),
+            ("--target-density", "1.5", "in [0, 1)"),
+            ("--length-percentile", "0", "in (0, 100]"),
+        ),
+        trains=True,
+    ),
+    "seq2seq": Command(
+        argv=lambda data: ["seq2seq", *SEQ2SEQ_TINY],
+        outputs={"--out": "out", "--export": "export", "--backup-dir": "backup"},
+        owned=("--out", "--export", "--backup-dir"),
+        numbers=(
+            *_numbers("--lr", "--dropout"),
+            ("--lr", "0", "positive"),
+            ("--lr", "-1", "positive"),
+            ("--dropout", "1", "in [0, 1)"),
+            ("--epochs", "0", "a positive integer"),
+            ("--seed", "-1", "an integer in [0, "),
+            ("--beam-size", "0", "a positive integer"),
+            ("--patience", "0", "a positive integer"),
+            ("--attention gated --gate-bias", "nan", "must be a finite number"),
+            ("--attention gated --gate-penalty", "-1", ">= 0"),
+            ("--attention gated --inference-density", "0", "in (0, 1]"),
+            ("--attention gated --target-density", "1", "in (0, 1)"),
+            ("--attention hier-act --halting-penalty", "nan", "must be a finite number"),
+            ("--attention hier-act --halting-penalty", "-0.1", ">= 0"),
+            ("--attention hier-rnn --levels", "1", "an integer >= 2"),
+            # A flag of another attention: refused, never silently dropped.
+            ("--attention gated --halting-penalty", "0.1", "applies to --attention hier-act only"),
+            ("--attention bahdanau --gate-bias", "1", "applies to --attention gated only"),
+            ("--attention hier-act --block-size", "4", "applies to --attention hier-rnn or hier-cnn only"),
+        ),
+        reads_run="--init-from",
+        trains=True,
+    ),
+    "export": Command(
+        argv=lambda data: ["export", "--model", data.train_run, "--name", "tiny"],
+        outputs={"--base": "saved_models"},
+        numbers=(("--version", "0", "a positive integer"), ("--version", "-2", "a positive integer")),
+        reads_run="--model",
+    ),
+    "explain": Command(
+        argv=lambda data: ["explain", "--model", data.train_run, "--text", "a good film"],
+        outputs={"--out": "report"},
+        owned=("--out",),
+        reads_run="--model",
+    ),
+    "predict": Command(
+        argv=lambda data: ["predict", "--model", data.train_run, "--text", "a good film", "--quiet"],
+        outputs={"--out": "predictions.jsonl"},
+        numbers=(("--batch-size", "0", "a positive integer"),),
+        reads_run="--model",
+        writes_files=True,
+    ),
+    # Only the refusals: a search is too slow for this suite (tests/tuning).
+    "tune": Command(
+        argv=lambda data: [
+            "tune",
+            "--dataset",
+            "trec",
+            "--max-trials",
+            "1",
+            "--epochs",
+            "1",
+            "--limit",
+            "20",
+            "--directory",
+            os.path.join(data.root, "tuning"),
+        ],
+        outputs={"--out": "best"},
+        owned=("--out",),
+        numbers=(
+            *_numbers("--density-weight", "--dropout"),
+            ("--max-trials", "0", "a positive integer"),
+            ("--dropout", "1.5", "in [0, 1)"),
+            ("--seed", "-1", "an integer in [0, "),
+        ),
+    ),
+}
+
+
+def tree(root):
+    """Every path under `root`, relative, sorted (what a refused run must not change)."""
+    return sorted(
+        os.path.relpath(os.path.join(folder, name), root)
+        for folder, folders, files in os.walk(root)
+        for name in folders + files
+    )
+
+
+def error_line(capsys):
+    """The one `ganet_tf: error:` line of stderr (warning lines aside)."""
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if not line.startswith("ganet_tf: warning:")]
+    assert len(lines) == 1 and lines[0].startswith("ganet_tf: error: "), err
+    return lines[0]
+
+
+def write_train_files(folder):
+    os.makedirs(folder, exist_ok=True)
+    lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
+    with open(os.path.join(folder, "train.txt"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    with open(os.path.join(folder, "test.txt"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines[:10]))
+    return ["--train-file", os.path.join(folder, "train.txt"), "--test-file", os.path.join(folder, "test.txt")]
+
+
+@pytest.fixture(scope="session")
+def data(tmp_path_factory):
+    """Tiny training files, one finished `train` run and one `seq2seq` run."""
+    root = str(tmp_path_factory.mktemp("reliability"))
+    files = write_train_files(os.path.join(root, "data"))
+    train_run, seq2seq_run = os.path.join(root, "train_run"), os.path.join(root, "seq2seq_run")
+    assert main(["train", *files, *TRAIN_TINY, "--out", train_run]) == 0
+    assert main(["seq2seq", *SEQ2SEQ_TINY, "--out", seq2seq_run]) == 0
+    return Data(root, files, train_run, seq2seq_run)
+
+
+def dead_pid():
+    """The id of a process that has ended (for a lock left by a killed run)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
