@@ -13,7 +13,9 @@ helpers, so a new command inherits them by calling them:
 - Output folders: `OutputFolder` names one and its rules;
   `check_output_folders` refuses, before any work, a file, a folder of the
   user's, the working folder, a folder that holds an input or lies inside
-  an input folder, and two outputs that are the same or nested;
+  an input folder, one inside a folder a ganet_tf command owns
+  (`check_outside_runs`, also for a folder a command only adds to), and
+  two outputs that are the same or nested;
   `locked_output_folders` also locks them, cleans a killed writer's
   left-overs and removes what a failed run made. `write_run_folder`
   replaces a folder all or nothing (staged beside it, swapped in by
@@ -58,6 +60,7 @@ from ganet_tf.training.non_finite_guard import NonFiniteGuard
 from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.non_finite_guard import check_finite_weights
 from ganet_tf.training.run_folder import FolderLock
+from ganet_tf.training.run_folder import check_outside_runs
 from ganet_tf.training.run_folder import critical_section
 from ganet_tf.training.run_folder import is_run_folder
 from ganet_tf.training.run_folder import write_run_folder
@@ -73,6 +76,7 @@ __all__ = [
     "check_finite_fields",
     "check_finite_weights",
     "check_flags_apply",
+    "check_outside_runs",
     "check_number",
     "check_output_folders",
     "critical_section",

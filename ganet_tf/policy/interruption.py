@@ -4,36 +4,29 @@ half-written, a `--backup-dir` run resumable."""
 import signal
 import threading
 
+from ganet_tf.training.run_folder import STOP_SIGNALS
+from ganet_tf.training.run_folder import Terminated  # noqa: F401 - part of the policy's API
+from ganet_tf.training.run_folder import stop_handler
+
 # Exit codes: 128 + the signal's number, as a shell reports a killed process.
 EXIT_CODES = {"Ctrl-C": 128 + signal.SIGINT, "SIGTERM": 128 + signal.SIGTERM}
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C raises `KeyboardInterrupt`.
-
-    A `KeyboardInterrupt`, so every cleanup written for Ctrl-C (staging
-    folders removed, fresh folders removed, locks released) runs for it too.
-    """
-
-    signal_name = "SIGTERM"
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated()
-
-
 def install_signal_handlers():
-    """Makes SIGTERM raise `Terminated` in the main thread (a no-op outside
-    it); returns the previous handler, for `restore_signal_handlers`."""
+    """Makes Ctrl-C raise `KeyboardInterrupt` and SIGTERM `Terminated` in the
+    main thread, both held back inside a `critical_section` (a no-op outside
+    the main thread); returns the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGTERM, _raise_terminated)
+    return {number: signal.signal(number, stop_handler) for number in STOP_SIGNALS}
 
 
 def restore_signal_handlers(previous):
-    """Puts back the SIGTERM handler `install_signal_handlers` replaced."""
+    """Puts back the handlers `install_signal_handlers` replaced."""
     if previous is not None and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            if handler is not None:  # None: a handler set outside Python, not restorable
+                signal.signal(number, handler)
 
 
 def interruption_message(error):

@@ -205,14 +205,14 @@ INIT_SHARED = (
 INIT_FIX = "pass the --out folder of a finished seq2seq run (copy it again, or train it again)"
 
 
-def _initial_run_files(path):
-    """`(metrics, vocabularies)` of the finished run `--init-from` names;
+def _initial_run_files(path, flag="--init-from "):
+    """`(metrics, vocabularies)` of the finished run `path` (`--init-from`);
     a folder that is no finished run, or one with a damaged file, is one
     input error naming the file."""
     files = [os.path.join(path, name) for name in (MODEL_FILE, VOCABULARY_FILE, METRICS_FILE)]
     if not all(os.path.isfile(name) for name in files):
         raise GANetInputError(
-            f"--init-from {path} is not a finished seq2seq run (it needs {MODEL_FILE}, {VOCABULARY_FILE} "
+            f"{flag}{path} is not a finished seq2seq run (it needs {MODEL_FILE}, {VOCABULARY_FILE} "
             f"and {METRICS_FILE}): pass the --out folder of an earlier seq2seq run."
         )
     what = "a finished seq2seq run"
@@ -387,15 +387,14 @@ def load_run(run_dir, data_dir=None, split="test", with_pairs=False):
     """A finished run folder's `(config, model, ids, dataset)` of one split
     (`"test"` or `"val"`) as the run read it, encoded with the run's
     vocabularies; `with_pairs` adds the split's text pairs and the
-    vocabularies. `data_dir` overrides the one the run was given."""
-    with open(os.path.join(run_dir, METRICS_FILE), encoding="utf-8") as handle:
-        saved = json.load(handle)["config"]
-    config = Seq2SeqConfig(**{**saved, "data_dir": data_dir or saved["data_dir"]})
-    with open(os.path.join(run_dir, VOCABULARY_FILE), encoding="utf-8") as handle:
-        vocabularies = json.load(handle)
+    vocabularies. `data_dir` overrides the one the run was given. A
+    missing or damaged file of the run is one input error naming it."""
+    metrics, vocabularies = _initial_run_files(run_dir, flag="")
+    saved = {key: value for key, value in metrics["config"].items() if key in Seq2SeqConfig.__dataclass_fields__}
+    config = Seq2SeqConfig(**{**saved, "data_dir": data_dir or saved.get("data_dir")})
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     ids, datasets = _encoded_datasets(config, {split: splits[split]}, vocabularies["source"], vocabularies["target"])
-    model = keras.models.load_model(os.path.join(run_dir, MODEL_FILE))
+    model = load_model_file(os.path.join(run_dir, MODEL_FILE))
     if with_pairs:
         return config, model, ids[split], datasets[split], splits[split], vocabularies
     return config, model, ids[split], datasets[split]

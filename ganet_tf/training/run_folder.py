@@ -20,7 +20,6 @@ import os
 import secrets
 import shutil
 import signal
-import threading
 
 from ganet_tf.errors import GANetInputError
 
@@ -135,23 +134,51 @@ def is_inside(path, folder):
 
 
 # The signals that stop a command (Ctrl-C, `kill`): held back while a folder
-# or file is swapped into place, delivered right after.
+# or file is swapped into place, raised right after.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C raises `KeyboardInterrupt`.
+
+    A `KeyboardInterrupt`, so every cleanup written for Ctrl-C (staging
+    folders removed, fresh folders removed, locks released) runs for it too.
+    """
+
+    signal_name = "SIGTERM"
+
+
+_held = {"depth": 0, "pending": None}
+
+
+def _interruption(signum):
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def stop_handler(signum, frame):
+    """The handler of `STOP_SIGNALS` that `main()` installs: raises
+    `KeyboardInterrupt` (Ctrl-C) or `Terminated` (SIGTERM), or, inside a
+    `critical_section`, keeps the signal for the section's end."""
+    if _held["depth"]:
+        _held["pending"] = signum
+        return
+    raise _interruption(signum)
 
 
 @contextlib.contextmanager
 def critical_section():
     """Holds back Ctrl-C and SIGTERM for the block (a few renames), so an
     interruption cannot fall between moving an old run aside and the new
-    one in; the signal is handled as soon as the block ends."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    one in; a signal that came meanwhile is raised as the block ends
+    (with `stop_handler` installed, as `main()` does)."""
+    _held["depth"] += 1
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _held["depth"] -= 1
+    if not _held["depth"] and _held["pending"] is not None:
+        signum, _held["pending"] = _held["pending"], None
+        raise _interruption(signum)
 
 
 def _is_earlier_version_run(path, entries):

@@ -1,0 +1,117 @@
+"""The shared reliability helpers, one by one (the per-command suite is tests/reliability)."""
+
+import gzip
+import os
+import signal
+
+import pytest
+
+from ganet_tf.cli import build_parser
+from ganet_tf.errors import GANetInputError
+from ganet_tf.policy import OutputFolder
+from ganet_tf.policy import Terminated
+from ganet_tf.policy import check_flags_apply
+from ganet_tf.policy import check_number
+from ganet_tf.policy import check_output_folders
+from ganet_tf.policy import critical_section
+from ganet_tf.policy import explicit_flags
+from ganet_tf.policy import install_signal_handlers
+from ganet_tf.policy import read_input_lines
+from ganet_tf.policy import read_run_json
+from ganet_tf.policy import restore_signal_handlers
+from ganet_tf.policy import write_file_atomically
+
+
+@pytest.mark.parametrize(
+    "value, bounds, message",
+    [
+        (float("nan"), {"above": 0}, "--x must be a finite number, got nan."),
+        (float("-inf"), {}, "--x must be a finite number, got -inf."),
+        (0.0, {"above": 0}, "--x must be positive, got 0.0."),
+        (1.0, {"at_least": 0, "below": 1}, "--x must be in [0, 1), got 1.0."),
+        (0, {"above": 0, "at_most": 1}, "--x must be in (0, 1], got 0."),
+        (0, {"at_least": 1, "integer": True}, "--x must be a positive integer, got 0."),
+        (2.5, {"at_least": 1, "integer": True}, "--x must be a positive integer, got 2.5."),
+        (True, {"integer": True}, "--x must be an integer, got True."),
+        (-1, {"at_least": 0, "integer": True}, "--x must be an integer >= 0, got -1."),
+        (None, {}, "--x needs a value."),
+    ],
+)
+def test_check_number_names_the_flag_the_range_and_the_value(value, bounds, message):
+    with pytest.raises(GANetInputError) as error:
+        check_number("x", value, **bounds)
+    assert str(error.value) == message
+
+
+def test_check_number_returns_good_values():
+    assert check_number("--lr", 1e-3, above=0) == 1e-3
+    assert check_number("--limit", None, at_least=1, integer=True, optional=True) is None
+    assert check_number("--dropout", 0, at_least=0, below=1) == 0
+
+
+def test_explicit_flags_tells_typed_flags_from_defaults():
+    argv = ["seq2seq", "--attention=gated", "--halting", "0.1", "--straight-through", "--lr", "0.001"]
+    assert explicit_flags(build_parser(), argv) == {"attention", "halting_penalty", "straight_through", "lr"}
+
+
+def test_check_flags_apply_refuses_or_warns(capsys):
+    applies = {"halting_penalty": ("hier-act",), "gate_bias": ("gated",)}
+    check_flags_apply({"gate_bias"}, applies, "--attention", "gated")
+    with pytest.raises(GANetInputError, match="--halting-penalty applies to --attention hier-act only, not gated"):
+        check_flags_apply({"halting_penalty", "gate_bias"}, applies, "--attention", "gated")
+    check_flags_apply({"halting_penalty"}, applies, "--attention", "gated", refuse=False)
+    assert capsys.readouterr().err.startswith("ganet_tf: warning: --halting-penalty applies to")
+
+
+def test_outputs_that_are_the_same_nested_or_inside_an_input_are_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    cases = [
+        ([OutputFolder(str(tmp_path / "a")), OutputFolder(str(tmp_path / "a"), "--export")], (), "the same folder"),
+        ([OutputFolder(str(tmp_path / "a")), OutputFolder(str(tmp_path / "a" / "b"), "--b")], (), "one inside"),
+        ([OutputFolder(str(run / "o"))], [("--model", str(run))], "lies inside --model"),
+        ([OutputFolder(str(tmp_path))], [("--file", str(tmp_path / "x.txt"))], "holds --file"),
+    ]
+    for folders, inputs, words in cases:
+        with pytest.raises(GANetInputError, match=words):
+            check_output_folders(folders, inputs)
+    assert check_output_folders([OutputFolder(None), OutputFolder(str(tmp_path / "new"))])[0].flag == "--out"
+
+
+def test_input_text_as_written_and_damaged_files_in_one_line(tmp_path):
+    path = tmp_path / "a.txt.gz"
+    with gzip.open(path, "wb") as handle:
+        handle.write("\ufeffone\r\ntwo\u2028half\rthree\n".encode())
+    assert read_input_lines(str(path)) == ["one", "two\u2028half", "three"]
+    path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(GANetInputError, match="a.txt.gz is a damaged gzip archive"):
+        read_input_lines(str(path))
+    (tmp_path / "b.txt").write_bytes("ok\nstill ok\ncaf\xe9\n".encode("latin-1"))
+    with pytest.raises(GANetInputError, match=r"b.txt:3 is not valid utf-8 text \(byte 0xe9\)"):
+        read_input_lines(str(tmp_path / "b.txt"))
+    assert read_input_lines(str(tmp_path / "b.txt"), "latin-1")[2] == "caf\xe9"
+    (tmp_path / "c.json").write_text('{"config": ')
+    with pytest.raises(GANetInputError, match="c.json is damaged"):
+        read_run_json(str(tmp_path / "c.json"))
+
+
+def test_sigterm_is_an_interruption_and_held_back_during_a_swap(tmp_path):
+    previous = install_signal_handlers()
+    try:
+        path = tmp_path / "f.txt"
+        path.write_text("old")
+
+        def write(handle):
+            handle.write("new")
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives mid-write: nothing replaced
+
+        with pytest.raises(Terminated):
+            write_file_atomically(str(path), write)
+        assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
+        with pytest.raises(Terminated):
+            with critical_section():
+                os.kill(os.getpid(), signal.SIGTERM)
+                path.write_text("swapped")  # still runs: the signal waits for the block's end
+        assert path.read_text() == "swapped"
+    finally:
+        restore_signal_handlers(previous)
