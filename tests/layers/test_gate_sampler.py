@@ -395,3 +395,29 @@ def test_adaptive_training_gates_are_the_relaxed_ones():
     logits = np.zeros([4, 6], "float32")
     gates = _adaptive("relative", "inference_ratio", 0.5)(logits, training=True).numpy()
     assert np.all((gates > 0) & (gates < 1))
+
+
+@pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
+def test_adaptive_gates_feed_the_sparse_pooling_under_xla(mode, name, reference):
+    from ganet_tf.layers import GatedAttentionPooling
+
+    rng = np.random.default_rng(5)
+    states = rng.normal(size=[8, 24, 6]).astype("float32")
+    logits = (rng.normal(size=[8, 24]) * 2).astype("float32")
+    mask = np.arange(24)[None, :] < rng.integers(1, 25, size=8)[:, None]
+    sampler = _adaptive(mode, name, 0.5)
+    dense = GatedAttentionPooling(units=4)
+    # Few bucket sizes: XLA compiles one branch per size.
+    sparse = GatedAttentionPooling(units=4, sparse_inference=True, sparse_buckets=(0.25, 0.5))
+    gates = sampler(logits, mask=mask)
+    expected = dense(states, gates=gates, mask=mask)
+    sparse(states, gates=gates, mask=mask)
+    sparse.set_weights(dense.get_weights())
+
+    @tf.function(jit_compile=True)
+    def compiled(states, logits, mask):
+        return sparse(states, gates=sampler(logits, mask=mask), mask=mask)
+
+    for got, want in zip(compiled(states, logits, mask), expected, strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5)
+    np.testing.assert_array_equal(gates.numpy() == 1, reference(logits, mask, 0.5))
