@@ -146,3 +146,19 @@ def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
                 for a, b in zip(argv[::2], argv[1::2], strict=True)
             }
         ).validate()
+
+
+def test_sparse_training_flag_reaches_the_builder_and_needs_a_density(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from ganet_tf.training.train import model_arguments
+
+    args = build_parser().parse_args(["train", "--model", "ganet_transformer", "--sparse-training"])
+    assert args.sparse_training
+    splits = SimpleNamespace(train_texts=["a"], name="trec")
+    config = TrainConfig(model="ganet_transformer", sparse_training=True, hidden=8)
+    assert model_arguments(config, splits, None)["sparse_training"] is True
+    assert "sparse_training" not in model_arguments(TrainConfig(model="ganet_transformer", hidden=8), splits, None)
+    argv = ["train", "--out", str(tmp_path / "x"), "--model", "ganet_transformer", "--sparse-training"]
+    assert main([*argv, "--target-density", "0"]) == 2
+    assert "--sparse-training keeps round(rho T) tokens" in capsys.readouterr().err
