@@ -1,16 +1,21 @@
 import keras
 from keras import ops
 
+from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
+from ganet_tf.layers.sparse_gather import keep_top_k
 from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import scatter_back
 from ganet_tf.layers.sparse_gather import static_steps
+from ganet_tf.layers.sparse_gather import straight_through_ones
+from ganet_tf.layers.sparse_gather import training_buckets
 
 FALLBACKS = ("all", "most_probable")
 
@@ -55,7 +60,16 @@ class GatedAttentionPooling(keras.layers.Layer):
     `sparse_buckets` (fractions of `steps`): one branch of a
     `keras.ops.switch` per size, so a graph is traced once. The context,
     the weights (scattered back to `(batch, steps)`, zeros elsewhere) and
-    `attended_density` equal the dense path. Training runs dense.
+    `attended_density` equal the dense path. Training runs dense, unless
+    `sparse_training` is set.
+
+    Sparse training: with `sparse_training=True` and `gates`, training
+    pools only the `max(1, round(training_density * T))` real tokens of
+    highest gate per row (the `top_k` rule of `GateSampler`, here on the
+    relaxed gates), gathered as above; their gates enter as
+    straight-through ones (forward 1, the binary gates of inference;
+    backward the gradient of the log-gate bias `log g`), so the gate
+    network still gets gradients. See `GatedMultiHeadAttention`.
 
     Args:
         units: int > 0, width of the hidden layer of the score network.
@@ -70,6 +84,11 @@ class GatedAttentionPooling(keras.layers.Layer):
             `None` for `k` exactly the number of attended states (dynamic
             shapes: no padding, but not XLA-compilable). Defaults to a
             ladder of ratio 2^(1/4) from 1/32 to 1.
+        sparse_training: bool, pool only the `top_k` tokens while
+            training. Defaults to `False`.
+        training_density: None or float in (0, 1], the share rho of real
+            tokens that sparse training keeps; required by
+            `sparse_training=True`. Defaults to `None`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -108,6 +127,8 @@ class GatedAttentionPooling(keras.layers.Layer):
         return_attention_scores=True,
         sparse_inference=False,
         sparse_buckets=DEFAULT_SPARSE_BUCKETS,
+        sparse_training=False,
+        training_density=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -120,6 +141,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         self.return_attention_scores = bool(return_attention_scores)
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
+        self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
         self.supports_masking = True
         self.hidden = keras.layers.Dense(
             units,
@@ -147,8 +169,14 @@ class GatedAttentionPooling(keras.layers.Layer):
             real = ops.cast(mask, "bool")
         has_tokens = ops.any(real, axis=1, keepdims=True)
         negative = large_negative_number(self.compute_dtype)
-        if gates is not None and self.sparse_inference and not training:
-            context, weights = self._sparse_pool(inputs, gates, gate_scores, real, negative)
+        if gates is not None and self.sparse_training and training:
+            # The top_k tokens, their gates as straight-through ones.
+            kept = keep_top_k(gates, real, self.training_density)
+            gates = ops.where(kept, straight_through_ones(gates, GATE_FLOOR), 0.0)
+            buckets = training_buckets(self.sparse_buckets, static_steps(inputs), self.training_density)
+            context, weights = self._sparse_pool(inputs, gates, gate_scores, real, negative, buckets)
+        elif gates is not None and self.sparse_inference and not training:
+            context, weights = self._sparse_pool(inputs, gates, gate_scores, real, negative, self.sparse_buckets)
         else:
             context, weights = self._dense_pool(inputs, gates, gate_scores, real, has_tokens, negative)
         if gates is not None and hasattr(self, "attended_density"):
@@ -187,7 +215,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         context = ops.einsum("bt,btf->bf", ops.cast(weights, self.compute_dtype), inputs)
         return context, weights
 
-    def _sparse_pool(self, inputs, gates, gate_scores, real, negative):
+    def _sparse_pool(self, inputs, gates, gate_scores, real, negative, buckets):
         """`(context, float32 weights)` of `_dense_pool`, only the attended
         states scored: the open ones, or the fallback's in a row whose
         gates are all closed."""
@@ -211,7 +239,7 @@ class GatedAttentionPooling(keras.layers.Layer):
             context = ops.einsum("bk,bkf->bf", ops.cast(weights, self.compute_dtype), states)
             return context, scatter_back(weights, slot, attended, k, 0.0)
 
-        return run_bucketed(branch, needed, static_steps(inputs), self.sparse_buckets)
+        return run_bucketed(branch, needed, static_steps(inputs), buckets)
 
     def _update_attended_density(self, weights, real, has_tokens):
         real = ops.cast(real, "float32")
@@ -266,6 +294,8 @@ class GatedAttentionPooling(keras.layers.Layer):
                 "return_attention_scores": self.return_attention_scores,
                 "sparse_inference": self.sparse_inference,
                 "sparse_buckets": self.sparse_buckets,
+                "sparse_training": self.sparse_training,
+                "training_density": self.training_density,
             }
         )
         return config

@@ -68,7 +68,7 @@ def build_ganet_transformer(
     keeps the `top_k` share rho of real tokens of highest relaxed gate
     (rho the inference density) and runs on them only, their gates entering
     as straight-through ones (see `GatedTransformerEncoder`); the pooling
-    stays dense.
+    attends to the same tokens.
 
     Layers are named as in `build_ganet` (`embedding`, `auxiliary`,
     `gates`, `gate_sparsity`, `attention`, `probabilities`), so
@@ -122,6 +122,12 @@ def build_ganet_transformer(
     gate_logits, gates = gated_tokens(embedded, locals())
     real = ops.cast(mask, gates.dtype)
     any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
+    every_real = real
+    if sparse_training:
+        # Still every real token open at inference (> 0.5), but ranked by
+        # the gates, so that a relaxed row without a gate above 0.5 keeps
+        # the tokens the pooling keeps, and their gates learn.
+        every_real = real * (0.75 + 0.25 * gates)
     x = encoder_blocks(
         x,
         mask,
@@ -131,15 +137,20 @@ def build_ganet_transformer(
         intermediate_dim,
         dropout,
         normalize_first,
-        gates=ops.where(any_open, gates, real),
+        gates=ops.where(any_open, gates, every_real),
         sparse_inference=True,
         token_dropping=token_dropping,
         sparse_buckets=sparse_buckets,
         sparse_training=bool(sparse_training),
         training_density=training_density,
     )
-    context, _ = GatedAttentionPooling(units=attention_units, fallback=fallback, name="attention")(
-        x, gates=gates, gate_scores=gate_logits, mask=mask
+    pooling = GatedAttentionPooling(
+        units=attention_units,
+        fallback=fallback,
+        sparse_training=bool(sparse_training),
+        training_density=training_density,
+        name="attention",
     )
+    context, _ = pooling(x, gates=gates, gate_scores=gate_logits, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

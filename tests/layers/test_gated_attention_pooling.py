@@ -297,3 +297,44 @@ def test_bad_sparse_buckets(sparse_buckets):
 def test_sparse_most_probable_needs_gate_scores():
     with pytest.raises(ValueError, match="gate_scores"):
         GatedAttentionPooling(units=2, fallback="most_probable", sparse_inference=True)(STATES, gates=GATES)
+
+
+def test_sparse_training_pools_the_top_k_tokens_with_straight_through_gates():
+    dense = GatedAttentionPooling(units=3)
+    sparse = GatedAttentionPooling(units=3, sparse_training=True, training_density=0.5, sparse_buckets=[0.5])
+    dense(STATES, gates=GATES, mask=MASK)
+    sparse(STATES, gates=GATES, mask=MASK)
+    sparse.set_weights(dense.get_weights())
+    relaxed = np.clip(np.random.default_rng(4).random([5, 6]), 0.05, 0.95).astype("float32")
+    # round(0.5 T) real tokens of highest gate (no ties in relaxed).
+    higher = ((relaxed[:, None, :] > relaxed[:, :, None]) & MASK[:, None, :]).sum(-1)
+    kept = (higher < np.floor(0.5 * MASK.sum(1, keepdims=True) + 0.5)) & MASK
+    probe = np.random.default_rng(5).normal(size=[5, 4]).astype("float32")
+
+    def run(layer, gates):
+        gates = tf.Variable(gates)
+        with tf.GradientTape() as tape:
+            context, weights = layer(STATES, gates=gates, mask=MASK, training=True)
+            loss = tf.reduce_sum(context * probe)
+        return context.numpy(), weights.numpy(), tape.gradient(loss, gates).numpy()
+
+    # Forward: the weights of inference on the binary gates of the kept tokens.
+    context, weights, grad = run(sparse, relaxed)
+    expected_context, expected_weights, expected_grad = run(dense, kept.astype("float32"))
+    np.testing.assert_allclose(weights, expected_weights, atol=1e-6)
+    np.testing.assert_allclose(context, expected_context, atol=1e-6)
+    # Backward: the dense gradient at binary gates, divided by g, on the kept
+    # gates only.
+    assert np.all(grad[kept] != 0) and np.all(grad[~kept] == 0)
+    np.testing.assert_allclose(grad[kept], expected_grad[kept] / relaxed[kept], rtol=1e-4, atol=1e-6)
+
+
+def test_sparse_training_layer_harness(tmp_path):
+    run_layer_test(
+        GatedAttentionPooling,
+        {"units": 3, "sparse_training": True, "training_density": 0.5},
+        STATES,
+        tmp_path,
+        call_kwargs={"gates": GATES, "gate_scores": GATE_SCORES},
+        mask=MASK,
+    )

@@ -77,6 +77,10 @@ def test_sparse_training_fits_under_xla_and_trains_the_gate_network(tmp_path):
     before = [np.array(w) for w in gate_weights]
     history = model.fit(IDS, LABELS, epochs=1, batch_size=8, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
+    # The pooling attends to the round(0.3 T) kept tokens of each text only.
+    lengths = (IDS != 0).sum(1)
+    kept = np.maximum(1, np.floor(0.3 * lengths + 0.5))
+    np.testing.assert_allclose(history.history["attended_density"], [np.mean(kept / lengths)], rtol=1e-5)
     # No penalty: the gate network learns from the task loss alone.
     assert any(not np.allclose(a, np.array(w)) for a, w in zip(before, gate_weights, strict=True))
     model.save(tmp_path / "sparse_training.keras")
