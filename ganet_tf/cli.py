@@ -328,7 +328,12 @@ def _add_seq2seq_arguments(parser):
 
     defaults = Seq2SeqConfig()
     add_flag(parser, "--task", defaults, help="multi30k, copy or reverse")
-    add_flag(parser, "--attention", defaults, help="bahdanau, gated, hier-rnn, hier-cnn or hier-act")
+    attention_help = (
+        "bahdanau, gated, hier-rnn, hier-cnn or hier-act; gated alone trains the recipe validation chose "
+        "(gated-states: --aux fnn --gate-input states --target-density 0.5 --inference-mode top_k "
+        "--inference-density 0.5); a flag given wins"
+    )
+    add_flag(parser, "--attention", defaults, help=attention_help)
     parser.add_argument("--data-dir", help="folder with multi30k/ (default: $GANET_DATA_DIR)")
     add_flag(parser, "--levels", defaults, int, help="hierarchy levels L")
     add_flag(parser, "--block-size", defaults, int, help="hierarchy block size k")
@@ -378,10 +383,21 @@ def _add_seq2seq_gate_arguments(parser, defaults):
     )
     add_flag(parser, "--gate-distribution", defaults, help="training gates (gated): relaxed_bernoulli or hard_concrete")
     parser.add_argument("--straight-through", action="store_true", help="hard gates forward (gated)")
-    add_flag(parser, "--inference-mode", defaults, help="gates outside training (gated): threshold, sample or top_k")
-    parser.add_argument("--inference-density", type=float, help="share of source states top_k opens")
-    parser.add_argument("--target-density", type=float, help="density the gate penalty's multiplier steers to (gated)")
+    inference_mode_help = (
+        "gates outside training (gated): threshold, sample or top_k (default: top_k with a target density, "
+        "threshold with --target-density 0)"
+    )
+    add_flag(parser, "--inference-mode", defaults, help=inference_mode_help)
+    inference_density_help = "share of source states top_k opens (default: --target-density)"
+    parser.add_argument("--inference-density", type=float, help=inference_density_help)
+    target_density_help = "density the gate penalty's multiplier steers to (gated); 0: GA-Net's fixed penalty"
+    add_flag(parser, "--target-density", defaults, float, help=target_density_help)
     add_flag(parser, "--halting-penalty", defaults, float, help="weight of the ACT halting penalty (hier-act)")
+    target_block_size_help = (
+        "mean block size the halting multiplier steers the ACT blocks to (hier-act); 0: the halting penalty alone"
+    )
+    add_flag(parser, "--target-block-size", defaults, float, help=target_block_size_help)
+    add_flag(parser, "--max-block-size", defaults, int, help="most children an ACT block holds (hier-act)")
 
 
 def _seq2seq(args):

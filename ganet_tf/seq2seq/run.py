@@ -11,6 +11,8 @@ import numpy as np
 import tensorflow as tf
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.models.gate_layers import resolve_gate_defaults
+from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.policy import NonFiniteGuard
 from ganet_tf.policy import OutputFolder
 from ganet_tf.policy import TrainingDivergedError
@@ -67,6 +69,11 @@ class Seq2SeqConfig:
     block_size: int = 3
     descent: str = "straight_through"
     halting_penalty: float = 1e-3
+    # hier-act's counterweight: the mean block size its multiplier steers
+    # to (the report's k = 3; 0: the halting penalty alone, which collapsed
+    # every level to one node per sentence), and a bound on a block's size.
+    target_block_size: float = 3.0
+    max_block_size: int = None
     epochs: int = 10
     patience: int = None
     seed: int = 0
@@ -86,17 +93,24 @@ class Seq2SeqConfig:
     clipnorm: float = 1.0
     min_count: int = 2
     beam_size: int = 1
-    aux: str = "bilstm"
+    # The gate options (`--attention gated` only) default to the recipe that
+    # validation BLEU chose on Multi30k (`gated-states`, results/seq2seq):
+    # an FNN auxiliary network reads the encoder states, the multiplier
+    # steers the training gates to density 0.5, and the test gates are the
+    # round(0.5 T) most probable states. `--target-density 0` is GA-Net's
+    # fixed penalty, with threshold test gates. `resolve_defaults` fills in
+    # the values that follow from others.
+    aux: str = "fnn"
     aux_hidden: int = 20
-    gate_input: str = "embeddings"
+    gate_input: str = "states"
     temperature: float = 0.5
     gate_penalty: float = 1e-3
     gate_bias: float = 2.0
     gate_distribution: str = "relaxed_bernoulli"
     straight_through: bool = False
-    inference_mode: str = "threshold"
-    inference_density: float = None
-    target_density: float = None
+    inference_mode: str = None  # top_k with a target density, else threshold
+    inference_density: float = None  # top_k: the target density
+    target_density: float = 0.5
     min_length: int = 10
     max_length: int = 100
     init_from: str = None
@@ -112,6 +126,8 @@ ATTENTION_FLAGS = {
     "block_size": ("hier-rnn", "hier-cnn"),
     "descent": HIERARCHIES,
     "halting_penalty": ("hier-act",),
+    "target_block_size": ("hier-act",),
+    "max_block_size": ("hier-act",),
     **dict.fromkeys(
         (
             "aux",
@@ -138,6 +154,12 @@ def _check_numbers(config):
         check_number(name, getattr(config, name), at_least=1, integer=True, optional=True)
     for name in ("levels", "block_size"):
         check_number(name, getattr(config, name), at_least=2, integer=True)
+    check_number("max_block_size", config.max_block_size, at_least=2, integer=True, optional=True)
+    check_number("target_block_size", config.target_block_size, at_least=0)
+    if 0 < config.target_block_size <= 1:
+        raise GANetInputError(
+            f"--target-block-size must be 0 (no counterweight) or > 1, got {config.target_block_size}."
+        )
     check_number("buckets", config.buckets, at_least=0, integer=True)
     check_number("seed", config.seed, at_least=0, at_most=2**32 - 1, integer=True)
     check_number("max_length", config.max_length, at_least=config.min_length, integer=True)
@@ -148,7 +170,7 @@ def _check_numbers(config):
     check_number("gate_bias", config.gate_bias)
     check_number("dropout", config.dropout, at_least=0, below=1)
     check_number("inference_density", config.inference_density, above=0, at_most=1, optional=True)
-    check_number("target_density", config.target_density, above=0, below=1, optional=True)
+    check_number("target_density", config.target_density, at_least=0, below=1, optional=True)
     check_finite_fields(config)  # any other float
 
 
@@ -174,8 +196,9 @@ def _check(config, given=()):
     check_choice("aux", config.aux, ENCODERS)
     check_choice("gate_input", config.gate_input, GATE_INPUTS)
     check_choice("gate_distribution", config.gate_distribution, DISTRIBUTIONS)
-    check_choice("inference_mode", config.inference_mode, INFERENCE_MODES)
-    if config.inference_mode == "top_k" and config.inference_density is None and config.target_density is None:
+    if config.inference_mode is not None:
+        check_choice("inference_mode", config.inference_mode, INFERENCE_MODES)
+    if config.inference_mode == "top_k" and config.inference_density is None and not config.target_density:
         raise GANetInputError(
             "--inference-mode top_k opens round(rho T) source states: give rho with --inference-density "
             "(or --target-density)."
@@ -319,6 +342,7 @@ def _write_json(path, value):
 
 
 def build_model(config, source_size, target_size):
+    config = resolve_defaults(config)
     return EncoderDecoder(
         source_size,
         target_size,
@@ -330,6 +354,8 @@ def build_model(config, source_size, target_size):
         block_size=config.block_size,
         descent=config.descent,
         halting_penalty=config.halting_penalty,
+        target_block_size=config.target_block_size or None,
+        max_block_size=config.max_block_size,
         input_feeding=config.input_feeding,
         dropout=config.dropout,
         aux=config.aux,
@@ -342,7 +368,7 @@ def build_model(config, source_size, target_size):
         straight_through=config.straight_through,
         inference_mode=config.inference_mode,
         inference_density=config.inference_density,
-        target_density=config.target_density,
+        target_density=target_density_argument(config.target_density),
         seed=config.seed,
     )
 
@@ -475,6 +501,30 @@ def input_paths(config):
     return inputs
 
 
+def resolve_defaults(config):
+    """`config` with the defaults that follow from other flags filled in.
+
+    The one place where they are resolved, before any work: without
+    `--inference-mode`, the test gates are `"top_k"` with a target density
+    and `"threshold"` without one (`--target-density 0`); `"top_k"` without
+    `--inference-density` opens the target density's share of the states.
+    An explicit flag always wins.
+
+    Args:
+        config: a checked `Seq2SeqConfig`.
+
+    Returns:
+        A new `Seq2SeqConfig`.
+    """
+    _, mode, density = resolve_gate_defaults(
+        config.gate_bias,
+        target_density_argument(config.target_density),
+        config.inference_mode,
+        config.inference_density,
+    )
+    return dataclasses.replace(config, inference_mode=mode, inference_density=density)
+
+
 def run_seq2seq(config, given=()):
     """Trains and evaluates; returns the JSON summary as a dict.
 
@@ -489,6 +539,7 @@ def run_seq2seq(config, given=()):
     from ganet_tf.seq2seq.translator import is_translator_folder
 
     _check(config, given)
+    config = resolve_defaults(config)
     folders = [
         OutputFolder(config.out, "--out", is_seq2seq_run_folder),
         OutputFolder(config.export, "--export", is_translator_folder),

@@ -123,7 +123,7 @@ COMMANDS = {
             ("--attention gated --gate-bias", "nan", "must be a finite number"),
             ("--attention gated --gate-penalty", "-1", ">= 0"),
             ("--attention gated --inference-density", "0", "in (0, 1]"),
-            ("--attention gated --target-density", "1", "in (0, 1)"),
+            ("--attention gated --target-density", "1", "in [0, 1)"),
             ("--attention hier-act --halting-penalty", "nan", "must be a finite number"),
             ("--attention hier-act --halting-penalty", "-0.1", ">= 0"),
             ("--attention hier-rnn --levels", "1", "an integer >= 2"),

@@ -78,7 +78,7 @@ def test_bad_parallel_files_give_one_error_line(tmp_path, capsys, de_lines, en_l
         (["--levels", "1", "--attention", "hier-cnn"], "--levels must be an integer >= 2"),
         (["--limit", "0"], "--limit must be a positive integer"),
         (["--buckets", "-1"], "--buckets must be an integer >= 0"),
-        (["--attention", "gated", "--inference-mode", "top_k", "--limit", "2"], "--inference-density"),
+        (["--attention", "gated", "--inference-mode", "top_k", "--target-density", "0"], "--inference-density"),
     ],
 )
 def test_bad_arguments_give_one_error_line(capsys, arguments, message):

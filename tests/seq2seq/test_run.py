@@ -204,3 +204,33 @@ def test_patience_given_on_resume_counts_the_epochs_trained_before_it(tmp_path):
     assert len(losses) == 2  # epochs 2 and 3: the first ran without --patience
     assert result["epochs_trained"] == 3
     assert result["best_epoch"] == 2 + int(np.argmin(losses))
+
+
+def parsed_config(*flags):
+    """The resolved `Seq2SeqConfig` that `python -m ganet_tf seq2seq FLAGS` runs."""
+    import dataclasses
+
+    from ganet_tf.cli import build_parser
+    from ganet_tf.seq2seq.run import resolve_defaults
+
+    args = vars(build_parser().parse_args(["seq2seq", *flags]))
+    names = {field.name for field in dataclasses.fields(Seq2SeqConfig)}
+    return resolve_defaults(Seq2SeqConfig(**{k: v for k, v in args.items() if k in names}))
+
+
+# experiments/seq2seq_tables.py GATED_STATES: the recipe validation chose.
+GATED_STATES = ["--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5"]
+GATED_STATES += ["--gate-input", "states", "--aux", "fnn"]
+
+
+def test_gated_alone_trains_the_chosen_recipe_and_a_given_flag_wins():
+    assert parsed_config("--attention", "gated") == parsed_config("--attention", "gated", *GATED_STATES)
+    model = build_model(parsed_config("--attention", "gated", "--hidden", "4", "--embedding-dim", "4"), 9, 9)
+    assert (model.aux, model.gate_input, model.target_density) == ("fnn", "states", 0.5)
+    assert (model.inference_mode, model.inference_density, model.gate_bias) == ("top_k", 0.5, 2.0)
+    # GA-Net's fixed penalty: no target, threshold test gates
+    fixed = parsed_config("--attention", "gated", "--target-density", "0", "--aux", "bilstm")
+    assert (fixed.inference_mode, fixed.inference_density, fixed.aux) == ("threshold", None, "bilstm")
+    assert build_model(fixed, 9, 9).target_density is None
+    given = parsed_config("--attention", "gated", "--inference-density", "0.3", "--gate-input", "embeddings")
+    assert (given.inference_mode, given.inference_density, given.gate_input) == ("top_k", 0.3, "embeddings")
