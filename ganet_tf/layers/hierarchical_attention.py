@@ -8,6 +8,9 @@ from ganet_tf.layers.masking import masked_softmax
 
 SUMMARIZERS = ("rnn", "cnn", "act")
 DESCENTS = ("straight_through", "soft")
+# The halting multiplier's dual ascent (`target_block_size`), as in
+# `GateSparsity`: step size, bound on |lambda|, weight of the quadratic term.
+MULTIPLIER_RATE, MAX_MULTIPLIER, DAMPING = 0.01, 1.0, 10.0
 
 
 def _group_softmax(scores, parents, mask):
@@ -52,13 +55,22 @@ class HierarchicalAttention(BaseAdditiveAttention):
     - `"act"`: dynamic blocks (Eq. 7-11): `z_j = sigmoid(w^T p_j + b)`; a
       block takes children until their `z` sum to `1 - halting_epsilon`,
       its last child gets the remainder `r = 1 - sum(z of the others)`, and
-      the last real child always closes a block. While training the layer
-      adds `halting_penalty * mean_j z_j` per level to the losses: `sum_j
-      z_j` is about the number of blocks, so the penalty asks for fewer,
-      larger blocks (the report's "penalise smaller block sizes"), and
-      nothing in the layer pushes back, so the blocks can grow to one
-      node per sentence (`docs/seq2seq.md`). Check the levels of a
-      trained model (`prepare(...)["levels"][i]["mask"]`).
+      the last real child always closes a block, as does its
+      `max_block_size`-th child if set. `sum_j z_j` is about the number of
+      blocks. Without `target_block_size` the layer adds `halting_penalty
+      * mean_j z_j` per level to the training losses (the report's
+      "penalise smaller block sizes"); nothing pushes back, so the blocks
+      can grow to one node per sentence. With `target_block_size` k the
+      penalty weight becomes a Lagrange multiplier `lambda` of the
+      constraint `mean_j z_j = (1 - halting_epsilon) / k` (a block of k
+      equal `z` closes at its k-th child), so about `T / k` nodes per
+      level: the layer adds `lambda * gap + 5 * gap^2` per level and
+      steps `lambda <- clip(lambda + 0.01 gap, -1, 1)` after each training
+      batch, `gap` being the batch's mean `z` minus the target (the damped,
+      bounded dual ascent of `GateSparsity`). The constraint is on the
+      mean only: where blocks close still follows `z_j`, so block sizes
+      vary with the input. Check the levels of a trained model
+      (`prepare(...)["levels"][i]["mask"]`).
 
     Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
     d_t + W_k p)`, one score network for all levels. It attends at the top
@@ -83,11 +95,14 @@ class HierarchicalAttention(BaseAdditiveAttention):
       path to `j`), and the representatives only score; inference still
       uses the hard descent.
 
-    Training, `"act"` and `beta` use a dense implementation that scores
-    every node and masks the others out. At inference with fixed blocks,
-    `attend(..., return_weights=False)` gathers the `block_size` children
-    of each node on the path and scores only those and the top level (the
-    same context). `attended_nodes` counts the nodes the method needs (top
+    Training and `beta` use a dense implementation that scores every node
+    and masks the others out. At inference, `attend(...,
+    return_weights=False)` gathers the children of each node on the path
+    (`block_size` of them; with `"act"`, `max_block_size`, else as many as
+    the batch's largest block) and scores only those and the top level
+    (the same context). An `"act"` level has as many (masked) node slots
+    as the level below it has, a bound that does not depend on the data,
+    so the layer trains under XLA (`jit_compile=True`). `attended_nodes` counts the nodes the method needs (top
     level plus the real children on the path), for the FLOPs it costs.
 
     Masking: the layer consumes the source mask `values_mask` (True at
@@ -106,6 +121,11 @@ class HierarchicalAttention(BaseAdditiveAttention):
             Defaults to 1e-3.
         halting_epsilon: float in [0, 1), the `"act"` halting slack.
             Defaults to 0.01.
+        target_block_size: None or float > 1, the mean block size k the
+            `"act"` halting multiplier steers to (the multiplier starts at
+            `halting_penalty`). Defaults to None (fixed penalty).
+        max_block_size: None or int >= 2, the most children of an `"act"`
+            block. Defaults to None.
         return_attention_scores: bool, also return `beta`. Defaults to
             `True`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
@@ -149,6 +169,8 @@ class HierarchicalAttention(BaseAdditiveAttention):
         descent="straight_through",
         halting_penalty=1e-3,
         halting_epsilon=0.01,
+        target_block_size=None,
+        max_block_size=None,
         return_attention_scores=True,
         **kwargs,
     ):
@@ -165,6 +187,20 @@ class HierarchicalAttention(BaseAdditiveAttention):
             )
         if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
             raise ValueError(f"`halting_epsilon` must be in [0, 1). Received: halting_epsilon={halting_epsilon}")
+        if target_block_size is not None and (
+            not isinstance(target_block_size, (int, float))
+            or isinstance(target_block_size, bool)
+            or not 1 < target_block_size < float("inf")
+        ):
+            raise ValueError(
+                f"`target_block_size` must be None or a number > 1. Received: target_block_size={target_block_size}"
+            )
+        if max_block_size is not None and (
+            not isinstance(max_block_size, int) or isinstance(max_block_size, bool) or max_block_size < 2
+        ):
+            raise ValueError(
+                f"`max_block_size` must be None or an integer >= 2. Received: max_block_size={max_block_size}"
+            )
         super().__init__(units=units, return_attention_scores=return_attention_scores, **kwargs)
         self.summarizer = summarizer
         self.levels = levels
@@ -172,13 +208,27 @@ class HierarchicalAttention(BaseAdditiveAttention):
         self.descent = descent
         self.halting_penalty = float(halting_penalty)
         self.halting_epsilon = float(halting_epsilon)
+        self.target_block_size = None if target_block_size is None else float(target_block_size)
+        self.max_block_size = max_block_size
         policy = self.dtype_policy
         # One entry per summarised level 2..L; `None` where unused.
-        self.halting_units, self.summary_readers = [], []
+        self.halting_units, self.halting_multipliers, self.summary_readers = [], [], []
         self.summary_queries, self.summary_keys, self.summary_scores = [], [], []
         for level in range(2, levels + 1):
             if summarizer == "act":
                 self.halting_units.append(keras.layers.Dense(1, dtype=policy, name=f"halt_{level}"))
+                if self.target_block_size is not None:  # the counterweight's multiplier lambda
+                    self.halting_multipliers.append(
+                        self.add_weight(
+                            shape=(),
+                            initializer=keras.initializers.Constant(min(self.halting_penalty, MAX_MULTIPLIER)),
+                            trainable=False,
+                            autocast=False,
+                            dtype="float32",
+                            aggregation="mean",
+                            name=f"halting_multiplier_{level}",
+                        )
+                    )
                 continue
             if summarizer == "rnn":
                 reader = keras.layers.GRU(units, dtype=policy, name=f"gru_{level}")
@@ -244,40 +294,64 @@ class HierarchicalAttention(BaseAdditiveAttention):
         parents = ops.expand_dims(parents, 0) * ops.expand_dims(ops.cast(mask, "float32"), -1)
         return weights, parents
 
+    def _halting_loss(self, index, halting, real):
+        """The halting penalty (fixed weight), or with `target_block_size`
+        the damped Lagrangian of `mean z = (1 - epsilon) / k` and a dual
+        ascent step of its multiplier."""
+        per_row = ops.sum(halting, -1) / ops.maximum(ops.sum(real, -1), 1.0)
+        if self.target_block_size is None:
+            if self.halting_penalty > 0:
+                self.add_loss(self.halting_penalty * ops.mean(per_row))
+            return
+        rows = ops.cast(ops.sum(real, -1) > 0, "float32")
+        density = ops.sum(per_row * rows) / ops.maximum(ops.sum(rows), 1.0)
+        gap = density - (1.0 - self.halting_epsilon) / self.target_block_size
+        multiplier = self.halting_multipliers[index]
+        self.add_loss(ops.stop_gradient(multiplier) * gap + 0.5 * DAMPING * gap**2)
+        step = multiplier + MULTIPLIER_RATE * ops.stop_gradient(gap)
+        multiplier.assign(ops.clip(step, -MAX_MULTIPLIER, MAX_MULTIPLIER))
+
     def _act_blocks(self, index, nodes, mask, training):
-        """ACT-style dynamic blocks: child weights and parents."""
+        """ACT-style dynamic blocks: child weights and parents. The parents
+        matrix has as many columns as there are children (the static bound
+        on the number of blocks; the unused ones are empty), so its shape
+        does not depend on the data (XLA)."""
         real = ops.cast(mask, "float32")
         halting = ops.sigmoid(ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")) * real
-        if training and self.halting_penalty > 0:
-            per_row = ops.sum(halting, -1) / ops.maximum(ops.sum(real, -1), 1.0)
-            self.add_loss(self.halting_penalty * ops.mean(per_row))
+        if training:
+            self._halting_loss(index, halting, real)
         next_real = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
         is_last = real * (1.0 - next_real)
         threshold = 1.0 - self.halting_epsilon
+        largest = self.max_block_size
 
         def step(carry, inputs):
-            accumulated, block, _, _ = carry
+            accumulated, size, block, _, _ = carry
             z, real_t, last_t = inputs
-            halt = real_t * ops.maximum(ops.cast(accumulated + z >= threshold, "float32"), last_t)
+            close = ops.maximum(ops.cast(accumulated + z >= threshold, "float32"), last_t)
+            if largest is not None:  # the block's `largest`-th child closes it
+                close = ops.maximum(close, ops.cast(size + 1.0 >= largest, "float32"))
+            halt = real_t * close
             weight = real_t * ops.where(halt > 0, 1.0 - accumulated, z)
             parent = block
             accumulated = ops.where(halt > 0, 0.0, accumulated + real_t * z)
+            size = ops.where(halt > 0, 0.0, size + real_t)
             block = block + ops.cast(halt, "int32")
-            return accumulated, block, weight, parent
+            return accumulated, size, block, weight, parent
 
         batch = ops.shape(nodes)[0]
+        count = nodes.shape[1] if nodes.shape[1] is not None else ops.shape(nodes)[1]
         initial = (
+            ops.zeros((batch,), "float32"),
             ops.zeros((batch,), "float32"),
             ops.zeros((batch,), "int32"),
             ops.zeros((batch,), "float32"),
             ops.zeros((batch,), "int32"),
         )
         transposed = [ops.transpose(x) for x in (halting, real, is_last)]
-        _, _, weights, parent_index = tf.scan(lambda carry, x: step(carry, x), tuple(transposed), initializer=initial)
-        weights, parent_index = ops.transpose(weights), ops.transpose(parent_index)
-        real_parent = ops.where(real > 0, parent_index, 0)
-        blocks_count = ops.max(real_parent) + 1
-        parents = ops.one_hot(parent_index, blocks_count, dtype="float32")
+        outputs = tf.scan(lambda carry, x: step(carry, x), tuple(transposed), initializer=initial)
+        weights, parent_index = ops.transpose(outputs[3]), ops.transpose(outputs[4])
+        parents = ops.one_hot(parent_index, count, dtype="float32")
         parents = parents * ops.expand_dims(real, -1)
         return weights, parents
 
@@ -306,6 +380,10 @@ class HierarchicalAttention(BaseAdditiveAttention):
             compose = ops.einsum("bcp,bct->bpt", weighted, compose)
             node_mask = ops.sum(parents, axis=1) > 0
             levels[-1]["parents"] = parents
+            if self.summarizer == "act":  # where each block's children start, and how many
+                sizes = ops.cast(ops.sum(parents, axis=1), "int32")  # (b, p)
+                levels[-1]["starts"] = ops.cumsum(sizes, axis=-1) - sizes
+                levels[-1]["sizes"] = sizes
             levels.append(
                 {
                     "keys": self.key_dense(ops.cast(nodes, self.compute_dtype)),
@@ -346,12 +424,28 @@ class HierarchicalAttention(BaseAdditiveAttention):
             winners.append(descend)
         return conditional, winners
 
+    def _children(self, level, chosen):
+        """The children of the nodes `chosen` `(b, q)` one level up:
+        indices `(b, q, width)` into `level` and whether each is a child."""
+        count = ops.shape(level["mask"])[1]
+        if self.summarizer != "act":
+            index = ops.expand_dims(chosen, -1) * self.block_size + ops.arange(self.block_size)
+            valid = index < count
+            return ops.minimum(index, count - 1), valid
+        # ACT: contiguous blocks of varying size, at most `max_block_size`
+        # children (else the largest block of the batch).
+        width = self.max_block_size or ops.maximum(ops.max(level["sizes"]), 1)
+        start = ops.take_along_axis(level["starts"], chosen, -1)
+        size = ops.take_along_axis(level["sizes"], chosen, -1)
+        offsets = ops.arange(width, dtype="int32")
+        valid = offsets < ops.expand_dims(size, -1)
+        index = ops.minimum(ops.expand_dims(start, -1) + offsets, count - 1)
+        return index, valid
+
     def _attend_gathered(self, query, memory):
-        """The hard descent of fixed blocks, scoring only the top level and
-        the `block_size` children of each node on the path: the context,
-        without `beta`."""
+        """The hard descent, scoring only the top level and the children of
+        each node on the path: the context, without `beta`."""
         levels = memory["levels"]
-        k = self.block_size
         projected = self.query_dense(query)  # (b, q, u)
 
         def scores(keys):  # keys (b, q, n, u) -> (b, q, n) float32
@@ -366,14 +460,12 @@ class HierarchicalAttention(BaseAdditiveAttention):
         context = ops.einsum("bqn,bnf->bqf", weights, top["nodes"])
         context = context - ops.expand_dims(carry, -1) * chosen_nodes
         for level in reversed(levels[:-1]):
-            count = ops.shape(level["mask"])[1]
-            index = ops.expand_dims(chosen, -1) * k + ops.arange(k)  # (b, q, k)
-            valid = index < count
-            index = ops.minimum(index, count - 1)
-            flat = ops.reshape(index, (batch, queries * k))
-            real = ops.reshape(tf.gather(level["mask"], flat, batch_dims=1), (batch, queries, k))
-            keys = ops.reshape(tf.gather(level["keys"], flat, batch_dims=1), (batch, queries, k, -1))
-            nodes = ops.reshape(tf.gather(level["nodes"], flat, batch_dims=1), (batch, queries, k, -1))
+            index, valid = self._children(level, ops.cast(chosen, "int32"))  # (b, q, width)
+            width = ops.shape(index)[-1]
+            flat = ops.reshape(index, (batch, queries * width))
+            real = ops.reshape(tf.gather(level["mask"], flat, batch_dims=1), (batch, queries, width))
+            keys = ops.reshape(tf.gather(level["keys"], flat, batch_dims=1), (batch, queries, width, -1))
+            nodes = ops.reshape(tf.gather(level["nodes"], flat, batch_dims=1), (batch, queries, width, -1))
             weights = masked_softmax(scores(keys), ops.logical_and(valid, real))
             inner = ops.einsum("bqn,bqnf->bqf", weights, nodes)
             if level is levels[0]:
@@ -390,15 +482,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
     def attend(self, query, memory, training=None, return_weights=True):
         """Scores `query` against a `prepare`d memory: `(context, beta)`.
 
-        Outside training, with `return_weights=False` and fixed blocks
-        (`"rnn"`, `"cnn"`), only the nodes the hard descent needs are
-        scored (the decoder's path: the same context, `beta` is `None`).
+        Outside training, with `return_weights=False`, only the nodes the
+        hard descent needs are gathered and scored (the decoder's path: the
+        same context, `beta` is `None`).
         """
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)
         levels = memory["levels"]
-        if not training and not return_weights and self.summarizer != "act":
+        if not training and not return_weights:
             context = self._attend_gathered(query, memory)
             return (context[:, 0] if single_step else context), None
         conditional, winners = self._descend(query, memory, training)
@@ -460,6 +552,8 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 "descent": self.descent,
                 "halting_penalty": self.halting_penalty,
                 "halting_epsilon": self.halting_epsilon,
+                "target_block_size": self.target_block_size,
+                "max_block_size": self.max_block_size,
                 "return_attention_scores": self.return_attention_scores,
             }
         )

@@ -81,6 +81,10 @@ class EncoderDecoder(keras.Model):
         descent: the hierarchy's training descent, `"straight_through"` or
             `"soft"`.
         halting_penalty: the `"hier-act"` halting penalty. Defaults to 1e-3.
+        target_block_size, max_block_size: the `"hier-act"` counterweight
+            (mean children per block its multiplier steers to) and bound
+            on a block's children (`HierarchicalAttention`). Default to
+            None.
         input_feeding: bool. Defaults to `False`.
         dropout: float in [0, 1), on the embeddings and the output layer's
             input.
@@ -125,6 +129,8 @@ class EncoderDecoder(keras.Model):
         block_size=3,
         descent="straight_through",
         halting_penalty=1e-3,
+        target_block_size=None,
+        max_block_size=None,
         input_feeding=False,
         dropout=0.2,
         aux="bilstm",
@@ -155,6 +161,8 @@ class EncoderDecoder(keras.Model):
         self.block_size = block_size
         self.descent = descent
         self.halting_penalty = float(halting_penalty)
+        self.target_block_size = target_block_size
+        self.max_block_size = max_block_size
         self.input_feeding = bool(input_feeding)
         self.dropout = float(dropout)
         self.aux = aux
@@ -204,6 +212,8 @@ class EncoderDecoder(keras.Model):
                 block_size=self.block_size,
                 descent=self.descent,
                 halting_penalty=self.halting_penalty,
+                target_block_size=self.target_block_size,
+                max_block_size=self.max_block_size,
                 name="attention",
             )
 
@@ -363,6 +373,8 @@ class EncoderDecoder(keras.Model):
                 "block_size": self.block_size,
                 "descent": self.descent,
                 "halting_penalty": self.halting_penalty,
+                "target_block_size": self.target_block_size,
+                "max_block_size": self.max_block_size,
                 "input_feeding": self.input_feeding,
                 "dropout": self.dropout,
                 "aux": self.aux,

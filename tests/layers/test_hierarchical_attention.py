@@ -39,8 +39,10 @@ def reference_levels(layer, values, mask):
                 w, b = weights_of(layer.halting_units[index])
                 z = 1 / (1 + np.exp(-(vectors @ w + b)[:, 0]))
                 groups, weights, group, total = [], [], [], 0.0
+                largest = layer.max_block_size or len(children)
                 for j in range(len(children)):
-                    if total + z[j] >= 1 - layer.halting_epsilon or j == len(children) - 1:
+                    full = len(group) + 1 >= largest
+                    if total + z[j] >= 1 - layer.halting_epsilon or j == len(children) - 1 or full:
                         group.append(j)
                         weights.append(1 - total)
                         groups.append((group, np.array(weights)))
@@ -105,12 +107,25 @@ def reference_beta(layer, query, levels, hard=True):
 
 
 @pytest.mark.parametrize(
-    "summarizer, levels, block_size",
-    [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 2, 3), ("rnn", 3, 2), ("act", 2, 2), ("act", 3, 2)],
+    "summarizer, levels, block_size, max_block_size",
+    [
+        ("cnn", 2, 3, None),
+        ("cnn", 3, 2, None),
+        ("rnn", 2, 3, None),
+        ("rnn", 3, 2, None),
+        ("act", 2, 2, None),
+        ("act", 3, 2, None),
+        ("act", 3, 2, 2),
+    ],
 )
-def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, levels, block_size):
+def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, levels, block_size, max_block_size):
     layer = HierarchicalAttention(
-        units=3, summarizer=summarizer, levels=levels, block_size=block_size, halting_epsilon=0.1
+        units=3,
+        summarizer=summarizer,
+        levels=levels,
+        block_size=block_size,
+        halting_epsilon=0.1,
+        max_block_size=max_block_size,
     )
     layer(QUERY, VALUES, values_mask=MASK)
     if summarizer == "act":  # dynamic blocks of 1-4 states
@@ -192,6 +207,7 @@ def test_layer_harness(tmp_path):
     empty_row = MASK.copy()
     empty_row[2] = False
     arguments = {"summarizer": "act", "levels": 2, "block_size": 2, "halting_penalty": 0.1, "halting_epsilon": 0.2}
+    arguments.update(target_block_size=2.0, max_block_size=3)
     run_layer_test(
         HierarchicalAttention,
         {"units": 3, "return_attention_scores": True, **arguments},
@@ -206,6 +222,8 @@ def test_layer_harness(tmp_path):
 
 def test_rnn_soft_descent_config_round_trip():
     arguments = {"units": 5, "summarizer": "rnn", "levels": 3, "block_size": 4, "descent": "soft"}
+    check_config_round_trip(HierarchicalAttention, {**arguments, "return_attention_scores": False})
+    arguments = {"units": 5, "summarizer": "act", "levels": 3, "target_block_size": 4.0, "max_block_size": 6}
     check_config_round_trip(HierarchicalAttention, {**arguments, "return_attention_scores": False})
 
 
@@ -226,6 +244,10 @@ def test_float16_weights_sum_to_one():
         ({"descent": "hard"}, "descent"),
         ({"halting_penalty": -1}, "halting_penalty"),
         ({"halting_epsilon": 1.0}, "halting_epsilon"),
+        ({"target_block_size": 1}, "target_block_size"),
+        ({"target_block_size": float("nan")}, "target_block_size"),
+        ({"max_block_size": 1}, "max_block_size"),
+        ({"max_block_size": 2.5}, "max_block_size"),
     ],
 )
 def test_bad_arguments(arguments, message):
@@ -233,10 +255,23 @@ def test_bad_arguments(arguments, message):
         HierarchicalAttention(**arguments)
 
 
-@pytest.mark.parametrize("summarizer, levels, block_size", [("cnn", 2, 3), ("cnn", 3, 2), ("rnn", 3, 2)])
-def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(summarizer, levels, block_size):
-    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=levels, block_size=block_size)
+@pytest.mark.parametrize(
+    "summarizer, levels, block_size, max_block_size",
+    [("cnn", 2, 3, None), ("cnn", 3, 2, None), ("rnn", 3, 2, None), ("act", 2, 2, None), ("act", 3, 2, 3)],
+)
+def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
+    summarizer, levels, block_size, max_block_size
+):
+    layer = HierarchicalAttention(
+        units=3, summarizer=summarizer, levels=levels, block_size=block_size, max_block_size=max_block_size
+    )
     queries = 5 * RNG.normal(size=[3, 4, 5]).astype("float32")
+    layer(queries, VALUES, values_mask=MASK)
+    if summarizer == "act":  # blocks of 1-4 states, varying from row to row
+        for halt in layer.halting_units:
+            halt.set_weights([np.random.default_rng(3).normal(size=[4, 1]), np.array([-1.0])])
+        sizes = layer.prepare(VALUES, MASK)["levels"][0]["sizes"].numpy()
+        assert len({tuple(row[row > 0]) for row in sizes}) == 3 and sizes.max() > 1
     dense, _ = layer(queries, VALUES, values_mask=MASK)
     memory = layer.prepare(VALUES, MASK)
     gathered, weights = layer.attend(queries, memory, return_weights=False)
@@ -244,3 +279,78 @@ def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(summ
     np.testing.assert_allclose(gathered.numpy(), dense.numpy(), atol=1e-5)
     one, _ = layer.attend(queries[:, 1], memory, return_weights=False)
     np.testing.assert_allclose(one.numpy(), dense.numpy()[:, 1], atol=1e-5)
+
+
+def training_step(layer, loss_of, optimizer=None):
+    """One training step of `layer` under XLA (`jit_compile=True`)."""
+    optimizer = optimizer or keras.optimizers.SGD(0.1)
+
+    @tf.function(jit_compile=True)
+    def step(query, values, mask):
+        with tf.GradientTape() as tape:
+            context, _ = layer(query, values, values_mask=mask, training=True)
+            loss = loss_of(context) + sum(layer.losses)
+        gradients = tape.gradient(loss, layer.trainable_weights)
+        gradients = [
+            tf.zeros_like(w) if g is None else g for g, w in zip(gradients, layer.trainable_weights, strict=True)
+        ]
+        optimizer.apply(gradients, layer.trainable_weights)
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("summarizer", ["rnn", "cnn", "act"])
+def test_a_training_step_compiles_under_xla(summarizer):
+    extra = {"target_block_size": 2.5, "max_block_size": 3} if summarizer == "act" else {}
+    layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=3, block_size=2, **extra)
+    layer(QUERY, VALUES, values_mask=MASK)
+    before = [w.numpy() for w in layer.trainable_weights]
+    loss = training_step(layer, lambda context: tf.reduce_sum(context**2))(QUERY, VALUES, MASK)
+    assert np.isfinite(loss.numpy())
+    assert any(np.any(b != w.numpy()) for b, w in zip(before, layer.trainable_weights, strict=True))
+    if summarizer == "act":  # the dual ascent stepped inside the compiled step
+        assert all(float(m.numpy()) != 1e-3 for m in layer.halting_multipliers)
+
+
+def real_nodes(layer, values, mask):
+    return [level["mask"].numpy().sum(1) for level in layer.prepare(values, mask)["levels"]]
+
+
+@pytest.mark.parametrize("target_block_size", [4.0, None])
+def test_act_counterweight_forms_blocks_of_the_target_size(target_block_size):
+    # Halting units that start collapsed (one block per sentence). The
+    # counterweight alone moves the blocks toward T / k real nodes, blocks
+    # that vary with the input; the report's penalty alone keeps them
+    # collapsed.
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=[8, 24, 4]).astype("float32")
+    mask = np.ones([8, 24], bool)
+    mask[4:, 16:] = False
+    layer = HierarchicalAttention(
+        units=3, summarizer="act", levels=2, target_block_size=target_block_size, halting_penalty=0.1
+    )
+    layer(QUERY[:1].repeat(8, 0), values, values_mask=mask)
+    layer.halting_units[0].set_weights([np.zeros([4, 1]), np.array([-6.0])])
+    assert np.all(real_nodes(layer, values, mask)[1] == 1)
+    step = training_step(layer, lambda context: 0.0, keras.optimizers.Adam(0.05))
+    for _ in range(100):
+        step(QUERY[:1].repeat(8, 0), values, mask)
+    nodes = real_nodes(layer, values, mask)[1]
+    if target_block_size is None:
+        assert np.all(nodes == 1)
+        return
+    lengths = mask.sum(1)
+    assert 0.6 < np.mean(nodes / (lengths / target_block_size)) < 1.5
+    assert len(set(nodes[:4])) > 1  # rows of the same length: blocks follow the input
+
+
+def test_act_max_block_size_bounds_the_blocks():
+    layer = HierarchicalAttention(units=3, summarizer="act", levels=3, max_block_size=3)
+    layer(QUERY, VALUES, values_mask=MASK)
+    for halt in layer.halting_units:  # z ~ 0: only the bound closes blocks
+        halt.set_weights([np.zeros([4, 1]), np.array([-9.0])])
+    memory = layer.prepare(VALUES, MASK)
+    sizes = memory["levels"][0]["sizes"].numpy()
+    np.testing.assert_array_equal(sizes[:, :3], [[3, 3, 1], [3, 1, 0], [2, 0, 0]])
+    np.testing.assert_array_equal(real_nodes(layer, VALUES, MASK)[2], [1, 1, 1])

@@ -35,7 +35,7 @@ def tiny(attention="bahdanau", **kwargs):
             },
         ),
         ("gated", {"gate_input": "states", "aux": "fnn", "aux_hidden": 3}),
-        ("hier-act", {"levels": 3}),
+        ("hier-act", {"levels": 3, "target_block_size": 2.0, "max_block_size": 3}),
     ],
 )
 def test_keras_file_round_trip(tmp_path, attention, options):
@@ -174,3 +174,31 @@ def test_validation_density_is_the_density_of_the_test_gates(gate_bias, density)
     model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
     result = model.evaluate(INPUTS, TARGET, verbose=0, return_dict=True)
     assert result["density"] == pytest.approx(density)
+
+
+@pytest.mark.parametrize("max_block_size", [None, 3])
+def test_act_decoding_steps_on_the_gathered_path_match_teacher_forcing(max_block_size):
+    model = tiny("hier-act", levels=3, target_block_size=2.0, max_block_size=max_block_size)
+    model(INPUTS)
+    for halt in model.attention_layer.halting_units:  # blocks of 1-4 states
+        halt.set_weights([np.random.default_rng(5).normal(size=[10, 1]), np.array([-1.0])])
+    logits = model(INPUTS, training=False).numpy()  # the dense path
+    memory, state, _ = model.encode(SOURCE)
+    assert memory["levels"][1]["mask"].numpy().sum() > 4  # blocks below the sentence
+    for step in range(TARGET.shape[1]):  # decode_step: the gathered path
+        step_logits, state = model.decode_step(TARGET[:, step], state, memory)
+        real = TARGET[:, step] != 0  # (teacher forcing skips padded steps)
+        np.testing.assert_allclose(step_logits.numpy()[real], logits[real, step], atol=1e-5)
+
+
+def test_act_trains_under_xla_and_its_multipliers_step():
+    model = tiny("hier-act", levels=3, target_block_size=2.0)
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
+        jit_compile=True,
+    )
+    history = model.fit(INPUTS, TARGET, epochs=2, batch_size=4, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    multipliers = [float(m.numpy()) for m in model.attention_layer.halting_multipliers]
+    assert len(multipliers) == 2 and all(m != 1e-3 for m in multipliers)
