@@ -130,3 +130,13 @@ def test_backup_of_other_flags_is_refused_and_restart_clears_it(tmp_path):
     prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=8, restart=True))
     assert sorted(os.listdir(backup)) == ["run_config.json"]
     assert json.loads((tmp_path / "backup" / "run_config.json").read_text())["hidden"] == 8
+
+
+@pytest.mark.parametrize("mode", ["relative", "nucleus"])
+def test_a_test_gate_seq2seq_has_no_flags_for_is_one_error_line(mode, capsys):
+    from ganet_tf.cli import main
+
+    argv = ["seq2seq", "--task", "copy", "--attention", "gated", "--inference-mode", mode, "--limit", "8"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith("ganet_tf: error:") and "top_k" in error[0], error
