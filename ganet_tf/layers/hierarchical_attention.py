@@ -37,6 +37,33 @@ def _group_winners(weights, parents):
     return ops.einsum("bqpc,bcp->bqc", one_hot, parents)
 
 
+def _check_arguments(
+    units, summarizer, levels, block_size, descent, halting_penalty, halting_epsilon, target_block_size
+):
+    """Raises `ValueError` for an argument of `HierarchicalAttention` out of range."""
+    for name, value, low in (("units", units, 1), ("levels", levels, 2), ("block_size", block_size, 2)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"`{name}` must be an integer >= {low}. Received: {name}={value}")
+    if summarizer not in SUMMARIZERS:
+        raise ValueError(f"`summarizer` must be one of {SUMMARIZERS}. Received: summarizer={summarizer}")
+    if descent not in DESCENTS:
+        raise ValueError(f"`descent` must be one of {DESCENTS}. Received: descent={descent}")
+    if not isinstance(halting_penalty, (int, float)) or halting_penalty < 0:
+        raise ValueError(
+            f"`halting_penalty` must be a non-negative number. Received: halting_penalty={halting_penalty}"
+        )
+    if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
+        raise ValueError(f"`halting_epsilon` must be in [0, 1). Received: halting_epsilon={halting_epsilon}")
+    if target_block_size is not None and (
+        not isinstance(target_block_size, (int, float))
+        or isinstance(target_block_size, bool)
+        or not 1 < target_block_size < float("inf")
+    ):
+        raise ValueError(
+            f"`target_block_size` must be None or a number > 1. Received: target_block_size={target_block_size}"
+        )
+
+
 @keras.saving.register_keras_serializable(package="ganet_tf")
 class HierarchicalAttention(BaseAdditiveAttention):
     """Multi-level attention: the decoder descends into the most-attended block.
@@ -174,27 +201,9 @@ class HierarchicalAttention(BaseAdditiveAttention):
         return_attention_scores=True,
         **kwargs,
     ):
-        for name, value, low in (("units", units, 1), ("levels", levels, 2), ("block_size", block_size, 2)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"`{name}` must be an integer >= {low}. Received: {name}={value}")
-        if summarizer not in SUMMARIZERS:
-            raise ValueError(f"`summarizer` must be one of {SUMMARIZERS}. Received: summarizer={summarizer}")
-        if descent not in DESCENTS:
-            raise ValueError(f"`descent` must be one of {DESCENTS}. Received: descent={descent}")
-        if not isinstance(halting_penalty, (int, float)) or halting_penalty < 0:
-            raise ValueError(
-                f"`halting_penalty` must be a non-negative number. Received: halting_penalty={halting_penalty}"
-            )
-        if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
-            raise ValueError(f"`halting_epsilon` must be in [0, 1). Received: halting_epsilon={halting_epsilon}")
-        if target_block_size is not None and (
-            not isinstance(target_block_size, (int, float))
-            or isinstance(target_block_size, bool)
-            or not 1 < target_block_size < float("inf")
-        ):
-            raise ValueError(
-                f"`target_block_size` must be None or a number > 1. Received: target_block_size={target_block_size}"
-            )
+        _check_arguments(
+            units, summarizer, levels, block_size, descent, halting_penalty, halting_epsilon, target_block_size
+        )
         if max_block_size is not None and (
             not isinstance(max_block_size, int) or isinstance(max_block_size, bool) or max_block_size < 2
         ):
@@ -218,17 +227,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
             if summarizer == "act":
                 self.halting_units.append(keras.layers.Dense(1, dtype=policy, name=f"halt_{level}"))
                 if self.target_block_size is not None:  # the counterweight's multiplier lambda
-                    self.halting_multipliers.append(
-                        self.add_weight(
-                            shape=(),
-                            initializer=keras.initializers.Constant(min(self.halting_penalty, MAX_MULTIPLIER)),
-                            trainable=False,
-                            autocast=False,
-                            dtype="float32",
-                            aggregation="mean",
-                            name=f"halting_multiplier_{level}",
-                        )
-                    )
+                    self.halting_multipliers.append(self._halting_multiplier(level))
                 continue
             if summarizer == "rnn":
                 reader = keras.layers.GRU(units, dtype=policy, name=f"gru_{level}")
@@ -248,6 +247,17 @@ class HierarchicalAttention(BaseAdditiveAttention):
             self.summary_scores.append(
                 keras.layers.Dense(1, use_bias=False, dtype=policy, name=f"summary_score_{level}")
             )
+
+    def _halting_multiplier(self, level):
+        return self.add_weight(
+            shape=(),
+            initializer=keras.initializers.Constant(min(self.halting_penalty, MAX_MULTIPLIER)),
+            trainable=False,
+            autocast=False,
+            dtype="float32",
+            aggregation="mean",
+            name=f"halting_multiplier_{level}",
+        )
 
     def build(self, query_shape, values_shape=None):
         super().build(query_shape, values_shape)
