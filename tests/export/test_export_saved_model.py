@@ -12,17 +12,10 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.export import export_saved_model
 from ganet_tf.export.model_config import model_config_text
 from ganet_tf.export.warmup import read_warmup_requests
+from tests.command_checks import tree
 
 # The module, not the function of the same name that the package exports.
 exporter = importlib.import_module("ganet_tf.export.export_saved_model")
-
-
-def _tree(root):
-    return sorted(
-        os.path.relpath(os.path.join(folder, name), root)
-        for folder, folders, files in os.walk(root)
-        for name in folders + files
-    )
 
 
 def test_layout_and_model_config(exports):
@@ -134,7 +127,7 @@ def test_staging_folders_of_dead_exports_are_cleaned(runs, exports, tmp_path):
 def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeypatch):
     base = tmp_path / "saved_models"
     shutil.copytree(os.path.dirname(exports[1]["ganet"]), base / "m")
-    before = _tree(base)
+    before = tree(base)
     real_rename = os.rename
 
     def fail_on_the_new_version(source, target):
@@ -145,7 +138,7 @@ def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeyp
     monkeypatch.setattr(exporter.os, "rename", fail_on_the_new_version)
     with pytest.raises(OSError, match="disk full"):
         export_saved_model(runs["ganet"], "m", version=1, base=str(base), overwrite=True)
-    assert _tree(base) == before
+    assert tree(base) == before
 
 
 @pytest.mark.parametrize(

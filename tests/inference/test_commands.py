@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from ganet_tf.cli import main
+from tests.command_checks import error_text_line
 
 TEXTS = ["good fine film 3", "bad awful film 8", "", "naïve café — 東京"]
 # A BOM, CRLF, blank lines, a latin-1 byte in UTF-8, a lone CR, U+2028 inside a line, no final newline.
@@ -20,12 +21,6 @@ FILE_TEXTS = ["good fine film 1", "bad awful film", "", "   ", "café film good"
 
 def _lines(text):
     return [json.loads(line) for line in text.splitlines()]
-
-
-def _error_line(err):
-    lines = [line for line in err.splitlines() if not line.startswith("ganet_tf: warning:")]
-    assert len(lines) == 1 and lines[0].startswith("ganet_tf: error: "), err
-    return lines[0]
 
 
 def test_predict_prints_one_json_line_per_text_as_the_saved_model(classifier_run, saved_model, capsys):
@@ -85,21 +80,21 @@ def test_out_is_refused_for_the_input_file_and_a_folder_and_kept_on_errors(class
     path = tmp_path / "texts.txt"
     path.write_bytes(FILE_BYTES)
     assert main(["predict", "--model", classifier_run, "--file", str(path), "--out", str(path)]) == 2
-    assert "is the input file" in _error_line(capsys.readouterr().err)
+    assert "is the input file" in error_text_line(capsys.readouterr().err)
     assert path.read_bytes() == FILE_BYTES
     assert main(["predict", "--model", classifier_run, "--file", str(path), "--out", str(tmp_path)]) == 2
-    assert "is a folder" in _error_line(capsys.readouterr().err)
+    assert "is a folder" in error_text_line(capsys.readouterr().err)
     earlier = tmp_path / "earlier.jsonl"
     earlier.write_text("kept\n")
     assert main(["predict", "--model", str(tmp_path / "no_run"), "--text", "x", "--out", str(earlier)]) == 2
-    assert "No model.keras in" in _error_line(capsys.readouterr().err)
+    assert "No model.keras in" in error_text_line(capsys.readouterr().err)
     assert earlier.read_text() == "kept\n"
     assert main(["predict", "--model", classifier_run, "--text", "x", "--batch-size", "0"]) == 2
-    assert "--batch-size must be a positive integer" in _error_line(capsys.readouterr().err)
+    assert "--batch-size must be a positive integer" in error_text_line(capsys.readouterr().err)
     assert main(["predict", "--model", classifier_run, "--file", str(tmp_path / "none.txt")]) == 2
-    assert "File not found" in _error_line(capsys.readouterr().err)
+    assert "File not found" in error_text_line(capsys.readouterr().err)
     assert main(["predict", "--model", classifier_run, "--file", str(path), "--encoding", "klingon"]) == 2
-    assert "Unknown --encoding" in _error_line(capsys.readouterr().err)
+    assert "Unknown --encoding" in error_text_line(capsys.readouterr().err)
     assert sorted(os.listdir(tmp_path)) == ["earlier.jsonl", "texts.txt"]
 
 
@@ -109,12 +104,12 @@ def test_a_damaged_run_is_one_error_line_and_exit_2(classifier_run, translator_r
     with open(broken / "model.keras", "r+b") as handle:
         handle.truncate(500)
     assert main(["predict", "--model", str(broken), "--text", "x"]) == 2
-    line = _error_line(capsys.readouterr().err)
+    line = error_text_line(capsys.readouterr().err)
     assert "model.keras is not a complete .keras file" in line and "retrain" in line
     assert main(["predict", "--model", translator_run, "--text", "x"]) == 2
-    assert "python -m ganet_tf translate" in _error_line(capsys.readouterr().err)
+    assert "python -m ganet_tf translate" in error_text_line(capsys.readouterr().err)
     assert main(["translate", "--model", classifier_run, "--text", "x"]) == 2
-    assert "python -m ganet_tf predict" in _error_line(capsys.readouterr().err)
+    assert "python -m ganet_tf predict" in error_text_line(capsys.readouterr().err)
     assert capsys.readouterr().out == ""
 
 

@@ -181,23 +181,6 @@ COMMANDS = {
 }
 
 
-def tree(root):
-    """Every path under `root`, relative, sorted (what a refused run must not change)."""
-    return sorted(
-        os.path.relpath(os.path.join(folder, name), root)
-        for folder, folders, files in os.walk(root)
-        for name in folders + files
-    )
-
-
-def error_line(capsys):
-    """The one `ganet_tf: error:` line of stderr (warning lines aside)."""
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if not line.startswith("ganet_tf: warning:")]
-    assert len(lines) == 1 and lines[0].startswith("ganet_tf: error: "), err
-    return lines[0]
-
-
 def write_train_files(folder):
     os.makedirs(folder, exist_ok=True)
     lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]

@@ -11,10 +11,10 @@ import pytest
 
 from ganet_tf.cli import main
 from ganet_tf.seq2seq.datasets import read_parallel
+from tests.command_checks import error_line
+from tests.command_checks import tree
 from tests.reliability.conftest import COMMANDS
 from tests.reliability.conftest import SEQ2SEQ_TINY
-from tests.reliability.conftest import error_line
-from tests.reliability.conftest import tree
 
 
 def _argv(data, command, tmp_path, **paths):

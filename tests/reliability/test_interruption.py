@@ -13,11 +13,11 @@ import time
 import pytest
 
 from ganet_tf.cli import main
+from tests.command_checks import error_line
+from tests.command_checks import tree
 from tests.conftest import REPO
 from tests.reliability.conftest import COMMANDS
 from tests.reliability.conftest import dead_pid
-from tests.reliability.conftest import error_line
-from tests.reliability.conftest import tree
 
 TRAINERS = [command for command, spec in COMMANDS.items() if spec.trains]
 

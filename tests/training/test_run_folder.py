@@ -18,6 +18,8 @@ from ganet_tf.training.run_folder import RUN_MARKER
 from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
+from tests.command_checks import error_line
+from tests.command_checks import tree
 
 RUN = sorted(["metrics.json", "model.keras", "preprocessing.json", RUN_MARKER])
 TINY = [
@@ -36,21 +38,6 @@ TINY = [
     "--buckets",
     "0",
 ]
-
-
-def _tree(root):
-    return sorted(
-        os.path.relpath(os.path.join(folder, name), root)
-        for folder, folders, files in os.walk(root)
-        for name in folders + files
-    )
-
-
-def _error_line(capsys):
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if not line.startswith("ganet_tf: warning:")]
-    assert len(lines) == 1 and lines[0].startswith("ganet_tf: error: "), err
-    return lines[0]
 
 
 def _files(folder):
@@ -119,11 +106,11 @@ def test_a_folder_the_project_does_not_own_is_refused_before_training(tmp_path, 
         "backup_inside_out": ["--out", str(tmp_path / "run"), "--backup-dir", str(tmp_path / "run" / "b")],
     }[case]
     monkeypatch.chdir(tmp_path / "data" if case == "dot" else tmp_path)
-    before = _tree(tmp_path)
+    before = tree(tmp_path)
     assert main(["train", *files, *TINY, *flags]) == 2
-    line = _error_line(capsys)
+    line = error_line(capsys)
     assert ("--out" in line) or ("--backup-dir" in line)
-    assert _tree(tmp_path) == before
+    assert tree(tmp_path) == before
 
 
 @pytest.mark.parametrize(
@@ -144,13 +131,13 @@ def test_a_folder_the_project_does_not_own_is_refused_before_training(tmp_path, 
 def test_bad_values_are_one_line(tmp_path, capsys, argv, message):
     files = _files(tmp_path / "data")
     assert main(["train", *files, *TINY, "--out", str(tmp_path / "out"), *argv]) == 2
-    assert message in _error_line(capsys)
+    assert message in error_line(capsys)
     assert not (tmp_path / "out").exists()
 
 
 def test_a_directory_given_as_the_training_file(tmp_path, capsys):
     assert main(["train", "--train-file", str(tmp_path), *TINY]) == 2
-    assert "is a folder, not a file" in _error_line(capsys)
+    assert "is a folder, not a file" in error_line(capsys)
 
 
 def test_a_second_writer_of_the_same_out_is_refused(tmp_path, capsys):
@@ -158,7 +145,7 @@ def test_a_second_writer_of_the_same_out_is_refused(tmp_path, capsys):
     lock = tmp_path / ".run.ganet-lock"
     lock.write_text(str(os.getppid()))  # a live process holds it
     assert main(["train", *files, *TINY, "--out", str(tmp_path / "run")]) == 2
-    assert "being written by another ganet_tf process" in _error_line(capsys)
+    assert "being written by another ganet_tf process" in error_line(capsys)
     assert not (tmp_path / "run").exists()
     lock.write_text(str(_dead_pid()))  # its process is gone: taken over
     with FolderLock(str(tmp_path / "run")) as taken:
@@ -243,11 +230,11 @@ def test_a_backup_of_other_flags_is_refused_naming_them(trained, capsys):
     root, files = trained
     argv = ["train", *files, *TINY, "--backup-dir", str(root / "backup")]
     assert main([*argv, "--lr", "0.05", "--tau", "2.0", "--lam", "0"]) == 2
-    line = _error_line(capsys)
+    line = error_line(capsys)
     assert "--lam 0.01 (now 0.0)" in line and "--lr 0.001 (now 0.05)" in line
     assert "--tau 0.5 (now 2.0)" in line and "--restart" in line
     assert main([*argv, "--seed", "3"]) == 2
-    assert "--seed 0 (now 3)" in _error_line(capsys)
+    assert "--seed 0 (now 3)" in error_line(capsys)
 
 
 @pytest.mark.parametrize("broken", ["best.weights.h5", "backup/latest.weights.h5", "history.csv"])
@@ -261,7 +248,7 @@ def test_a_corrupt_backup_is_one_line_naming_the_file(trained, tmp_path, capsys,
         (backup / broken).write_text("epoch,loss,val_loss\n0,0.5,\n")
     epochs = ["--epochs", "2"] if broken.startswith("backup/") else []
     assert main(["train", *files, *TINY, *epochs, "--backup-dir", str(backup), "--out", str(tmp_path / "out")]) == 2
-    line = _error_line(capsys)
+    line = error_line(capsys)
     assert os.path.basename(broken) in line and "--restart" in line
     assert not (tmp_path / "out").exists()
 
@@ -287,7 +274,7 @@ def test_a_diverged_run_stops_and_saves_nothing(trained, tmp_path, capsys):
         ]
     )
     assert code == 2
-    assert "training diverged" in _error_line(capsys)
+    assert "training diverged" in error_line(capsys)
     assert not (tmp_path / "out").exists()
     assert not (backup / "best.weights.h5").exists()
 
@@ -298,7 +285,7 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
 
     monkeypatch.setattr(cli, "_train", interrupted)
     assert main(["train", "--epochs", "1"]) == 130
-    assert "interrupted (Ctrl-C)" in _error_line(capsys)
+    assert "interrupted (Ctrl-C)" in error_line(capsys)
 
 
 def test_library_refusal_raises_the_input_error(tmp_path):
@@ -329,5 +316,5 @@ def test_a_failed_run_leaves_no_folder_it_made(tmp_path, capsys):
         )
         == 2
     )
-    assert "single label" in _error_line(capsys)
+    assert "single label" in error_line(capsys)
     assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
