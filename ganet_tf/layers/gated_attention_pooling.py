@@ -20,6 +20,16 @@ from ganet_tf.layers.sparse_gather import training_buckets
 FALLBACKS = ("all", "most_probable")
 
 
+def additive_pooling_flops(features, units):
+    """Floating point operations of additive attention pooling per weighed token.
+
+    A multiply-add counts as two: the score network (`2 * features * units
+    + 2 * units` for `W h + b` and the tanh, `2 * units` for `v^T`), the
+    normalisation (3) and the weighted sum (`2 * features`).
+    """
+    return 2 * features * units + 4 * units + 3 + 2 * features
+
+
 @keras.saving.register_keras_serializable(package="ganet_tf")
 class GatedAttentionPooling(keras.layers.Layer):
     """Additive attention pooling over the open gates of GA-Net.
@@ -282,8 +292,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         `2 * units` for `v^T`), the exponential and normalisation (3) and
         the weighted sum (`2 * features`). Needs a built layer.
         """
-        features, units = self.hidden.kernel.shape
-        return 2 * features * units + 4 * units + 3 + 2 * features
+        return additive_pooling_flops(*self.hidden.kernel.shape)
 
     def get_config(self):
         config = super().get_config()

@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from ganet_tf.layers.gated_attention_pooling import additive_pooling_flops
 from ganet_tf.layers.sparse_normalizers import NORMALIZERS
 from ganet_tf.layers.sparse_normalizers import sparse_normalizer
 
@@ -128,8 +129,7 @@ class SparseAttentionPooling(keras.layers.Layer):
         the sort (`O(log T)` per token) are not counted. Needs a built
         layer.
         """
-        features, units = self.hidden.kernel.shape
-        return 2 * features * units + 4 * units + 3 + 2 * features
+        return additive_pooling_flops(*self.hidden.kernel.shape)
 
     def get_config(self):
         config = super().get_config()
