@@ -75,7 +75,17 @@ SETTINGS = {
 }
 CANDIDATES = ("fnn", "attention")  # in this order: a tie goes to the first
 SEEDS = (0, 1, 2)
-PARTS = ("select", "seeds", "serve")
+# Issue 41: the chosen candidate trained with token dropping (`--sparse-training`).
+SPARSE = "sparse"
+SPARSE_FLAG = "--sparse-training"
+# The side-by-side epoch timing: these settings, seed 0, `--epochs EPOCH_TIME_EPOCHS`.
+EPOCH_TIME = ("dense", "chosen", SPARSE)
+EPOCH_TIME_EPOCHS = 2
+MIN_TRAINING_SPEEDUP = 1.5
+# "Serving at least as fast as today's gated model": the two SavedModels run
+# the same graph, so the bound allows the rounds' noise.
+SAME_SERVING = 0.95
+PARTS = ("select", "seeds", "serve", "sparse", "epochs", "serve_sparse")
 # The Done-when item's bounds.
 MAX_ACCURACY_GAP = 0.01
 MAX_DENSITY = 0.25
@@ -87,20 +97,31 @@ def run_name(setting, seed):
     return f"imdb_{setting}_seed{seed}"
 
 
-def train(setting, seed, args):
+def setting_flags(setting, chosen=None):
+    """The model flags of `setting`; `sparse` is the chosen candidate's with
+    `--sparse-training`."""
+    if setting == SPARSE:
+        return [*SETTINGS[chosen], SPARSE_FLAG]
+    return SETTINGS[setting]
+
+
+def train(setting, seed, args, chosen=None, epochs=None, runs_dir=None, name=None):
     """One run (skipped when finished or when another process trains it)."""
-    flags = ["--dataset", "imdb", "--data-dir", args.data_dir, *SEQUENCE, "--epochs", str(args.epochs)]
-    flags += ["--patience", "2", "--seed", str(seed), *SETTINGS[setting]]
+    epochs = args.epochs if epochs is None else epochs
+    flags = ["--dataset", "imdb", "--data-dir", args.data_dir, *SEQUENCE, "--epochs", str(epochs)]
+    flags += ["--patience", "2", "--seed", str(seed), *setting_flags(setting, chosen)]
     flags += ["--limit", str(args.limit)] if args.limit else []
-    run_or_skip(
-        run_name(setting, seed),
+    extra = {"setting": setting, **({"gates_of": chosen} if setting == SPARSE else {})}
+    run = run_or_skip(
+        name or run_name(setting, seed),
         flags,
-        os.path.join(args.results, "runs"),
+        runs_dir or os.path.join(args.results, "runs"),
         out_root=args.out_root,
         resumable=True,
-        extra={"setting": setting},
+        extra=extra,
     )
     write_readme(args.results)
+    return run
 
 
 def find(runs, setting, seed):
@@ -146,6 +167,35 @@ def part_seeds(args):
         chosen = chosen_or_wait(args.results, "seeds")
         if chosen:
             train(chosen, seed, args)
+
+
+def part_sparse(args):
+    """Issue 41: the chosen candidate with `--sparse-training`, every seed."""
+    chosen = chosen_or_wait(args.results, "sparse")
+    if chosen:
+        for seed in SEEDS:
+            train(SPARSE, seed, args, chosen=chosen)
+
+
+def epoch_time_name(setting, index):
+    return f"imdb_{setting}_seed0_round{index}"
+
+
+def part_epochs(args):
+    """Issue 41: epoch seconds of dense, relaxed-gate and sparse training side
+    by side: seed 0 of each trained `--epochs-time` epochs (no early stop
+    before then), one after another in this process's rounds, the order
+    reversed in every other round; runs go to `RESULTS/epoch_time/`."""
+    chosen = chosen_or_wait(args.results, "epochs")
+    if not chosen:
+        return
+    runs_dir = os.path.join(args.results, "epoch_time")
+    for index in range(args.epoch_rounds):
+        order = EPOCH_TIME if index % 2 == 0 else EPOCH_TIME[::-1]
+        for setting in order:
+            real = chosen if setting == "chosen" else setting
+            name = epoch_time_name(real, index)
+            train(real, 0, args, chosen=chosen, epochs=args.epochs_time, runs_dir=runs_dir, name=name)
 
 
 def long_texts(model_dirs, data_dir, limit):
@@ -203,8 +253,12 @@ def medians(rounds):
         texts_per_second = np.median([r[name]["throughput"]["texts_per_second"] for r in rounds])
         result[name]["texts_per_second"] = round(float(texts_per_second), 1)
     ratios = {
-        "texts_per_second": result["gated"]["texts_per_second"] / result["dense"]["texts_per_second"],
-        "p50": result["gated"]["p50_ms"] / result["dense"]["p50_ms"],
+        key: {
+            "texts_per_second": result[key]["texts_per_second"] / result["dense"]["texts_per_second"],
+            "p50": result[key]["p50_ms"] / result["dense"]["p50_ms"],
+        }
+        for key in result
+        if key != "dense"
     }
     return result, ratios
 
@@ -256,8 +310,40 @@ def part_serve(args):
     write_readme(args.results)
 
 
+def part_serve_sparse(args):
+    """Issue 41: the SavedModels of the dense, the relaxed-gate and the
+    sparse-trained model timed side by side (`serving_sparse.json`): the
+    sparse model is `imdb_sparse_seed0`; the other two are the seed-0 runs of
+    part `epochs` (serving cost does not depend on how far a model trained:
+    `top_k` opens the same count of tokens)."""
+    path = os.path.join(args.results, "serving_sparse.json")
+    if os.path.exists(path):
+        print(f"    part serve_sparse: {path} exists (delete it to measure again), skipped", flush=True)
+        return
+    chosen = chosen_or_wait(args.results, "serve_sparse")
+    if not chosen:
+        return
+    folders = {
+        "dense": epoch_time_name("dense", 0),
+        "gated": epoch_time_name(chosen, 0),
+        SPARSE: run_name(SPARSE, 0),
+    }
+    missing = [n for n in folders.values() if not os.path.exists(os.path.join(REPO, args.out_root, n, "model.keras"))]
+    if missing:
+        raise SystemExit(
+            f"error: part serve_sparse needs the models {', '.join(missing)} in {args.out_root}: "
+            "run --parts sparse epochs on this machine first"
+        )
+    try:
+        with _exclusive(path):
+            _write_json(path, measure({key: {"name": name} for key, name in folders.items()}, args))
+    except RunBusy:
+        print("    part serve_sparse: another process is timing the models, skipped", flush=True)
+    write_readme(args.results)
+
+
 def measure(pair, args):
-    """Exports both runs, loads the exports and times them (`serving.json`)."""
+    """Exports the runs, loads the exports and times them (`serving.json`)."""
     import tensorflow as tf
     from bench_serving import machine as serving_machine
 
@@ -292,7 +378,8 @@ def measure(pair, args):
         "gated_density_first_batch": density,
         **{key: getattr(args, key) for key in ("calls", "warmup", "batches", "batch_size", "rounds")},
         "median": timings,
-        "ratio_gated_to_dense": ratios,
+        "ratio_gated_to_dense": ratios["gated"],
+        **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}),
         "rounds_scores": rounds,
     }
 
@@ -340,7 +427,7 @@ def seeds_table(runs):
         "| model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for setting in ("dense", *([chosen] if chosen else [])):
+    for setting in ("dense", *([chosen, SPARSE] if chosen else [])):
         group = [r for r in runs if r.get("setting") == setting]
         if not group:
             continue
@@ -383,6 +470,91 @@ def checks(runs, serving):
     return lines
 
 
+def _epochs(run):
+    return f"{', '.join(f'{s:.0f}' for s in run['epoch_seconds'])}"
+
+
+def sparse_section(runs, results):
+    """Issue 41: the side-by-side epoch times, the sparse-trained model's
+    scores against the dense 3-seed mean, and its serving beside the
+    relaxed-gate model's."""
+    chosen = choice(runs)
+    timed = load_runs(os.path.join(results, "epoch_time"))
+    path = os.path.join(results, "serving_sparse.json")
+    serving = _read_json(path) if os.path.exists(path) else None
+    if not chosen or not (timed or serving or find(runs, SPARSE, 0)):
+        return []
+    lines = [
+        "## Sparse training (issue 41)",
+        "",
+        f"`sparse` is `{chosen}` trained with `--sparse-training`: every block and the pooling train on the",
+        "round(0.2 T) tokens of highest relaxed gate only (`results/sparse_training/README.md` states the rule).",
+        "",
+        f"Epoch seconds side by side (`--parts epochs`): seed 0 of dense, `{chosen}` (relaxed gates, every token",
+        f"through every block) and `sparse`, each trained `--epochs {EPOCH_TIME_EPOCHS}` (full IMDB training split,",
+        "validation inside the epoch) one after another in one command, the order reversed in every other round;",
+        "epoch 1 includes tracing the graph. Speed-up: the dense run's seconds over the other's.",
+        "",
+        "| round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch |",
+        "|---|---|---|---|---|---|",
+    ]
+    speedups = []
+    for index in sorted({int(r["name"].rsplit("round", 1)[1]) for r in timed}):
+        group = {r["setting"]: r for r in timed if r["name"].endswith(f"round{index}")}
+        dense = group.get("dense")
+        for setting in ("dense", chosen, SPARSE):
+            run = group.get(setting)
+            if run is None:
+                continue
+            mean = float(np.mean(run["epoch_seconds"]))
+            ratio = last = "-"
+            if dense is not None:
+                ratio_value = float(np.mean(dense["epoch_seconds"])) / mean
+                ratio, last = f"{ratio_value:.2f}x", f"{dense['epoch_seconds'][-1] / run['epoch_seconds'][-1]:.2f}x"
+                if setting == SPARSE:
+                    speedups.append(ratio_value)
+            lines.append(f"| {index} | {setting} | {_epochs(run)} | {mean:.0f} | {ratio} | {last} |")
+    sparse_runs = [r for r in runs if r.get("setting") == SPARSE and r["seed"] in SEEDS]
+    dense_runs = [r for r in runs if r.get("setting") == "dense" and r["seed"] in SEEDS]
+    if sparse_runs:
+        lines += [
+            "",
+            "Epoch seconds of the 3-seed `sparse` runs themselves (other jobs may have shared the machine): "
+            + "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in sorted(sparse_runs, key=lambda r: r["seed"])),
+        ]
+    lines += ["", "Done-when checks (issue 41):", ""]
+    if speedups:
+        speedup = min(speedups)
+        lines.append(
+            f"- epoch speed-up of `sparse` over dense, side by side (mean epoch, the smallest over rounds): "
+            f"{speedup:.2f}x (>= {MIN_TRAINING_SPEEDUP}x): {'pass' if speedup >= MIN_TRAINING_SPEEDUP else 'FAIL'}"
+        )
+    else:
+        lines.append("- epoch speed-up: pending (part epochs)")
+    if len(sparse_runs) == len(SEEDS) and len(dense_runs) == len(SEEDS):
+        gap = np.mean([r["test_accuracy"] for r in sparse_runs]) - np.mean([r["test_accuracy"] for r in dense_runs])
+        density = np.mean([attended_density(r) for r in sparse_runs])
+        lines += [
+            f"- test accuracy of `sparse` minus dense, 3-seed means: {gap * 100:+.2f} points "
+            f"(>= -{MAX_ACCURACY_GAP * 100:.0f}): {'pass' if gap >= -MAX_ACCURACY_GAP else 'FAIL'}",
+            f"- attended test density of `sparse`, 3-seed mean: {density:.4f} "
+            f"(<= {MAX_DENSITY}): {'pass' if density <= MAX_DENSITY else 'FAIL'}",
+        ]
+    else:
+        lines.append(f"- accuracy and density: pending ({len(sparse_runs)}/3 sparse seeds)")
+    if serving is None:
+        lines.append("- serving: pending (part serve_sparse)")
+    else:
+        ratio = serving["median"][SPARSE]["texts_per_second"] / serving["median"]["gated"]["texts_per_second"]
+        lines.append(
+            f"- SavedModel texts/s at batch {serving['batch_size']}, `sparse` / `{chosen}` (relaxed-gate training; "
+            f"both serve the same graph): {ratio:.2f}x (>= {SAME_SERVING}x, the rounds' noise allowed): "
+            f"{'pass' if ratio >= SAME_SERVING else 'FAIL'}"
+        )
+        lines += ["", *serving_table(serving)[2:]]
+    return lines
+
+
 def serving_table(serving):
     if serving is None:
         return []
@@ -407,7 +579,10 @@ def serving_table(serving):
         f"| model | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {serving['batch_size']} texts/s |",
         "|---|---|---|---|---|",
         *rows,
-        f"| gated / dense | {ratio['p50']:.2f} | | | {ratio['texts_per_second']:.2f} |",
+        *(
+            f"| {key} / dense | {r['p50']:.2f} | | | {r['texts_per_second']:.2f} |"
+            for key, r in serving.get("ratio_to_dense", {"gated": ratio}).items()
+        ),
         "",
         f"1-minute load average {load['before'][0]:.2f} before and {load['after'][0]:.2f} after "
         f"({os.cpu_count()} cores; the benchmark itself accounts for about 1).",
@@ -429,6 +604,7 @@ def write_readme(results):
         "",
     ]
     tables = [*selection_table(runs), "", *seeds_table(runs), "", *checks(runs, serving), "", *serving_table(serving)]
+    tables += ["", *sparse_section(runs, results)]
     os.makedirs(results, exist_ok=True)
     write_results_readme(results, [*head, *tables], runs)
 
@@ -446,6 +622,8 @@ def parse_args(argv=None):
     parser.add_argument("--batches", type=int, default=20, help="batches of --batch-size per round")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--epochs-time", type=int, default=EPOCH_TIME_EPOCHS, help="part epochs: epochs per run")
+    parser.add_argument("--epoch-rounds", type=int, default=1, help="part epochs: rounds of the three runs")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
     args.results = os.path.abspath(args.results)
@@ -463,7 +641,14 @@ def main(argv=None):
     if not args.table_only:
         for part in PARTS:
             if part in args.parts:
-                {"select": part_select, "seeds": part_seeds, "serve": part_serve}[part](args)
+                {
+                    "select": part_select,
+                    "seeds": part_seeds,
+                    "serve": part_serve,
+                    "sparse": part_sparse,
+                    "epochs": part_epochs,
+                    "serve_sparse": part_serve_sparse,
+                }[part](args)
     write_readme(args.results)
 
 

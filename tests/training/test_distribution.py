@@ -68,6 +68,32 @@ def test_mirrored_on_two_cpu_devices_matches_one_device(data_dir):
         assert two[key] == pytest.approx(one[key], abs=0.1), key
 
 
+# Issue 41: a `ganet_transformer` that drops the closed tokens while training
+# takes its fit steps on two mirrored replicas (two logical CPU devices).
+MIRRORED_SPARSE_TRAINING = """
+import json, sys
+from ganet_tf.training import TrainConfig, train_and_evaluate
+tiny = json.loads(sys.argv[1])
+config = TrainConfig(
+    strategy="mirrored", cpu_devices=2, model="ganet_transformer", aux="fnn", target_density=0.25,
+    sparse_training=True, **tiny,
+)
+result = train_and_evaluate(config)
+print(json.dumps({"history": {k: v[0] for k, v in result["history"].items()}, "test": result["test_density"]}))
+"""
+
+
+def test_sparse_training_fit_step_on_two_mirrored_replicas(data_dir):
+    tiny = {**TINY, "hidden": 8, "sequence_length": 12, "data_dir": data_dir}
+    done = _run(["-c", MIRRORED_SPARSE_TRAINING, json.dumps(tiny)])
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    history = out["history"]
+    assert all(v == v and abs(v) < 1e6 for v in history.values()), history
+    # top_k opens round(0.25 T) of every question's real tokens at test.
+    assert 0.1 < out["test"] < 0.5
+
+
 def test_validation_of_the_strategy_flags(monkeypatch):
     with pytest.raises(GANetInputError, match="--strategy"):
         TrainConfig(strategy="tpu").validate()
