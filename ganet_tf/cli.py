@@ -118,6 +118,8 @@ def _add_gate_arguments(model, defaults):
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
     sparse_training_help = "ganet_transformer: blocks train on the round(rho T) tokens of highest gate only"
     model.add_argument("--sparse-training", action="store_true", help=sparse_training_help)
+    complement_help = "ganet: weight of a loss that asks the classifier to find no label in the closed gates' tokens"
+    add_flag(model, "--complement-weight", defaults, float, help=complement_help)
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
         "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"

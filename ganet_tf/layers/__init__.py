@@ -1,5 +1,6 @@
 from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
+from ganet_tf.layers.complement_classifier import ComplementClassifier
 from ganet_tf.layers.gate_sampler import GateSampler
 from ganet_tf.layers.gate_sparsity import GateSparsity
 from ganet_tf.layers.gated_attention_pooling import GatedAttentionPooling

@@ -81,6 +81,15 @@ class GatedAttentionPooling(keras.layers.Layer):
     backward the gradient of the log-gate bias `log g`), so the gate
     network still gets gradients. See `GatedMultiHeadAttention`.
 
+    Complement: with `return_complement=True` and `gates`, the layer also
+    returns the context of the tokens whose gates are closed,
+    `c' = sum_t alpha'_t h_t` with `alpha'_t = (1 - g_t) exp(e_t) / sum_s
+    (1 - g_s) exp(e_s)` over the real tokens, the same scores `e_t`; a row
+    whose gates are all open (or without a real token) gets a zero `c'`.
+    It is computed only while training, densely (the gates before any
+    sparse training), and is zeros outside training: it feeds the
+    complement loss of `ComplementClassifier`.
+
     Args:
         units: int > 0, width of the hidden layer of the score network.
         fallback: `"all"` or `"most_probable"`, the weights of a row whose
@@ -99,6 +108,8 @@ class GatedAttentionPooling(keras.layers.Layer):
         training_density: None or float in (0, 1], the share rho of real
             tokens that sparse training keeps; required by
             `sparse_training=True`. Defaults to `None`.
+        return_complement: bool, also return the complement context `c'`
+            (last in the outputs). Defaults to `False`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -112,7 +123,9 @@ class GatedAttentionPooling(keras.layers.Layer):
 
     Returns:
         The context `(batch, features)`, and with `return_attention_scores`
-        also the weights `(batch, steps)` as a tuple `(context, weights)`.
+        also the weights `(batch, steps)` as a tuple `(context, weights)`;
+        with `return_complement` the complement context `(batch, features)`
+        follows, e.g. `(context, weights, complement)`.
 
     Example:
 
@@ -139,6 +152,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         sparse_buckets=DEFAULT_SPARSE_BUCKETS,
         sparse_training=False,
         training_density=None,
+        return_complement=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -152,6 +166,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
         self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
+        self.return_complement = bool(return_complement)
         self.supports_masking = True
         self.hidden = keras.layers.Dense(
             units,
@@ -179,6 +194,9 @@ class GatedAttentionPooling(keras.layers.Layer):
             real = ops.cast(mask, "bool")
         has_tokens = ops.any(real, axis=1, keepdims=True)
         negative = large_negative_number(self.compute_dtype)
+        complement = None
+        if self.return_complement:
+            complement = self._complement(inputs, gates, real, training)
         if gates is not None and self.sparse_training and training:
             # The top_k tokens, their gates as straight-through ones.
             kept = keep_top_k(gates, real, self.training_density)
@@ -192,9 +210,21 @@ class GatedAttentionPooling(keras.layers.Layer):
         if gates is not None and hasattr(self, "attended_density"):
             self._update_attended_density(weights, real, has_tokens)
         weights = ops.cast(weights, self.compute_dtype)
-        if self.return_attention_scores:
-            return context, weights
-        return context
+        outputs = (context, weights) if self.return_attention_scores else (context,)
+        if complement is not None:
+            outputs += (complement,)
+        return outputs if len(outputs) > 1 else context
+
+    def _complement(self, inputs, gates, real, training):
+        """The context `(batch, features)` of the closed gates `1 - g`
+        while training, else zeros."""
+        if gates is None or not training:
+            return ops.zeros_like(inputs[:, 0, :])
+        closed = 1.0 - ops.cast(gates, "float32")
+        open_ = ops.logical_and(real, closed > 0.0)
+        safe = ops.where(open_, closed, ops.ones_like(closed))
+        weights = masked_softmax(self._scores(inputs) + ops.log(safe), open_)
+        return ops.einsum("bt,btf->bf", ops.cast(weights, self.compute_dtype), inputs)
 
     def _scores(self, states):
         """The float32 scores `e_t` `(batch, steps)` of `states`."""
@@ -280,9 +310,12 @@ class GatedAttentionPooling(keras.layers.Layer):
 
     def compute_output_shape(self, inputs_shape, gates_shape=None, gate_scores_shape=None):
         context_shape = (inputs_shape[0], inputs_shape[2])
+        shapes = (context_shape,)
         if self.return_attention_scores:
-            return context_shape, (inputs_shape[0], inputs_shape[1])
-        return context_shape
+            shapes += ((inputs_shape[0], inputs_shape[1]),)
+        if self.return_complement:
+            shapes += (context_shape,)
+        return shapes if len(shapes) > 1 else context_shape
 
     def flops_per_token(self):
         """Floating point operations of attention for one attended token.
@@ -305,6 +338,7 @@ class GatedAttentionPooling(keras.layers.Layer):
                 "sparse_buckets": self.sparse_buckets,
                 "sparse_training": self.sparse_training,
                 "training_density": self.training_density,
+                "return_complement": self.return_complement,
             }
         )
         return config

@@ -3,6 +3,7 @@ auxiliary network opens."""
 
 import keras
 
+from ganet_tf.layers import ComplementClassifier
 from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
@@ -34,6 +35,7 @@ def build_ganet(
     inference_ratio=None,
     inference_mass=None,
     sparse_inference=False,
+    complement_weight=0.0,
     dropout=0.3,
     sequence_length=None,
     seed=None,
@@ -94,6 +96,11 @@ def build_ganet(
         sparse_inference: bool, the attention pooling scores only the
             attended states at inference (see `GatedAttentionPooling`;
             `results/pooling_gather/` measures what it saves).
+        complement_weight: float >= 0, the weight mu of the complement
+            loss: while training, attention also pools the tokens whose
+            gates are closed, and the classifier, held fixed, must find no
+            label there (`ComplementClassifier`). 0 (the default) adds no
+            loss and gives GA-Net as in the paper.
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -115,8 +122,22 @@ def build_ganet(
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     gate_logits, gates = gated_tokens(embedded, locals())
     states = bilstm_states(embedded, hidden_dim, num_layers)
-    context, _ = GatedAttentionPooling(
-        units=attention_units, fallback=fallback, sparse_inference=sparse_inference, name="attention"
+    if not isinstance(complement_weight, (int, float)) or isinstance(complement_weight, bool) or complement_weight < 0:
+        raise ValueError(f"`complement_weight` must be a number >= 0. Received: complement_weight={complement_weight}")
+    pooled = GatedAttentionPooling(
+        units=attention_units,
+        fallback=fallback,
+        sparse_inference=sparse_inference,
+        return_complement=complement_weight > 0,
+        name="attention",
     )(states, gates=gates, gate_scores=gate_logits, mask=mask)
-    probabilities = classifier_head(context, num_classes, dropout)
+    if complement_weight > 0:
+        context, _, complement = pooled
+        if dropout:
+            context = keras.layers.Dropout(dropout, name="head_dropout")(context)
+        probabilities = ComplementClassifier(
+            num_classes, complement_weight=complement_weight, dtype="float32", name="probabilities"
+        )(context, complement=complement)
+    else:
+        probabilities = classifier_head(pooled[0], num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

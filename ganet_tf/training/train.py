@@ -76,6 +76,7 @@ MODEL_FLAGS = {
     ),
     "window": ("local",),
     "sparse_training": ("ganet_transformer",),
+    "complement_weight": ("ganet",),
 }
 
 
@@ -130,6 +131,8 @@ class TrainConfig:
     straight_through: bool = False
     # ganet_transformer: blocks train on the top_k tokens only (issue 41).
     sparse_training: bool = False
+    # ganet: weight of the complement loss (issue 39; 0: none).
+    complement_weight: float = 0.0
     patience: int = 3
     monitor: str = "val_loss"
     buckets: int = 4
@@ -157,6 +160,7 @@ class TrainConfig:
         for name in ("tau", "lr"):
             check_number(name, getattr(self, name), above=0)
         check_number("lam", self.lam, at_least=0)
+        check_number("complement_weight", self.complement_weight, at_least=0)
         check_number("gate_bias", self.gate_bias, optional=True)
         self._validate_gates()
         check_number("dropout", self.dropout, at_least=0, below=1)
@@ -262,6 +266,8 @@ def model_arguments(config, splits, embeddings):
         arguments["window"] = config.window or local_window(splits.name)
     if config.model == "ganet_transformer" and config.sparse_training:
         arguments["sparse_training"] = True
+    if config.model == "ganet" and config.complement_weight:
+        arguments["complement_weight"] = config.complement_weight
     return arguments
 
 

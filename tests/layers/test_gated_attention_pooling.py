@@ -338,3 +338,25 @@ def test_sparse_training_layer_harness(tmp_path):
         call_kwargs={"gates": GATES, "gate_scores": GATE_SCORES},
         mask=MASK,
     )
+
+
+def test_complement_context_matches_numpy_while_training_and_is_zero_outside():
+    layer = GatedAttentionPooling(units=3, return_complement=True)
+    context, weights, complement = layer(STATES, gates=GATES, mask=MASK, training=True)
+    plain = GatedAttentionPooling(units=3)
+    plain(STATES, gates=GATES, mask=MASK)
+    plain.set_weights(layer.get_weights())
+    expected_context, expected_weights = plain(STATES, gates=GATES, mask=MASK, training=True)
+    np.testing.assert_allclose(context, expected_context, atol=1e-6)
+    np.testing.assert_allclose(weights, expected_weights, atol=1e-6)
+    kernel, bias, vector = (w.numpy() for w in (layer.hidden.kernel, layer.hidden.bias, layer.score.kernel))
+    scores = (np.tanh(STATES @ kernel + bias) @ vector)[..., 0]
+    closed = (1.0 - GATES) * MASK
+    numerator = closed * np.exp(scores)
+    total = numerator.sum(axis=1, keepdims=True)
+    alpha = np.divide(numerator, total, out=np.zeros_like(numerator), where=total > 0)
+    np.testing.assert_allclose(complement, np.einsum("bt,btf->bf", alpha, STATES), atol=1e-5)
+    assert np.all(np.asarray(complement)[3] == 0)  # empty text
+    _, _, outside = layer(STATES, gates=GATES, mask=MASK)
+    assert np.all(np.asarray(outside) == 0)
+    assert GatedAttentionPooling.from_config(layer.get_config()).return_complement

@@ -112,3 +112,41 @@ def test_keras_file_reloads_in_a_fresh_process_with_identical_predictions(tmp_pa
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), model.predict(IDS, verbose=0))
+
+
+def test_complement_weight_zero_is_ganet_and_changes_no_inference_output():
+    plain = small_ganet()
+    zero = small_ganet(complement_weight=0.0)
+    assert [type(layer) for layer in zero.layers] == [type(layer) for layer in plain.layers]
+    assert type(zero.get_layer("probabilities")) is keras.layers.Dense
+    assert not zero.get_layer("attention").return_complement
+    complemented = small_ganet(complement_weight=0.5)
+    complemented.set_weights(plain.get_weights())
+    np.testing.assert_allclose(complemented.predict(IDS, verbose=0), plain.predict(IDS, verbose=0), rtol=1e-6)
+    plain(IDS, training=True)
+    assert len(plain.losses) == 1  # the gate penalty only
+
+
+def test_complement_loss_reaches_the_gates_and_not_the_classifier():
+    model = small_ganet(complement_weight=1.0, penalty=0.0, dropout=0.0)
+    head = model.get_layer("probabilities")
+    with tf.GradientTape() as tape:
+        model(IDS, training=True)
+        (loss,) = head.losses
+    auxiliary = model.get_layer("auxiliary").trainable_weights
+    gradients = tape.gradient(loss, [*auxiliary, head.kernel, head.bias])
+    assert sum(float(tf.reduce_sum(tf.abs(g))) for g in gradients[: len(auxiliary)] if g is not None) > 0
+    assert gradients[-2] is None and gradients[-1] is None
+    assert float(loss) > 0
+
+
+def test_complement_weight_survives_a_keras_round_trip(tmp_path):
+    model = small_ganet(complement_weight=0.3)
+    path = str(tmp_path / "complement.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.get_layer("probabilities").complement_weight == 0.3
+    assert loaded.get_layer("attention").return_complement
+    np.testing.assert_allclose(loaded.predict(IDS, verbose=0), model.predict(IDS, verbose=0), rtol=1e-6)
+    loaded(IDS, training=True)
+    assert len(loaded.get_layer("probabilities").losses) == 1

@@ -162,3 +162,17 @@ def test_sparse_training_flag_reaches_the_builder_and_needs_a_density(capsys, tm
     argv = ["train", "--out", str(tmp_path / "x"), "--model", "ganet_transformer", "--sparse-training"]
     assert main([*argv, "--target-density", "0"]) == 2
     assert "--sparse-training keeps round(rho T) tokens" in capsys.readouterr().err
+
+
+def test_complement_weight_flag_reaches_the_ganet_builder_and_is_checked(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from ganet_tf.training.train import model_arguments
+
+    args = build_parser().parse_args(["train", "--complement-weight", "0.5"])
+    assert args.complement_weight == 0.5
+    splits = SimpleNamespace(train_texts=["a"], name="trec")
+    assert model_arguments(TrainConfig(complement_weight=0.5), splits, None)["complement_weight"] == 0.5
+    assert "complement_weight" not in model_arguments(TrainConfig(), splits, None)
+    assert main(["train", "--out", str(tmp_path / "x"), "--complement-weight", "-1"]) == 2
+    assert "--complement-weight" in capsys.readouterr().err
