@@ -276,8 +276,10 @@ class HierarchicalAttention(BaseAdditiveAttention):
 
     # --- summarising: once per sentence -----------------------------------
 
-    def _fixed_blocks(self, index, nodes, mask):
-        """Blocks of `block_size`: child weights `(b, c)`, parents `(b, c, p)`."""
+    def _fixed_summary(self, index, nodes, mask):
+        """Blocks of `block_size`: the children's weights within their block
+        `(b, p, k)`, the children `(b, p, k, f)` (0 at padding) and their
+        mask `(b, p, k)`."""
         k = self.block_size
         batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
         features = nodes.shape[-1]
@@ -297,9 +299,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
         hidden = ops.tanh(ops.expand_dims(self.summary_queries[index](summary), 2) + self.summary_keys[index](blocks))
         scores = ops.squeeze(self.summary_scores[index](hidden), -1)
         scores = ops.cast(scores, "float32")
-        weights = masked_softmax(scores, block_mask)
-        weights = ops.reshape(weights, (batch, blocks_count * k))[:, :count]
-        parent_index = ops.arange(count) // k
+        return masked_softmax(scores, block_mask), blocks, block_mask
+
+    def _fixed_blocks(self, index, nodes, mask):
+        """Blocks of `block_size`: child weights `(b, c)`, parents `(b, c, p)`."""
+        batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
+        weights, _, _ = self._fixed_summary(index, nodes, mask)
+        blocks_count = ops.shape(weights)[1]
+        weights = ops.reshape(weights, (batch, blocks_count * self.block_size))[:, :count]
+        parent_index = ops.arange(count) // self.block_size
         parents = ops.one_hot(parent_index, blocks_count, dtype="float32")
         parents = ops.expand_dims(parents, 0) * ops.expand_dims(ops.cast(mask, "float32"), -1)
         return weights, parents
@@ -321,11 +329,13 @@ class HierarchicalAttention(BaseAdditiveAttention):
         step = multiplier + MULTIPLIER_RATE * ops.stop_gradient(gap)
         multiplier.assign(ops.clip(step, -MAX_MULTIPLIER, MAX_MULTIPLIER))
 
-    def _act_blocks(self, index, nodes, mask, training):
+    def _act_blocks(self, index, nodes, mask, training, compact=False):
         """ACT-style dynamic blocks: child weights and parents. The parents
         matrix has as many columns as there are children (the static bound
         on the number of blocks; the unused ones are empty), so its shape
-        does not depend on the data (XLA)."""
+        does not depend on the data (XLA). With `compact`, the parent index
+        of each child `(b, c)` and the real children instead of the
+        matrix."""
         real = ops.cast(mask, "float32")
         halting = ops.sigmoid(ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")) * real
         if training:
@@ -361,17 +371,33 @@ class HierarchicalAttention(BaseAdditiveAttention):
         transposed = [ops.transpose(x) for x in (halting, real, is_last)]
         outputs = tf.scan(lambda carry, x: step(carry, x), tuple(transposed), initializer=initial)
         weights, parent_index = ops.transpose(outputs[3]), ops.transpose(outputs[4])
+        if compact:
+            return weights, parent_index, real
         parents = ops.one_hot(parent_index, count, dtype="float32")
         parents = parents * ops.expand_dims(real, -1)
         return weights, parents
 
-    def prepare(self, values, mask=None, training=None):
+    def prepare(self, values, mask=None, training=None, compact=False):
         """The per-sentence part: the levels' keys, masks, parents and
-        compositions over the encoder states."""
-        steps = ops.shape(values)[1]
+        compositions over the encoder states.
+
+        With `compact=True` (outside training) the memory holds only what
+        `attend(..., return_weights=False)` reads, summed block by block
+        without the one-hot parent matrices and the `(T, T)` compositions
+        of the dense path, so it costs O(T) per sentence: every level's
+        `"mask"`; the top level's `"keys"` and `"nodes"`; below it, with
+        `"cnn"` and `"rnn"`, the keys, nodes and mask in blocks of
+        `block_size` (`"block_keys"`, `"block_nodes"`, `"block_mask"`,
+        `(batch, blocks, block_size, ...)`), so that a step gathers a
+        chosen node's children at once; with `"act"` the flat `"keys"` and
+        `"nodes"` and the blocks' `"starts"` and `"sizes"`.
+        """
         if mask is None:
             mask = ops.ones(ops.shape(values)[:2], dtype="bool")
         mask = ops.cast(mask, "bool")
+        if compact and not training:
+            return self._prepare_compact(values, mask)
+        steps = ops.shape(values)[1]
         values32 = ops.cast(values, "float32")
         compose = ops.broadcast_to(
             ops.expand_dims(ops.eye(steps, dtype="float32"), 0),
@@ -402,6 +428,47 @@ class HierarchicalAttention(BaseAdditiveAttention):
                     "nodes": nodes,
                 }
             )
+        return {"levels": levels, "values": values}
+
+    def _prepare_compact(self, values, mask):
+        """`prepare(..., compact=True)`: the levels the gathered descent reads."""
+        nodes = ops.cast(values, "float32")
+        node_mask = mask
+        levels = [{"keys": self.key_dense(values), "mask": mask, "nodes": nodes}]
+        for index in range(self.levels - 1):
+            cast_nodes = ops.cast(nodes, self.compute_dtype)
+            if self.summarizer == "act":
+                weights, parent_index, real = self._act_blocks(index, cast_nodes, node_mask, False, compact=True)
+                batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
+                # Each child adds its weighted state and a count of 1 (if
+                # real) to its block's slot; a row's slots follow the rows before.
+                slots = ops.minimum(parent_index, count - 1) + ops.expand_dims(ops.arange(batch) * count, -1)
+                slots = ops.reshape(slots, (-1,))
+                features = nodes.shape[-1]
+                weighted = ops.reshape(nodes * ops.expand_dims(weights * real, -1), (batch * count, features))
+                nodes = tf.math.unsorted_segment_sum(weighted, slots, batch * count)
+                nodes = ops.reshape(nodes, (batch, count, features))
+                sizes = tf.math.unsorted_segment_sum(ops.reshape(real, (-1,)), slots, batch * count)
+                sizes = ops.cast(ops.reshape(sizes, (batch, count)), "int32")
+                levels[-1]["starts"] = ops.cumsum(sizes, axis=-1) - sizes
+                levels[-1]["sizes"] = sizes
+                node_mask = sizes > 0
+            else:
+                weights, _, block_mask = self._fixed_summary(index, cast_nodes, node_mask)
+                # The children in blocks, so that a step gathers a chosen
+                # node's children at once: `(b, p, k, ...)`.
+                child = levels[-1]
+                batch, count, k = ops.shape(nodes)[0], ops.shape(nodes)[1], self.block_size
+                padding = [[0, 0], [0, (-count) % k], [0, 0]]
+                blocks = ops.reshape(ops.pad(child.pop("nodes"), padding), (batch, -1, k, nodes.shape[-1]))
+                keys = child.pop("keys")
+                child["block_keys"] = ops.reshape(ops.pad(keys, padding), (batch, -1, k, keys.shape[-1]))
+                child["block_nodes"] = blocks
+                child["block_mask"] = block_mask
+                nodes = ops.einsum("bpk,bpkf->bpf", weights, blocks)
+                node_mask = ops.any(block_mask, axis=-1)
+            keys = self.key_dense(ops.cast(nodes, self.compute_dtype))
+            levels.append({"keys": keys, "mask": node_mask, "nodes": nodes})
         return {"levels": levels, "values": values}
 
     # --- attending: once per decoder step ----------------------------------
@@ -445,8 +512,8 @@ class HierarchicalAttention(BaseAdditiveAttention):
         # ACT: contiguous blocks of varying size, at most `max_block_size`
         # children (else the largest block of the batch).
         width = self.max_block_size or ops.maximum(ops.max(level["sizes"]), 1)
-        start = ops.take_along_axis(level["starts"], chosen, -1)
-        size = ops.take_along_axis(level["sizes"], chosen, -1)
+        start = tf.gather(level["starts"], chosen, batch_dims=1)
+        size = tf.gather(level["sizes"], chosen, batch_dims=1)
         offsets = ops.arange(width, dtype="int32")
         valid = offsets < ops.expand_dims(size, -1)
         index = ops.minimum(ops.expand_dims(start, -1) + offsets, count - 1)
@@ -462,31 +529,36 @@ class HierarchicalAttention(BaseAdditiveAttention):
             return self._additive_scores(ops.expand_dims(projected, 2), keys)
 
         top = levels[-1]
-        batch, queries = ops.shape(query)[0], ops.shape(query)[1]
         weights = masked_softmax(scores(ops.expand_dims(top["keys"], 1)), ops.expand_dims(top["mask"], 1))
-        chosen = ops.argmax(weights, -1)  # (b, q)
-        carry = ops.take_along_axis(weights, ops.expand_dims(chosen, -1), -1)[..., 0]
-        chosen_nodes = tf.gather(top["nodes"], chosen, batch_dims=1)
+        chosen = tf.argmax(weights, -1, output_type="int32")  # (b, q)
+        carry = ops.max(weights, -1)  # the chosen node's weight
         context = ops.einsum("bqn,bnf->bqf", weights, top["nodes"])
-        context = context - ops.expand_dims(carry, -1) * chosen_nodes
+        context = context - ops.expand_dims(carry, -1) * tf.gather(top["nodes"], chosen, batch_dims=1)
         for level in reversed(levels[:-1]):
-            index, valid = self._children(level, ops.cast(chosen, "int32"))  # (b, q, width)
-            width = ops.shape(index)[-1]
-            flat = ops.reshape(index, (batch, queries * width))
-            real = ops.reshape(tf.gather(level["mask"], flat, batch_dims=1), (batch, queries, width))
-            keys = ops.reshape(tf.gather(level["keys"], flat, batch_dims=1), (batch, queries, width, -1))
-            nodes = ops.reshape(tf.gather(level["nodes"], flat, batch_dims=1), (batch, queries, width, -1))
-            weights = masked_softmax(scores(keys), ops.logical_and(valid, real))
+            if "block_keys" in level:  # a compact memory: the children in blocks (b, p, k, ...)
+                index = None
+                keys = tf.gather(level["block_keys"], chosen, batch_dims=1)  # (b, q, k, u)
+                nodes = tf.gather(level["block_nodes"], chosen, batch_dims=1)
+                allowed = tf.gather(level["block_mask"], chosen, batch_dims=1)
+            else:
+                index, valid = self._children(level, chosen)  # (b, q, width)
+                keys = tf.gather(level["keys"], index, batch_dims=1)
+                nodes = tf.gather(level["nodes"], index, batch_dims=1)
+                allowed = ops.logical_and(valid, tf.gather(level["mask"], index, batch_dims=1))
+            weights = masked_softmax(scores(keys), allowed)
             inner = ops.einsum("bqn,bqnf->bqf", weights, nodes)
             if level is levels[0]:
                 context = context + ops.expand_dims(carry, -1) * inner
                 break
-            best = ops.argmax(weights, -1)
-            best_weight = ops.take_along_axis(weights, ops.expand_dims(best, -1), -1)[..., 0]
-            best_node = ops.take_along_axis(nodes, ops.expand_dims(ops.expand_dims(best, -1), -1), 2)[:, :, 0]
+            best = tf.argmax(weights, -1, output_type="int32")
+            best_weight = ops.max(weights, -1)
+            best_node = tf.gather(nodes, best, batch_dims=2)
             context = context + ops.expand_dims(carry, -1) * (inner - ops.expand_dims(best_weight, -1) * best_node)
             carry = carry * best_weight
-            chosen = ops.take_along_axis(index, ops.expand_dims(best, -1), -1)[..., 0]
+            if index is None:
+                chosen = chosen * self.block_size + best
+            else:
+                chosen = tf.gather(index, best, batch_dims=2)
         return ops.cast(context, self.compute_dtype)
 
     def attend(self, query, memory, training=None, return_weights=True):
@@ -503,6 +575,11 @@ class HierarchicalAttention(BaseAdditiveAttention):
         if not training and not return_weights:
             context = self._attend_gathered(query, memory)
             return (context[:, 0] if single_step else context), None
+        if "parents" not in levels[0]:
+            raise ValueError(
+                "The dense attention (`training=True` or `return_weights=True`) needs a full memory: "
+                "call `prepare(..., compact=False)`."
+            )
         conditional, winners = self._descend(query, memory, training)
         # Node values over the encoder states, bottom up: a node entered by
         # the descent stands for the attention among its children, the

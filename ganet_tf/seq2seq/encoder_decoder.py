@@ -252,12 +252,35 @@ class EncoderDecoder(keras.Model):
         gates are `None` unless `attention="gated"`. `track_density`: update
         the gates' density metric outside training too (`call` does, so
         `val_density` is the test gates' density; decoding does not).
+        `encode` is `prepare_memory(source, *encode_source(source))`.
         """
+        states, mask, state = self.encode_source(source, training=training)
+        memory, gates = self.prepare_memory(source, states, mask, training=training, track_density=track_density)
+        return memory, state, gates
+
+    def encode_source(self, source, training=None):
+        """The encoder alone: source ids -> `(states, mask, initial decoder
+        state)`, the states `(batch, source_steps, 2 * hidden)`."""
         mask = ops.not_equal(source, 0)
         embedded = self.embedding_dropout(self.source_embedding(source), training=training)
         states, forward_h, forward_c, backward_h, backward_c = self.encoder(embedded, mask=mask, training=training)
         h = self.bridge_h(ops.concatenate([forward_h, backward_h], -1))
         c = self.bridge_c(ops.concatenate([forward_c, backward_c], -1))
+        feed = ops.zeros((ops.shape(source)[0], self.decoder_units), states.dtype)
+        return states, mask, (h, c, feed)
+
+    def prepare_memory(self, source, states, mask, training=None, track_density=False, compact=None):
+        """The attention's once-per-sentence part: `(memory, gates)` from
+        the encoder states (`encode_source`).
+
+        `compact` (default: outside training) asks the gated and
+        hierarchical layers for the memory that decoding steps read (the
+        open states gathered; the hierarchy's levels without the dense
+        path's compositions); `compact=False` keeps the full memory, which
+        `attended_nodes` reads.
+        """
+        if compact is None:
+            compact = not training
         gates = None
         if self.attention == "bahdanau":
             memory = self.attention_layer.prepare(states, mask)
@@ -267,11 +290,10 @@ class EncoderDecoder(keras.Model):
             gates = self.gate_sampler(logits, mask=mask, training=training)
             if training or track_density:  # the penalty (training only) and the density metric
                 gates = self.gate_sparsity(gates, mask=mask, training=training)
-            memory = self.attention_layer.prepare(states, gates, mask, compact=not training)
+            memory = self.attention_layer.prepare(states, gates, mask, compact=compact)
         else:
-            memory = self.attention_layer.prepare(states, mask, training=training)
-        feed = ops.zeros((ops.shape(source)[0], self.decoder_units), states.dtype)
-        return memory, (h, c, feed), gates
+            memory = self.attention_layer.prepare(states, mask, training=training, compact=compact)
+        return memory, gates
 
     def _attend(self, query, memory, training=None):
         if self.attention.startswith("hier"):
@@ -334,7 +356,8 @@ class EncoderDecoder(keras.Model):
         outside training (teacher-forced queries): all real states
         (Bahdanau), the open ones (gated), the top level and the path's
         children (hierarchies)."""
-        memory, state, _ = self.encode(source, training=False)
+        states, mask, state = self.encode_source(source, training=False)
+        memory, _ = self.prepare_memory(source, states, mask, training=False, compact=False)
         steps = ops.shape(target_in)[1]
         if self.attention.startswith("hier"):
             if self.input_feeding:

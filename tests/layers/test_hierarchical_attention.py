@@ -279,6 +279,17 @@ def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
     np.testing.assert_allclose(gathered.numpy(), dense.numpy(), atol=1e-5)
     one, _ = layer.attend(queries[:, 1], memory, return_weights=False)
     np.testing.assert_allclose(one.numpy(), dense.numpy()[:, 1], atol=1e-5)
+    # The compact memory (what decoding prepares): no (T, T) compositions or
+    # parent matrices, the same context and the same levels.
+    compact = layer.prepare(VALUES, MASK, compact=True)
+    assert all("compose" not in level and "parents" not in level for level in compact["levels"])
+    for full_level, compact_level in zip(memory["levels"], compact["levels"], strict=True):
+        np.testing.assert_array_equal(full_level["mask"].numpy(), compact_level["mask"].numpy())
+    np.testing.assert_allclose(
+        layer.attend(queries, compact, return_weights=False)[0].numpy(), dense.numpy(), atol=1e-5
+    )
+    with pytest.raises(ValueError, match="compact=False"):
+        layer.attend(queries, compact)
 
 
 def training_step(layer, loss_of, optimizer=None):
