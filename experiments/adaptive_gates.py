@@ -1,6 +1,7 @@
 """Adaptive test gates on the synthetic selection family (issue 39).
 
     python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0]
+        [--complement-weight MU] [--target-density RHO] [--lam LAMBDA]
 
 GA-Net is trained ONCE per task and seed with the defaults of `train`
 (target density 0.3; the tasks and flags of `experiments/selection_family.py`),
@@ -19,6 +20,13 @@ per task. Test scores of the chosen parameters, through the whole model
 them), go to `results/adaptive_gates/selection.json` and tables.md; the
 trained runs' summaries to `results/adaptive_gates/runs/`, their models to
 the git-ignored `runs/adaptive_gates/`. Finished runs are not trained again.
+
+`--complement-weight MU` trains with `train --complement-weight` (the
+classifier, held fixed, must find no label in the tokens whose gates are
+closed), `--target-density` and `--lam` set the sparsity side (0: the
+paper's fixed penalty --lam); their results go to files named after them
+(e.g. `tables_cw1_td0.md`). `threshold` test gates (p_t > 0.5, no
+parameter) are scored beside the others.
 """
 
 import argparse
@@ -54,10 +62,10 @@ TOP_K_DENSITY = 0.3
 LEARNING_RATE = 0.01
 
 
-def train_task(task, seed, epochs, learning_rate, target_density=None):
+def train_task(task, seed, epochs, learning_rate, target_density=None, complement_weight=None, lam=None):
     """Trains (or finds) GA-Net with the defaults of `train` but the
-    learning rate (and `target_density` when given) on `task`; returns its
-    run folder."""
+    learning rate (and `target_density`, `complement_weight`, `lam` when
+    given) on `task`; returns its run folder."""
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
@@ -65,6 +73,12 @@ def train_task(task, seed, epochs, learning_rate, target_density=None):
     if target_density is not None:
         name += f"_td{target_density:g}"
         flags += ["--target-density", f"{target_density:g}"]
+    if complement_weight is not None:
+        name += f"_cw{complement_weight:g}"
+        flags += ["--complement-weight", f"{complement_weight:g}"]
+    if lam is not None:
+        name += f"_lam{lam:g}"
+        flags += ["--lam", f"{lam:g}"]
     extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
@@ -98,6 +112,8 @@ def _summary(scores, all_closed):
 
 def gate_rule(mode, value):
     """`(mode, {parameter: value})` of a rule of `GateSampler`."""
+    if mode == "threshold":
+        return mode, {}
     return mode, {PARAMETER[mode]: value}
 
 
@@ -121,7 +137,8 @@ def validation_scores(run_dir, task):
     keywords = keyword_masks[:, : ids.shape[1]]
     logits = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0)
     result = {"gate_probability_auc": float(roc_auc_score(keywords[real], logits[real]))}
-    candidates = [("top_k", TOP_K_DENSITY)] + [(mode, value) for mode, grid in GRIDS.items() for value in grid]
+    candidates = [("top_k", TOP_K_DENSITY), ("threshold", 0.5)]
+    candidates += [(mode, value) for mode, grid in GRIDS.items() for value in grid]
     for mode, value in candidates:
         rule, parameters = gate_rule(mode, value)
         gates = GateSampler(inference_mode=rule, **parameters)(logits, mask=real).numpy() > 0.5
@@ -187,7 +204,8 @@ def readme(report, tasks):
         f"Written by `{report['command']}` on {report['machine']} (shared with other jobs).",
         "",
         "GA-Net trained once per task with the defaults of `train` (target density 0.3, `top_k` test gates)"
-        + ("," if report["target_density"] is None else f" but `--target-density {report['target_density']:g}`,"),
+        + _changed_flags(report)
+        + ","
         f"`{' '.join(selection_family.COMMON)} --lr {report['learning_rate']:g}`, at most {report['epochs']} epochs",
         f"({selection_family.TRAIN_TEXTS} training texts, 10 % of them for early stopping; the tasks of",
         "`experiments/selection_family.py`). The same trained model is then scored under each rule of",
@@ -215,7 +233,7 @@ def readme(report, tasks):
         for task in tasks:
             for name, scores in result["test"][task].items():
                 rule = scores["rule"]
-                value = rule[PARAMETER[rule["inference_mode"]]]
+                value = rule.get(PARAMETER.get(rule["inference_mode"]), 0.5)
                 lines.append(f"| {task} | {name} {value:g} | {scores['accuracy']:.3f} | {_cell(scores['attended'])} |")
         lines += ["", "By text length (test, attended tokens): precision / recall / density (true share).", ""]
         for task in tasks:
@@ -245,6 +263,16 @@ def readme(report, tasks):
     return lines
 
 
+def _changed_flags(report):
+    """`" but `--flag value ...`"` for the flags the runs changed, or ""."""
+    flags = [
+        f"--{name.replace('_', '-')} {report[name]:g}"
+        for name in ("complement_weight", "target_density", "lam")
+        if report.get(name) is not None
+    ]
+    return f" but `{' '.join(flags)}`" if flags else ""
+
+
 def _number(value):
     return "-" if value is None else f"{value:.2f}"
 
@@ -258,31 +286,43 @@ def main():
     parser.add_argument("--epochs", type=int, default=selection_family.EPOCHS)
     parser.add_argument("--lr", type=float, default=LEARNING_RATE)
     parser.add_argument("--target-density", type=float, help="train's --target-density (default: train's, 0.3)")
+    parser.add_argument("--complement-weight", type=float, help="train's --complement-weight (default: train's, 0)")
+    parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
     parser.add_argument("--train-only", action="store_true")
     args = parser.parse_args()
     for seed in args.seeds:
         for task in args.tasks:
-            train_task(task, seed, args.epochs, args.lr, args.target_density)
+            train_task(task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam)
     if args.train_only:
         return
     runs = {}
     for seed in args.seeds:
         for task in args.tasks:
-            runs[task, seed] = train_task(task, seed, args.epochs, args.lr, args.target_density)
+            runs[task, seed] = train_task(
+                task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam
+            )
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
     report["target_density"] = args.target_density
+    report["complement_weight"], report["lam"] = args.complement_weight, args.lam
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
         chosen = choose(validation, args.tasks)
-        rules = [("top_k", "top_k", TOP_K_DENSITY)] + [(m, m, c["value"]) for m, c in chosen.items()]
+        rules = [("top_k", "top_k", TOP_K_DENSITY), ("threshold", "threshold", 0.5)]
+        rules += [(m, m, c["value"]) for m, c in chosen.items()]
         test = {task: test_scores(runs[task, seed], task, rules) for task in args.tasks}
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
     suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
+    if args.complement_weight is not None:
+        suffix += f"_cw{args.complement_weight:g}"
     if args.target_density is not None:
         suffix += f"_td{args.target_density:g}"
+    if args.lam is not None:
+        suffix += f"_lam{args.lam:g}"
+    if args.complement_weight is not None and set(args.tasks) != set(selection_family.TASKS):
+        suffix += "_" + "_".join(args.tasks)
     with open(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), "w") as handle:
         json.dump(portable(report), handle, indent=1)
     with open(os.path.join(REPO, RESULTS, f"tables{suffix}.md"), "w") as handle:

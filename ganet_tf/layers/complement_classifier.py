@@ -28,9 +28,7 @@ class ComplementClassifier(keras.layers.Dense):
     control of rationale extraction, with the task's own classifier as the
     complement predictor.
 
-    With `complement_weight=0` the layer is a softmax `Dense` layer. It
-    tracks the metric `complement_kl`, the mean KL divergence above, when
-    it gets a complement while training.
+    With `complement_weight=0` the layer is a softmax `Dense` layer.
 
     Args:
         units: int >= 2, the number of classes.
@@ -80,7 +78,6 @@ class ComplementClassifier(keras.layers.Dense):
             )
         super().__init__(units, activation="softmax", **kwargs)
         self.complement_weight = float(complement_weight)
-        self.complement_kl = keras.metrics.Mean(name="complement_kl")
 
     def build(self, inputs_shape, complement_shape=None):
         super().build(inputs_shape)
@@ -89,7 +86,6 @@ class ComplementClassifier(keras.layers.Dense):
         if complement is not None and training and self.complement_weight > 0:
             divergence = self.complement_divergence(complement)
             self.add_loss(self.complement_weight * ops.mean(divergence))
-            self.complement_kl.update_state(divergence)
         return super().call(inputs)
 
     def complement_divergence(self, complement):

@@ -88,7 +88,8 @@ class GatedAttentionPooling(keras.layers.Layer):
     whose gates are all open (or without a real token) gets a zero `c'`.
     It is computed only while training, densely (the gates before any
     sparse training), and is zeros outside training: it feeds the
-    complement loss of `ComplementClassifier`.
+    complement loss of `ComplementClassifier`. Its gradient reaches the
+    gates only: the states and scores enter it behind `stop_gradient`.
 
     Args:
         units: int > 0, width of the hidden layer of the score network.
@@ -220,10 +221,13 @@ class GatedAttentionPooling(keras.layers.Layer):
         while training, else zeros."""
         if gates is None or not training:
             return ops.zeros_like(inputs[:, 0, :])
+        # Only the gates get the complement's gradient: the states and the
+        # scores are held fixed, so the encoder cannot hide the label from it.
+        inputs = ops.stop_gradient(inputs)
         closed = 1.0 - ops.cast(gates, "float32")
         open_ = ops.logical_and(real, closed > 0.0)
         safe = ops.where(open_, closed, ops.ones_like(closed))
-        weights = masked_softmax(self._scores(inputs) + ops.log(safe), open_)
+        weights = masked_softmax(ops.stop_gradient(self._scores(inputs)) + ops.log(safe), open_)
         return ops.einsum("bt,btf->bf", ops.cast(weights, self.compute_dtype), inputs)
 
     def _scores(self, states):
