@@ -16,19 +16,31 @@ Untrained `EncoderDecoder`s of one size (`--hidden`, `--embedding-dim`,
   (blocks of 3, the size `--target-block-size 3` trains to), the gathered
   descent.
 
-A source of T random token ids (no padding) is encoded once and decoded for
-exactly `--steps` greedy steps (no end token stops it): one `tf.function` per
-model (graph mode), traced and run `--warmup` times, then `--rounds` rounds
-in which every model decodes the same batch once, in an order that rotates
-from round to round. Reported per cell (T, batch): the median seconds per
-decoded step, its ratio to Bahdanau's median, and the quartiles of the
-per-round ratios (each round's time over Bahdanau's in that round, so load
-that moves a whole round cancels out). Beside them, FLOPs per decoder step
-and sentence (multiply-add = 2): attention (the query projection plus the
-nodes the model attends, as `EncoderDecoder.attended_nodes` counts them,
-keys projected once per sentence), the decoder LSTM cell and the output
-projection to the vocabulary; the once-per-sentence encoder and `prepare`
-are timed but not counted.
+A source of T random token ids (no padding) is encoded and decoded for
+exactly `--steps` greedy steps (no end token stops it). Each model has three
+`tf.function`s (graph mode), traced once for every T and batch: the encoder,
+`EncoderDecoder.prepare_memory` (the attention's once-per-sentence part: key
+projections; the gates, their top-k and the gather of the open states; the
+hierarchy's levels, in the compact form decoding reads) and the decoder
+steps on the prepared memory. Per cell (T, batch), after `--warmup` untimed
+runs of each model, `--rounds` rounds: the encoder runs once per round (the
+same BiLSTM in every model) and every model runs `prepare` and its steps,
+timed apart, in an order that rotates from round to round. Reported: the
+median seconds per decoder step (the steps' time over `--steps`: what the
+FLOPs per step count), its per-round ratios to Bahdanau (median and
+quartiles: each round's time over Bahdanau's in that round, so load that
+moves a whole round cancels out), the median `prepare` time, and the time
+per batch of sentences (encoder + `prepare` + steps, each round's sum) with
+its per-round ratios. FLOPs per decoder step and sentence (multiply-add =
+2): attention (the query projection plus the nodes the model attends, as
+`EncoderDecoder.attended_nodes` counts them, keys projected by `prepare`),
+the decoder LSTM cell and the output projection to the vocabulary; from
+them the bound `(F_B - F) / F_B` on the share of Bahdanau's step time a
+model can save, the saving measured, `(t_B - t) / t_B` (one minus the median
+per-round ratio), and their ratio
+(the share of the bound achieved). The crossover per model and batch is
+the shortest T of the grid from which on its median per-round ratio stays
+below 1.
 
 Writes `OUT/bench.json` and `OUT/README.md` (`OUT`: `results/seq2seq_lengths`,
 `results/seq2seq_lengths/quick` with `--quick`).
@@ -54,6 +66,8 @@ from runner import portable  # noqa: E402
 
 FULL = {"lengths": [16, 64, 256, 1024, 2048], "batches": [1, 32], "rounds": 10}
 QUICK = {"lengths": [16, 64], "batches": [1], "rounds": 3}
+# The share of the bound achieved is shown where the bound is at least this.
+MIN_BOUND = 0.01
 GATED = {"aux": "fnn", "gate_input": "states", "inference_mode": "top_k"}
 MODELS = {
     "bahdanau": {"attention": "bahdanau"},
@@ -123,22 +137,46 @@ def build_models(args):
     return models
 
 
-def decoder(model, steps):
-    """A `tf.function` `source -> tokens`: encode once, `steps` greedy steps."""
+def signature(structure):
+    """`tf.TensorSpec`s for a nest of tensors: every axis free but the
+    feature axis of float tensors (the layers reshape with it)."""
+    import tensorflow as tf
+
+    def spec(tensor):
+        shape = [None] * tensor.shape.rank
+        if tensor.dtype.is_floating and tensor.shape.rank >= 2:
+            shape[-1] = tensor.shape[-1]
+        return tf.TensorSpec(shape, tensor.dtype)
+
+    return tf.nest.map_structure(spec, structure)
+
+
+def model_functions(model, steps, sample):
+    """Three `tf.function`s, traced once for every T and batch: `encode(source)
+    -> (states, mask, state)`, `prepare(source, states, mask) -> memory` and
+    `decode(memory, state) -> tokens`, `steps` greedy steps."""
     import tensorflow as tf
 
     from ganet_tf.seq2seq.vocabulary import START_ID
 
-    @tf.function
-    def decode(source):
-        memory, state, _ = model.encode(source, training=False)
-        tokens = tf.fill([tf.shape(source)[0]], START_ID)
+    source_spec = tf.TensorSpec([None, None], tf.int32)
+    states, mask, state = model.encode_source(sample, training=False)
+    memory, _ = model.prepare_memory(sample, states, mask, training=False)
+    encode = tf.function(lambda source: model.encode_source(source, training=False), input_signature=[source_spec])
+    prepare = tf.function(
+        lambda source, states, mask: model.prepare_memory(source, states, mask, training=False)[0],
+        input_signature=[source_spec, *signature((states, mask))],
+    )
+
+    def decode(memory, state):
+        tokens = tf.fill([tf.shape(state[0])[0]], START_ID)
         for _ in tf.range(steps):
             logits, state = model.decode_step(tokens, state, memory, training=False)
             tokens = tf.argmax(logits, -1, output_type=tf.int32)
         return tokens
 
-    return decode
+    decode = tf.function(decode, input_signature=signature((memory, state)))
+    return encode, prepare, decode
 
 
 def step_flops(model, source, steps):
@@ -152,80 +190,182 @@ def step_flops(model, source, steps):
     lstm = 2 * 4 * units * (inputs + units) + 4 * 4 * units  # gate matmuls, bias, activations and products
     features = model.logits.kernel.shape[0]
     output = 2 * features * model.target_vocabulary_size + model.target_vocabulary_size
-    return {"attended_nodes": nodes, "attention": attention, "lstm": float(lstm), "output": float(output)}
+    total = attention + lstm + output
+    return {
+        "attended_nodes": nodes,
+        "attention": attention,
+        "lstm": float(lstm),
+        "output": float(output),
+        "total": total,
+    }
 
 
-def time_cell(models, length, batch, args):
-    """Median seconds per decoded step of each model over the rounds, and every round's time."""
+def timed(function, *inputs):
+    """`(seconds, outputs)` of one call."""
+    started = time.perf_counter()
+    outputs = function(*inputs)
+    return time.perf_counter() - started, outputs
+
+
+def time_cell(models, functions, length, batch, args):
+    """Every round: the encoder once (the same network in every model), then
+    each model's `prepare` and decoder steps, in a rotating order."""
     rng = np.random.default_rng(args.seed + length + batch)
     source = rng.integers(4, args.vocabulary, size=[batch, length]).astype("int32")
     names = list(models)
-    functions = [decoder(models[name], args.steps) for name in names]
-    for function in functions:
-        for _ in range(1 + args.warmup):  # tracing, then warm-up
-            function(source).numpy()
-    times = np.zeros([len(names), args.rounds])
+    encoded = {}
+    for name in names:
+        encode, prepare, decode = functions[name]
+        for _ in range(1 + args.warmup):
+            states, mask, state = encode(source)
+            memory = prepare(source, states, mask)
+            decode(memory, state).numpy()
+        encoded[name] = (states, mask, state)
+    encoder = np.zeros(args.rounds)
+    prepare_times = np.zeros([len(names), args.rounds])
+    step_times = np.zeros([len(names), args.rounds])
     for round_number in range(args.rounds):
-        for index in np.roll(np.arange(len(names)), round_number):
-            started = time.perf_counter()
-            functions[index](source).numpy()
-            times[index, round_number] = (time.perf_counter() - started) / args.steps
+        order = list(np.roll(np.arange(len(names)), round_number))
+        encoder_at = round_number % (len(names) + 1)  # the encoder's turn rotates too
+        for position, index in enumerate(order + [None]):
+            if position == encoder_at:
+                encoder[round_number], _ = timed(functions["bahdanau"][0], source)
+            if index is None:
+                continue
+            _, prepare, decode = functions[names[index]]
+            states, mask, state = encoded[names[index]]
+            prepare_times[index, round_number], memory = timed(prepare, source, states, mask)
+            step_times[index, round_number], _ = timed(decode, memory, state)
+    step_times /= args.steps
     # One sentence's counts (the rows are alike: random ids, no padding); the
     # dense `attended_nodes` of a hierarchy holds (steps, T, T) tensors.
     flops = {name: step_flops(models[name], source[:1], min(args.steps, 4)) for name in names}
     reference = names.index("bahdanau")
+    sentence = encoder[None] + prepare_times + args.steps * step_times
     cells = []
     for index, name in enumerate(names):
-        median = float(np.median(times[index]))
         cells.append(
             {
                 "model": name,
                 "length": length,
                 "batch": batch,
-                "seconds_per_step": median,
-                "rounds": [round(float(t), 7) for t in times[index]],
-                "ratio_to_bahdanau": median / float(np.median(times[reference])),
-                "round_ratio_quartiles": paired_quartiles(times[index], times[reference]),
+                "seconds_per_step": float(np.median(step_times[index])),
+                "step_ratio_quartiles": paired_quartiles(step_times[index], step_times[reference]),
+                "prepare_seconds": float(np.median(prepare_times[index])),
+                "encoder_seconds": float(np.median(encoder)),
+                "seconds_per_sentence": float(np.median(sentence[index])),
+                "sentence_ratio_quartiles": paired_quartiles(sentence[index], sentence[reference]),
+                "rounds": {
+                    "step": [round(float(t), 7) for t in step_times[index]],
+                    "prepare": [round(float(t), 6) for t in prepare_times[index]],
+                    "encoder": [round(float(t), 6) for t in encoder],
+                },
                 "flops_per_step": flops[name],
             }
         )
+    for cell in cells:
+        base = cells[reference]
+        bound = (base["flops_per_step"]["total"] - cell["flops_per_step"]["total"]) / base["flops_per_step"]["total"]
+        saved = 1.0 - cell["step_ratio_quartiles"][1]  # the median per-round ratio: robust to load
+        cell["flops_bound_saving"] = bound
+        cell["time_saving"] = saved
+        cell["share_of_bound"] = saved / bound if bound >= MIN_BOUND else None
     return cells
 
 
-def readme(command, machine, args, cells):
+def crossovers(cells):
+    """Per model and batch: the shortest T of the grid from which on the
+    model's median (per step, per sentence) is below Bahdanau's at every
+    longer T of the grid; None if not at the longest."""
+    found = {}
+    for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
+        for batch in sorted({c["batch"] for c in cells}):
+            rows = sorted((c for c in cells if (c["model"], c["batch"]) == (model, batch)), key=lambda c: c["length"])
+            for measure in ("step", "sentence"):  # per step, per batch of sentences
+                crossing = None
+                for row in reversed(rows):
+                    if row[f"{measure}_ratio_quartiles"][1] >= 1.0:
+                        break
+                    crossing = row["length"]
+                found[f"{model}, batch {batch}, per {'step' if measure == 'step' else 'batch of sentences'}"] = crossing
+    return found
+
+
+def readme(command, machine, args, cells, seconds):
+    lengths = sorted({c["length"] for c in cells})
     lines = [
         "# Decoding cost across source lengths, untrained models timed side by side",
         "",
         f"Command: `{command}`  ",
         f"Machine: {machine}  ",
+        f"Duration: {seconds / 60:.1f} min  ",
         (
-            f"Setting: one process, graph mode (`tf.function`), hidden {args.hidden}, embeddings "
-            f"{args.embedding_dim}, {args.vocabulary} source and target ids; each sentence encoded once and "
-            f"decoded for {args.steps} greedy steps; tracing plus {args.warmup} warm-up runs per model, then "
-            f"{args.rounds} rounds in which every model decodes the same batch once (order rotating). "
-            "Time: median seconds per decoder step (the encoder and `prepare` included, spread over the steps); "
-            "ratio to Bahdanau's median, and the median [quartiles] of the per-round ratios. FLOPs per step and "
-            "sentence (multiply-add = 2): attention (query projection plus the attended nodes), the decoder LSTM "
-            "cell, the output projection; the attention share is of their sum."
+            f"Setting: one process, graph mode (one `tf.function` each for the encoder, `prepare` and the decoder "
+            f"steps of every model, traced once for all T and batches), hidden {args.hidden}, embeddings "
+            f"{args.embedding_dim}, {args.vocabulary} source and target ids, sources of T random ids without "
+            f"padding, {args.steps} greedy decoder steps (no end token stops them); {args.warmup} warm-up runs "
+            f"per model and cell after tracing, then {args.rounds} rounds. In each round the encoder runs once "
+            "(the same BiLSTM in every model) and every model runs its `prepare` on the encoder's outputs and "
+            f"then its {args.steps} decoder steps on the prepared memory, timed apart, in an order that rotates "
+            "from round to round."
         ),
         "",
-        "| T | batch | model | s/step | time ratio | round ratios: median [quartiles] | attended nodes "
-        "| attention FLOPs | LSTM FLOPs | output FLOPs | attention share | attention FLOPs ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        (
+            f"Per step: the decoder steps' time over {args.steps}, so what the FLOPs per step count: the "
+            "attention on the prepared memory, the decoder LSTM cell and the output projection (and the "
+            "argmax, the embedding lookup). `prepare` (the key projections; the gates, their top-k and the "
+            "gather of the open states; the hierarchy's levels) runs once per sentence and is reported on its "
+            "own and inside the time per batch of sentences (encoder + `prepare` + steps, each round's own sum). "
+            "Ratios "
+            "are to Bahdanau: the median [quartiles] of the per-round ratios (both timed in the same round, so "
+            "load that moves a whole round cancels). Bound: `(F_B - F) / F_B`, the share of Bahdanau's FLOPs "
+            "per step that a model does not need (multiply-add = 2); saved: `(t_B - t) / t_B`, one minus the "
+            "median per-round ratio of the times per step; share of bound: saved / bound (shown where the bound "
+            f"is at least {MIN_BOUND}). FLOPs count one sentence (attended nodes: `EncoderDecoder.attended_nodes`, "
+            "keys projected by `prepare`)."
+        ),
+        "",
+        "| T | batch | model | ms/step | step ratio: median [quartiles] | FLOPs bound | saved | share of bound "
+        "| prepare ms | ms/batch | batch ratio: median [quartiles] |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
-        f = c["flops_per_step"]
-        reference = next(
-            r for r in cells if r["model"] == "bahdanau" and (r["length"], r["batch"]) == (c["length"], c["batch"])
-        )
-        share = f["attention"] / (f["attention"] + f["lstm"] + f["output"])
-        low, middle, high = c["round_ratio_quartiles"]
+        low, middle, high = c["step_ratio_quartiles"]
+        s_low, s_middle, s_high = c["sentence_ratio_quartiles"]
+        share = "-" if c["share_of_bound"] is None else f"{c['share_of_bound']:.2f}"
         lines.append(
-            f"| {c['length']} | {c['batch']} | {c['model']} | {c['seconds_per_step']:.6f} "
-            f"| {c['ratio_to_bahdanau']:.2f}x | {middle:.3f}x [{low:.3f}, {high:.3f}] | {f['attended_nodes']:.1f} "
-            f"| {f['attention']:.3g} | {f['lstm']:.3g} | {f['output']:.3g} | {share:.3f} "
-            f"| {f['attention'] / reference['flops_per_step']['attention']:.2f}x |"
+            f"| {c['length']} | {c['batch']} | {c['model']} | {1e3 * c['seconds_per_step']:.3f} "
+            f"| {middle:.3f}x [{low:.3f}, {high:.3f}] | {c['flops_bound_saving']:.3f} | {c['time_saving']:.3f} "
+            f"| {share} | {1e3 * c['prepare_seconds']:.2f} | {1e3 * c['seconds_per_sentence']:.1f} "
+            f"| {s_middle:.3f}x [{s_low:.3f}, {s_high:.3f}] |"
         )
+    lines += [
+        "",
+        "FLOPs per decoder step and sentence (independent of the batch):",
+        "",
+        "| T | model | attended nodes | attention | LSTM | output | total | attention share |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for length in lengths:
+        batch = min(c["batch"] for c in cells if c["length"] == length)
+        for c in cells:
+            if (c["length"], c["batch"]) != (length, batch):
+                continue
+            f = c["flops_per_step"]
+            lines.append(
+                f"| {length} | {c['model']} | {f['attended_nodes']:.1f} | {f['attention']:.3g} | {f['lstm']:.3g} "
+                f"| {f['output']:.3g} | {f['total']:.3g} | {f['attention'] / f['total']:.3f} |"
+            )
+    lines += [
+        "",
+        "Crossover: the shortest T of the grid from which on the model's median per-round ratio to Bahdanau "
+        "stays below 1 at every longer T of the grid (`-`: not faster at the longest T).",
+        "",
+        "| model, batch, measure | crossover T |",
+        "|---|---|",
+    ]
+    for key, value in crossovers(cells).items():
+        lines.append(f"| {key} | {'-' if value is None else value} |")
     return "\n".join(lines) + "\n"
 
 
@@ -236,21 +376,25 @@ def main():
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     models = build_models(args)
+    sample = np.full([2, 8], 5, "int32")
+    functions = {name: model_functions(model, args.steps, sample) for name, model in models.items()}
     started = time.time()
     cells = []
     for batch in args.batches:
         for length in args.lengths:
-            cells += time_cell(models, length, batch, args)
+            cells += time_cell(models, functions, length, batch, args)
             print(f"T {length}, batch {batch}: done ({time.time() - started:.0f} s)", flush=True)
+    seconds = time.time() - started
     command = portable("nice -n 5 python experiments/bench_seq2seq_lengths.py " + shlex.join(sys.argv[1:]))
     machine = machine_line(args)
     setting = {k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary")}
-    setting["seconds"] = time.time() - started
+    setting["seconds"] = seconds
     os.makedirs(args.out, exist_ok=True)
+    result = {"command": command, "machine": machine, "setting": setting, "crossovers": crossovers(cells)}
     with open(os.path.join(args.out, "bench.json"), "w") as handle:
-        json.dump({"command": command, "machine": machine, "setting": setting, "cells": cells}, handle, indent=1)
+        json.dump({**result, "cells": cells}, handle, indent=1)
     with open(os.path.join(args.out, "README.md"), "w") as handle:
-        handle.write(readme(command, machine, args, cells))
+        handle.write(readme(command, machine, args, cells, seconds))
 
 
 if __name__ == "__main__":
