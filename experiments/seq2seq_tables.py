@@ -93,6 +93,10 @@ ROWS = {
         "hier-rnn": ["--block-size", "6", "--levels", "2"],
         # The report's ACT: the halting penalty alone (before the counterweight).
         "hier-act": ["--levels", "3", "--target-block-size", "0"],
+        # ACT with the counterweight (issue 40): the defaults of `--attention
+        # hier-act`, a target mean block size of 3 steered by a bounded, damped
+        # multiplier.
+        "hier-act-target3": ["--levels", "3", "--target-block-size", "3"],
     },
     "copy": {
         "bahdanau": [],
@@ -113,7 +117,7 @@ TABLES = {
     "copy": ("copy", [], 10, "Copy task, lengths 10-100"),
 }
 INIT_FROM = {"gated-ft": "bahdanau"}  # row -> the row whose run of the same seed it starts from
-ATTENTION = {"gated-ft": "gated", "gated-states": "gated"}  # row -> --attention, where the two differ
+ATTENTION = {"gated-ft": "gated", "gated-states": "gated", "hier-act-target3": "hier-act"}  # row -> --attention, where the two differ
 # Multi30k's gated recipes run seed 0; the one with the higher VALIDATION
 # BLEU at seed 0 (`select`, `SELECTION`) runs seeds 1 and 2.
 GATED_CANDIDATES = ("gated", "gated-ft", "gated-states")  # in this order: a tie goes to the first

@@ -365,3 +365,28 @@ def test_act_max_block_size_bounds_the_blocks():
     sizes = memory["levels"][0]["sizes"].numpy()
     np.testing.assert_array_equal(sizes[:, :3], [[3, 3, 1], [3, 1, 0], [2, 0, 0]])
     np.testing.assert_array_equal(real_nodes(layer, VALUES, MASK)[2], [1, 1, 1])
+
+
+def test_act_blocks_close_at_known_boundaries():
+    # Segments of known, unequal lengths, each ending in a marker token
+    # (feature 0 = 1). Halting units that read only the marker (z ~ 1 there,
+    # ~ 0 elsewhere) close a block exactly at each marker, padding included.
+    segments = [[3, 1, 4], [2, 5], [1, 1, 2]]
+    length = 8
+    values = np.zeros([3, length, 4], "float32")
+    mask = np.zeros([3, length], bool)
+    for row, sizes in enumerate(segments):
+        ends = np.cumsum(sizes) - 1
+        values[row, ends, 0] = 1.0
+        values[row, :, 1:] = np.random.default_rng(row).normal(size=[length, 3])
+        mask[row, : sum(sizes)] = True
+    layer = HierarchicalAttention(units=3, summarizer="act", levels=2)
+    layer(QUERY, values, values_mask=mask)
+    layer.halting_units[0].set_weights([np.array([[20.0], [0.0], [0.0], [0.0]]), np.array([-10.0])])
+    for compact in (False, True):
+        # Level 0 holds the tokens and the sizes of the blocks above them.
+        tokens, blocks = layer.prepare(values, mask, compact=compact)["levels"]
+        sizes = tokens["sizes"].numpy()
+        for row, expected in enumerate(segments):
+            np.testing.assert_array_equal(sizes[row][sizes[row] > 0], expected)
+        np.testing.assert_array_equal(blocks["mask"].numpy().sum(1), [len(s) for s in segments])
