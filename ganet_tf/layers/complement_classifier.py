@@ -20,9 +20,9 @@ class ComplementClassifier(keras.layers.Dense):
 
     where `u` is the uniform distribution over the classes and `W'`, `b'`
     are `W`, `b` behind `stop_gradient`. The loss reaches the complement
-    context, and through it the gates (and the states and scores that
-    attention pools), but never the classifier: it cannot learn to hide
-    the label from itself. A token that carries the label raises the loss
+    context, and through it the gates (`GatedAttentionPooling` holds the
+    states and scores it pools behind `stop_gradient`), but never the
+    classifier: it cannot learn to hide the label from itself. A token that carries the label raises the loss
     while its gate is closed, so the loss opens every such token; a
     sparsity penalty on the gates closes the rest. This is the complement
     control of rationale extraction, with the task's own classifier as the
