@@ -94,6 +94,7 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
+    parser.add_argument("--from-json", action="store_true", help="rewrite README and plot from OUT/bench.json")
     args = parser.parse_args()
     grid = QUICK if args.quick else FULL
     for name in grid:
@@ -366,11 +367,91 @@ def readme(command, machine, args, cells, seconds):
     ]
     for key, value in crossovers(cells).items():
         lines.append(f"| {key} | {'-' if value is None else value} |")
+    lines += ["", *checks(cells)]
+    if any(c["batch"] == 1 for c in cells) and len(lengths) > 1:
+        lines += ["", f"![time per step and per batch over Bahdanau's, by source length]({PLOT})"]
     return "\n".join(lines) + "\n"
+
+
+# Issue 40's Done-when at the longest T: these models decode faster per step
+# than Bahdanau and save at least this share of what their FLOPs bound allows.
+CHECKED, CHECK_LENGTH, MIN_SHARE_OF_BOUND = ("hier-cnn", "gated-0.2"), 2048, 0.7
+PLOT = "ratios.png"
+
+
+def checks(cells):
+    """The Done-when lines for the cells at `CHECK_LENGTH` (none without it)."""
+    rows = [c for c in cells if c["length"] == CHECK_LENGTH and c["model"] in CHECKED]
+    if not rows:
+        return []
+    lines = [
+        f"Checks at T = {CHECK_LENGTH} (issue 40): faster per step than Bahdanau (median per-round ratio < 1) "
+        f"and saved >= {MIN_SHARE_OF_BOUND} x bound.",
+        "",
+    ]
+    for c in sorted(rows, key=lambda c: (c["model"], c["batch"])):
+        ratio = c["step_ratio_quartiles"][1]
+        ok = ratio < 1 and c["time_saving"] >= MIN_SHARE_OF_BOUND * c["flops_bound_saving"]
+        lines.append(
+            f"- {c['model']}, batch {c['batch']}: step ratio {ratio:.3f}x, saved {c['time_saving']:.3f} against "
+            f"{MIN_SHARE_OF_BOUND} x bound = {MIN_SHARE_OF_BOUND * c['flops_bound_saving']:.3f}: "
+            f"{'pass' if ok else 'FAIL'}"
+        )
+    return lines
+
+
+def plot(cells, path):
+    """Per batch size, the median per-round ratio to Bahdanau of each model,
+    per step and per batch of sentences, against T (log scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    batches = sorted({c["batch"] for c in cells})
+    figure, axes = pyplot.subplots(2, len(batches), figsize=(5 * len(batches), 7), squeeze=False, sharex=True)
+    for column, batch in enumerate(batches):
+        for row, (measure, title) in enumerate((("step", "per decoder step"), ("sentence", "per batch of sentences"))):
+            axis = axes[row][column]
+            for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
+                points = sorted(
+                    (c["length"], c[f"{measure}_ratio_quartiles"][1])
+                    for c in cells
+                    if (c["model"], c["batch"]) == (model, batch)
+                )
+                axis.plot(*zip(*points, strict=True), marker="o", label=model)
+            axis.axhline(1.0, color="black", linewidth=0.8)
+            axis.set_xscale("log", base=2)
+            axis.set_title(f"batch {batch}, {title}")
+            axis.set_ylabel("time / Bahdanau's")
+            if row == 1:
+                axis.set_xlabel("source length T")
+    axes[0][0].legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    pyplot.close(figure)
+
+
+def write_outputs(out, result, cells, args):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "bench.json"), "w") as handle:
+        json.dump({**result, "cells": cells}, handle, indent=1)
+    with open(os.path.join(out, "README.md"), "w") as handle:
+        handle.write(readme(result["command"], result["machine"], args, cells, result["setting"]["seconds"]))
+    if any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1:
+        plot(cells, os.path.join(out, PLOT))
 
 
 def main():
     args = parse_args()
+    if args.from_json:
+        with open(os.path.join(args.out, "bench.json")) as handle:
+            stored = json.load(handle)
+        cells = stored.pop("cells")
+        for key, value in stored["setting"].items():
+            setattr(args, key, value)
+        write_outputs(args.out, stored, cells, args)
+        return
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
@@ -389,12 +470,8 @@ def main():
     machine = machine_line(args)
     setting = {k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary")}
     setting["seconds"] = seconds
-    os.makedirs(args.out, exist_ok=True)
     result = {"command": command, "machine": machine, "setting": setting, "crossovers": crossovers(cells)}
-    with open(os.path.join(args.out, "bench.json"), "w") as handle:
-        json.dump({**result, "cells": cells}, handle, indent=1)
-    with open(os.path.join(args.out, "README.md"), "w") as handle:
-        handle.write(readme(command, machine, args, cells, seconds))
+    write_outputs(args.out, result, cells, args)
 
 
 if __name__ == "__main__":
