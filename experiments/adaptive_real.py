@@ -361,11 +361,11 @@ def choose_ratio(grid):
         ratio = min(RATIOS, key=lambda r: max(grid[d][r][1] for d in datasets))
     return {
         "ratio": ratio,
-        "smallest_gain": gain(ratio),
+        "smallest_gain": float(gain(ratio)),
         "eligible": eligible,
         "datasets": datasets,
         "seeds": {d: grid[d]["seeds"] for d in datasets},
-        "favours_relative": bool(eligible) and gain(ratio) >= 0,
+        "favours_relative": bool(eligible and gain(ratio) >= 0),
     }
 
 
@@ -454,17 +454,17 @@ def checks(points, ratio):
             "accuracy": reference,
             "note": note,
             "gap": None if reference is None else accuracy - reference,
-            "met": reference is not None and accuracy >= reference,
+            "met": bool(reference is not None and accuracy >= reference),
         },
         "soft": {"gap": accuracy - points["soft"]["accuracy"]},
     }
-    result["soft"]["met"] = result["soft"]["gap"] >= -0.01
+    result["soft"]["met"] = bool(result["soft"]["gap"] >= -0.01)
     for name in ("sparsemax", "entmax"):
         other = points[name]
         result[name] = {
             "gap": accuracy - other["accuracy"],
             "density": other["density"],
-            "met": accuracy > other["accuracy"] and density <= other["density"],
+            "met": bool(accuracy > other["accuracy"] and density <= other["density"]),
         }
     return result
 
