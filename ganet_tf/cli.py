@@ -116,8 +116,13 @@ def _add_gate_arguments(model, defaults):
     )
     add_flag(model, "--gate-bias", defaults, float, help=gate_bias_help)
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
-    sparse_training_help = "ganet_transformer: blocks train on the round(rho T) tokens of highest gate only"
-    model.add_argument("--sparse-training", action="store_true", help=sparse_training_help)
+    sparse_training_help = (
+        "ganet_transformer: blocks train on the round(rho T) tokens of highest gate only "
+        "(default: on when a density rho is given, as by default)"
+    )
+    model.add_argument(
+        "--sparse-training", action=argparse.BooleanOptionalAction, default=None, help=sparse_training_help
+    )
     complement_help = "ganet: weight of a loss that asks the classifier to find no label in the closed gates' tokens"
     add_flag(model, "--complement-weight", defaults, float, help=complement_help)
     target_density_help = (

@@ -14,7 +14,9 @@ class GANetTransformerHyperModel(GANetHyperModel):
     `space` (see `SearchSpace`); an empty `HyperParameters()` gives
     `ganet_tf train --model ganet_transformer`'s setting: lr 1e-3, batch 32,
     2 blocks of width 100, dropout 0.3, tau 0.5, lambda 1e-2, a BiLSTM
-    auxiliary network of width 20 and target density 0.3. `build` returns
+    auxiliary network of width 20 and target density 0.3, the blocks
+    trained on the open tokens only (`sparse_training`, on whenever the
+    trial's target density is positive, as in `train`). `build` returns
     a compiled `ganet_tf.models.build_ganet_transformer` model, which logs
     `density` (and `tradeoff` with `density_weight`).
 
@@ -44,4 +46,10 @@ class GANetTransformerHyperModel(GANetHyperModel):
         super().__init__(num_classes, density_weight=density_weight, **kwargs)
 
     def build_network(self, hp):
-        return build_ganet_transformer(self.num_classes, **encoder_arguments(self, hp), **self.gate_arguments(hp))
+        gates = self.gate_arguments(hp)
+        # As `ganet_tf train` (`sparse_training_on`): the blocks train on the
+        # open tokens whenever there is a density to keep.
+        sparse_training = bool(gates["target_density"])
+        return build_ganet_transformer(
+            self.num_classes, **encoder_arguments(self, hp), **gates, sparse_training=sparse_training
+        )

@@ -153,12 +153,24 @@ def test_sparse_training_flag_reaches_the_builder_and_needs_a_density(capsys, tm
 
     from ganet_tf.training.train import model_arguments
 
-    args = build_parser().parse_args(["train", "--model", "ganet_transformer", "--sparse-training"])
-    assert args.sparse_training
+    parse = build_parser().parse_args
+    assert parse(["train", "--model", "ganet_transformer", "--sparse-training"]).sparse_training is True
+    assert parse(["train", "--model", "ganet_transformer", "--no-sparse-training"]).sparse_training is False
+    assert parse(["train", "--model", "ganet_transformer"]).sparse_training is None
     splits = SimpleNamespace(train_texts=["a"], name="trec")
-    config = TrainConfig(model="ganet_transformer", sparse_training=True, hidden=8)
-    assert model_arguments(config, splits, None)["sparse_training"] is True
-    assert "sparse_training" not in model_arguments(TrainConfig(model="ganet_transformer", hidden=8), splits, None)
+
+    def sparse(**config):
+        arguments = model_arguments(TrainConfig(model="ganet_transformer", hidden=8, **config), splits, None)
+        return arguments.get("sparse_training", False)
+
+    # The default (issue 41): on whenever a density is there to keep.
+    assert sparse() is True
+    assert sparse(target_density=0.2) is True
+    assert sparse(target_density=0, inference_density=0.3) is True
+    assert sparse(target_density=0, inference_mode="threshold") is False
+    assert sparse(sparse_training=False) is False
+    assert sparse(sparse_training=True) is True
+    assert "sparse_training" not in model_arguments(TrainConfig(model="ganet", hidden=8), splits, None)
     argv = ["train", "--out", str(tmp_path / "x"), "--model", "ganet_transformer", "--sparse-training"]
     assert main([*argv, "--target-density", "0"]) == 2
     assert "--sparse-training keeps round(rho T) tokens" in capsys.readouterr().err
