@@ -117,7 +117,8 @@ TABLES = {
     "copy": ("copy", [], 10, "Copy task, lengths 10-100"),
 }
 INIT_FROM = {"gated-ft": "bahdanau"}  # row -> the row whose run of the same seed it starts from
-ATTENTION = {"gated-ft": "gated", "gated-states": "gated", "hier-act-target3": "hier-act"}  # row -> --attention, where the two differ
+# row -> --attention, where the two differ
+ATTENTION = {"gated-ft": "gated", "gated-states": "gated", "hier-act-target3": "hier-act"}
 # Multi30k's gated recipes run seed 0; the one with the higher VALIDATION
 # BLEU at seed 0 (`select`, `SELECTION`) runs seeds 1 and 2.
 GATED_CANDIDATES = ("gated", "gated-ft", "gated-states")  # in this order: a tie goes to the first

@@ -87,5 +87,7 @@ def test_sparse_training_fits_under_xla_and_trains_the_gate_network(tmp_path):
     reloaded = keras.models.load_model(tmp_path / "sparse_training.keras")
     assert reloaded.get_layer("encoder_2").sparse_training
     np.testing.assert_allclose(reloaded(IDS), model(IDS), atol=1e-6)
+    # A sparse-trained model serves as a SavedModel like any gated one.
+    check_serving_archive(reloaded, tmp_path)
     with pytest.raises(ValueError, match="target_density"):
         small(sparse_training=True, target_density=None)
