@@ -500,6 +500,19 @@ def seeds_table(runs):
     return lines if len(lines) > 7 else []
 
 
+def accuracy_density_checks(setting, group, dense):
+    """The Done-when lines on the 3-seed test accuracy of `group` against
+    dense and on its attended density."""
+    gap = np.mean([r["test_accuracy"] for r in group]) - np.mean([r["test_accuracy"] for r in dense])
+    density = np.mean([attended_density(r) for r in group])
+    return [
+        f"- test accuracy of `{setting}` minus dense, 3-seed means: {gap * 100:+.2f} points "
+        f"(>= -{MAX_ACCURACY_GAP * 100:.0f}): {'pass' if gap >= -MAX_ACCURACY_GAP else 'FAIL'}",
+        f"- attended test density of `{setting}`, 3-seed mean: {density:.4f} "
+        f"(<= {MAX_DENSITY}): {'pass' if density <= MAX_DENSITY else 'FAIL'}",
+    ]
+
+
 def checks(runs, serving):
     """The Done-when checks, computed from the stored runs and timings."""
     chosen = choice(runs)
@@ -509,14 +522,7 @@ def checks(runs, serving):
     if len(dense) < len(SEEDS) or len(gated) < len(SEEDS):
         lines.append(f"- accuracy and density: pending ({len(dense)}/3 dense, {len(gated)}/3 gated seeds)")
     else:
-        gap = np.mean([r["test_accuracy"] for r in gated]) - np.mean([r["test_accuracy"] for r in dense])
-        density = np.mean([attended_density(r) for r in gated])
-        lines += [
-            f"- test accuracy of `{chosen}` minus dense, 3-seed means: {gap * 100:+.2f} points "
-            f"(>= -{MAX_ACCURACY_GAP * 100:.0f}): {'pass' if gap >= -MAX_ACCURACY_GAP else 'FAIL'}",
-            f"- attended test density of `{chosen}`, 3-seed mean: {density:.4f} "
-            f"(<= {MAX_DENSITY}): {'pass' if density <= MAX_DENSITY else 'FAIL'}",
-        ]
+        lines += accuracy_density_checks(chosen, gated, dense)
     if serving is None:
         lines.append("- serving: pending (part serve)")
     else:
@@ -592,14 +598,7 @@ def sparse_section(runs, results):
     else:
         lines.append("- epoch speed-up: pending (part epochs)")
     if len(sparse_runs) == len(SEEDS) and len(dense_runs) == len(SEEDS):
-        gap = np.mean([r["test_accuracy"] for r in sparse_runs]) - np.mean([r["test_accuracy"] for r in dense_runs])
-        density = np.mean([attended_density(r) for r in sparse_runs])
-        lines += [
-            f"- test accuracy of `sparse` minus dense, 3-seed means: {gap * 100:+.2f} points "
-            f"(>= -{MAX_ACCURACY_GAP * 100:.0f}): {'pass' if gap >= -MAX_ACCURACY_GAP else 'FAIL'}",
-            f"- attended test density of `sparse`, 3-seed mean: {density:.4f} "
-            f"(<= {MAX_DENSITY}): {'pass' if density <= MAX_DENSITY else 'FAIL'}",
-        ]
+        lines += accuracy_density_checks(SPARSE, sparse_runs, dense_runs)
     else:
         lines.append(f"- accuracy and density: pending ({len(sparse_runs)}/3 sparse seeds)")
     if serving is None:
