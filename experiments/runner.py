@@ -162,11 +162,14 @@ def run_command(command, shown, log=None, cwd=REPO, unset=()):
         handle.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {shown}\n")
         handle.flush()
         with tempfile.TemporaryDirectory(prefix="ganet_tf-code-") as code:
-            shutil.copytree(
-                os.path.join(REPO, "ganet_tf"),
-                os.path.join(code, "ganet_tf"),
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
+            # The package and the `tuning/` its CLI imports (as `tuning` when
+            # the snapshot's `ganet_tf/` shadows an installed one).
+            for package in ("ganet_tf", "tuning"):
+                shutil.copytree(
+                    os.path.join(REPO, package),
+                    os.path.join(code, package),
+                    ignore=shutil.ignore_patterns("__pycache__"),
+                )
             path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
             environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
             for name in unset:

@@ -353,6 +353,8 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument("--out", help="folder for model.keras, vocabularies.json and metrics.json")
     parser.add_argument("--export", help="also write a SavedModel here: raw source strings -> greedy translations")
     parser.add_argument("--limit", type=int, help="use only the first N pairs of each split")
+    add_flag(parser, "--min-length", defaults, int, help="copy and reverse: the shortest source, in symbols")
+    add_flag(parser, "--max-length", defaults, int, help="copy and reverse: the longest source, in symbols")
     parser.add_argument("--backup-dir", help="resumable training: a killed run started again continues")
     parser.add_argument(
         "--restart", action="store_true", help="delete the backup in --backup-dir and start over (after changing flags)"

@@ -145,6 +145,9 @@ ATTENTION_FLAGS = {
     ),
 }
 
+# The flags only the synthetic tasks read -> those tasks (`--task`).
+TASK_FLAGS = dict.fromkeys(("min_length", "max_length"), ("copy", "reverse"))
+
 
 # The test gates of `GateSampler` that `seq2seq` has flags for (`relative` and
 # `nucleus` take parameters it does not pass).
@@ -195,6 +198,7 @@ def _check(config, given=()):
     check_choice("task", config.task, TASKS)
     check_choice("attention", config.attention, ATTENTIONS)
     check_flags_apply(given, ATTENTION_FLAGS, "--attention", config.attention)
+    check_flags_apply(given, TASK_FLAGS, "--task", config.task)
     _check_numbers(config)
     check_choice("descent", config.descent, DESCENTS)
     check_choice("aux", config.aux, ENCODERS)

@@ -140,3 +140,17 @@ def test_a_test_gate_seq2seq_has_no_flags_for_is_one_error_line(mode, capsys):
     assert main(argv) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and error[0].startswith("ganet_tf: error:") and "top_k" in error[0], error
+
+
+def test_synthetic_lengths_are_flags_and_refused_for_multi30k(capsys):
+    from ganet_tf.cli import build_parser
+    from ganet_tf.cli import main
+
+    args = build_parser().parse_args(["seq2seq", "--task", "copy", "--min-length", "100", "--max-length", "400"])
+    assert (args.min_length, args.max_length) == (100, 400)
+    assert main(["seq2seq", "--task", "multi30k", "--max-length", "400"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "--max-length applies to --task copy or reverse only" in error[0], error
+    assert main(["seq2seq", "--task", "copy", "--min-length", "50", "--max-length", "40"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "max_length" in error[0].replace("-", "_"), error
