@@ -1,7 +1,7 @@
 """Adaptive test gates on the synthetic selection family (issue 39).
 
     python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0]
-        [--complement-weight MU] [--target-density RHO] [--lam LAMBDA]
+        [--complement-weight MU] [--target-density RHO] [--lam LAMBDA] [--aux ENCODER]
 
 GA-Net is trained ONCE per task and seed with the defaults of `train`
 (target density 0.3; the tasks and flags of `experiments/selection_family.py`),
@@ -62,10 +62,10 @@ TOP_K_DENSITY = 0.3
 LEARNING_RATE = 0.01
 
 
-def train_task(task, seed, epochs, learning_rate, target_density=None, complement_weight=None, lam=None):
+def train_task(task, seed, epochs, learning_rate, target_density=None, complement_weight=None, lam=None, aux=None):
     """Trains (or finds) GA-Net with the defaults of `train` but the
-    learning rate (and `target_density`, `complement_weight`, `lam` when
-    given) on `task`; returns its run folder."""
+    learning rate (and `target_density`, `complement_weight`, `lam`, `aux`
+    when given) on `task`; returns its run folder."""
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
@@ -79,6 +79,9 @@ def train_task(task, seed, epochs, learning_rate, target_density=None, complemen
     if lam is not None:
         name += f"_lam{lam:g}"
         flags += ["--lam", f"{lam:g}"]
+    if aux is not None:
+        name += f"_aux{aux}"
+        flags += ["--aux", aux]
     extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
@@ -270,6 +273,8 @@ def _changed_flags(report):
         for name in ("complement_weight", "target_density", "lam")
         if report.get(name) is not None
     ]
+    if report.get("aux") is not None:
+        flags.append(f"--aux {report['aux']}")
     return f" but `{' '.join(flags)}`" if flags else ""
 
 
@@ -288,23 +293,26 @@ def main():
     parser.add_argument("--target-density", type=float, help="train's --target-density (default: train's, 0.3)")
     parser.add_argument("--complement-weight", type=float, help="train's --complement-weight (default: train's, 0)")
     parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
+    parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")
     parser.add_argument("--train-only", action="store_true")
     args = parser.parse_args()
     for seed in args.seeds:
         for task in args.tasks:
-            train_task(task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam)
+            train_task(
+                task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam, args.aux
+            )
     if args.train_only:
         return
     runs = {}
     for seed in args.seeds:
         for task in args.tasks:
             runs[task, seed] = train_task(
-                task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam
+                task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam, args.aux
             )
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
     report["target_density"] = args.target_density
-    report["complement_weight"], report["lam"] = args.complement_weight, args.lam
+    report["complement_weight"], report["lam"], report["aux"] = args.complement_weight, args.lam, args.aux
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
@@ -321,6 +329,8 @@ def main():
         suffix += f"_td{args.target_density:g}"
     if args.lam is not None:
         suffix += f"_lam{args.lam:g}"
+    if args.aux is not None:
+        suffix += f"_aux{args.aux}"
     if args.complement_weight is not None and set(args.tasks) != set(selection_family.TASKS):
         suffix += "_" + "_".join(args.tasks)
     with open(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), "w") as handle:
