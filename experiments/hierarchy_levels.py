@@ -13,6 +13,7 @@ Writes `results/seq2seq/levels_<names' table>.md` and `.json`.
 """
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -25,22 +26,69 @@ from runner import _write_json  # noqa: E402
 from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 
+LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
 
-def level_counts(run_dir, data_dir, batch_size=200):
-    """Mean real nodes per test sentence at each level, bottom up."""
+
+def level_stats(run_dir, data_dir, batch_size=200):
+    """What the hierarchy of a finished run builds on its test sources.
+
+    Returns `(config, stats)`: `nodes`, the mean real nodes per sentence at
+    each level, bottom up (level 0: the tokens); `level1_share`, the mean
+    over sentences of level-1 nodes / tokens; over sentences of at least
+    `LONG` tokens, `long_sentences`, the mean nodes of levels 1 and 2
+    (`long_level1`, `long_level2`) and `long_level2_between`, the share
+    whose level 2 holds more than one node and fewer than level 1; and the
+    level-0 blocks (the children of each level-1 node) over the whole test
+    set: `block_size_mean`, `block_size_std`.
+    """
+    import numpy as np
     from keras import ops
 
     from ganet_tf.seq2seq.run import decoder_batches
     from ganet_tf.seq2seq.run import load_run
 
     config, model, ids, _ = load_run(run_dir, data_dir)
-    sources = ids[0]
-    totals = None
-    for source, _ in decoder_batches(sources, batch_size):
-        memory, _, _ = model.encode(source)
-        counts = [float(ops.sum(ops.cast(level["mask"], "float32"))) for level in memory["levels"]]
-        totals = counts if totals is None else [a + b for a, b in zip(totals, counts, strict=True)]
-    return config, [total / len(sources) for total in totals]
+    counts, sizes = [], []
+    for source, _ in decoder_batches(ids[0], batch_size):
+        memory, _, _ = model.encode(source)  # the compact memory decoding reads
+        levels = memory["levels"]
+        counts.append(
+            np.stack([ops.convert_to_numpy(ops.sum(ops.cast(level["mask"], "int32"), -1)) for level in levels], -1)
+        )
+        if len(levels) > 1:
+            bottom = levels[0]
+            if "sizes" in bottom:  # ACT: children per block slot (0: unused)
+                block = ops.convert_to_numpy(bottom["sizes"])
+            else:  # fixed blocks: `(b, p, k)` children masks
+                block = ops.convert_to_numpy(ops.sum(ops.cast(bottom["block_mask"], "int32"), -1))
+            sizes.append(block[block > 0])
+    counts = np.concatenate(counts)  # (sentences, levels)
+    sizes = np.concatenate(sizes) if sizes else np.zeros(0)
+    stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
+    if counts.shape[1] > 1:
+        stats["level1_share"] = float(np.mean(counts[:, 1] / counts[:, 0]))
+        stats["block_size_mean"], stats["block_size_std"] = float(sizes.mean()), float(sizes.std())
+        long = counts[counts[:, 0] >= LONG]
+        stats["long_sentences"] = len(long)
+        stats["long_level1"] = float(long[:, 1].mean())
+    if counts.shape[1] > 2:
+        stats["long_level2"] = float(long[:, 2].mean())
+        stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
+    return config, stats
+
+
+def checks(row):
+    """Issue 40's Done-when for ACT, computed (None where it does not apply):
+    level 1 holds T/6 to T/2 nodes on average, level 2 fewer than level 1
+    and more than one on sentences of >= LONG tokens, block sizes vary
+    (standard deviation >= 0.5 tokens)."""
+    if "level1_share" not in row or "long_level2" not in row:
+        return None
+    return {
+        "level 1 between T/6 and T/2": 1 / 6 <= row["level1_share"] <= 1 / 2,
+        f"level 2 on sentences of >= {LONG} tokens: 1 < nodes < level 1": 1 < row["long_level2"] < row["long_level1"],
+        "block size std >= 0.5": row["block_size_std"] >= 0.5,
+    }
 
 
 def check_names(args):
@@ -68,28 +116,63 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
     args = parser.parse_args(argv)
     check_names(args)
-    rows = []
-    for name in args.names:
-        config, counts = level_counts(os.path.join(args.runs_root, name), args.data_dir)
-        rows.append({"run": name, "attention": config.attention, "levels": config.levels, "nodes": counts})
     command = "python experiments/hierarchy_levels.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     table = args.names[0].split("_")[0]
-    _write_json(os.path.join(args.out, f"levels_{table}.json"), {"command": command, "rows": rows})
+    path = os.path.join(args.out, f"levels_{table}.json")
+    # Rows of earlier commands stay (their models may be gone), each with its command.
+    kept = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {"rows": []}
+    rows = [r for r in kept["rows"] if r["run"] not in args.names]
+    for row in rows:
+        row.setdefault("command", kept.get("command"))
+    for name in args.names:
+        config, stats = level_stats(os.path.join(args.runs_root, name), args.data_dir)
+        rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
+    for row in rows:
+        row["checks"] = checks(row)
+    _write_json(path, {"rows": rows})
+    with open(os.path.join(args.out, f"levels_{table}.md"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(readme(table, rows)) + "\n")
+    print("\n".join(readme(table, rows)))
+
+
+def _number(row, key, digits=2):
+    return "-" if row.get(key) is None else f"{row[key]:.{digits}f}"
+
+
+def readme(table, rows):
     lines = [
         f"# Nodes per level of the hierarchies, {table} (test sentences)",
         "",
-        f"Command: `{command}`  ",
-        f"Machine: {machine()}",
+        f"Machine: {machine()}. Commands: below the table.",
         "",
-        "Mean real nodes per test sentence; level 0 holds the source tokens.",
+        "Nodes: mean real nodes per test sentence, level 0 (the source tokens) first. Level 1 / T: the mean",
+        "over sentences of level-1 nodes over tokens (the Done-when asks 1/6 to 1/2). Long: the sentences",
+        f"of at least {LONG} tokens, their mean nodes at levels 1 and 2, and the share of them whose level 2",
+        "holds more than one node and fewer than level 1. Block size: tokens per level-1 node over the whole",
+        "test set, mean and standard deviation (the Done-when asks std >= 0.5). Rows written before these",
+        "columns existed show `-` there (their models are gone).",
         "",
-        "| run | L | nodes per level (0, 1, ...) |",
-        "|---|---|---|",
+        "| run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | "
+        "long: 1 < level 2 < level 1 | block size mean | block size std |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    lines += [f"| {r['run']} | {r['levels']} | {', '.join(f'{c:.2f}' for c in r['nodes'])} |" for r in rows]
-    with open(os.path.join(args.out, f"levels_{table}.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    for r in rows:
+        lines.append(
+            f"| {r['run']} | {r['levels']} | {', '.join(f'{c:.2f}' for c in r['nodes'])} | "
+            f"{_number(r, 'level1_share', 3)} | {r.get('long_sentences', '-')} | {_number(r, 'long_level1')} | "
+            f"{_number(r, 'long_level2')} | {_number(r, 'long_level2_between', 3)} | "
+            f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} |"
+        )
+    checked = [r for r in rows if r.get("checks")]
+    if checked:
+        lines += ["", "Issue 40's Done-when for the hierarchies of three levels (computed from the row):", ""]
+        for r in checked:
+            marks = "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
+            lines.append(f"- {r['run']}: {marks}")
+    lines += ["", "Commands:", ""]
+    for command in dict.fromkeys(r["command"] for r in rows if r.get("command")):
+        lines.append(f"- `{command}`")
+    return lines
 
 
 if __name__ == "__main__":
