@@ -2,22 +2,24 @@ from ganet_tf.models import build_model
 
 from .text_classifier_hypermodel import TextClassifierHyperModel
 
-BASELINES = ("bilstm", "local", "soft")
+BASELINES = ("bilstm", "local", "soft", "sparsemax", "entmax")
 
 
 class BaselineHyperModel(TextClassifierHyperModel):
     """The search space of a baseline of the paper, as a `keras_tuner.HyperModel`.
 
     The baselines (`"bilstm"`: the last BiLSTM state; `"local"`: Luong
-    local attention; `"soft"`: soft attention over every token) have no
-    gates: they tune the learning rate `lr` and the `batch_size` over the
+    local attention; `"soft"`: soft attention over every token;
+    `"sparsemax"`, `"entmax"`: attention with exact zeros, the gates'
+    peers without an auxiliary network) have no gates: they tune the learning rate `lr` and the `batch_size` over the
     paper's grids (see `SearchSpace`); an empty `HyperParameters()` gives
     lr 1e-3 and batch 32. `build` returns a compiled model of
     `ganet_tf.models`; `fit` batches the data by the trial's batch size
     (see `TextClassifierHyperModel`).
 
     Args:
-        model: `"bilstm"`, `"local"` or `"soft"`.
+        model: `"bilstm"`, `"local"`, `"soft"`, `"sparsemax"` or
+            `"entmax"`.
         num_classes: int >= 2, the number of classes.
         window: half-width D of the local attention window (`"local"`
             only; the paper uses 4 on TREC, 8 on SST); by default the

@@ -85,6 +85,8 @@ MODEL_PARAMETERS = {
     "bilstm": ("lr", "batch_size"),
     "local": ("lr", "batch_size"),
     "soft": ("lr", "batch_size"),
+    "sparsemax": ("lr", "batch_size"),
+    "entmax": ("lr", "batch_size"),
     "transformer": ("lr", "batch_size", "num_layers", "hidden", "dropout"),
     "ganet_transformer": ("lr", "batch_size", "num_layers", "hidden", "dropout", *_GATES),
 }
@@ -130,7 +132,8 @@ class SearchSpace:
     Args:
         model: the model whose hyperparameters the space holds, one of
             `MODEL_PARAMETERS` (`"ganet"`, `"bilstm"`, `"local"`, `"soft"`,
-            `"transformer"`, `"ganet_transformer"`).
+            `"sparsemax"`, `"entmax"`, `"transformer"`,
+            `"ganet_transformer"`).
 
     Example:
 

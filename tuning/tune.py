@@ -436,7 +436,9 @@ def search_and_evaluate(config):
         objective), `epochs` of the retraining, `trials` (completed in the
         project), `failed_trials` (failed in the project), `new_trials`
         (run by this process), `final_seeds`,
-        `test_accuracy` and `test_density` (None without gates) averaged over
+        `test_accuracy`, `test_density` (None without gates) and
+        `test_attended_density` (share of real tokens with attention weight
+        > 0; None for models without attention weights) averaged over
         them, `test_accuracies` (one per seed), the attention FLOPs, `out`,
         and timings. A worker returns `role`, `tuner_id` and `ran_trials`.
     """
@@ -590,6 +592,9 @@ def _result(config, data, tuner, best, tests):
         "test_accuracy": float(np.mean([t["accuracy"] for t in tests])),
         "test_accuracies": [t["accuracy"] for t in tests],
         "test_density": (None if test["density"] is None else float(np.mean([t["density"] for t in tests]))),
+        "test_attended_density": (
+            None if test["attended_density"] is None else float(np.mean([t["attended_density"] for t in tests]))
+        ),
         "attention_flops_soft": test["attention_flops_soft"],
         "attention_flops_gated": test["attention_flops_gated"],
         "train_examples": len(data.ids["train"]) + len(data.ids["validation"]),

@@ -73,7 +73,7 @@ def test_fixed_values_are_respected():
     assert model.get_layer("auxiliary").encoder == "lstm"
 
 
-@pytest.mark.parametrize("name", ["bilstm", "local", "soft"])
+@pytest.mark.parametrize("name", ["bilstm", "local", "soft", "sparsemax", "entmax"])
 def test_baselines_from_empty_hyperparameters(name):
     hp = keras_tuner.HyperParameters()
     window = 4 if name == "local" else None

@@ -186,6 +186,18 @@ def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path, capsys):
     assert model.name == "ganet_transformer" and model.get_layer("encoder_1").num_heads == 4
 
 
+def test_sparsemax_is_tuned_as_a_baseline_and_reports_its_attended_density(data_dir, tmp_path, capsys):
+    index = TINY.index("--fix")  # no gates: no aux_hidden
+    tiny = [*TINY[:index], *TINY[index + 2 :], "--model", "sparsemax", "--limit", "40", "--buckets", "0"]
+    _, result = _search_in_process(capsys, data_dir, tmp_path, "--max-trials", "1", tiny=tiny)
+    assert (result["model"], result["trials"]) == ("sparsemax", 1)
+    assert set(result["hyperparameters"]) == {"lr", "batch_size"} and result["test_density"] is None
+    # sparsemax gives exact zeros: the share of tokens it attends, in (0, 1]
+    assert 0 < result["test_attended_density"] <= 1
+    model = keras.models.load_model(os.path.join(result["out"], "model.keras"))
+    assert model.name == "sparsemax"
+
+
 def _one_error_line(capsys):
     err = capsys.readouterr().err
     assert err.startswith("tuning.search: error: ") and err.count("\n") == 1, err

@@ -31,7 +31,7 @@ def test_empty_hyperparameters_give_the_documented_defaults():
     assert (aux_hidden["min_value"], aux_hidden["max_value"], aux_hidden["step"]) == (20, 100, 20)
 
 
-@pytest.mark.parametrize("model", ["bilstm", "local", "soft"])
+@pytest.mark.parametrize("model", ["bilstm", "local", "soft", "sparsemax", "entmax"])
 def test_baselines_tune_the_optimisation_only(model):
     assert SearchSpace(model).defaults() == {"lr": 1e-3, "batch_size": 32}
 
