@@ -466,7 +466,9 @@ def main():
             cells += time_cell(models, functions, length, batch, args)
             print(f"T {length}, batch {batch}: done ({time.time() - started:.0f} s)", flush=True)
     seconds = time.time() - started
-    command = portable("nice -n 5 python experiments/bench_seq2seq_lengths.py " + shlex.join(sys.argv[1:]))
+    niceness = os.nice(0)  # as the command ran
+    prefix = f"nice -n {niceness} " if niceness else ""
+    command = portable(prefix + "python experiments/bench_seq2seq_lengths.py " + shlex.join(sys.argv[1:]))
     machine = machine_line(args)
     setting = {k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary")}
     setting["seconds"] = seconds
