@@ -1,7 +1,8 @@
 """Adaptive test gates on the synthetic selection family (issue 39).
 
     python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0]
-        [--complement-weight MU] [--target-density RHO] [--lam LAMBDA] [--aux ENCODER]
+        [--complement-weight MU] [--complement inputs] [--target-density RHO] [--lam LAMBDA]
+        [--aux ENCODER]
 
 GA-Net is trained ONCE per task and seed with the defaults of `train`
 (target density 0.3; the tasks and flags of `experiments/selection_family.py`),
@@ -23,7 +24,9 @@ the git-ignored `runs/adaptive_gates/`. Finished runs are not trained again.
 
 `--complement-weight MU` trains with `train --complement-weight` (the
 classifier, held fixed, must find no label in the tokens whose gates are
-closed), `--target-density` and `--lam` set the sparsity side (0: the
+closed; `--complement inputs`: the closed tokens' embeddings re-encoded by
+the encoder, attention and classifier held fixed), `--target-density` and
+`--lam` set the sparsity side (0: the
 paper's fixed penalty --lam); their results go to files named after them
 (e.g. `tables_cw1_td0.md`). `threshold` test gates (p_t > 0.5, no
 parameter) are scored beside the others.
@@ -62,10 +65,12 @@ TOP_K_DENSITY = 0.3
 LEARNING_RATE = 0.01
 
 
-def train_task(task, seed, epochs, learning_rate, target_density=None, complement_weight=None, lam=None, aux=None):
+def train_task(
+    task, seed, epochs, learning_rate, target_density=None, complement_weight=None, lam=None, aux=None, complement=None
+):
     """Trains (or finds) GA-Net with the defaults of `train` but the
-    learning rate (and `target_density`, `complement_weight`, `lam`, `aux`
-    when given) on `task`; returns its run folder."""
+    learning rate (and `target_density`, `complement_weight`, `lam`, `aux`,
+    `complement` when given) on `task`; returns its run folder."""
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
@@ -76,6 +81,9 @@ def train_task(task, seed, epochs, learning_rate, target_density=None, complemen
     if complement_weight is not None:
         name += f"_cw{complement_weight:g}"
         flags += ["--complement-weight", f"{complement_weight:g}"]
+    if complement is not None:
+        name += f"_c{complement}"
+        flags += ["--complement", complement]
     if lam is not None:
         name += f"_lam{lam:g}"
         flags += ["--lam", f"{lam:g}"]
@@ -273,6 +281,8 @@ def _changed_flags(report):
         for name in ("complement_weight", "target_density", "lam")
         if report.get(name) is not None
     ]
+    if report.get("complement") is not None:
+        flags.append(f"--complement {report['complement']}")
     if report.get("aux") is not None:
         flags.append(f"--aux {report['aux']}")
     return f" but `{' '.join(flags)}`" if flags else ""
@@ -292,6 +302,7 @@ def main():
     parser.add_argument("--lr", type=float, default=LEARNING_RATE)
     parser.add_argument("--target-density", type=float, help="train's --target-density (default: train's, 0.3)")
     parser.add_argument("--complement-weight", type=float, help="train's --complement-weight (default: train's, 0)")
+    parser.add_argument("--complement", choices=("states", "inputs"), help="train's --complement (default: states)")
     parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
     parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")
     parser.add_argument("--train-only", action="store_true")
@@ -299,7 +310,15 @@ def main():
     for seed in args.seeds:
         for task in args.tasks:
             train_task(
-                task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam, args.aux
+                task,
+                seed,
+                args.epochs,
+                args.lr,
+                args.target_density,
+                args.complement_weight,
+                args.lam,
+                args.aux,
+                args.complement,
             )
     if args.train_only:
         return
@@ -307,12 +326,21 @@ def main():
     for seed in args.seeds:
         for task in args.tasks:
             runs[task, seed] = train_task(
-                task, seed, args.epochs, args.lr, args.target_density, args.complement_weight, args.lam, args.aux
+                task,
+                seed,
+                args.epochs,
+                args.lr,
+                args.target_density,
+                args.complement_weight,
+                args.lam,
+                args.aux,
+                args.complement,
             )
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
     report["target_density"] = args.target_density
     report["complement_weight"], report["lam"], report["aux"] = args.complement_weight, args.lam, args.aux
+    report["complement"] = args.complement
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
@@ -325,6 +353,8 @@ def main():
     suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
     if args.complement_weight is not None:
         suffix += f"_cw{args.complement_weight:g}"
+    if args.complement is not None:
+        suffix += f"_c{args.complement}"
     if args.target_density is not None:
         suffix += f"_td{args.target_density:g}"
     if args.lam is not None:

@@ -450,6 +450,11 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 nodes = ops.reshape(nodes, (batch, count, features))
                 sizes = tf.math.unsorted_segment_sum(ops.reshape(real, (-1,)), slots, batch * count)
                 sizes = ops.cast(ops.reshape(sizes, (batch, count)), "int32")
+                # A row's blocks fill its first slots: keep as many slots as
+                # the row with the most blocks needs, so that the levels above
+                # (and every decoder step's top level) are O(T / block), not O(T).
+                used = ops.maximum(ops.max(ops.sum(ops.cast(sizes > 0, "int32"), -1)), 1)
+                nodes, sizes = nodes[:, :used], sizes[:, :used]
                 levels[-1]["starts"] = ops.cumsum(sizes, axis=-1) - sizes
                 levels[-1]["sizes"] = sizes
                 node_mask = sizes > 0

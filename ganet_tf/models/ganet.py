@@ -9,6 +9,11 @@ from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
 from ganet_tf.models.gate_layers import gated_tokens
+from ganet_tf.models.input_complement_model import InputComplementModel
+
+# What the complement loss reads: the attention over the closed tokens'
+# states, or the closed tokens' text re-encoded.
+COMPLEMENTS = ("states", "inputs")
 
 
 def build_ganet(
@@ -36,6 +41,7 @@ def build_ganet(
     inference_mass=None,
     sparse_inference=False,
     complement_weight=0.0,
+    complement="states",
     dropout=0.3,
     sequence_length=None,
     seed=None,
@@ -101,6 +107,13 @@ def build_ganet(
             gates are closed, and the classifier, held fixed, must find no
             label there (`ComplementClassifier`). 0 (the default) adds no
             loss and gives GA-Net as in the paper.
+        complement: what the complement loss reads, `"states"` (the
+            default: attention pools the BiLSTM states of the closed
+            tokens, `ComplementClassifier`) or `"inputs"` (the closed
+            tokens' embeddings `x_t * (1 - g_t)` are re-encoded by the
+            encoder, attention and classifier held fixed; the model is then
+            an `InputComplementModel`). Only used with a positive
+            `complement_weight`.
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -119,25 +132,30 @@ def build_ganet(
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
           Attention Is Needed: Gated Attention Network for Sequence Data.
     """
+    if not isinstance(complement_weight, (int, float)) or isinstance(complement_weight, bool) or complement_weight < 0:
+        raise ValueError(f"`complement_weight` must be a number >= 0. Received: complement_weight={complement_weight}")
+    if complement not in COMPLEMENTS:
+        raise ValueError(f"`complement` must be one of {COMPLEMENTS}. Received: complement={complement}")
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     gate_logits, gates = gated_tokens(embedded, locals())
     states = bilstm_states(embedded, hidden_dim, num_layers)
-    if not isinstance(complement_weight, (int, float)) or isinstance(complement_weight, bool) or complement_weight < 0:
-        raise ValueError(f"`complement_weight` must be a number >= 0. Received: complement_weight={complement_weight}")
+    on_states = complement == "states" and complement_weight > 0
     pooled = GatedAttentionPooling(
         units=attention_units,
         fallback=fallback,
         sparse_inference=sparse_inference,
-        return_complement=complement_weight > 0,
+        return_complement=on_states,
         name="attention",
     )(states, gates=gates, gate_scores=gate_logits, mask=mask)
-    if complement_weight > 0:
-        context, _, complement = pooled
+    if on_states:
+        context, _, closed_context = pooled
         if dropout:
             context = keras.layers.Dropout(dropout, name="head_dropout")(context)
         probabilities = ComplementClassifier(
             num_classes, complement_weight=complement_weight, dtype="float32", name="probabilities"
-        )(context, complement=complement)
+        )(context, complement=closed_context)
     else:
         probabilities = classifier_head(pooled[0], num_classes, dropout)
+    if complement == "inputs" and complement_weight > 0:
+        return InputComplementModel(token_ids, probabilities, complement_weight=complement_weight, name=name)
     return keras.Model(token_ids, probabilities, name=name)

@@ -77,6 +77,7 @@ MODEL_FLAGS = {
     "window": ("local",),
     "sparse_training": ("ganet_transformer",),
     "complement_weight": ("ganet",),
+    "complement": ("ganet",),
 }
 
 
@@ -135,6 +136,10 @@ class TrainConfig:
     sparse_training: bool = None
     # ganet: weight of the complement loss (issue 39; 0: none).
     complement_weight: float = 0.0
+    # ganet: what the complement loss reads, "states" (attention over the
+    # closed tokens' BiLSTM states) or "inputs" (the closed tokens'
+    # embeddings re-encoded by the encoder held fixed).
+    complement: str = "states"
     patience: int = 3
     monitor: str = "val_loss"
     buckets: int = 4
@@ -163,6 +168,7 @@ class TrainConfig:
             check_number(name, getattr(self, name), above=0)
         check_number("lam", self.lam, at_least=0)
         check_number("complement_weight", self.complement_weight, at_least=0)
+        self._validate_complement()
         check_number("gate_bias", self.gate_bias, optional=True)
         self._validate_gates()
         check_number("dropout", self.dropout, at_least=0, below=1)
@@ -176,6 +182,17 @@ class TrainConfig:
         if self.restart and not self.backup_dir:
             raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
         validate_distribution(self)
+
+    def _validate_complement(self):
+        from ganet_tf.models.ganet import COMPLEMENTS
+
+        if self.complement not in COMPLEMENTS:
+            raise GANetInputError(f"Unknown --complement {self.complement!r}: choose one of {list(COMPLEMENTS)}.")
+        if self.complement != "states" and not self.complement_weight:
+            raise GANetInputError(
+                f"--complement {self.complement} sets what the complement loss reads: give its weight with "
+                "--complement-weight MU > 0."
+            )
 
     def _validate_gates(self):
         from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
@@ -284,6 +301,8 @@ def model_arguments(config, splits, embeddings):
         arguments["sparse_training"] = True
     if config.model == "ganet" and config.complement_weight:
         arguments["complement_weight"] = config.complement_weight
+        if config.complement != "states":
+            arguments["complement"] = config.complement
     return arguments
 
 

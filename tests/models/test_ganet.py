@@ -4,6 +4,7 @@ import sys
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from ganet_tf.models import build_explainer
@@ -92,6 +93,7 @@ def test_every_auxiliary_encoder_builds_and_trains():
 RELOAD = """
 import sys
 import numpy as np
+import pytest
 import keras
 import ganet_tf  # registers the layers
 model = keras.models.load_model(sys.argv[1])
@@ -153,3 +155,10 @@ def test_complement_weight_survives_a_keras_round_trip(tmp_path):
     np.testing.assert_allclose(loaded.predict(IDS, verbose=0), model.predict(IDS, verbose=0), rtol=1e-6)
     loaded(IDS, training=True)
     assert len(loaded.get_layer("probabilities").losses) == 1
+
+
+def test_complement_must_be_states_or_inputs():
+    with pytest.raises(ValueError, match="Received: complement=tokens"):
+        small_ganet(complement="tokens", complement_weight=1.0)
+    # With complement_weight 0 either kind is GA-Net as in the paper.
+    assert type(small_ganet(complement="inputs")) is keras.Model

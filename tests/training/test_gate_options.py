@@ -188,3 +188,22 @@ def test_complement_weight_flag_reaches_the_ganet_builder_and_is_checked(capsys,
     assert "complement_weight" not in model_arguments(TrainConfig(), splits, None)
     assert main(["train", "--out", str(tmp_path / "x"), "--complement-weight", "-1"]) == 2
     assert "--complement-weight" in capsys.readouterr().err
+
+
+def test_complement_flag_reaches_the_ganet_builder_and_is_checked(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from ganet_tf.training.train import model_arguments
+
+    args = build_parser().parse_args(["train", "--complement-weight", "1", "--complement", "inputs"])
+    assert args.complement == "inputs"
+    splits = SimpleNamespace(train_texts=["a"], name="trec")
+    arguments = model_arguments(TrainConfig(complement_weight=1.0, complement="inputs"), splits, None)
+    assert arguments["complement"] == "inputs" and arguments["complement_weight"] == 1.0
+    assert "complement" not in model_arguments(TrainConfig(complement_weight=1.0), splits, None)
+    assert main(["train", "--out", str(tmp_path / "x"), "--complement", "inputs"]) == 2
+    error = capsys.readouterr().err
+    assert "--complement-weight MU > 0" in error and len(error.strip().splitlines()) == 1
+    with pytest.raises(GANetInputError, match="Unknown --complement 'tokens'"):
+        TrainConfig(complement="tokens", complement_weight=1.0).validate()
+    assert not (tmp_path / "x").exists()

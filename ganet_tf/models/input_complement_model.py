@@ -1,0 +1,166 @@
+import math
+
+import keras
+from keras import ops
+
+# The layers of a GA-Net graph that the complement reads, by name.
+EMBEDDING_LAYERS = ("embedding_dropout", "embedding")
+GATES_LAYER = "gate_sparsity"
+ENCODER_PREFIX = "bilstm_"
+ATTENTION_LAYER = "attention"
+CLASSIFIER_LAYER = "probabilities"
+
+
+def _held_fixed_call(layer, *args, **kwargs):
+    """`layer(*args, **kwargs)` with its trainable weights behind
+    `stop_gradient`: the result's gradient reaches the inputs, never the
+    weights."""
+    trainable = [ops.stop_gradient(variable.value) for variable in layer.trainable_variables]
+    non_trainable = [variable.value for variable in layer.non_trainable_variables]
+    outputs, _ = layer.stateless_call(trainable, non_trainable, *args, **kwargs)
+    return outputs
+
+
+@keras.saving.register_keras_serializable(package="ganet_tf")
+class InputComplementModel(keras.Model):
+    """A GA-Net functional model that re-encodes the closed tokens while training.
+
+    The model is the functional graph it is built from (inputs, outputs,
+    layers and weights); only training adds a loss. With the embeddings
+    `x_t` that the encoder reads and the training gates `g_t` of the same
+    forward pass, the complement text `x'_t = x_t * (1 - g_t)` (the open
+    tokens emptied, the mask of real tokens unchanged) runs through the
+    SAME encoder (the layers `bilstm_1`, `bilstm_2`, ...), attention
+    (`attention`, without gates: every real token) and classifier
+    (`probabilities`), each called with its trainable weights behind
+    `stop_gradient` (`Layer.stateless_call`), and the model adds
+
+    `complement_weight * mean_over_texts(KL(u || p(y | x')))`
+
+    where `u` is the uniform distribution over the classes. The embeddings
+    enter behind `stop_gradient` too, so the loss's gradient reaches only the
+    gates `g_t`, and through them the auxiliary network: a keyword left
+    closed keeps the label in the complement and raises the loss, so the
+    loss opens every token that carries the label, while the sparsity term
+    of the gates closes the rest. Neither the encoder nor the classifier can
+    lower the loss by learning to hide the label from the complement.
+
+    Outside training (`training` falsy) the model is its functional graph:
+    inference, export and the outputs of the layers are those of the same
+    graph in a plain `keras.Model`. Training costs a second pass of the
+    encoder.
+
+    `ganet_tf.models.build_ganet(..., complement="inputs",
+    complement_weight=mu)` builds it; the graph must have the layers named
+    above, the gates as the output of `gate_sparsity` and the embeddings as
+    the output of `embedding_dropout` (or `embedding` without dropout).
+
+    Args:
+        inputs: the functional inputs (the token ids).
+        outputs: the functional outputs (the class probabilities).
+        complement_weight: float > 0, the weight mu of the loss. Defaults
+            to `1.0`.
+        **kwargs: the other arguments of a functional `keras.Model`, such
+            as `name`.
+
+    Call arguments:
+        inputs: int tensor `(batch, steps)` of token ids, 0 = padding.
+        training: bool, whether the model runs in training mode (the loss
+            is added only then).
+        mask: unused, as in a functional model.
+
+    Returns:
+        The class probabilities `(batch, num_classes)`.
+
+    Example:
+
+    >>> model = build_ganet(3, vocabulary_size=50, complement="inputs", complement_weight=1.0)
+    >>> probabilities = model(np.array([[5, 7, 9, 0]]), training=True)
+    >>> len(model.losses)  # the gate sparsity and the complement
+    2
+
+    References:
+        - [Yu et al., 2019](https://aclanthology.org/D19-1420/), Rethinking
+          Cooperative Rationalization: Introspective Extraction and
+          Complement Control.
+        - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
+          Attention Is Needed: Gated Attention Network for Sequence Data.
+    """
+
+    def __init__(self, *args, complement_weight=1.0, **kwargs):
+        if (
+            not isinstance(complement_weight, (int, float))
+            or isinstance(complement_weight, bool)
+            or not math.isfinite(complement_weight)
+            or complement_weight <= 0
+        ):
+            raise ValueError(
+                f"`complement_weight` must be a finite number > 0. Received: complement_weight={complement_weight}"
+            )
+        super().__init__(*args, **kwargs)
+        self.complement_weight = float(complement_weight)
+        names = {layer.name: layer for layer in self.layers}
+        embedding = next((names[name] for name in EMBEDDING_LAYERS if name in names), None)
+        encoder = sorted(
+            (layer for name, layer in names.items() if name.startswith(ENCODER_PREFIX)),
+            key=lambda layer: int(layer.name[len(ENCODER_PREFIX) :]),
+        )
+        if (
+            embedding is None
+            or not encoder
+            or any(n not in names for n in (GATES_LAYER, ATTENTION_LAYER, CLASSIFIER_LAYER))
+        ):
+            raise ValueError(
+                "`InputComplementModel` needs a GA-Net graph with layers named embedding, gate_sparsity, "
+                f"bilstm_1, attention and probabilities. Received: layers={sorted(names)}"
+            )
+        self.encoder_layers = encoder
+        # The graph with its embeddings and gates as outputs too: one forward
+        # pass gives the prediction and what the complement needs. Kept in a
+        # closure, so that it is neither tracked nor saved (its layers are
+        # the model's own).
+        graph = keras.Model(self.input, [self.outputs[0], embedding.output, names[GATES_LAYER].output])
+        self._graph_with_gates = lambda inputs, training: graph(inputs, training=training)
+
+    def call(self, inputs, training=None, mask=None):
+        if not training:
+            return super().call(inputs, training=training, mask=mask)
+        probabilities, embedded, gates = self._graph_with_gates(inputs, training=True)
+        real = ops.not_equal(inputs, 0)
+        divergence = self.complement_divergence(embedded, gates, real)
+        has_tokens = ops.cast(ops.any(real, axis=1), "float32")
+        loss = ops.sum(divergence * has_tokens) / ops.maximum(ops.sum(has_tokens), 1.0)
+        # `Functional.add_loss` only takes symbolic losses; the base layer's
+        # adds this one to `model.losses` as a layer's `add_loss` does.
+        keras.layers.Layer.add_loss(self, self.complement_weight * loss)
+        return probabilities
+
+    def complement_divergence(self, embedded, gates, real):
+        """`KL(u || p(y | x'))` per text `(batch,)` of the complement text
+        `x' = x * (1 - g)`, through the encoder, attention and classifier
+        held fixed; the gradient reaches `gates` only."""
+        closed = 1.0 - ops.cast(gates, embedded.dtype)
+        states = ops.stop_gradient(embedded) * ops.expand_dims(closed, -1)
+        for layer in self.encoder_layers:
+            states = _held_fixed_call(layer, states, mask=real, training=True)
+        attention = self.get_layer(ATTENTION_LAYER)
+        context = _held_fixed_call(attention, states, mask=real, training=True)
+        if isinstance(context, (tuple, list)):
+            context = context[0]
+        probabilities = _held_fixed_call(self.get_layer(CLASSIFIER_LAYER), context, training=True)
+        log_probabilities = ops.log(ops.clip(ops.cast(probabilities, "float32"), 1e-7, 1.0))
+        classes = ops.shape(log_probabilities)[-1]
+        # KL(u || q) = sum_k u_k (log u_k - log q_k) with u_k = 1 / K.
+        return -ops.log(ops.cast(classes, "float32")) - ops.mean(log_probabilities, axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        config["complement_weight"] = self.complement_weight
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        complement_weight = config.pop("complement_weight", 1.0)
+        graph = keras.Model.from_config(config, custom_objects=custom_objects)
+        return cls(graph.inputs, graph.outputs, complement_weight=complement_weight, name=graph.name)

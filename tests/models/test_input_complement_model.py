@@ -1,0 +1,119 @@
+"""The complement on the input (issue 39): the closed tokens' embeddings
+re-encoded by the encoder, attention and classifier held fixed."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from ganet_tf.models import build_explainer
+from ganet_tf.models import build_ganet
+from ganet_tf.models import with_gate_inference
+from ganet_tf.models.input_complement_model import InputComplementModel
+
+RNG = np.random.default_rng(0)
+IDS = RNG.integers(2, 50, size=[8, 7]).astype("int32")
+IDS[1, 4:] = 0
+IDS[2, 1:] = 0
+LABELS = RNG.integers(0, 3, size=[8])
+FIXED = ("bilstm_1", "bilstm_2", "attention", "probabilities")
+
+
+def small_ganet(**kwargs):
+    arguments = dict(
+        num_classes=3,
+        vocabulary_size=50,
+        embedding_dim=6,
+        hidden_dim=4,
+        attention_units=4,
+        auxiliary_hidden_dim=3,
+        seed=1,
+        complement="inputs",
+        complement_weight=1.0,
+    )
+    arguments.update(kwargs)
+    return build_ganet(**arguments)
+
+
+def test_complement_loss_reaches_the_gates_only():
+    model = small_ganet(penalty=0.0, dropout=0.0)
+    with tf.GradientTape() as tape:
+        model(IDS, training=True)
+        loss = model.losses[-1]  # the gate sparsity's comes first
+    auxiliary = model.get_layer("auxiliary").trainable_weights
+    fixed = [weight for name in FIXED for weight in model.get_layer(name).trainable_weights]
+    gradients = tape.gradient(loss, [*auxiliary, *fixed])
+    assert float(loss) > 0
+    assert sum(float(tf.reduce_sum(tf.abs(g))) for g in gradients[: len(auxiliary)]) > 0
+    # No path from the loss to the encoder, attention or classifier weights.
+    assert all(g is None for g in gradients[len(auxiliary) :])
+
+
+def test_divergence_is_that_of_the_same_layers_on_the_closed_tokens():
+    model = small_ganet(dropout=0.0)
+    embedded = model.get_layer("embedding")(IDS)
+    real = IDS != 0
+
+    def divergence_of(inputs):
+        states = model.get_layer("bilstm_2")(model.get_layer("bilstm_1")(inputs, mask=real), mask=real)
+        context = model.get_layer("attention")(states, mask=real)[0]
+        probabilities = np.asarray(model.get_layer("probabilities")(context))
+        return -math.log(3) - np.log(probabilities).mean(axis=-1)
+
+    gates = RNG.uniform(size=IDS.shape).astype("float32")
+    expected = divergence_of(embedded * (1.0 - gates[..., None]))
+    np.testing.assert_allclose(model.complement_divergence(embedded, gates, real), expected, rtol=1e-5, atol=1e-6)
+    # All gates open: the complement is empty text.
+    ones = np.ones(IDS.shape, "float32")
+    np.testing.assert_allclose(
+        model.complement_divergence(embedded, ones, real), divergence_of(embedded * 0.0), rtol=1e-5
+    )
+
+
+def test_inference_is_the_plain_graph_and_the_loss_is_training_only():
+    plain = small_ganet(complement_weight=0.0)
+    model = small_ganet()
+    assert type(plain) is keras.Model and isinstance(model, InputComplementModel)
+    assert [layer.name for layer in model.layers] == [layer.name for layer in plain.layers]
+    model.set_weights(plain.get_weights())
+    np.testing.assert_allclose(model.predict(IDS, verbose=0), plain.predict(IDS, verbose=0), rtol=1e-6)
+    model(IDS, training=False)
+    assert model.losses == []
+    model(IDS, training=True)
+    assert len(model.losses) == 2  # the gate sparsity and the complement
+
+
+def test_fit_step_and_keras_round_trip(tmp_path):
+    model = small_ganet(complement_weight=0.5)
+    model.compile("adam", "sparse_categorical_crossentropy")
+    fixed_before = [w.numpy().copy() for name in FIXED for w in model.get_layer(name).trainable_weights]
+    history = model.fit(IDS, LABELS, epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    fixed_after = [w.numpy() for name in FIXED for w in model.get_layer(name).trainable_weights]
+    assert any(np.any(a != b) for a, b in zip(fixed_before, fixed_after))  # the task loss still trains them
+    path = str(tmp_path / "input_complement.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded, InputComplementModel) and loaded.complement_weight == 0.5
+    np.testing.assert_allclose(loaded.predict(IDS, verbose=0), model.predict(IDS, verbose=0), rtol=1e-6)
+    loaded(IDS, training=True)
+    assert len(loaded.losses) == 2
+    relative = with_gate_inference(loaded, "relative", inference_ratio=0.5)
+    assert isinstance(relative, InputComplementModel) and relative.get_layer("gates").inference_mode == "relative"
+    assert build_explainer(relative).predict(IDS, verbose=0)["attention"].shape == IDS.shape
+
+
+@pytest.mark.parametrize("weight", [0.0, -1.0, float("nan"), True, "1"])
+def test_bad_complement_weight_is_refused(weight):
+    plain = small_ganet(complement_weight=0.0)
+    with pytest.raises(ValueError, match="Received: complement_weight="):
+        InputComplementModel(plain.input, plain.output, complement_weight=weight)
+
+
+def test_a_graph_without_ganet_layers_is_refused():
+    inputs = keras.Input((3,), dtype="int32")
+    outputs = keras.layers.Dense(2, name="probabilities")(keras.layers.Embedding(5, 2, name="embedding")(inputs))
+    with pytest.raises(ValueError, match="Received: layers="):
+        InputComplementModel(inputs, outputs)
