@@ -163,4 +163,4 @@ class InputComplementModel(keras.Model):
         config = dict(config)
         complement_weight = config.pop("complement_weight", 1.0)
         graph = keras.Model.from_config(config, custom_objects=custom_objects)
-        return cls(graph.inputs, graph.outputs, complement_weight=complement_weight, name=graph.name)
+        return cls(graph.input, graph.output, complement_weight=complement_weight, name=graph.name)
