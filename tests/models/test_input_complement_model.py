@@ -104,7 +104,8 @@ def test_fit_step_and_keras_round_trip(tmp_path):
     assert len(loaded.losses) == 2
     relative = with_gate_inference(loaded, "relative", inference_ratio=0.5)
     assert isinstance(relative, InputComplementModel) and relative.get_layer("gates").inference_mode == "relative"
-    assert build_explainer(relative).predict(IDS, verbose=0)["attention"].shape == IDS.shape
+    explained = build_explainer(relative).predict(IDS, verbose=0)
+    assert explained["attention"].shape == IDS.shape and explained["probabilities"].shape == (len(IDS), 3)
 
 
 @pytest.mark.parametrize("weight", [0.0, -1.0, float("nan"), True, "1"])
