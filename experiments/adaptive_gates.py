@@ -2,7 +2,7 @@
 
     python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0]
         [--complement-weight MU] [--complement inputs] [--target-density RHO] [--lam LAMBDA]
-        [--aux ENCODER]
+        [--aux ENCODER] [--straight-through]
 
 GA-Net is trained ONCE per task and seed with the defaults of `train`
 (target density 0.3; the tasks and flags of `experiments/selection_family.py`),
@@ -26,7 +26,7 @@ the git-ignored `runs/adaptive_gates/`. Finished runs are not trained again.
 classifier, held fixed, must find no label in the tokens whose gates are
 closed; `--complement inputs`: the closed tokens' embeddings re-encoded by
 the encoder, attention and classifier held fixed), `--target-density` and
-`--lam` set the sparsity side (0: the
+`--lam` set the sparsity side (`--straight-through`: hard training gates) (0: the
 paper's fixed penalty --lam); their results go to files named after them
 (e.g. `tables_cw1_td0.md`). `threshold` test gates (p_t > 0.5, no
 parameter) are scored beside the others.
@@ -66,11 +66,21 @@ LEARNING_RATE = 0.01
 
 
 def train_task(
-    task, seed, epochs, learning_rate, target_density=None, complement_weight=None, lam=None, aux=None, complement=None
+    task,
+    seed,
+    epochs,
+    learning_rate,
+    target_density=None,
+    complement_weight=None,
+    lam=None,
+    aux=None,
+    complement=None,
+    straight_through=False,
 ):
     """Trains (or finds) GA-Net with the defaults of `train` but the
     learning rate (and `target_density`, `complement_weight`, `lam`, `aux`,
-    `complement` when given) on `task`; returns its run folder."""
+    `complement`, `straight_through` when given) on `task`; returns its run
+    folder."""
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
@@ -90,6 +100,9 @@ def train_task(
     if aux is not None:
         name += f"_aux{aux}"
         flags += ["--aux", aux]
+    if straight_through:
+        name += "_st"
+        flags += ["--straight-through"]
     extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
@@ -285,6 +298,8 @@ def _changed_flags(report):
         flags.append(f"--complement {report['complement']}")
     if report.get("aux") is not None:
         flags.append(f"--aux {report['aux']}")
+    if report.get("straight_through"):
+        flags.append("--straight-through")
     return f" but `{' '.join(flags)}`" if flags else ""
 
 
@@ -305,6 +320,7 @@ def main():
     parser.add_argument("--complement", choices=("states", "inputs"), help="train's --complement (default: states)")
     parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
     parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")
+    parser.add_argument("--straight-through", action="store_true", help="train's --straight-through")
     parser.add_argument("--train-only", action="store_true")
     args = parser.parse_args()
     for seed in args.seeds:
@@ -319,6 +335,7 @@ def main():
                 args.lam,
                 args.aux,
                 args.complement,
+                args.straight_through,
             )
     if args.train_only:
         return
@@ -335,12 +352,13 @@ def main():
                 args.lam,
                 args.aux,
                 args.complement,
+                args.straight_through,
             )
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
     report["target_density"] = args.target_density
     report["complement_weight"], report["lam"], report["aux"] = args.complement_weight, args.lam, args.aux
-    report["complement"] = args.complement
+    report["complement"], report["straight_through"] = args.complement, args.straight_through
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
@@ -361,6 +379,8 @@ def main():
         suffix += f"_lam{args.lam:g}"
     if args.aux is not None:
         suffix += f"_aux{args.aux}"
+    if args.straight_through:
+        suffix += "_st"
     if args.complement_weight is not None and set(args.tasks) != set(selection_family.TASKS):
         suffix += "_" + "_".join(args.tasks)
     with open(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), "w") as handle:

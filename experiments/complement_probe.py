@@ -1,0 +1,59 @@
+"""What the fixed classifier reads in a complement (issue 39).
+
+    python experiments/complement_probe.py RUN [RUN ...]
+
+For each trained `adaptive_gates.py` run of `build_ganet(complement="inputs")`
+(folders under `runs/adaptive_gates/`, named after their task), the complement
+loss `KL(u || p(y | x * (1 - g)))` of `InputComplementModel` on the task's 400
+validation texts, with the gates `g` set by hand (binary, no dropout):
+`none_open` (the whole text), `keywords_open` (the complement is the filler
+only: the target of the objective), `all_open` (an empty text) and the
+model's own test gates (`top_k`, as trained). The loss can only teach the
+gates to open every keyword if the filler-only complement reads as no label
+(KL near 0) while any kept keyword raises it.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import adaptive_gates  # beside this file, in experiments/
+
+
+def probe(run_dir):
+    import keras
+
+    from ganet_tf.data.vectorizer import vectorize
+    from ganet_tf.training.trained_run import load_run
+
+    model, vectorizer, _ = load_run(run_dir)
+    task = os.path.basename(run_dir).split("_")[0]
+    texts, _, keyword_masks = adaptive_gates.validation_data(task)
+    ids = vectorize(vectorizer, texts)
+    real = ids != 0
+    keywords = keyword_masks[:, : ids.shape[1]] & real
+    embedded = model.get_layer("embedding")(ids)
+    test_gates = keras.Model(model.inputs, model.get_layer("gates").output).predict(ids, verbose=0)
+    gates = {
+        "none_open": np.zeros(ids.shape, "float32"),
+        "keywords_open": keywords.astype("float32"),
+        "all_open": real.astype("float32"),
+        "test_gates": (test_gates > 0.5).astype("float32"),
+    }
+    result = {"run": os.path.basename(run_dir), "task": task}
+    for name, value in gates.items():
+        divergence = np.asarray(model.complement_divergence(embedded, value, real))
+        result[name] = float(np.mean(divergence))
+    return result
+
+
+def main():
+    for run in sys.argv[1:]:
+        print(json.dumps(probe(run)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
