@@ -41,15 +41,21 @@ def level_stats(run_dir, data_dir, batch_size=200):
     level-0 blocks (the children of each level-1 node) over the whole test
     set: `block_size_mean`, `block_size_std`.
     """
+    from ganet_tf.seq2seq.run import load_run
+
+    config, model, ids, _ = load_run(run_dir, data_dir)
+    return config, model_level_stats(model, ids[0], batch_size)
+
+
+def model_level_stats(model, source_ids, batch_size=200):
+    """`level_stats` of an `EncoderDecoder` on `source_ids` (padded ids)."""
     import numpy as np
     from keras import ops
 
     from ganet_tf.seq2seq.run import decoder_batches
-    from ganet_tf.seq2seq.run import load_run
 
-    config, model, ids, _ = load_run(run_dir, data_dir)
     counts, sizes = [], []
-    for source, _ in decoder_batches(ids[0], batch_size):
+    for source, _ in decoder_batches(source_ids, batch_size):
         memory, _, _ = model.encode(source)  # the compact memory decoding reads
         levels = memory["levels"]
         counts.append(
@@ -74,7 +80,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
     if counts.shape[1] > 2:
         stats["long_level2"] = float(long[:, 2].mean())
         stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
-    return config, stats
+    return stats
 
 
 def checks(row):
