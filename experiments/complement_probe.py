@@ -11,6 +11,11 @@ only: the target of the objective), `all_open` (an empty text) and the
 model's own test gates (`top_k`, as trained). The loss can only teach the
 gates to open every keyword if the filler-only complement reads as no label
 (KL near 0) while any kept keyword raises it.
+
+It also compares the classifier's prediction on the empty text with those on
+the filler only and on the filler with one keyword kept (the first of each
+text), `KL(p(y | empty) || p(y | x'))`: whether "the empty text's prediction"
+could stand for "no label" in place of the uniform distribution.
 """
 
 import json
@@ -47,7 +52,23 @@ def probe(run_dir):
     for name, value in gates.items():
         divergence = np.asarray(model.complement_divergence(embedded, value, real))
         result[name] = float(np.mean(divergence))
+    one_kept = keywords.copy()
+    one_kept[np.arange(len(ids)), np.argmax(keywords, axis=1)] = False
+    empty = _probabilities(model, embedded, gates["all_open"], real)
+    for name, value in (("filler_only", gates["keywords_open"]), ("one_keyword_kept", one_kept.astype("float32"))):
+        other = _probabilities(model, embedded, value, real)
+        kl = np.sum(empty * (np.log(empty + 1e-7) - np.log(other + 1e-7)), axis=1)
+        result[f"kl_empty_vs_{name}"] = float(np.mean(kl))
     return result
+
+
+def _probabilities(model, embedded, gates, real):
+    """The class probabilities of the complement `x * (1 - gates)`."""
+    states = embedded * (1.0 - gates[..., None])
+    for layer in model.encoder_layers:
+        states = layer(states, mask=real)
+    context = model.get_layer("attention")(states, mask=real)[0]
+    return np.asarray(model.get_layer("probabilities")(context))
 
 
 def main():

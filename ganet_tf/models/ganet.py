@@ -13,7 +13,7 @@ from ganet_tf.models.input_complement_model import InputComplementModel
 
 # What the complement loss reads: the attention over the closed tokens'
 # states, or the closed tokens' text re-encoded.
-COMPLEMENTS = ("states", "inputs")
+COMPLEMENTS = ("states", "inputs", "inputs_vs_empty")
 
 
 def build_ganet(
@@ -112,8 +112,10 @@ def build_ganet(
             tokens, `ComplementClassifier`) or `"inputs"` (the closed
             tokens' embeddings `x_t * (1 - g_t)` are re-encoded by the
             encoder, attention and classifier held fixed; the model is then
-            an `InputComplementModel`). Only used with a positive
-            `complement_weight`.
+            an `InputComplementModel`), or `"inputs_vs_empty"` (the same,
+            with the classifier's prediction on the emptied text in place
+            of the uniform distribution as the "no label" reference). Only
+            used with a positive `complement_weight`.
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -156,6 +158,9 @@ def build_ganet(
         )(context, complement=closed_context)
     else:
         probabilities = classifier_head(pooled[0], num_classes, dropout)
-    if complement == "inputs" and complement_weight > 0:
-        return InputComplementModel(token_ids, probabilities, complement_weight=complement_weight, name=name)
+    if complement != "states" and complement_weight > 0:
+        reference = "empty" if complement == "inputs_vs_empty" else "uniform"
+        return InputComplementModel(
+            token_ids, probabilities, complement_weight=complement_weight, reference=reference, name=name
+        )
     return keras.Model(token_ids, probabilities, name=name)

@@ -9,6 +9,8 @@ GATES_LAYER = "gate_sparsity"
 ENCODER_PREFIX = "bilstm_"
 ATTENTION_LAYER = "attention"
 CLASSIFIER_LAYER = "probabilities"
+# What a label-free complement should predict.
+REFERENCES = ("uniform", "empty")
 
 
 def _held_fixed_call(layer, *args, **kwargs):
@@ -37,7 +39,10 @@ class InputComplementModel(keras.Model):
 
     `complement_weight * mean_over_texts(KL(u || p(y | x')))`
 
-    where `u` is the uniform distribution over the classes. The embeddings
+    where `u` is the `reference` for "no label": the uniform distribution
+    over the classes, or with `reference="empty"` the prediction of the
+    same layers on the emptied text `0 * x` (same mask), a third pass held
+    fixed. The embeddings
     enter behind `stop_gradient` too, so the loss's gradient reaches only the
     gates `g_t`, and through them the auxiliary network: a keyword left
     closed keeps the label in the complement and raises the loss, so the
@@ -60,6 +65,8 @@ class InputComplementModel(keras.Model):
         outputs: the functional outputs (the class probabilities).
         complement_weight: float > 0, the weight mu of the loss. Defaults
             to `1.0`.
+        reference: `"uniform"` or `"empty"`, the distribution `u` that a
+            label-free complement should give. Defaults to `"uniform"`.
         **kwargs: the other arguments of a functional `keras.Model`, such
             as `name`.
 
@@ -87,7 +94,7 @@ class InputComplementModel(keras.Model):
           Attention Is Needed: Gated Attention Network for Sequence Data.
     """
 
-    def __init__(self, *args, complement_weight=1.0, **kwargs):
+    def __init__(self, *args, complement_weight=1.0, reference="uniform", **kwargs):
         if (
             not isinstance(complement_weight, (int, float))
             or isinstance(complement_weight, bool)
@@ -97,8 +104,11 @@ class InputComplementModel(keras.Model):
             raise ValueError(
                 f"`complement_weight` must be a finite number > 0. Received: complement_weight={complement_weight}"
             )
+        if reference not in REFERENCES:
+            raise ValueError(f"`reference` must be one of {REFERENCES}. Received: reference={reference}")
         super().__init__(*args, **kwargs)
         self.complement_weight = float(complement_weight)
+        self.reference = reference
         names = {layer.name: layer for layer in self.layers}
         embedding = next((names[name] for name in EMBEDDING_LAYERS if name in names), None)
         encoder = sorted(
@@ -138,29 +148,39 @@ class InputComplementModel(keras.Model):
     def complement_divergence(self, embedded, gates, real):
         """`KL(u || p(y | x'))` per text `(batch,)` of the complement text
         `x' = x * (1 - g)`, through the encoder, attention and classifier
-        held fixed; the gradient reaches `gates` only."""
+        held fixed, `u` the `reference`; the gradient reaches `gates` only."""
         closed = 1.0 - ops.cast(gates, embedded.dtype)
-        states = ops.stop_gradient(embedded) * ops.expand_dims(closed, -1)
-        for layer in self.encoder_layers:
-            states = _held_fixed_call(layer, states, mask=real, training=True)
-        attention = self.get_layer(ATTENTION_LAYER)
-        context = _held_fixed_call(attention, states, mask=real, training=True)
-        if isinstance(context, (tuple, list)):
-            context = context[0]
-        probabilities = _held_fixed_call(self.get_layer(CLASSIFIER_LAYER), context, training=True)
-        log_probabilities = ops.log(ops.clip(ops.cast(probabilities, "float32"), 1e-7, 1.0))
+        embedded = ops.stop_gradient(embedded)
+        log_probabilities = self._held_fixed_log_probabilities(embedded * ops.expand_dims(closed, -1), real)
+        if self.reference == "empty":
+            reference = ops.stop_gradient(self._held_fixed_log_probabilities(embedded * 0.0, real))
+            return ops.sum(ops.exp(reference) * (reference - log_probabilities), axis=-1)
         classes = ops.shape(log_probabilities)[-1]
         # KL(u || q) = sum_k u_k (log u_k - log q_k) with u_k = 1 / K.
         return -ops.log(ops.cast(classes, "float32")) - ops.mean(log_probabilities, axis=-1)
 
+    def _held_fixed_log_probabilities(self, inputs, real):
+        """float32 log class probabilities `(batch, classes)` of embeddings
+        `inputs` through the encoder, attention and classifier held fixed."""
+        states = inputs
+        for layer in self.encoder_layers:
+            states = _held_fixed_call(layer, states, mask=real, training=True)
+        context = _held_fixed_call(self.get_layer(ATTENTION_LAYER), states, mask=real, training=True)
+        if isinstance(context, (tuple, list)):
+            context = context[0]
+        probabilities = _held_fixed_call(self.get_layer(CLASSIFIER_LAYER), context, training=True)
+        return ops.log(ops.clip(ops.cast(probabilities, "float32"), 1e-7, 1.0))
+
     def get_config(self):
         config = super().get_config()
         config["complement_weight"] = self.complement_weight
+        config["reference"] = self.reference
         return config
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         complement_weight = config.pop("complement_weight", 1.0)
+        reference = config.pop("reference", "uniform")
         graph = keras.Model.from_config(config, custom_objects=custom_objects)
-        return cls(graph.input, graph.output, complement_weight=complement_weight, name=graph.name)
+        return cls(graph.input, graph.output, complement_weight=complement_weight, reference=reference, name=graph.name)

@@ -138,7 +138,8 @@ class TrainConfig:
     complement_weight: float = 0.0
     # ganet: what the complement loss reads, "states" (attention over the
     # closed tokens' BiLSTM states) or "inputs" (the closed tokens'
-    # embeddings re-encoded by the encoder held fixed).
+    # embeddings re-encoded by the encoder held fixed; "inputs_vs_empty":
+    # against the prediction on the emptied text).
     complement: str = "states"
     patience: int = 3
     monitor: str = "val_loss"

@@ -162,3 +162,4 @@ def test_complement_must_be_states_or_inputs():
         small_ganet(complement="tokens", complement_weight=1.0)
     # With complement_weight 0 either kind is GA-Net as in the paper.
     assert type(small_ganet(complement="inputs")) is type(small_ganet())
+    assert type(small_ganet(complement="inputs_vs_empty")) is type(small_ganet())

@@ -72,6 +72,25 @@ def test_divergence_is_that_of_the_same_layers_on_the_closed_tokens():
     )
 
 
+def test_empty_reference_measures_against_the_emptied_text():
+    model = small_ganet(dropout=0.0, complement="inputs_vs_empty")
+    assert model.reference == "empty"
+    embedded = model.get_layer("embedding")(IDS)
+    real = IDS != 0
+
+    def probabilities_of(inputs):
+        states = model.get_layer("bilstm_2")(model.get_layer("bilstm_1")(inputs, mask=real), mask=real)
+        return np.asarray(model.get_layer("probabilities")(model.get_layer("attention")(states, mask=real)[0]))
+
+    gates = RNG.uniform(size=IDS.shape).astype("float32")
+    empty, complement = probabilities_of(embedded * 0.0), probabilities_of(embedded * (1.0 - gates[..., None]))
+    expected = np.sum(empty * (np.log(empty) - np.log(complement)), axis=-1)
+    np.testing.assert_allclose(model.complement_divergence(embedded, gates, real), expected, rtol=1e-4, atol=1e-6)
+    # The emptied text itself is at the reference: no loss.
+    ones = np.ones(IDS.shape, "float32")
+    np.testing.assert_allclose(model.complement_divergence(embedded, ones, real), 0.0, atol=1e-6)
+
+
 def test_inference_is_the_plain_graph_and_the_loss_is_training_only():
     plain = small_ganet(complement_weight=0.0)
     model = small_ganet()
@@ -86,7 +105,7 @@ def test_inference_is_the_plain_graph_and_the_loss_is_training_only():
 
 
 def test_fit_step_and_keras_round_trip(tmp_path):
-    model = small_ganet(complement_weight=0.5)
+    model = small_ganet(complement_weight=0.5, complement="inputs_vs_empty")
     model.compile("adam", "sparse_categorical_crossentropy")
     fixed_before = [w.numpy().copy() for name in FIXED for w in model.get_layer(name).trainable_weights]
     history = model.fit(IDS, LABELS, epochs=1, batch_size=4, verbose=0)
@@ -99,6 +118,7 @@ def test_fit_step_and_keras_round_trip(tmp_path):
     model.save(path)
     loaded = keras.saving.load_model(path)
     assert isinstance(loaded, InputComplementModel) and loaded.complement_weight == 0.5
+    assert loaded.reference == "empty"
     np.testing.assert_allclose(loaded.predict(IDS, verbose=0), model.predict(IDS, verbose=0), rtol=1e-6)
     loaded(IDS, training=True)
     assert len(loaded.losses) == 2
@@ -113,6 +133,12 @@ def test_bad_complement_weight_is_refused(weight):
     plain = small_ganet(complement_weight=0.0)
     with pytest.raises(ValueError, match="Received: complement_weight="):
         InputComplementModel(plain.input, plain.output, complement_weight=weight)
+
+
+def test_bad_reference_is_refused():
+    plain = small_ganet(complement_weight=0.0)
+    with pytest.raises(ValueError, match="Received: reference=prior"):
+        InputComplementModel(plain.input, plain.output, reference="prior")
 
 
 def test_a_graph_without_ganet_layers_is_refused():
