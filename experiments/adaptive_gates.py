@@ -325,23 +325,7 @@ def main():
     parser.add_argument("--straight-through", action="store_true", help="train's --straight-through")
     parser.add_argument("--train-only", action="store_true")
     args = parser.parse_args()
-    for seed in args.seeds:
-        for task in args.tasks:
-            train_task(
-                task,
-                seed,
-                args.epochs,
-                args.lr,
-                args.target_density,
-                args.complement_weight,
-                args.lam,
-                args.aux,
-                args.complement,
-                args.straight_through,
-            )
-    if args.train_only:
-        return
-    runs = {}
+    runs = {}  # every run trains before any is scored
     for seed in args.seeds:
         for task in args.tasks:
             runs[task, seed] = train_task(
@@ -356,6 +340,8 @@ def main():
                 args.complement,
                 args.straight_through,
             )
+    if args.train_only:
+        return
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
     report["target_density"] = args.target_density
