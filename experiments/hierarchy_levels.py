@@ -13,7 +13,6 @@ Writes `results/seq2seq/levels_<names' table>.md` and `.json`.
 """
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -22,6 +21,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from runner import _read_json  # noqa: E402
 from runner import _write_json  # noqa: E402
 from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
@@ -126,7 +126,7 @@ def main(argv=None):
     table = args.names[0].split("_")[0]
     path = os.path.join(args.out, f"levels_{table}.json")
     # Rows of earlier commands stay (their models may be gone), each with its command.
-    kept = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {"rows": []}
+    kept = _read_json(path) if os.path.exists(path) else {"rows": []}
     rows = [r for r in kept["rows"] if r["run"] not in args.names]
     for row in rows:
         row.setdefault("command", kept.get("command"))
@@ -136,9 +136,10 @@ def main(argv=None):
     for row in rows:
         row["checks"] = checks(row)
     _write_json(path, {"rows": rows})
+    text = "\n".join(readme(table, rows))
     with open(os.path.join(args.out, f"levels_{table}.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(readme(table, rows)) + "\n")
-    print("\n".join(readme(table, rows)))
+        handle.write(text + "\n")
+    print(text)
 
 
 def _number(row, key, digits=2):
