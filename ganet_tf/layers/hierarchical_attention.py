@@ -89,14 +89,17 @@ class HierarchicalAttention(BaseAdditiveAttention):
       "penalise smaller block sizes"); nothing pushes back, so the blocks
       can grow to one node per sentence. With `target_block_size` k the
       penalty weight becomes a Lagrange multiplier `lambda` of the
-      constraint `mean_j z_j = (1 - halting_epsilon) / k` (a block of k
-      equal `z` closes at its k-th child), so about `T / k` nodes per
-      level: the layer adds `lambda * gap + 5 * gap^2` per level and
-      steps `lambda <- clip(lambda + 0.01 gap, -1, 1)` after each training
-      batch, `gap` being the batch's mean `z` minus the target (the damped,
-      bounded dual ascent of `GateSparsity`). The constraint is on the
-      mean only: where blocks close still follows `z_j`, so block sizes
-      vary with the input. Check the levels of a trained model
+      constraint "blocks per real child = 1 / k", i.e. about `T / k` nodes
+      per level, counted on the blocks the batch actually formed (a
+      constraint on `mean_j z_j` would leave blocks larger than k: a block
+      closes only once its `z` pass the threshold, overshooting it). The count is a step function of `z`, so its gradient is
+      taken as that of `mean_j z_j`: the layer adds `(lambda + 10 gap) *
+      mean_j z_j` per level (the gradient of the damped Lagrangian
+      `lambda * gap + 5 * gap^2`) and steps `lambda <- clip(lambda + 0.01
+      gap, -1, 1)` after each training batch, `gap` being the batch's mean
+      block density minus `1 / k` (the damped, bounded dual ascent of
+      `GateSparsity`). The constraint is on the mean only: where blocks
+      close still follows `z_j`, so block sizes vary with the input. Check the levels of a trained model
       (`prepare(...)["levels"][i]["mask"]`).
 
     Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
@@ -312,21 +315,26 @@ class HierarchicalAttention(BaseAdditiveAttention):
         parents = ops.expand_dims(parents, 0) * ops.expand_dims(ops.cast(mask, "float32"), -1)
         return weights, parents
 
-    def _halting_loss(self, index, halting, real):
+    def _halting_loss(self, index, halting, real, blocks):
         """The halting penalty (fixed weight), or with `target_block_size`
-        the damped Lagrangian of `mean z = (1 - epsilon) / k` and a dual
-        ascent step of its multiplier."""
+        the counterweight: a multiplier on the mean `z` steered by the
+        realised block density (blocks per real child, `blocks` `(b,)`)
+        against `1 / target_block_size`, with a damped, bounded dual ascent."""
         per_row = ops.sum(halting, -1) / ops.maximum(ops.sum(real, -1), 1.0)
         if self.target_block_size is None:
             if self.halting_penalty > 0:
                 self.add_loss(self.halting_penalty * ops.mean(per_row))
             return
         rows = ops.cast(ops.sum(real, -1) > 0, "float32")
-        density = ops.sum(per_row * rows) / ops.maximum(ops.sum(rows), 1.0)
-        gap = density - (1.0 - self.halting_epsilon) / self.target_block_size
+        count = ops.maximum(ops.sum(rows), 1.0)
+        realised = ops.sum(blocks / ops.maximum(ops.sum(real, -1), 1.0) * rows) / count
+        gap = ops.stop_gradient(realised - 1.0 / self.target_block_size)
         multiplier = self.halting_multipliers[index]
-        self.add_loss(ops.stop_gradient(multiplier) * gap + 0.5 * DAMPING * gap**2)
-        step = multiplier + MULTIPLIER_RATE * ops.stop_gradient(gap)
+        # d/dz of `lambda * gap + DAMPING / 2 * gap^2` with `d gap / d z`
+        # taken as `d mean(z) / d z` (the block count itself is a step
+        # function of z): more z, more blocks.
+        self.add_loss((ops.stop_gradient(multiplier) + DAMPING * gap) * ops.sum(per_row * rows) / count)
+        step = multiplier + MULTIPLIER_RATE * gap
         multiplier.assign(ops.clip(step, -MAX_MULTIPLIER, MAX_MULTIPLIER))
 
     def _act_blocks(self, index, nodes, mask, training, compact=False):
@@ -338,8 +346,6 @@ class HierarchicalAttention(BaseAdditiveAttention):
         matrix."""
         real = ops.cast(mask, "float32")
         halting = ops.sigmoid(ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")) * real
-        if training:
-            self._halting_loss(index, halting, real)
         next_real = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
         is_last = real * (1.0 - next_real)
         threshold = 1.0 - self.halting_epsilon
@@ -371,6 +377,9 @@ class HierarchicalAttention(BaseAdditiveAttention):
         transposed = [ops.transpose(x) for x in (halting, real, is_last)]
         outputs = tf.scan(lambda carry, x: step(carry, x), tuple(transposed), initializer=initial)
         weights, parent_index = ops.transpose(outputs[3]), ops.transpose(outputs[4])
+        if training:
+            blocks = ops.cast(outputs[2][-1], "float32")  # the block counter after the last child
+            self._halting_loss(index, halting, real, blocks)
         if compact:
             return weights, parent_index, real
         parents = ops.one_hot(parent_index, count, dtype="float32")
