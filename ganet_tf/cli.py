@@ -128,11 +128,11 @@ def _add_gate_arguments(model, defaults):
     complement_kind_help = (
         "ganet: what that loss reads: the attention over the closed tokens' BiLSTM states, or the closed "
         "tokens' embeddings re-encoded by the encoder, attention and classifier held fixed "
-        "(inputs_vs_empty: measured against the prediction on the emptied text, not the uniform)"
+        "(inputs_vs_empty: measured against the prediction on the emptied text, not the uniform; "
+        "adversarial: read by a complement predictor trained alongside)"
     )
-    add_flag(
-        model, "--complement", defaults, choices=("states", "inputs", "inputs_vs_empty"), help=complement_kind_help
-    )
+    complements = ("states", "inputs", "inputs_vs_empty", "adversarial")  # build_ganet's COMPLEMENTS
+    add_flag(model, "--complement", defaults, choices=complements, help=complement_kind_help)
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
         "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"

@@ -13,7 +13,7 @@ from ganet_tf.models.input_complement_model import InputComplementModel
 
 # What the complement loss reads: the attention over the closed tokens'
 # states, or the closed tokens' text re-encoded.
-COMPLEMENTS = ("states", "inputs", "inputs_vs_empty")
+COMPLEMENTS = ("states", "inputs", "inputs_vs_empty", "adversarial")
 
 
 def build_ganet(
@@ -114,8 +114,11 @@ def build_ganet(
             encoder, attention and classifier held fixed; the model is then
             an `InputComplementModel`), or `"inputs_vs_empty"` (the same,
             with the classifier's prediction on the emptied text in place
-            of the uniform distribution as the "no label" reference). Only
-            used with a positive `complement_weight`.
+            of the uniform distribution as the "no label" reference), or
+            `"adversarial"` (the closed tokens' embeddings are read by a
+            complement predictor trained alongside to recover the model's
+            prediction from them, `InputComplementModel(reader="predictor")`).
+            Only used with a positive `complement_weight`.
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -160,7 +163,13 @@ def build_ganet(
         probabilities = classifier_head(pooled[0], num_classes, dropout)
     if complement != "states" and complement_weight > 0:
         reference = "empty" if complement == "inputs_vs_empty" else "uniform"
+        reader = "predictor" if complement == "adversarial" else "model"
         return InputComplementModel(
-            token_ids, probabilities, complement_weight=complement_weight, reference=reference, name=name
+            token_ids,
+            probabilities,
+            complement_weight=complement_weight,
+            reference=reference,
+            reader=reader,
+            name=name,
         )
     return keras.Model(token_ids, probabilities, name=name)

@@ -11,6 +11,9 @@ ATTENTION_LAYER = "attention"
 CLASSIFIER_LAYER = "probabilities"
 # What a label-free complement should predict.
 REFERENCES = ("uniform", "empty")
+# Who reads the complement: the model's own layers held fixed, or a
+# predictor of its own that learns to find the label there.
+READERS = ("model", "predictor")
 
 
 def _held_fixed_call(layer, *args, **kwargs):
@@ -50,6 +53,20 @@ class InputComplementModel(keras.Model):
     of the gates closes the rest. Neither the encoder nor the classifier can
     lower the loss by learning to hide the label from the complement.
 
+    With `reader="predictor"` the complement is read instead by a
+    complement predictor of its own (a BiLSTM of the first encoder layer's
+    size, a masked mean over the real tokens and a softmax layer), trained
+    alongside: its loss, the cross-entropy of its prediction on `x'`
+    (behind `stop_gradient`) against the model's own prediction on `x`
+    (also behind `stop_gradient`), reaches only its weights, while the
+    complement loss above reads it held fixed, so that it reaches only the
+    gates (the complement control of Yu et al., 2019, against the model's
+    decision rather than the label). The model's own classifier has never
+    seen a text with its keywords removed and may read filler alone as a
+    confident class; the predictor learns what the complement actually
+    tells. Its loss is added to the training losses (unweighted), so the
+    reported training loss includes it.
+
     Outside training (`training` falsy) the model is its functional graph:
     inference, export and the outputs of the layers are those of the same
     graph in a plain `keras.Model`. Training costs a second pass of the
@@ -67,6 +84,10 @@ class InputComplementModel(keras.Model):
             to `1.0`.
         reference: `"uniform"` or `"empty"`, the distribution `u` that a
             label-free complement should give. Defaults to `"uniform"`.
+        reader: `"model"` (the model's layers held fixed) or `"predictor"`
+            (a complement predictor trained alongside), what reads the
+            complement. `"predictor"` takes the `"uniform"` reference only.
+            Defaults to `"model"`.
         **kwargs: the other arguments of a functional `keras.Model`, such
             as `name`.
 
@@ -94,7 +115,7 @@ class InputComplementModel(keras.Model):
           Attention Is Needed: Gated Attention Network for Sequence Data.
     """
 
-    def __init__(self, *args, complement_weight=1.0, reference="uniform", **kwargs):
+    def __init__(self, *args, complement_weight=1.0, reference="uniform", reader="model", **kwargs):
         if (
             not isinstance(complement_weight, (int, float))
             or isinstance(complement_weight, bool)
@@ -106,9 +127,17 @@ class InputComplementModel(keras.Model):
             )
         if reference not in REFERENCES:
             raise ValueError(f"`reference` must be one of {REFERENCES}. Received: reference={reference}")
+        if reader not in READERS:
+            raise ValueError(f"`reader` must be one of {READERS}. Received: reader={reader}")
+        if reader == "predictor" and reference != "uniform":
+            raise ValueError(
+                "`reader='predictor'` takes `reference='uniform'` only (the predictor learns what no label "
+                f"looks like). Received: reference={reference}"
+            )
         super().__init__(*args, **kwargs)
         self.complement_weight = float(complement_weight)
         self.reference = reference
+        self.reader = reader
         names = {layer.name: layer for layer in self.layers}
         embedding = next((names[name] for name in EMBEDDING_LAYERS if name in names), None)
         encoder = sorted(
@@ -131,29 +160,70 @@ class InputComplementModel(keras.Model):
         # the model's own).
         graph = keras.Model(self.input, [self.outputs[0], embedding.output, names[GATES_LAYER].output])
         self._graph_with_gates = lambda inputs, training: graph(inputs, training=training)
+        if reader == "predictor":
+            self._build_predictor(encoder[0].forward_layer.units, embedding.output.shape[-1], self.outputs[0].shape[-1])
+
+    def _build_predictor(self, units, features, classes):
+        self.predictor_encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(units, return_sequences=True), name="complement_predictor_bilstm"
+        )
+        self.predictor_encoder.build((None, None, features))
+        self.predictor_head = keras.layers.Dense(
+            classes, activation="softmax", dtype="float32", name="complement_predictor_probabilities"
+        )
+        self.predictor_head.build((None, 2 * units))
 
     def call(self, inputs, training=None, mask=None):
         if not training:
             return super().call(inputs, training=training, mask=mask)
         probabilities, embedded, gates = self._graph_with_gates(inputs, training=True)
         real = ops.not_equal(inputs, 0)
-        divergence = self.complement_divergence(embedded, gates, real)
         has_tokens = ops.cast(ops.any(real, axis=1), "float32")
-        loss = ops.sum(divergence * has_tokens) / ops.maximum(ops.sum(has_tokens), 1.0)
+        tokens = ops.maximum(ops.sum(has_tokens), 1.0)
+        divergence = self.complement_divergence(embedded, gates, real)
+        loss = self.complement_weight * ops.sum(divergence * has_tokens) / tokens
+        if self.reader == "predictor":
+            fit = self.predictor_loss(embedded, gates, real, probabilities)
+            loss = loss + ops.sum(fit * has_tokens) / tokens
         # `Functional.add_loss` only takes symbolic losses; the base layer's
         # adds this one to `model.losses` as a layer's `add_loss` does.
-        keras.layers.Layer.add_loss(self, self.complement_weight * loss)
+        keras.layers.Layer.add_loss(self, loss)
         return probabilities
+
+    def _complement(self, embedded, gates):
+        """The complement text `x * (1 - g)`, its gradient to `gates` only."""
+        closed = 1.0 - ops.cast(gates, embedded.dtype)
+        return ops.stop_gradient(embedded) * ops.expand_dims(closed, -1)
+
+    def predictor_loss(self, embedded, gates, real, probabilities):
+        """The complement predictor's cross-entropy per text `(batch,)`
+        against the model's prediction; its gradient reaches the
+        predictor's weights only."""
+        complement = ops.stop_gradient(self._complement(embedded, gates))
+        log_probabilities = self._predictor_log_probabilities(complement, real, held_fixed=False)
+        target = ops.stop_gradient(ops.cast(probabilities, "float32"))
+        return -ops.sum(target * log_probabilities, axis=-1)
+
+    def _predictor_log_probabilities(self, inputs, real, held_fixed):
+        call = _held_fixed_call if held_fixed else (lambda layer, *a, **k: layer(*a, **k))
+        states = call(self.predictor_encoder, inputs, mask=real, training=True)
+        weights = ops.expand_dims(ops.cast(real, states.dtype), -1)
+        pooled = ops.sum(states * weights, axis=1) / ops.maximum(ops.sum(weights, axis=1), 1.0)
+        probabilities = call(self.predictor_head, pooled, training=True)
+        return ops.log(ops.clip(ops.cast(probabilities, "float32"), 1e-7, 1.0))
 
     def complement_divergence(self, embedded, gates, real):
         """`KL(u || p(y | x'))` per text `(batch,)` of the complement text
         `x' = x * (1 - g)`, through the encoder, attention and classifier
-        held fixed, `u` the `reference`; the gradient reaches `gates` only."""
-        closed = 1.0 - ops.cast(gates, embedded.dtype)
-        embedded = ops.stop_gradient(embedded)
-        log_probabilities = self._held_fixed_log_probabilities(embedded * ops.expand_dims(closed, -1), real)
+        (or with `reader="predictor"` the complement predictor) held fixed,
+        `u` the `reference`; the gradient reaches `gates` only."""
+        complement = self._complement(embedded, gates)
+        if self.reader == "predictor":
+            log_probabilities = self._predictor_log_probabilities(complement, real, held_fixed=True)
+        else:
+            log_probabilities = self._held_fixed_log_probabilities(complement, real)
         if self.reference == "empty":
-            reference = ops.stop_gradient(self._held_fixed_log_probabilities(embedded * 0.0, real))
+            reference = ops.stop_gradient(self._held_fixed_log_probabilities(ops.stop_gradient(embedded) * 0.0, real))
             return ops.sum(ops.exp(reference) * (reference - log_probabilities), axis=-1)
         classes = ops.shape(log_probabilities)[-1]
         # KL(u || q) = sum_k u_k (log u_k - log q_k) with u_k = 1 / K.
@@ -175,6 +245,7 @@ class InputComplementModel(keras.Model):
         config = super().get_config()
         config["complement_weight"] = self.complement_weight
         config["reference"] = self.reference
+        config["reader"] = self.reader
         return config
 
     @classmethod
@@ -182,5 +253,13 @@ class InputComplementModel(keras.Model):
         config = dict(config)
         complement_weight = config.pop("complement_weight", 1.0)
         reference = config.pop("reference", "uniform")
+        reader = config.pop("reader", "model")
         graph = keras.Model.from_config(config, custom_objects=custom_objects)
-        return cls(graph.input, graph.output, complement_weight=complement_weight, reference=reference, name=graph.name)
+        return cls(
+            graph.input,
+            graph.output,
+            complement_weight=complement_weight,
+            reference=reference,
+            reader=reader,
+            name=graph.name,
+        )

@@ -139,7 +139,8 @@ class TrainConfig:
     # ganet: what the complement loss reads, "states" (attention over the
     # closed tokens' BiLSTM states) or "inputs" (the closed tokens'
     # embeddings re-encoded by the encoder held fixed; "inputs_vs_empty":
-    # against the prediction on the emptied text).
+    # against the prediction on the emptied text; "adversarial": read by a
+    # complement predictor trained alongside).
     complement: str = "states"
     patience: int = 3
     monitor: str = "val_loss"

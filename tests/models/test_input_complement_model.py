@@ -146,3 +146,56 @@ def test_a_graph_without_ganet_layers_is_refused():
     outputs = keras.layers.Dense(2, name="probabilities")(keras.layers.Embedding(5, 2, name="embedding")(inputs))
     with pytest.raises(ValueError, match="Received: layers="):
         InputComplementModel(inputs, outputs)
+
+
+def test_predictor_reader_splits_its_two_losses():
+    # The predictor's cross-entropy trains the predictor only; the
+    # complement loss, reading the predictor held fixed, reaches the gates only.
+    model = small_ganet(penalty=0.0, dropout=0.0, complement="adversarial")
+    assert model.reader == "predictor"
+    embedded = model.get_layer("embedding")(IDS)
+    real = IDS != 0
+    gates = tf.constant(RNG.uniform(size=IDS.shape).astype("float32"))
+    probabilities = model(IDS)
+    auxiliary = model.get_layer("auxiliary").trainable_weights
+    predictor = [*model.predictor_encoder.trainable_weights, *model.predictor_head.trainable_weights]
+    fixed = [weight for name in FIXED for weight in model.get_layer(name).trainable_weights]
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(gates)
+        fit = tf.reduce_mean(model.predictor_loss(embedded, gates, real, probabilities))
+        divergence = tf.reduce_mean(model.complement_divergence(embedded, gates, real))
+    assert all(g is not None for g in tape.gradient(fit, predictor))
+    assert tape.gradient(fit, gates) is None and all(g is None for g in tape.gradient(fit, fixed))
+    assert float(tf.reduce_sum(tf.abs(tape.gradient(divergence, gates)))) > 0
+    assert all(g is None for g in tape.gradient(divergence, [*predictor, *fixed]))
+    # The divergence is that of the predictor (BiLSTM, mean over real tokens, softmax).
+    states = np.asarray(model.predictor_encoder(embedded * (1.0 - gates[..., None]), mask=real))
+    pooled = (states * real[..., None]).sum(1) / real.sum(1, keepdims=True)
+    predicted = np.asarray(model.predictor_head(pooled))
+    expected = -math.log(3) - np.log(predicted).mean(axis=-1)
+    np.testing.assert_allclose(model.complement_divergence(embedded, gates, real), expected, rtol=1e-5, atol=1e-6)
+    # Whole model, training: the gate sparsity and one complement loss.
+    model(IDS, training=True)
+    assert len(model.losses) == 2 and len(auxiliary) > 0
+
+
+def test_predictor_reader_fits_and_round_trips(tmp_path):
+    model = small_ganet(complement="adversarial")
+    model.compile("adam", "sparse_categorical_crossentropy")
+    before = model.predictor_head.get_weights()[0].copy()
+    model.fit(IDS, LABELS, epochs=1, batch_size=4, verbose=0)
+    assert np.any(model.predictor_head.get_weights()[0] != before)
+    path = str(tmp_path / "adversarial.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.reader == "predictor"
+    np.testing.assert_allclose(loaded.predictor_head.get_weights()[0], model.predictor_head.get_weights()[0])
+    np.testing.assert_allclose(loaded.predict(IDS, verbose=0), model.predict(IDS, verbose=0), rtol=1e-6)
+
+
+def test_predictor_reader_takes_the_uniform_reference_only():
+    plain = small_ganet(complement_weight=0.0)
+    with pytest.raises(ValueError, match="Received: reader=classifier"):
+        InputComplementModel(plain.input, plain.output, reader="classifier")
+    with pytest.raises(ValueError, match="Received: reference=empty"):
+        InputComplementModel(plain.input, plain.output, reference="empty", reader="predictor")
