@@ -13,28 +13,49 @@ DESCENTS = ("straight_through", "soft")
 MULTIPLIER_RATE, MAX_MULTIPLIER, DAMPING = 0.01, 1.0, 10.0
 
 
+def _per_child(values, parents, reduce):
+    """`reduce` (`tf.math.unsorted_segment_max`, `_min` or `_sum`) of
+    `values` `(b, q, c)` over each group of children that share a parent,
+    read back at every child `(b, q, c)`. `parents` `(b, c, p)` is the
+    one-hot child-to-parent matrix (zero rows at padded children, whose
+    values the caller sets to the reduction's identity). One segment
+    reduction over `b * p` groups: O(b q c) memory, not O(b q c p)."""
+    batch, count, groups = ops.shape(parents)[0], ops.shape(parents)[1], ops.shape(parents)[2]
+    parent_index = ops.cast(ops.argmax(parents, axis=-1), "int32")  # (b, c)
+    segments = parent_index + ops.expand_dims(ops.arange(batch, dtype="int32") * groups, -1)
+    queries = ops.shape(values)[1]
+    data = ops.reshape(ops.transpose(values, (0, 2, 1)), (batch * count, queries))
+    reduced = reduce(data, ops.reshape(segments, (-1,)), num_segments=batch * groups)
+    per_child = tf.gather(ops.reshape(reduced, (batch, groups, queries)), parent_index, batch_dims=1)
+    return ops.transpose(per_child, (0, 2, 1))
+
+
 def _group_softmax(scores, parents, mask):
     """Softmax of `scores` `(b, q, c)` within the groups of children that
     share a parent; `parents` `(b, c, p)` is the one-hot child-to-parent
     matrix (zero rows at padded children), `mask` `(b, c)` the real ones."""
-    negative = large_negative_number("float32")
-    member = ops.expand_dims(parents > 0, 1)  # (b, 1, c, p)
-    group_max = ops.max(ops.where(member, ops.expand_dims(scores, -1), negative), axis=2)  # (b, q, p)
-    child_max = ops.einsum("bcp,bqp->bqc", parents, group_max)
     real = ops.expand_dims(ops.cast(mask, "float32"), 1)
-    exponentials = ops.exp(ops.minimum(scores - child_max, 0.0)) * real
-    group_sum = ops.einsum("bqc,bcp->bqp", exponentials, parents)
-    child_sum = ops.einsum("bcp,bqp->bqc", parents, group_sum)
-    return exponentials / ops.maximum(child_sum, 1e-30)
+    negative = large_negative_number("float32")
+    # The shift is any constant per group: held out of the gradient.
+    shift = ops.stop_gradient(
+        _per_child(ops.where(real > 0, scores, negative), parents, tf.math.unsorted_segment_max)
+    )
+    exponentials = ops.exp(ops.minimum(scores - shift, 0.0)) * real
+    total = _per_child(exponentials, parents, tf.math.unsorted_segment_sum)
+    return exponentials / ops.maximum(total, 1e-30)
 
 
 def _group_winners(weights, parents):
-    """1.0 at the child with the largest weight of each group, else 0."""
-    member = ops.expand_dims(parents > 0, 1)
-    masked = ops.where(member, ops.expand_dims(weights, -1), -1.0)
-    best = ops.argmax(masked, axis=2)  # (b, q, p)
-    one_hot = ops.one_hot(best, ops.shape(weights)[-1], dtype="float32")
-    return ops.einsum("bqpc,bcp->bqc", one_hot, parents)
+    """1.0 at the child with the largest weight of each group (the first,
+    on a tie), else 0; 0 at padded children."""
+    real = ops.expand_dims(ops.sum(parents, axis=-1) > 0, 1)  # (b, 1, c)
+    weights = ops.stop_gradient(weights)
+    best = _per_child(ops.where(real, weights, -1.0), parents, tf.math.unsorted_segment_max)
+    count = ops.shape(weights)[-1]
+    position = ops.broadcast_to(ops.arange(count, dtype="int32"), ops.shape(weights))
+    candidates = ops.where(ops.logical_and(real, weights >= best), position, count)
+    first = _per_child(candidates, parents, tf.math.unsorted_segment_min)
+    return ops.cast(ops.logical_and(real, ops.equal(position, first)), "float32")
 
 
 def _check_arguments(
@@ -595,20 +616,19 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 "call `prepare(..., compact=False)`."
             )
         conditional, winners = self._descend(query, memory, training)
-        # Node values over the encoder states, bottom up: a node entered by
-        # the descent stands for the attention among its children, the
-        # others for their representative.
-        node_values = None  # level 1: the identity
-        for i in range(1, len(levels)):
-            parents = levels[i - 1]["parents"]
-            if node_values is None:
-                entered = ops.einsum("bqc,bcp->bqpc", conditional[i - 1], parents)
-            else:
-                entered = ops.einsum("bqc,bcp,bqct->bqpt", conditional[i - 1], parents, node_values)
-            descend = ops.expand_dims(winners[i], -1)
-            representative = ops.expand_dims(levels[i]["compose"], 1)
-            node_values = descend * entered + (1.0 - descend) * representative
-        beta = ops.einsum("bqp,bqpt->bqt", conditional[-1], node_values)
+        # The attention mass flows down the descent: at each level a node's
+        # mass goes to its children (conditional weights) where the descent
+        # enters it, else to its representative's composition of the
+        # encoder states; what reaches level 0 attends the states directly.
+        # O(b q T) memory per level, never a (query, node, token) tensor.
+        mass = conditional[-1]
+        beta = None
+        for i in range(len(levels) - 1, 0, -1):
+            entered = mass * winners[i]
+            passed = ops.einsum("bqp,bpt->bqt", mass - entered, levels[i]["compose"])
+            beta = passed if beta is None else beta + passed
+            mass = ops.einsum("bcp,bqp->bqc", levels[i - 1]["parents"], entered) * conditional[i - 1]
+        beta = mass if beta is None else beta + mass
         beta = ops.cast(beta, self.compute_dtype)
         context = ops.einsum("bqt,btf->bqf", beta, memory["values"])
         if single_step:
