@@ -52,7 +52,7 @@ RUNS = os.path.join("runs", "adaptive_gates")
 VALIDATION_TEXTS, VALIDATION_SEED = 400, 300
 # Candidate parameters of each rule, scored on validation.
 GRIDS = {
-    "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
+    "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99],
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
 PARAMETER = {"relative": "inference_ratio", "nucleus": "inference_mass", "top_k": "inference_density"}
