@@ -318,7 +318,9 @@ def main():
     parser.add_argument("--target-density", type=float, help="train's --target-density (default: train's, 0.3)")
     parser.add_argument("--complement-weight", type=float, help="train's --complement-weight (default: train's, 0)")
     parser.add_argument(
-        "--complement", choices=("states", "inputs", "inputs_vs_empty", "adversarial"), help="train's --complement (default: states)"
+        "--complement",
+        choices=("states", "inputs", "inputs_vs_empty", "adversarial"),
+        help="train's --complement (default: states)",
     )
     parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
     parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")

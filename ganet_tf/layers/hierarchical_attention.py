@@ -37,9 +37,7 @@ def _group_softmax(scores, parents, mask):
     real = ops.expand_dims(ops.cast(mask, "float32"), 1)
     negative = large_negative_number("float32")
     # The shift is any constant per group: held out of the gradient.
-    shift = ops.stop_gradient(
-        _per_child(ops.where(real > 0, scores, negative), parents, tf.math.unsorted_segment_max)
-    )
+    shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), parents, tf.math.unsorted_segment_max))
     exponentials = ops.exp(ops.minimum(scores - shift, 0.0)) * real
     total = _per_child(exponentials, parents, tf.math.unsorted_segment_sum)
     return exponentials / ops.maximum(total, 1e-30)
@@ -113,8 +111,9 @@ class HierarchicalAttention(BaseAdditiveAttention):
       constraint "blocks per real child = 1 / k", i.e. about `T / k` nodes
       per level, counted on the blocks the batch actually formed (a
       constraint on `mean_j z_j` would leave blocks larger than k: a block
-      closes only once its `z` pass the threshold, overshooting it). The count is a step function of `z`, so its gradient is
-      taken as that of `mean_j z_j`: the layer adds `(lambda + 10 gap) *
+      closes only once its `z` pass the threshold, overshooting it). The
+      count is a step function of `z`, so its gradient is taken as that of
+      `mean_j z_j`: the layer adds `(lambda + 10 gap) *
       mean_j z_j` per level (the gradient of the damped Lagrangian
       `lambda * gap + 5 * gap^2`) and steps `lambda <- clip(lambda + 0.01
       gap, -1, 1)` after each training batch, `gap` being the batch's mean
