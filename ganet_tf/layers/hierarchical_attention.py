@@ -13,46 +13,54 @@ DESCENTS = ("straight_through", "soft")
 MULTIPLIER_RATE, MAX_MULTIPLIER, DAMPING = 0.01, 1.0, 10.0
 
 
-def _per_child(values, parents, reduce):
-    """`reduce` (`tf.math.unsorted_segment_max`, `_min` or `_sum`) of
-    `values` `(b, q, c)` over each group of children that share a parent,
-    read back at every child `(b, q, c)`. `parents` `(b, c, p)` is the
-    one-hot child-to-parent matrix (zero rows at padded children, whose
-    values the caller sets to the reduction's identity). One segment
-    reduction over `b * p` groups: O(b q c) memory, not O(b q c p)."""
-    batch, count, groups = ops.shape(parents)[0], ops.shape(parents)[1], ops.shape(parents)[2]
-    parent_index = ops.cast(ops.argmax(parents, axis=-1), "int32")  # (b, c)
+def _groups(parents):
+    """The segments of a level's children for `_per_child`, from the
+    one-hot child-to-parent matrix `parents` `(b, c, p)` (zero rows at
+    padded children): each child's parent `(b, c)`, its segment among the
+    batch's `b * p` groups `(b * c,)`, and `b * p`. Computed once per level
+    and step, read by every reduction over it."""
+    batch, groups = ops.shape(parents)[0], ops.shape(parents)[2]
+    parent_index = ops.cast(ops.argmax(parents, axis=-1), "int32")
     segments = parent_index + ops.expand_dims(ops.arange(batch, dtype="int32") * groups, -1)
-    queries = ops.shape(values)[1]
-    data = ops.reshape(ops.transpose(values, (0, 2, 1)), (batch * count, queries))
-    reduced = reduce(data, ops.reshape(segments, (-1,)), num_segments=batch * groups)
-    per_child = tf.gather(ops.reshape(reduced, (batch, groups, queries)), parent_index, batch_dims=1)
-    return ops.transpose(per_child, (0, 2, 1))
+    return parent_index, ops.reshape(segments, (-1,)), batch * groups
 
 
-def _group_softmax(scores, parents, mask):
+def _per_child(values, groups, reduce):
+    """`reduce` (`tf.math.unsorted_segment_max`, `_min` or `_sum`) of
+    `values` `(b, q, c)` over each group of children that share a parent
+    (`groups`, from `_groups`), read back at every child `(b, q, c)`; the
+    caller sets padded children's values to the reduction's identity. One
+    segment reduction: O(b q c) memory, not O(b q c p)."""
+    parent_index, segments, count = groups
+    batch, children, queries = ops.shape(values)[0], ops.shape(values)[2], ops.shape(values)[1]
+    data = ops.reshape(ops.transpose(values, (0, 2, 1)), (batch * children, queries))
+    reduced = ops.reshape(reduce(data, segments, num_segments=count), (batch, -1, queries))
+    return ops.transpose(tf.gather(reduced, parent_index, batch_dims=1), (0, 2, 1))
+
+
+def _group_softmax(scores, groups, mask):
     """Softmax of `scores` `(b, q, c)` within the groups of children that
-    share a parent; `parents` `(b, c, p)` is the one-hot child-to-parent
-    matrix (zero rows at padded children), `mask` `(b, c)` the real ones."""
+    share a parent (`groups`, from `_groups`); `mask` `(b, c)` the real
+    children."""
     real = ops.expand_dims(ops.cast(mask, "float32"), 1)
     negative = large_negative_number("float32")
     # The shift is any constant per group: held out of the gradient.
-    shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), parents, tf.math.unsorted_segment_max))
+    shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), groups, tf.math.unsorted_segment_max))
     exponentials = ops.exp(ops.minimum(scores - shift, 0.0)) * real
-    total = _per_child(exponentials, parents, tf.math.unsorted_segment_sum)
+    total = _per_child(exponentials, groups, tf.math.unsorted_segment_sum)
     return exponentials / ops.maximum(total, 1e-30)
 
 
-def _group_winners(weights, parents):
+def _group_winners(weights, groups, mask):
     """1.0 at the child with the largest weight of each group (the first,
-    on a tie), else 0; 0 at padded children."""
-    real = ops.expand_dims(ops.sum(parents, axis=-1) > 0, 1)  # (b, 1, c)
+    on a tie), else 0; 0 at padded children (`mask` `(b, c)` the real ones)."""
+    real = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (b, 1, c)
     weights = ops.stop_gradient(weights)
-    best = _per_child(ops.where(real, weights, -1.0), parents, tf.math.unsorted_segment_max)
+    best = _per_child(ops.where(real, weights, -1.0), groups, tf.math.unsorted_segment_max)
     count = ops.shape(weights)[-1]
     position = ops.broadcast_to(ops.arange(count, dtype="int32"), ops.shape(weights))
     candidates = ops.where(ops.logical_and(real, weights >= best), position, count)
-    first = _per_child(candidates, parents, tf.math.unsorted_segment_min)
+    first = _per_child(candidates, groups, tf.math.unsorted_segment_min)
     return ops.cast(ops.logical_and(real, ops.equal(position, first)), "float32")
 
 
@@ -119,8 +127,8 @@ class HierarchicalAttention(BaseAdditiveAttention):
       gap, -1, 1)` after each training batch, `gap` being the batch's mean
       block density minus `1 / k` (the damped, bounded dual ascent of
       `GateSparsity`). The constraint is on the mean only: where blocks
-      close still follows `z_j`, so block sizes vary with the input. Check the levels of a trained model
-      (`prepare(...)["levels"][i]["mask"]`).
+      close still follows `z_j`, so block sizes vary with the input.
+      Check the levels of a trained model (`prepare(...)["levels"][i]["mask"]`).
 
     Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
     d_t + W_k p)`, one score network for all levels. It attends at the top
@@ -340,14 +348,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
         the counterweight: a multiplier on the mean `z` steered by the
         realised block density (blocks per real child, `blocks` `(b,)`)
         against `1 / target_block_size`, with a damped, bounded dual ascent."""
-        per_row = ops.sum(halting, -1) / ops.maximum(ops.sum(real, -1), 1.0)
+        children = ops.maximum(ops.sum(real, -1), 1.0)
+        per_row = ops.sum(halting, -1) / children
         if self.target_block_size is None:
             if self.halting_penalty > 0:
                 self.add_loss(self.halting_penalty * ops.mean(per_row))
             return
         rows = ops.cast(ops.sum(real, -1) > 0, "float32")
         count = ops.maximum(ops.sum(rows), 1.0)
-        realised = ops.sum(blocks / ops.maximum(ops.sum(real, -1), 1.0) * rows) / count
+        realised = ops.sum(blocks / children * rows) / count
         gap = ops.stop_gradient(realised - 1.0 / self.target_block_size)
         multiplier = self.halting_multipliers[index]
         # d/dz of `lambda * gap + DAMPING / 2 * gap^2` with `d gap / d z`
@@ -516,15 +525,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
         top = masked_softmax(scores[-1], ops.expand_dims(levels[-1]["mask"], 1))
         # Conditional weights of each node among its siblings, and whether it
         # wins its group (the hard argmax descent).
-        conditional = [
-            _group_softmax(scores[i], levels[i]["parents"], levels[i]["mask"]) for i in range(len(levels) - 1)
-        ] + [top]
+        groups = [_groups(levels[i]["parents"]) for i in range(len(levels) - 1)]
+        conditional = [_group_softmax(scores[i], groups[i], levels[i]["mask"]) for i in range(len(levels) - 1)]
+        conditional.append(top)
         winners = [None]
         for i in range(1, len(levels)):
             if i == len(levels) - 1:
                 hard = ops.one_hot(ops.argmax(top, -1), ops.shape(top)[-1], dtype="float32")
             else:
-                hard = _group_winners(conditional[i], levels[i]["parents"])
+                hard = _group_winners(conditional[i], groups[i], levels[i]["mask"])
             if not training:
                 descend = hard
             elif self.descent == "soft":
