@@ -39,6 +39,8 @@ import sys
 
 import numpy as np
 
+from ganet_tf.cli import COMPLEMENT_CHOICES
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import selection_family  # noqa: I001 - beside runner, in experiments/
 from runner import REPO
@@ -65,6 +67,38 @@ TOP_K_DENSITY = 0.3
 LEARNING_RATE = 0.01
 
 
+# Each variant flag's tag in run and results names (`_td0.5`, `_st`), and
+# the two orders it is written in: run folders put the density first,
+# results files the complement (existing names depend on both orders).
+VARIANT_TAGS = {
+    "target_density": "td",
+    "complement_weight": "cw",
+    "complement": "c",
+    "lam": "lam",
+    "aux": "aux",
+    "straight_through": "st",
+}
+RUN_NAME_ORDER = ("target_density", "complement_weight", "complement", "lam", "aux", "straight_through")
+RESULTS_ORDER = ("complement_weight", "complement", "target_density", "lam", "aux", "straight_through")
+
+
+def _text(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def variant_suffix(values, order):
+    """The name suffix of the variant flags given in `values` (None or
+    False: not given), in `order`: `_td0.5_cw1_cadversarial`."""
+    suffix = ""
+    for key in order:
+        value = values[key]
+        if value is True:
+            suffix += f"_{VARIANT_TAGS[key]}"
+        elif value is not None and value is not False:
+            suffix += f"_{VARIANT_TAGS[key]}{_text(value)}"
+    return suffix
+
+
 def train_task(
     task,
     seed,
@@ -85,24 +119,21 @@ def train_task(
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
     flags += [*selection_family.COMMON, "--lr", f"{learning_rate:g}"]
-    if target_density is not None:
-        name += f"_td{target_density:g}"
-        flags += ["--target-density", f"{target_density:g}"]
-    if complement_weight is not None:
-        name += f"_cw{complement_weight:g}"
-        flags += ["--complement-weight", f"{complement_weight:g}"]
-    if complement is not None:
-        name += f"_c{complement}"
-        flags += ["--complement", complement]
-    if lam is not None:
-        name += f"_lam{lam:g}"
-        flags += ["--lam", f"{lam:g}"]
-    if aux is not None:
-        name += f"_aux{aux}"
-        flags += ["--aux", aux]
-    if straight_through:
-        name += "_st"
-        flags += ["--straight-through"]
+    values = {
+        "target_density": target_density,
+        "complement_weight": complement_weight,
+        "complement": complement,
+        "lam": lam,
+        "aux": aux,
+        "straight_through": straight_through,
+    }
+    name += variant_suffix(values, RUN_NAME_ORDER)
+    for key in RUN_NAME_ORDER:
+        flag, value = "--" + key.replace("_", "-"), values[key]
+        if value is True:
+            flags.append(flag)
+        elif value is not None and value is not False:
+            flags += [flag, _text(value)]
     extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
@@ -319,7 +350,7 @@ def main():
     parser.add_argument("--complement-weight", type=float, help="train's --complement-weight (default: train's, 0)")
     parser.add_argument(
         "--complement",
-        choices=("states", "inputs", "inputs_vs_empty", "adversarial"),
+        choices=COMPLEMENT_CHOICES,
         help="train's --complement (default: states)",
     )
     parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
@@ -359,18 +390,7 @@ def main():
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
     suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
-    if args.complement_weight is not None:
-        suffix += f"_cw{args.complement_weight:g}"
-    if args.complement is not None:
-        suffix += f"_c{args.complement}"
-    if args.target_density is not None:
-        suffix += f"_td{args.target_density:g}"
-    if args.lam is not None:
-        suffix += f"_lam{args.lam:g}"
-    if args.aux is not None:
-        suffix += f"_aux{args.aux}"
-    if args.straight_through:
-        suffix += "_st"
+    suffix += variant_suffix(vars(args), RESULTS_ORDER)
     if args.complement_weight is not None and set(args.tasks) != set(selection_family.TASKS):
         suffix += "_" + "_".join(args.tasks)
     with open(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), "w") as handle:

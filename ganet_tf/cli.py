@@ -13,6 +13,9 @@ DATA_DIR_HELP = (
     "(default: $GANET_DATA_DIR, else TFDS)"
 )
 LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
+# `build_ganet`'s COMPLEMENTS, spelled here so that `--help` needs no
+# TensorFlow import (tests/training/test_gate_options.py keeps the two equal).
+COMPLEMENT_CHOICES = ("states", "inputs", "inputs_vs_empty", "adversarial")
 BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
 
 
@@ -131,8 +134,7 @@ def _add_gate_arguments(model, defaults):
         "(inputs_vs_empty: measured against the prediction on the emptied text, not the uniform; "
         "adversarial: read by a complement predictor trained alongside)"
     )
-    complements = ("states", "inputs", "inputs_vs_empty", "adversarial")  # build_ganet's COMPLEMENTS
-    add_flag(model, "--complement", defaults, choices=complements, help=complement_kind_help)
+    add_flag(model, "--complement", defaults, choices=COMPLEMENT_CHOICES, help=complement_kind_help)
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
         "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"
