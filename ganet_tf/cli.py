@@ -352,8 +352,10 @@ def _add_seq2seq_arguments(parser):
     )
     add_flag(parser, "--attention", defaults, help=attention_help)
     parser.add_argument("--data-dir", help="folder with multi30k/ (default: $GANET_DATA_DIR)")
-    add_flag(parser, "--levels", defaults, int, help="hierarchy levels L")
-    add_flag(parser, "--block-size", defaults, int, help="hierarchy block size k")
+    levels_help = "hierarchy levels L (default: hier-cnn 3, hier-rnn 2, hier-act 3, the report's configurations)"
+    add_flag(parser, "--levels", defaults, int, help=levels_help)
+    block_help = "hierarchy block size k of hier-cnn and hier-rnn (default: 3 and 6, the report's configurations)"
+    add_flag(parser, "--block-size", defaults, int, help=block_help)
     descent_help = "how training handles the hierarchy's argmax descent"
     add_flag(parser, "--descent", defaults, choices=("straight_through", "soft"), help=descent_help)
     add_flag(parser, "--epochs", defaults, int)

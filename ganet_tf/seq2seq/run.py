@@ -65,8 +65,10 @@ class Seq2SeqConfig:
     task: str = "copy"
     attention: str = "bahdanau"
     data_dir: str = None
-    levels: int = 2
-    block_size: int = 3
+    # None: the hierarchy's own (`HIERARCHY_DEFAULTS`), filled in by
+    # `resolve_defaults`.
+    levels: int = None
+    block_size: int = None
     descent: str = "straight_through"
     halting_penalty: float = 1e-3
     # hier-act's counterweight: the mean block size its multiplier steers
@@ -118,6 +120,13 @@ class Seq2SeqConfig:
     verbose: int = 1
 
 
+# Each hierarchy's levels L and block size k when `--levels` and
+# `--block-size` are not given: the configurations of the report that the
+# Multi30k table trains (`hier-cnn` k 3, L 3; `hier-rnn` k 6, L 2; `hier-act`
+# L 3, its blocks set by `--target-block-size`). Other attentions read neither.
+HIERARCHY_DEFAULTS = {"hier-cnn": (3, 3), "hier-rnn": (2, 6), "hier-act": (3, 3)}
+FALLBACK_HIERARCHY = (2, 3)
+
 # The flags only some attentions read -> those attentions (`--attention`);
 # a flag given for another one is refused, not silently dropped.
 GATED = ("gated",)
@@ -162,7 +171,7 @@ def _check_numbers(config):
     for name in ("patience", "limit", "attention_units"):
         check_number(name, getattr(config, name), at_least=1, integer=True, optional=True)
     for name in ("levels", "block_size"):
-        check_number(name, getattr(config, name), at_least=2, integer=True)
+        check_number(name, getattr(config, name), at_least=2, integer=True, optional=True)
     check_number("max_block_size", config.max_block_size, at_least=2, integer=True, optional=True)
     check_number("target_block_size", config.target_block_size, at_least=0)
     if 0 < config.target_block_size <= 1:
@@ -516,8 +525,9 @@ def resolve_defaults(config):
     The one place where they are resolved, before any work: without
     `--inference-mode`, the test gates are `"top_k"` with a target density
     and `"threshold"` without one (`--target-density 0`); `"top_k"` without
-    `--inference-density` opens the target density's share of the states.
-    An explicit flag always wins.
+    `--inference-density` opens the target density's share of the states;
+    without `--levels` or `--block-size`, a hierarchy takes its own
+    (`HIERARCHY_DEFAULTS`). An explicit flag always wins.
 
     Args:
         config: a checked `Seq2SeqConfig`.
@@ -531,7 +541,14 @@ def resolve_defaults(config):
         config.inference_mode,
         config.inference_density,
     )
-    return dataclasses.replace(config, inference_mode=mode, inference_density=density)
+    levels, block_size = HIERARCHY_DEFAULTS.get(config.attention, FALLBACK_HIERARCHY)
+    return dataclasses.replace(
+        config,
+        inference_mode=mode,
+        inference_density=density,
+        levels=levels if config.levels is None else config.levels,
+        block_size=block_size if config.block_size is None else config.block_size,
+    )
 
 
 def run_seq2seq(config, given=()):

@@ -223,6 +223,21 @@ GATED_STATES = ["--target-density", "0.5", "--inference-mode", "top_k", "--infer
 GATED_STATES += ["--gate-input", "states", "--aux", "fnn"]
 
 
+def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
+    # experiments/seq2seq_tables.py's multi30k-long rows (hier-act: the chosen target)
+    rows = {
+        "hier-cnn": ["--block-size", "3", "--levels", "3"],
+        "hier-rnn": ["--block-size", "6", "--levels", "2"],
+        "hier-act": ["--levels", "3", "--target-block-size", "2.5"],
+    }
+    for attention, flags in rows.items():
+        assert parsed_config("--attention", attention) == parsed_config("--attention", attention, *flags)
+    given = parsed_config("--attention", "hier-rnn", "--levels", "3")
+    assert (given.levels, given.block_size) == (3, 6)
+    model = build_model(parsed_config("--attention", "hier-cnn", "--hidden", "4", "--embedding-dim", "4"), 9, 9)
+    assert (model.levels, model.block_size) == (3, 3)
+
+
 def test_gated_alone_trains_the_chosen_recipe_and_a_given_flag_wins():
     assert parsed_config("--attention", "gated") == parsed_config("--attention", "gated", *GATED_STATES)
     model = build_model(parsed_config("--attention", "gated", "--hidden", "4", "--embedding-dim", "4"), 9, 9)
