@@ -18,7 +18,8 @@ filler:
   between-group variance (no parameter);
 - `threshold`: p_t > 0.5.
 
-Every rule keeps the text's most probable token open. The parameter of
+Every rule but `threshold` keeps the text's most probable token open
+(`relative` and `threshold` are `GateSampler`'s own). The parameter of
 `margin` and `relative` is ONE value for the family, the one with the
 highest smallest validation F1 over the tasks (the validation texts of
 `adaptive_gates.py`). Scores are of the open gates against the keywords, on
@@ -53,13 +54,13 @@ def _sorted_real(row_logits, row_real):
 def cut(rule, value, logits, real):
     """Boolean open gates `(batch, steps)` of `rule` on `logits`."""
     masked = np.where(real, logits, -np.inf)
-    if rule == "threshold":
-        opened = masked > 0.0
-    elif rule == "margin":
+    if rule in ("threshold", "relative"):  # GateSampler's own rules
+        from ganet_tf.layers import GateSampler
+
+        parameters = {"inference_ratio": value} if rule == "relative" else {}
+        return GateSampler(inference_mode=rule, **parameters)(logits, mask=real).numpy() > 0.5
+    if rule == "margin":
         opened = masked >= masked.max(axis=1, keepdims=True) - value
-    elif rule == "relative":
-        log_p = np.where(real, -np.logaddexp(0.0, -logits), -np.inf)
-        opened = log_p >= log_p.max(axis=1, keepdims=True) + np.log(value)
     else:
         opened = np.zeros_like(real)
         for i in range(len(logits)):
