@@ -86,17 +86,18 @@ def _text(value):
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _given(values, order):
+    """`(key, value)` of the variant flags given in `values` (None or False:
+    not given), in `order`."""
+    return [(key, values[key]) for key in order if values[key] is not None and values[key] is not False]
+
+
 def variant_suffix(values, order):
-    """The name suffix of the variant flags given in `values` (None or
-    False: not given), in `order`: `_td0.5_cw1_cadversarial`."""
-    suffix = ""
-    for key in order:
-        value = values[key]
-        if value is True:
-            suffix += f"_{VARIANT_TAGS[key]}"
-        elif value is not None and value is not False:
-            suffix += f"_{VARIANT_TAGS[key]}{_text(value)}"
-    return suffix
+    """The name suffix of the variant flags given in `values`, in `order`:
+    `_td0.5_cw1_cadversarial`."""
+    return "".join(
+        f"_{VARIANT_TAGS[key]}" + ("" if value is True else _text(value)) for key, value in _given(values, order)
+    )
 
 
 def train_task(
@@ -128,12 +129,8 @@ def train_task(
         "straight_through": straight_through,
     }
     name += variant_suffix(values, RUN_NAME_ORDER)
-    for key in RUN_NAME_ORDER:
-        flag, value = "--" + key.replace("_", "-"), values[key]
-        if value is True:
-            flags.append(flag)
-        elif value is not None and value is not False:
-            flags += [flag, _text(value)]
+    for key, value in _given(values, RUN_NAME_ORDER):
+        flags += ["--" + key.replace("_", "-")] + ([] if value is True else [_text(value)])
     extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
@@ -172,25 +169,33 @@ def gate_rule(mode, value):
     return mode, {PARAMETER[mode]: value}
 
 
+def gate_logits(run_dir, texts):
+    """The trained run's gate logits `(texts, steps)` (its auxiliary
+    network's output) and the real-token mask of `texts`."""
+    import keras
+
+    from ganet_tf.data.vectorizer import vectorize
+    from ganet_tf.training.trained_run import load_run
+
+    model, vectorizer, _ = load_run(run_dir)
+    ids = vectorize(vectorizer, texts)
+    logits = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0)
+    return logits, ids != 0
+
+
 def validation_scores(run_dir, task):
     """Selection scores of the open gates on `task`'s validation texts for
     every rule and parameter of the grids (and top_k at rho 0.3): the gate
     logits come from the trained auxiliary network once, and the real
     `GateSampler` of each rule turns them into gates."""
-    import keras
     from sklearn.metrics import roc_auc_score
 
-    from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.layers import GateSampler
     from ganet_tf.metrics import selection_scores
-    from ganet_tf.training.trained_run import load_run
 
-    model, vectorizer, _ = load_run(run_dir)
     texts, _, keyword_masks = validation_data(task)
-    ids = vectorize(vectorizer, texts)
-    real = ids != 0
-    keywords = keyword_masks[:, : ids.shape[1]]
-    logits = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0)
+    logits, real = gate_logits(run_dir, texts)
+    keywords = keyword_masks[:, : logits.shape[1]]
     result = {"gate_probability_auc": float(roc_auc_score(keywords[real], logits[real]))}
     candidates = [("top_k", TOP_K_DENSITY), ("threshold", 0.5)]
     candidates += [(mode, value) for mode, grid in GRIDS.items() for value in grid]

@@ -82,19 +82,6 @@ def cut(rule, value, logits, real):
     return opened & real
 
 
-def logits_of(run_dir, texts):
-    import keras
-
-    from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.training.trained_run import load_run
-
-    model, vectorizer, _ = load_run(run_dir)
-    ids = vectorize(vectorizer, texts)
-    real = ids != 0
-    aux = keras.Model(model.inputs, model.get_layer("auxiliary").output)
-    return aux.predict(ids, verbose=0), real
-
-
 def scores(opened, keywords, real):
     from ganet_tf.metrics import selection_scores
 
@@ -110,7 +97,7 @@ def rescore(seed, variant):
         if not os.path.isdir(run_dir):
             raise SystemExit(f"No run {run_dir}: train it with experiments/adaptive_gates.py first.")
         texts, _, keywords = adaptive_gates.validation_data(task)
-        logits, real = logits_of(run_dir, texts)
+        logits, real = adaptive_gates.gate_logits(run_dir, texts)
         keywords = keywords[:, : logits.shape[1]]
         validation[task] = {
             (rule, value): scores(cut(rule, value, logits, real), keywords, real)["f1"]
@@ -118,7 +105,7 @@ def rescore(seed, variant):
             for value in grid
         }
         texts, _, keywords = selection_family.task_data(task, "test", None)
-        logits, real = logits_of(run_dir, texts)
+        logits, real = adaptive_gates.gate_logits(run_dir, texts)
         keywords = keywords[:, : logits.shape[1]]
         filler = real & ~keywords
         test[task] = {
