@@ -74,12 +74,29 @@ VARIANT_TAGS = {
     "target_density": "td",
     "complement_weight": "cw",
     "complement": "c",
+    "complement_target": "ct",
     "lam": "lam",
     "aux": "aux",
     "straight_through": "st",
 }
-RUN_NAME_ORDER = ("target_density", "complement_weight", "complement", "lam", "aux", "straight_through")
-RESULTS_ORDER = ("complement_weight", "complement", "target_density", "lam", "aux", "straight_through")
+RUN_NAME_ORDER = (
+    "target_density",
+    "complement_weight",
+    "complement",
+    "complement_target",
+    "lam",
+    "aux",
+    "straight_through",
+)
+RESULTS_ORDER = (
+    "complement_weight",
+    "complement",
+    "complement_target",
+    "target_density",
+    "lam",
+    "aux",
+    "straight_through",
+)
 
 
 def _text(value):
@@ -111,10 +128,11 @@ def train_task(
     aux=None,
     complement=None,
     straight_through=False,
+    complement_target=None,
 ):
     """Trains (or finds) GA-Net with the defaults of `train` but the
     learning rate (and `target_density`, `complement_weight`, `lam`, `aux`,
-    `complement`, `straight_through` when given) on `task`; returns its run
+    `complement`, `straight_through`, `complement_target` when given) on `task`; returns its run
     folder."""
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
@@ -124,6 +142,7 @@ def train_task(
         "target_density": target_density,
         "complement_weight": complement_weight,
         "complement": complement,
+        "complement_target": complement_target,
         "lam": lam,
         "aux": aux,
         "straight_through": straight_through,
@@ -327,7 +346,7 @@ def _changed_flags(report):
     """`" but `--flag value ...`"` for the flags the runs changed, or ""."""
     flags = [
         f"--{name.replace('_', '-')} {report[name]:g}"
-        for name in ("complement_weight", "target_density", "lam")
+        for name in ("complement_weight", "complement_target", "target_density", "lam")
         if report.get(name) is not None
     ]
     if report.get("complement") is not None:
@@ -358,6 +377,9 @@ def main():
         choices=COMPLEMENT_CHOICES,
         help="train's --complement (default: states)",
     )
+    parser.add_argument(
+        "--complement-target", type=float, help="train's --complement-target (default: none, the weight fixed)"
+    )
     parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
     parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")
     parser.add_argument("--straight-through", action="store_true", help="train's --straight-through")
@@ -377,6 +399,7 @@ def main():
                 args.aux,
                 args.complement,
                 args.straight_through,
+                args.complement_target,
             )
     if args.train_only:
         return
@@ -385,6 +408,7 @@ def main():
     report["target_density"] = args.target_density
     report["complement_weight"], report["lam"], report["aux"] = args.complement_weight, args.lam, args.aux
     report["complement"], report["straight_through"] = args.complement, args.straight_through
+    report["complement_target"] = args.complement_target
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}

@@ -135,6 +135,11 @@ def _add_gate_arguments(model, defaults):
         "adversarial: read by a complement predictor trained alongside)"
     )
     add_flag(model, "--complement", defaults, choices=COMPLEMENT_CHOICES, help=complement_kind_help)
+    complement_target_help = (
+        "ganet: bound in nats on the re-encoded complement's loss; its weight is then a multiplier "
+        "started at --complement-weight (default: none, the weight fixed)"
+    )
+    add_flag(model, "--complement-target", defaults, float, help=complement_target_help)
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
         "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"

@@ -42,6 +42,7 @@ def build_ganet(
     sparse_inference=False,
     complement_weight=0.0,
     complement="states",
+    complement_target=None,
     dropout=0.3,
     sequence_length=None,
     seed=None,
@@ -119,6 +120,10 @@ def build_ganet(
             complement predictor trained alongside to recover the model's
             prediction from them, `InputComplementModel(reader="predictor")`).
             Only used with a positive `complement_weight`.
+        complement_target: None or float > 0, with `"inputs"`,
+            `"inputs_vs_empty"` or `"adversarial"`: the bound in nats on the
+            mean complement divergence, the weight then a multiplier
+            started at `complement_weight` (`InputComplementModel`).
         dropout: dropout rate on embeddings and on the pooled context.
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
@@ -141,6 +146,12 @@ def build_ganet(
         raise ValueError(f"`complement_weight` must be a number >= 0. Received: complement_weight={complement_weight}")
     if complement not in COMPLEMENTS:
         raise ValueError(f"`complement` must be one of {COMPLEMENTS}. Received: complement={complement}")
+    if complement_target is not None and (complement == "states" or not complement_weight):
+        raise ValueError(
+            "`complement_target` bounds the loss of a re-encoded complement: give `complement` other than "
+            f"'states' and a positive `complement_weight`. Received: complement={complement}, "
+            f"complement_weight={complement_weight}"
+        )
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     gate_logits, gates = gated_tokens(embedded, locals())
     states = bilstm_states(embedded, hidden_dim, num_layers)
@@ -170,6 +181,7 @@ def build_ganet(
             complement_weight=complement_weight,
             reference=reference,
             reader=reader,
+            complement_target=complement_target,
             name=name,
         )
     return keras.Model(token_ids, probabilities, name=name)

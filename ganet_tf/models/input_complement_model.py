@@ -14,6 +14,11 @@ REFERENCES = ("uniform", "empty")
 # Who reads the complement: the model's own layers held fixed, or a
 # predictor of its own that learns to find the label there.
 READERS = ("model", "predictor")
+# The dual ascent on the complement weight under `complement_target`: step
+# per batch on the gap in nats, the quadratic term's weight and the bound.
+COMPLEMENT_RATE = 0.05
+COMPLEMENT_DAMPING = 1.0
+MAX_COMPLEMENT_WEIGHT = 10.0
 
 
 def _held_fixed_call(layer, *args, **kwargs):
@@ -67,6 +72,17 @@ class InputComplementModel(keras.Model):
     tells. Its loss is added to the training losses (unweighted), so the
     reported training loss includes it.
 
+    With `complement_target=epsilon` the weight is no longer fixed: it is
+    the Lagrange multiplier `mu` of the constraint "the complement tells at
+    most epsilon nats", `mean KL <= epsilon`, started at
+    `complement_weight`, stepped after each batch by the damped, bounded
+    dual ascent of `GateSparsity` (`mu <- clip(mu + rate * gap, 0, bound)`,
+    one-sided: `mu >= 0`) and saved with the model (the non-trainable
+    weight `complement_multiplier`). With the gates' fixed L1 penalty
+    (`target_density=None`) this trains the fewest open gates that leave
+    the complement label-free: each text's own complement says how many of
+    its tokens must open, where a density target fixes one mean for all.
+
     Outside training (`training` falsy) the model is its functional graph:
     inference, export and the outputs of the layers are those of the same
     graph in a plain `keras.Model`. Training costs a second pass of the
@@ -88,6 +104,9 @@ class InputComplementModel(keras.Model):
             (a complement predictor trained alongside), what reads the
             complement. `"predictor"` takes the `"uniform"` reference only.
             Defaults to `"model"`.
+        complement_target: None or float > 0, the bound epsilon in nats
+            on the mean complement divergence; `complement_weight` is then
+            the multiplier's start. Defaults to `None` (fixed weight).
         **kwargs: the other arguments of a functional `keras.Model`, such
             as `name`.
 
@@ -115,7 +134,9 @@ class InputComplementModel(keras.Model):
           Attention Is Needed: Gated Attention Network for Sequence Data.
     """
 
-    def __init__(self, *args, complement_weight=1.0, reference="uniform", reader="model", **kwargs):
+    def __init__(
+        self, *args, complement_weight=1.0, reference="uniform", reader="model", complement_target=None, **kwargs
+    ):
         if (
             not isinstance(complement_weight, (int, float))
             or isinstance(complement_weight, bool)
@@ -124,6 +145,16 @@ class InputComplementModel(keras.Model):
         ):
             raise ValueError(
                 f"`complement_weight` must be a finite number > 0. Received: complement_weight={complement_weight}"
+            )
+        if complement_target is not None and (
+            not isinstance(complement_target, (int, float))
+            or isinstance(complement_target, bool)
+            or not math.isfinite(complement_target)
+            or complement_target <= 0
+        ):
+            raise ValueError(
+                "`complement_target` must be None or a finite number > 0 (nats). "
+                f"Received: complement_target={complement_target}"
             )
         if reference not in REFERENCES:
             raise ValueError(f"`reference` must be one of {REFERENCES}. Received: reference={reference}")
@@ -138,6 +169,17 @@ class InputComplementModel(keras.Model):
         self.complement_weight = float(complement_weight)
         self.reference = reference
         self.reader = reader
+        self.complement_target = None if complement_target is None else float(complement_target)
+        if self.complement_target is not None:
+            self.complement_multiplier = self.add_weight(
+                shape=(),
+                initializer=keras.initializers.Constant(min(self.complement_weight, MAX_COMPLEMENT_WEIGHT)),
+                trainable=False,
+                autocast=False,
+                dtype="float32",
+                aggregation="mean",
+                name="complement_multiplier",
+            )
         names = {layer.name: layer for layer in self.layers}
         embedding = next((names[name] for name in EMBEDDING_LAYERS if name in names), None)
         encoder = sorted(
@@ -181,7 +223,8 @@ class InputComplementModel(keras.Model):
         has_tokens = ops.cast(ops.any(real, axis=1), "float32")
         tokens = ops.maximum(ops.sum(has_tokens), 1.0)
         divergence = self.complement_divergence(embedded, gates, real)
-        loss = self.complement_weight * ops.sum(divergence * has_tokens) / tokens
+        mean_divergence = ops.sum(divergence * has_tokens) / tokens
+        loss = self._weight(mean_divergence) * mean_divergence
         if self.reader == "predictor":
             fit = self.predictor_loss(embedded, gates, real, probabilities)
             loss = loss + ops.sum(fit * has_tokens) / tokens
@@ -189,6 +232,17 @@ class InputComplementModel(keras.Model):
         # adds this one to `model.losses` as a layer's `add_loss` does.
         keras.layers.Layer.add_loss(self, loss)
         return probabilities
+
+    def _weight(self, mean_divergence):
+        """The fixed weight, or under `complement_target` the multiplier
+        (plus the damping term) and its dual ascent step."""
+        if self.complement_target is None:
+            return self.complement_weight
+        gap = ops.stop_gradient(mean_divergence - self.complement_target)
+        multiplier = self.complement_multiplier
+        weight = ops.stop_gradient(multiplier) + COMPLEMENT_DAMPING * ops.maximum(gap, 0.0)
+        multiplier.assign(ops.clip(multiplier + COMPLEMENT_RATE * gap, 0.0, MAX_COMPLEMENT_WEIGHT))
+        return weight
 
     def _complement(self, embedded, gates):
         """The complement text `x * (1 - g)`, its gradient to `gates` only."""
@@ -246,6 +300,7 @@ class InputComplementModel(keras.Model):
         config["complement_weight"] = self.complement_weight
         config["reference"] = self.reference
         config["reader"] = self.reader
+        config["complement_target"] = self.complement_target
         return config
 
     @classmethod
@@ -254,6 +309,7 @@ class InputComplementModel(keras.Model):
         complement_weight = config.pop("complement_weight", 1.0)
         reference = config.pop("reference", "uniform")
         reader = config.pop("reader", "model")
+        complement_target = config.pop("complement_target", None)
         graph = keras.Model.from_config(config, custom_objects=custom_objects)
         return cls(
             graph.input,
@@ -261,5 +317,6 @@ class InputComplementModel(keras.Model):
             complement_weight=complement_weight,
             reference=reference,
             reader=reader,
+            complement_target=complement_target,
             name=graph.name,
         )

@@ -78,6 +78,7 @@ MODEL_FLAGS = {
     "sparse_training": ("ganet_transformer",),
     "complement_weight": ("ganet",),
     "complement": ("ganet",),
+    "complement_target": ("ganet",),
 }
 
 
@@ -142,6 +143,9 @@ class TrainConfig:
     # against the prediction on the emptied text; "adversarial": read by a
     # complement predictor trained alongside).
     complement: str = "states"
+    # ganet: a bound in nats on the complement loss, its weight then a
+    # multiplier (None: the fixed --complement-weight).
+    complement_target: float = None
     patience: int = 3
     monitor: str = "val_loss"
     buckets: int = 4
@@ -170,6 +174,7 @@ class TrainConfig:
             check_number(name, getattr(self, name), above=0)
         check_number("lam", self.lam, at_least=0)
         check_number("complement_weight", self.complement_weight, at_least=0)
+        check_number("complement_target", self.complement_target, above=0, optional=True)
         self._validate_complement()
         check_number("gate_bias", self.gate_bias, optional=True)
         self._validate_gates()
@@ -194,6 +199,11 @@ class TrainConfig:
             raise GANetInputError(
                 f"--complement {self.complement} sets what the complement loss reads: give its weight with "
                 "--complement-weight MU > 0."
+            )
+        if self.complement_target is not None and self.complement == "states":
+            raise GANetInputError(
+                "--complement-target bounds the loss of a re-encoded complement: give --complement inputs, "
+                "inputs_vs_empty or adversarial (and --complement-weight MU > 0, the multiplier's start)."
             )
 
     def _validate_gates(self):
@@ -305,6 +315,8 @@ def model_arguments(config, splits, embeddings):
         arguments["complement_weight"] = config.complement_weight
         if config.complement != "states":
             arguments["complement"] = config.complement
+        if config.complement_target is not None:
+            arguments["complement_target"] = config.complement_target
     return arguments
 
 

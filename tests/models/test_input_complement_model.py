@@ -199,3 +199,32 @@ def test_predictor_reader_takes_the_uniform_reference_only():
         InputComplementModel(plain.input, plain.output, reader="classifier")
     with pytest.raises(ValueError, match="Received: reference=empty"):
         InputComplementModel(plain.input, plain.output, reference="empty", reader="predictor")
+
+
+def test_complement_target_steers_its_multiplier_and_round_trips(tmp_path):
+    # Under a bound the weight is a multiplier: above the bound it grows,
+    # below it shrinks to no less than 0; it is saved with the model.
+    from ganet_tf.models.input_complement_model import COMPLEMENT_RATE
+
+    model = small_ganet(complement="adversarial", complement_target=1e-6)
+    model.compile("adam", "sparse_categorical_crossentropy")
+    model.fit(IDS, LABELS, epochs=1, batch_size=8, verbose=0)
+    assert float(model.complement_multiplier) > 1.0
+    loose = small_ganet(complement="adversarial", complement_target=100.0, complement_weight=0.01)
+    loose.compile("adam", "sparse_categorical_crossentropy")
+    loose.fit(IDS, LABELS, epochs=1, batch_size=8, verbose=0)
+    assert float(loose.complement_multiplier) == 0.0 and COMPLEMENT_RATE * 100 > 0.01
+    path = str(tmp_path / "target.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.complement_target == 1e-6
+    assert float(loaded.complement_multiplier) == float(model.complement_multiplier)
+
+
+@pytest.mark.parametrize("target", [0.0, -1.0, float("inf"), True])
+def test_bad_complement_target_is_refused(target):
+    plain = small_ganet(complement_weight=0.0)
+    with pytest.raises(ValueError, match="Received: complement_target="):
+        InputComplementModel(plain.input, plain.output, complement_target=target)
+    with pytest.raises(ValueError, match="Received: complement=states"):
+        small_ganet(complement="states", complement_target=0.1)

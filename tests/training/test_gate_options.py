@@ -210,3 +210,24 @@ def test_complement_flag_reaches_the_ganet_builder_and_is_checked(capsys, tmp_pa
     with pytest.raises(GANetInputError, match="Unknown --complement 'tokens'"):
         TrainConfig(complement="tokens", complement_weight=1.0).validate()
     assert not (tmp_path / "x").exists()
+
+
+def test_complement_target_flag_reaches_the_ganet_builder_and_is_checked(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from ganet_tf.training.train import model_arguments
+
+    flags = ["--complement-weight", "1", "--complement", "adversarial", "--complement-target", "0.1"]
+    config = TrainConfig(
+        **{
+            k: v
+            for k, v in vars(build_parser().parse_args(["train", *flags])).items()
+            if k in ("complement_weight", "complement", "complement_target")
+        }
+    )
+    arguments = model_arguments(config, SimpleNamespace(train_texts=["a"], name="trec"), None)
+    assert arguments["complement_target"] == 0.1 and arguments["complement"] == "adversarial"
+    assert main(["train", "--out", str(tmp_path / "x"), "--complement-weight", "1", "--complement-target", "0.1"]) == 2
+    error = capsys.readouterr().err
+    assert "--complement-target" in error and len(error.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
