@@ -284,7 +284,7 @@ def readme(report, tasks):
         "",
         "GA-Net trained once per task with the defaults of `train` (target density 0.3, `top_k` test gates)"
         + _changed_flags(report)
-        + ","
+        + ", "
         f"`{' '.join(selection_family.COMMON)} --lr {report['learning_rate']:g}`, at most {report['epochs']} epochs",
         f"({selection_family.TRAIN_TEXTS} training texts, 10 % of them for early stopping; the tasks of",
         "`experiments/selection_family.py`). The same trained model is then scored under each rule of",
