@@ -31,6 +31,32 @@ def _held_fixed_call(layer, *args, **kwargs):
     return outputs
 
 
+def _positive_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def _check_arguments(complement_weight, reference, reader, complement_target):
+    """`InputComplementModel`'s arguments: a `ValueError` naming the first bad one."""
+    if not _positive_number(complement_weight):
+        raise ValueError(
+            f"`complement_weight` must be a finite number > 0. Received: complement_weight={complement_weight}"
+        )
+    if complement_target is not None and not _positive_number(complement_target):
+        raise ValueError(
+            "`complement_target` must be None or a finite number > 0 (nats). "
+            f"Received: complement_target={complement_target}"
+        )
+    if reference not in REFERENCES:
+        raise ValueError(f"`reference` must be one of {REFERENCES}. Received: reference={reference}")
+    if reader not in READERS:
+        raise ValueError(f"`reader` must be one of {READERS}. Received: reader={reader}")
+    if reader == "predictor" and reference != "uniform":
+        raise ValueError(
+            "`reader='predictor'` takes `reference='uniform'` only (the predictor learns what no label "
+            f"looks like). Received: reference={reference}"
+        )
+
+
 @keras.saving.register_keras_serializable(package="ganet_tf")
 class InputComplementModel(keras.Model):
     """A GA-Net functional model that re-encodes the closed tokens while training.
@@ -137,34 +163,7 @@ class InputComplementModel(keras.Model):
     def __init__(
         self, *args, complement_weight=1.0, reference="uniform", reader="model", complement_target=None, **kwargs
     ):
-        if (
-            not isinstance(complement_weight, (int, float))
-            or isinstance(complement_weight, bool)
-            or not math.isfinite(complement_weight)
-            or complement_weight <= 0
-        ):
-            raise ValueError(
-                f"`complement_weight` must be a finite number > 0. Received: complement_weight={complement_weight}"
-            )
-        if complement_target is not None and (
-            not isinstance(complement_target, (int, float))
-            or isinstance(complement_target, bool)
-            or not math.isfinite(complement_target)
-            or complement_target <= 0
-        ):
-            raise ValueError(
-                "`complement_target` must be None or a finite number > 0 (nats). "
-                f"Received: complement_target={complement_target}"
-            )
-        if reference not in REFERENCES:
-            raise ValueError(f"`reference` must be one of {REFERENCES}. Received: reference={reference}")
-        if reader not in READERS:
-            raise ValueError(f"`reader` must be one of {READERS}. Received: reader={reader}")
-        if reader == "predictor" and reference != "uniform":
-            raise ValueError(
-                "`reader='predictor'` takes `reference='uniform'` only (the predictor learns what no label "
-                f"looks like). Received: reference={reference}"
-            )
+        _check_arguments(complement_weight, reference, reader, complement_target)
         super().__init__(*args, **kwargs)
         self.complement_weight = float(complement_weight)
         self.reference = reference
