@@ -105,9 +105,11 @@ class InputComplementModel(keras.Model):
     dual ascent of `GateSparsity` (`mu <- clip(mu + rate * gap, 0, bound)`,
     one-sided: `mu >= 0`) and saved with the model (the non-trainable
     weight `complement_multiplier`). With the gates' fixed L1 penalty
-    (`target_density=None`) this trains the fewest open gates that leave
-    the complement label-free: each text's own complement says how many of
-    its tokens must open, where a density target fixes one mean for all.
+    (`target_density=None`) it aims at the fewest open gates that leave
+    the complement label-free, each text's own complement saying how many
+    of its tokens must open, where a density target fixes one mean for
+    all. The bound must lie above what a filler-only complement reads, or
+    the multiplier grows and opens every gate (`docs/gates.md`).
 
     Outside training (`training` falsy) the model is its functional graph:
     inference, export and the outputs of the layers are those of the same

@@ -204,8 +204,6 @@ def test_predictor_reader_takes_the_uniform_reference_only():
 def test_complement_target_steers_its_multiplier_and_round_trips(tmp_path):
     # Under a bound the weight is a multiplier: above the bound it grows,
     # below it shrinks to no less than 0; it is saved with the model.
-    from ganet_tf.models.input_complement_model import COMPLEMENT_RATE
-
     model = small_ganet(complement="adversarial", complement_target=1e-6)
     model.compile("adam", "sparse_categorical_crossentropy")
     model.fit(IDS, LABELS, epochs=1, batch_size=8, verbose=0)
@@ -213,7 +211,7 @@ def test_complement_target_steers_its_multiplier_and_round_trips(tmp_path):
     loose = small_ganet(complement="adversarial", complement_target=100.0, complement_weight=0.01)
     loose.compile("adam", "sparse_categorical_crossentropy")
     loose.fit(IDS, LABELS, epochs=1, batch_size=8, verbose=0)
-    assert float(loose.complement_multiplier) == 0.0 and COMPLEMENT_RATE * 100 > 0.01
+    assert float(loose.complement_multiplier) == 0.0  # one step of -COMPLEMENT_RATE * ~100 from 0.01
     path = str(tmp_path / "target.keras")
     model.save(path)
     loaded = keras.saving.load_model(path)
