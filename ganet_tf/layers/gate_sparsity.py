@@ -118,17 +118,7 @@ class GateSparsity(keras.layers.Layer):
         self.supports_masking = True
         self.density = keras.metrics.Mean(name="density")
         if self.target_density is not None:
-            self.multiplier = self.add_weight(
-                shape=(),
-                initializer=keras.initializers.Constant(min(self.penalty, self.max_multiplier)),
-                trainable=False,
-                autocast=False,
-                dtype="float32",
-                # Under a distribution strategy each replica steps on its
-                # own batch; the replicas' steps are averaged.
-                aggregation="mean",
-                name="multiplier",
-            )
+            self.multiplier = add_multiplier(self, self.penalty, self.max_multiplier, "multiplier")
         self._build_at_init()
 
     def call(self, inputs, mask=None, training=None):
@@ -170,6 +160,23 @@ class GateSparsity(keras.layers.Layer):
             }
         )
         return config
+
+
+def add_multiplier(layer, start, bound, name):
+    """A Lagrange multiplier of `layer`: a non-trainable float32 scalar
+    weight (saved with the model) that starts at `min(start, bound)`, for a
+    dual ascent step after each training batch."""
+    return layer.add_weight(
+        shape=(),
+        initializer=keras.initializers.Constant(min(start, bound)),
+        trainable=False,
+        autocast=False,
+        dtype="float32",
+        # Under a distribution strategy each replica steps on its own
+        # batch; the replicas' steps are averaged.
+        aggregation="mean",
+        name=name,
+    )
 
 
 def _is_number(value):

@@ -3,6 +3,7 @@ import tensorflow as tf
 from keras import ops
 
 from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
+from ganet_tf.layers.gate_sparsity import add_multiplier
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
 
@@ -258,7 +259,9 @@ class HierarchicalAttention(BaseAdditiveAttention):
             if summarizer == "act":
                 self.halting_units.append(keras.layers.Dense(1, dtype=policy, name=f"halt_{level}"))
                 if self.target_block_size is not None:  # the counterweight's multiplier lambda
-                    self.halting_multipliers.append(self._halting_multiplier(level))
+                    self.halting_multipliers.append(
+                        add_multiplier(self, self.halting_penalty, MAX_MULTIPLIER, f"halting_multiplier_{level}")
+                    )
                 continue
             if summarizer == "rnn":
                 reader = keras.layers.GRU(units, dtype=policy, name=f"gru_{level}")
@@ -278,17 +281,6 @@ class HierarchicalAttention(BaseAdditiveAttention):
             self.summary_scores.append(
                 keras.layers.Dense(1, use_bias=False, dtype=policy, name=f"summary_score_{level}")
             )
-
-    def _halting_multiplier(self, level):
-        return self.add_weight(
-            shape=(),
-            initializer=keras.initializers.Constant(min(self.halting_penalty, MAX_MULTIPLIER)),
-            trainable=False,
-            autocast=False,
-            dtype="float32",
-            aggregation="mean",
-            name=f"halting_multiplier_{level}",
-        )
 
     def build(self, query_shape, values_shape=None):
         super().build(query_shape, values_shape)

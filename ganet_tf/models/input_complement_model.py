@@ -3,6 +3,8 @@ import math
 import keras
 from keras import ops
 
+from ganet_tf.layers.gate_sparsity import add_multiplier
+
 # The layers of a GA-Net graph that the complement reads, by name.
 EMBEDDING_LAYERS = ("embedding_dropout", "embedding")
 GATES_LAYER = "gate_sparsity"
@@ -172,14 +174,8 @@ class InputComplementModel(keras.Model):
         self.reader = reader
         self.complement_target = None if complement_target is None else float(complement_target)
         if self.complement_target is not None:
-            self.complement_multiplier = self.add_weight(
-                shape=(),
-                initializer=keras.initializers.Constant(min(self.complement_weight, MAX_COMPLEMENT_WEIGHT)),
-                trainable=False,
-                autocast=False,
-                dtype="float32",
-                aggregation="mean",
-                name="complement_multiplier",
+            self.complement_multiplier = add_multiplier(
+                self, self.complement_weight, MAX_COMPLEMENT_WEIGHT, "complement_multiplier"
             )
         names = {layer.name: layer for layer in self.layers}
         embedding = next((names[name] for name in EMBEDDING_LAYERS if name in names), None)
