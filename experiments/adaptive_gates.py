@@ -117,39 +117,30 @@ def variant_suffix(values, order):
     )
 
 
-def train_task(
-    task,
-    seed,
-    epochs,
-    learning_rate,
-    target_density=None,
-    complement_weight=None,
-    lam=None,
-    aux=None,
-    complement=None,
-    straight_through=False,
-    complement_target=None,
-):
+def _flags(values, order):
+    """`train`'s flags of the variant flags given in `values`, in `order`:
+    `["--target-density", "0.5", "--straight-through"]`."""
+    flags = []
+    for key, value in _given(values, order):
+        flags += ["--" + key.replace("_", "-")] + ([] if value is True else [_text(value)])
+    return flags
+
+
+def train_task(task, seed, epochs, learning_rate, **variants):
     """Trains (or finds) GA-Net with the defaults of `train` but the
-    learning rate (and `target_density`, `complement_weight`, `lam`, `aux`,
-    `complement`, `straight_through`, `complement_target` when given) on `task`; returns its run
+    learning rate (and the variant flags of `VARIANT_TAGS` given in
+    `variants`, e.g. `target_density=0.05`) on `task`; returns its run
     folder."""
+    unknown = set(variants) - set(VARIANT_TAGS)
+    if unknown:
+        raise TypeError(f"train_task() got unknown variant flags {sorted(unknown)}")
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
     flags += [*selection_family.COMMON, "--lr", f"{learning_rate:g}"]
-    values = {
-        "target_density": target_density,
-        "complement_weight": complement_weight,
-        "complement": complement,
-        "complement_target": complement_target,
-        "lam": lam,
-        "aux": aux,
-        "straight_through": straight_through,
-    }
+    values = {key: variants.get(key) for key in VARIANT_TAGS}
     name += variant_suffix(values, RUN_NAME_ORDER)
-    for key, value in _given(values, RUN_NAME_ORDER):
-        flags += ["--" + key.replace("_", "-")] + ([] if value is True else [_text(value)])
+    flags += _flags(values, RUN_NAME_ORDER)
     extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
@@ -344,17 +335,7 @@ def readme(report, tasks):
 
 def _changed_flags(report):
     """`" but `--flag value ...`"` for the flags the runs changed, or ""."""
-    flags = [
-        f"--{name.replace('_', '-')} {report[name]:g}"
-        for name in ("complement_weight", "complement_target", "target_density", "lam")
-        if report.get(name) is not None
-    ]
-    if report.get("complement") is not None:
-        flags.append(f"--complement {report['complement']}")
-    if report.get("aux") is not None:
-        flags.append(f"--aux {report['aux']}")
-    if report.get("straight_through"):
-        flags.append("--straight-through")
+    flags = _flags({key: report.get(key) for key in VARIANT_TAGS}, RESULTS_ORDER)
     return f" but `{' '.join(flags)}`" if flags else ""
 
 
@@ -385,30 +366,16 @@ def main():
     parser.add_argument("--straight-through", action="store_true", help="train's --straight-through")
     parser.add_argument("--train-only", action="store_true")
     args = parser.parse_args()
+    variants = {key: getattr(args, key) for key in VARIANT_TAGS}
     runs = {}  # every run trains before any is scored
     for seed in args.seeds:
         for task in args.tasks:
-            runs[task, seed] = train_task(
-                task,
-                seed,
-                args.epochs,
-                args.lr,
-                args.target_density,
-                args.complement_weight,
-                args.lam,
-                args.aux,
-                args.complement,
-                args.straight_through,
-                args.complement_target,
-            )
+            runs[task, seed] = train_task(task, seed, args.epochs, args.lr, **variants)
     if args.train_only:
         return
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
-    report["target_density"] = args.target_density
-    report["complement_weight"], report["lam"], report["aux"] = args.complement_weight, args.lam, args.aux
-    report["complement"], report["straight_through"] = args.complement, args.straight_through
-    report["complement_target"] = args.complement_target
+    report.update(variants)
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
