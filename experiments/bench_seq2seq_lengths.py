@@ -11,7 +11,8 @@ Untrained `EncoderDecoder`s of one size (`--hidden`, `--embedding-dim`,
   `top_k` at density rho (round(rho T) states kept, gathered once per
   sentence);
 - `hier-cnn` (k 3, L 3), `hier-rnn` (k 6, L 2): fixed blocks, the gathered
-  hard descent;
+  hard descent; `hier-rnn-keys`: `hier-rnn` whose GRU reads and scores the
+  children's attention keys (`--summary-inputs keys`);
 - `hier-act` (L 3): the halting units set to z = 1/3 for every state
   (blocks of 3, the size `--target-block-size 3` trains to; the default,
   2.5, trained blocks of 2.57 on Multi30k), the gathered descent.
@@ -75,6 +76,7 @@ MODELS = {
     "gated-0.5": {"attention": "gated", **GATED, "target_density": 0.5, "inference_density": 0.5},
     "hier-cnn": {"attention": "hier-cnn", "block_size": 3, "levels": 3},
     "hier-rnn": {"attention": "hier-rnn", "block_size": 6, "levels": 2},
+    "hier-rnn-keys": {"attention": "hier-rnn", "block_size": 6, "levels": 2, "summary_inputs": "keys"},
     "hier-act": {"attention": "hier-act", "levels": 3, "target_block_size": 3.0},
 }
 

@@ -94,6 +94,9 @@ ROWS = {
         "gated-states": GATED_STATES,
         "hier-cnn": ["--block-size", "3", "--levels", "3"],
         "hier-rnn": ["--block-size", "6", "--levels", "2"],
+        # Issue 40's decoding bound at batch 128: the GRU summariser reads
+        # and scores the children's attention keys, not the 512-wide states.
+        "hier-rnn-keys": ["--block-size", "6", "--levels", "2", "--summary-inputs", "keys"],
         # The report's ACT: the halting penalty alone (before the counterweight).
         "hier-act": ["--levels", "3", "--target-block-size", "0"],
         # ACT with the counterweight (issue 40), steered to a realised mean
@@ -156,6 +159,7 @@ ATTENTION = {
     "gated-states": "gated",
     "hier-act-target3": "hier-act",
     "hier-act-target2.5": "hier-act",
+    "hier-rnn-keys": "hier-rnn",
 }
 # Multi30k's gated recipes run seed 0; the one with the higher VALIDATION
 # BLEU at seed 0 (`select`, `SELECTION`) runs seeds 1 and 2.

@@ -8,6 +8,7 @@ from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
 
 SUMMARIZERS = ("rnn", "cnn", "act")
+SUMMARY_INPUTS = ("states", "keys")
 DESCENTS = ("straight_through", "soft")
 # The halting multiplier's dual ascent (`target_block_size`), as in
 # `GateSparsity`: step size, bound on |lambda|, weight of the quadratic term.
@@ -107,6 +108,13 @@ class HierarchicalAttention(BaseAdditiveAttention):
       the RNN run per block);
     - `"cnn"`: a `Conv1D` with kernel = stride = `block_size` (`units`
       filters) gives `q_i`, which scores the children as above (Eq. 5-6);
+
+    with `summary_inputs="keys"` the GRU or CNN reads the children's
+    attention keys `W_k p_j` (width `units`, computed for the decoder's
+    scores anyway) instead of `p_j`, and scores them on those keys, so the
+    summariser shares `W_k` with the attention and has no key projection
+    of its own: fewer FLOPs per child (about 0.8 instead of 1.4 MFLOP for
+    a GRU of 256 over 512-wide states);
     - `"act"`: dynamic blocks (Eq. 7-11): `z_j = sigmoid(w^T p_j + b)`; a
       block takes children until their `z` sum to `1 - halting_epsilon`,
       its last child gets the remainder `r = 1 - sum(z of the others)`, and
@@ -175,6 +183,9 @@ class HierarchicalAttention(BaseAdditiveAttention):
             states. Defaults to 2.
         block_size: int >= 2, the block size k of `"rnn"` and `"cnn"`.
             Defaults to 3.
+        summary_inputs: `"states"` or `"keys"`, what the `"rnn"` and
+            `"cnn"` summarisers read and score: the children themselves or
+            their attention keys. Defaults to `"states"`.
         descent: `"straight_through"` or `"soft"`, the training descent.
         halting_penalty: float >= 0, weight of the `"act"` halting penalty.
             Defaults to 1e-3.
@@ -230,6 +241,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
         halting_epsilon=0.01,
         target_block_size=None,
         max_block_size=None,
+        summary_inputs="states",
         return_attention_scores=True,
         **kwargs,
     ):
@@ -242,8 +254,13 @@ class HierarchicalAttention(BaseAdditiveAttention):
             raise ValueError(
                 f"`max_block_size` must be None or an integer >= 2. Received: max_block_size={max_block_size}"
             )
+        if summary_inputs not in SUMMARY_INPUTS:
+            raise ValueError(
+                f"`summary_inputs` must be one of {SUMMARY_INPUTS}. Received: summary_inputs={summary_inputs}"
+            )
         super().__init__(units=units, return_attention_scores=return_attention_scores, **kwargs)
         self.summarizer = summarizer
+        self.summary_inputs = summary_inputs
         self.levels = levels
         self.block_size = block_size
         self.descent = descent
@@ -277,7 +294,8 @@ class HierarchicalAttention(BaseAdditiveAttention):
             self.summary_queries.append(
                 keras.layers.Dense(units, use_bias=False, dtype=policy, name=f"summary_query_{level}")
             )
-            self.summary_keys.append(keras.layers.Dense(units, dtype=policy, name=f"summary_key_{level}"))
+            if summary_inputs == "states":
+                self.summary_keys.append(keras.layers.Dense(units, dtype=policy, name=f"summary_key_{level}"))
             self.summary_scores.append(
                 keras.layers.Dense(1, use_bias=False, dtype=policy, name=f"summary_score_{level}")
             )
@@ -287,30 +305,33 @@ class HierarchicalAttention(BaseAdditiveAttention):
         features = values_shape[-1]
         for halt in self.halting_units:
             halt.build((None, None, features))
+        inputs = features if self.summary_inputs == "states" else self.units
         for i, reader in enumerate(self.summary_readers):
             if self.summarizer == "rnn":
-                reader.build((None, self.block_size, features))
+                reader.build((None, self.block_size, inputs))
             else:
-                reader.build((None, None, features))
+                reader.build((None, None, inputs))
             self.summary_queries[i].build((None, None, self.units))
-            self.summary_keys[i].build((None, None, None, features))
+            if self.summary_keys:
+                self.summary_keys[i].build((None, None, None, features))
             self.summary_scores[i].build((None, None, None, self.units))
         self.built = True
 
     # --- summarising: once per sentence -----------------------------------
 
-    def _fixed_summary(self, index, nodes, mask):
+    def _fixed_summary(self, index, nodes, mask, keys):
         """Blocks of `block_size`: the children's weights within their block
-        `(b, p, k)`, the children `(b, p, k, f)` (0 at padding) and their
-        mask `(b, p, k)`."""
+        `(b, p, k)` and their mask `(b, p, k)`; `keys` are the children's
+        attention keys (read with `summary_inputs="keys"`)."""
         k = self.block_size
         batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
-        features = nodes.shape[-1]
+        inputs = nodes if self.summary_inputs == "states" else ops.cast(keys, self.compute_dtype)
+        features = inputs.shape[-1]
         pad = (-count) % k
         blocks_count = (count + pad) // k
-        nodes_padded = ops.pad(nodes * ops.expand_dims(ops.cast(mask, nodes.dtype), -1), [[0, 0], [0, pad], [0, 0]])
+        padded = ops.pad(inputs * ops.expand_dims(ops.cast(mask, inputs.dtype), -1), [[0, 0], [0, pad], [0, 0]])
         mask_padded = ops.pad(mask, [[0, 0], [0, pad]])
-        blocks = ops.reshape(nodes_padded, (batch, blocks_count, k, features))
+        blocks = ops.reshape(padded, (batch, blocks_count, k, features))
         block_mask = ops.reshape(mask_padded, (batch, blocks_count, k))
         if self.summarizer == "rnn":
             flat = ops.reshape(blocks, (batch * blocks_count, k, features))
@@ -318,16 +339,17 @@ class HierarchicalAttention(BaseAdditiveAttention):
             summary = self.summary_readers[index](flat, mask=flat_mask)
             summary = ops.reshape(summary, (batch, blocks_count, self.units))
         else:
-            summary = self.summary_readers[index](nodes_padded)
-        hidden = ops.tanh(ops.expand_dims(self.summary_queries[index](summary), 2) + self.summary_keys[index](blocks))
+            summary = self.summary_readers[index](padded)
+        block_keys = self.summary_keys[index](blocks) if self.summary_keys else blocks
+        hidden = ops.tanh(ops.expand_dims(self.summary_queries[index](summary), 2) + block_keys)
         scores = ops.squeeze(self.summary_scores[index](hidden), -1)
         scores = ops.cast(scores, "float32")
-        return masked_softmax(scores, block_mask), blocks, block_mask
+        return masked_softmax(scores, block_mask), block_mask
 
-    def _fixed_blocks(self, index, nodes, mask):
+    def _fixed_blocks(self, index, nodes, mask, keys):
         """Blocks of `block_size`: child weights `(b, c)`, parents `(b, c, p)`."""
         batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
-        weights, _, _ = self._fixed_summary(index, nodes, mask)
+        weights, _ = self._fixed_summary(index, nodes, mask, keys)
         blocks_count = ops.shape(weights)[1]
         weights = ops.reshape(weights, (batch, blocks_count * self.block_size))[:, :count]
         parent_index = ops.arange(count) // self.block_size
@@ -440,7 +462,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
             if self.summarizer == "act":
                 weights, parents = self._act_blocks(index, cast_nodes, node_mask, training)
             else:
-                weights, parents = self._fixed_blocks(index, cast_nodes, node_mask)
+                weights, parents = self._fixed_blocks(index, cast_nodes, node_mask, levels[-1]["keys"])
             weighted = parents * ops.expand_dims(weights, -1)  # (b, c, p)
             nodes = ops.einsum("bcp,bcf->bpf", weighted, nodes)
             compose = ops.einsum("bcp,bct->bpt", weighted, compose)
@@ -489,7 +511,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 levels[-1]["sizes"] = sizes
                 node_mask = sizes > 0
             else:
-                weights, _, block_mask = self._fixed_summary(index, cast_nodes, node_mask)
+                weights, block_mask = self._fixed_summary(index, cast_nodes, node_mask, levels[-1]["keys"])
                 # The children in blocks, so that a step gathers a chosen
                 # node's children at once: `(b, p, k, ...)`.
                 child = levels[-1]
@@ -675,6 +697,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 "halting_epsilon": self.halting_epsilon,
                 "target_block_size": self.target_block_size,
                 "max_block_size": self.max_block_size,
+                "summary_inputs": self.summary_inputs,
                 "return_attention_scores": self.return_attention_scores,
             }
         )

@@ -85,6 +85,9 @@ class EncoderDecoder(keras.Model):
             (mean children per block its multiplier steers to) and bound
             on a block's children (`HierarchicalAttention`). Default to
             None.
+        summary_inputs: what the `"hier-rnn"` and `"hier-cnn"` summarisers
+            read, `"states"` or `"keys"` (`HierarchicalAttention`).
+            Defaults to `"states"`.
         input_feeding: bool. Defaults to `False`.
         dropout: float in [0, 1), on the embeddings and the output layer's
             input.
@@ -131,6 +134,7 @@ class EncoderDecoder(keras.Model):
         halting_penalty=1e-3,
         target_block_size=None,
         max_block_size=None,
+        summary_inputs="states",
         input_feeding=False,
         dropout=0.2,
         aux="bilstm",
@@ -163,6 +167,7 @@ class EncoderDecoder(keras.Model):
         self.halting_penalty = float(halting_penalty)
         self.target_block_size = target_block_size
         self.max_block_size = max_block_size
+        self.summary_inputs = summary_inputs
         self.input_feeding = bool(input_feeding)
         self.dropout = float(dropout)
         self.aux = aux
@@ -214,6 +219,7 @@ class EncoderDecoder(keras.Model):
                 halting_penalty=self.halting_penalty,
                 target_block_size=self.target_block_size,
                 max_block_size=self.max_block_size,
+                summary_inputs=self.summary_inputs,
                 name="attention",
             )
 
@@ -398,6 +404,7 @@ class EncoderDecoder(keras.Model):
                 "halting_penalty": self.halting_penalty,
                 "target_block_size": self.target_block_size,
                 "max_block_size": self.max_block_size,
+                "summary_inputs": self.summary_inputs,
                 "input_feeding": self.input_feeding,
                 "dropout": self.dropout,
                 "aux": self.aux,

@@ -77,6 +77,9 @@ class Seq2SeqConfig:
     # per sentence), and a bound on a block's size.
     target_block_size: float = 2.5
     max_block_size: int = None
+    # What the hier-rnn and hier-cnn summarisers read: the states (the
+    # report's form) or the attention keys (cheaper).
+    summary_inputs: str = "states"
     epochs: int = 10
     patience: int = None
     seed: int = 0
@@ -134,6 +137,7 @@ HIERARCHIES = ("hier-rnn", "hier-cnn", "hier-act")
 ATTENTION_FLAGS = {
     "levels": HIERARCHIES,
     "block_size": ("hier-rnn", "hier-cnn"),
+    "summary_inputs": ("hier-rnn", "hier-cnn"),
     "descent": HIERARCHIES,
     "halting_penalty": ("hier-act",),
     "target_block_size": ("hier-act",),
@@ -374,6 +378,7 @@ def build_model(config, source_size, target_size):
         halting_penalty=config.halting_penalty,
         target_block_size=config.target_block_size or None,
         max_block_size=config.max_block_size,
+        summary_inputs=config.summary_inputs,
         input_feeding=config.input_feeding,
         dropout=config.dropout,
         aux=config.aux,
@@ -595,6 +600,7 @@ def _run_seq2seq(config):
         "attention": config.attention,
         "levels": config.levels if config.attention.startswith("hier") else None,
         "block_size": (config.block_size if config.attention in ("hier-rnn", "hier-cnn") else None),
+        "summary_inputs": (config.summary_inputs if config.attention in ("hier-rnn", "hier-cnn") else None),
         "seed": config.seed,
         "epochs": config.epochs,
         "patience": config.patience,

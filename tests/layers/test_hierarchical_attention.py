@@ -53,6 +53,9 @@ def reference_levels(layer, values, mask):
                         total += z[j]
             else:
                 groups = []
+                if layer.summary_inputs == "keys":  # the summariser reads and scores the keys
+                    wk, bk = weights_of(layer.key_dense)
+                    vectors = vectors @ wk + bk
                 for start in range(0, len(children), k):
                     block = vectors[start : start + k]
                     if layer.summarizer == "cnn":
@@ -64,9 +67,12 @@ def reference_levels(layer, values, mask):
                         gru = layer.summary_readers[index]
                         summary = gru(block[None].astype("float32")).numpy()[0]
                     (wq,) = weights_of(layer.summary_queries[index])
-                    wk, bk = weights_of(layer.summary_keys[index])
+                    keys = block
+                    if layer.summary_inputs == "states":
+                        wk, bk = weights_of(layer.summary_keys[index])
+                        keys = block @ wk + bk
                     (v,) = weights_of(layer.summary_scores[index])
-                    scores = (np.tanh(summary @ wq + block @ wk + bk) @ v)[:, 0]
+                    scores = (np.tanh(summary @ wq + keys) @ v)[:, 0]
                     groups.append((list(range(start, start + len(block))), softmax(scores)))
             level = []
             for members, weights in groups:
@@ -107,18 +113,22 @@ def reference_beta(layer, query, levels, hard=True):
 
 
 @pytest.mark.parametrize(
-    "summarizer, levels, block_size, max_block_size",
+    "summarizer, levels, block_size, max_block_size, summary_inputs",
     [
-        ("cnn", 2, 3, None),
-        ("cnn", 3, 2, None),
-        ("rnn", 2, 3, None),
-        ("rnn", 3, 2, None),
-        ("act", 2, 2, None),
-        ("act", 3, 2, None),
-        ("act", 3, 2, 2),
+        ("cnn", 2, 3, None, "states"),
+        ("cnn", 3, 2, None, "states"),
+        ("cnn", 2, 3, None, "keys"),
+        ("rnn", 2, 3, None, "states"),
+        ("rnn", 3, 2, None, "states"),
+        ("rnn", 3, 2, None, "keys"),
+        ("act", 2, 2, None, "states"),
+        ("act", 3, 2, None, "states"),
+        ("act", 3, 2, 2, "states"),
     ],
 )
-def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, levels, block_size, max_block_size):
+def test_hard_descent_matches_numpy_reference_with_padded_sources(
+    summarizer, levels, block_size, max_block_size, summary_inputs
+):
     layer = HierarchicalAttention(
         units=3,
         summarizer=summarizer,
@@ -126,6 +136,7 @@ def test_hard_descent_matches_numpy_reference_with_padded_sources(summarizer, le
         block_size=block_size,
         halting_epsilon=0.1,
         max_block_size=max_block_size,
+        summary_inputs=summary_inputs,
     )
     layer(QUERY, VALUES, values_mask=MASK)
     if summarizer == "act":  # dynamic blocks of 1-4 states
@@ -222,6 +233,7 @@ def test_layer_harness(tmp_path):
 
 def test_rnn_soft_descent_config_round_trip():
     arguments = {"units": 5, "summarizer": "rnn", "levels": 3, "block_size": 4, "descent": "soft"}
+    check_config_round_trip(HierarchicalAttention, {**arguments, "summary_inputs": "keys"})
     check_config_round_trip(HierarchicalAttention, {**arguments, "return_attention_scores": False})
     arguments = {"units": 5, "summarizer": "act", "levels": 3, "target_block_size": 4.0, "max_block_size": 6}
     check_config_round_trip(HierarchicalAttention, {**arguments, "return_attention_scores": False})
@@ -241,6 +253,7 @@ def test_float16_weights_sum_to_one():
         ({"block_size": 1}, "block_size"),
         ({"units": 0}, "units"),
         ({"summarizer": "lstm"}, "summarizer"),
+        ({"summary_inputs": "nodes"}, "summary_inputs"),
         ({"descent": "hard"}, "descent"),
         ({"halting_penalty": -1}, "halting_penalty"),
         ({"halting_epsilon": 1.0}, "halting_epsilon"),
@@ -263,7 +276,12 @@ def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
     summarizer, levels, block_size, max_block_size
 ):
     layer = HierarchicalAttention(
-        units=3, summarizer=summarizer, levels=levels, block_size=block_size, max_block_size=max_block_size
+        units=3,
+        summarizer=summarizer,
+        levels=levels,
+        block_size=block_size,
+        max_block_size=max_block_size,
+        summary_inputs="keys" if summarizer == "rnn" else "states",
     )
     queries = 5 * RNG.normal(size=[3, 4, 5]).astype("float32")
     layer(queries, VALUES, values_mask=MASK)
@@ -320,6 +338,7 @@ def training_step(layer, loss_of, optimizer=None):
 @pytest.mark.parametrize("summarizer", ["rnn", "cnn", "act"])
 def test_a_training_step_compiles_under_xla(summarizer):
     extra = {"target_block_size": 2.5, "max_block_size": 3} if summarizer == "act" else {}
+    extra = {"summary_inputs": "keys"} if summarizer == "rnn" else extra
     layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=3, block_size=2, **extra)
     layer(QUERY, VALUES, values_mask=MASK)
     before = [w.numpy() for w in layer.trainable_weights]

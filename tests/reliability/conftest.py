@@ -131,6 +131,7 @@ COMMANDS = {
             ("--attention gated --halting-penalty", "0.1", "applies to --attention hier-act only"),
             ("--attention bahdanau --gate-bias", "1", "applies to --attention gated only"),
             ("--attention hier-act --block-size", "4", "applies to --attention hier-rnn or hier-cnn only"),
+            ("--attention bahdanau --summary-inputs", "keys", "applies to --attention hier-rnn or hier-cnn only"),
         ),
         reads_run="--init-from",
         trains=True,

@@ -36,6 +36,7 @@ def tiny(attention="bahdanau", **kwargs):
         ),
         ("gated", {"gate_input": "states", "aux": "fnn", "aux_hidden": 3}),
         ("hier-act", {"levels": 3, "target_block_size": 2.0, "max_block_size": 3}),
+        ("hier-rnn", {"levels": 2, "block_size": 2, "summary_inputs": "keys"}),
     ],
 )
 def test_keras_file_round_trip(tmp_path, attention, options):
