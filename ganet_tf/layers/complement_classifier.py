@@ -3,6 +3,8 @@ import math
 import keras
 from keras import ops
 
+from ganet_tf.layers.argument_checks import is_real
+
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
 class ComplementClassifier(keras.layers.Dense):
@@ -67,12 +69,7 @@ class ComplementClassifier(keras.layers.Dense):
         kwargs.pop("activation", None)
         if not isinstance(units, int) or isinstance(units, bool) or units < 2:
             raise ValueError(f"`units` must be an integer >= 2. Received: units={units}")
-        if (
-            not isinstance(complement_weight, (int, float))
-            or isinstance(complement_weight, bool)
-            or not math.isfinite(complement_weight)
-            or complement_weight < 0
-        ):
+        if not is_real(complement_weight) or complement_weight < 0:
             raise ValueError(
                 f"`complement_weight` must be a finite number >= 0. Received: complement_weight={complement_weight}"
             )

@@ -2,6 +2,8 @@ import keras
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from ganet_tf.layers.argument_checks import is_real
+
 INFERENCE_MODES = ("threshold", "sample", "top_k", "relative", "nucleus")
 # The parameter of each inference mode that has one.
 MODE_PARAMETERS = {"top_k": "inference_density", "relative": "inference_ratio", "nucleus": "inference_mass"}
@@ -155,7 +157,7 @@ class GateSampler(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(temperature, (int, float)) or temperature <= 0:
+        if not is_real(temperature) or temperature <= 0:
             raise ValueError(f"`temperature` must be a positive number. Received: temperature={temperature}")
         _check_annealing(final_temperature, anneal_steps)
         if inference_mode not in INFERENCE_MODES:
@@ -170,9 +172,7 @@ class GateSampler(keras.layers.Layer):
             "inference_mass": inference_mass,
         }
         for name, value in parameters.items():
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1
-            ):
+            if value is not None and (not is_real(value) or not 0 < value <= 1):
                 raise ValueError(f"`{name}` must be None or a number in (0, 1]. Received: {name}={value}")
         needed = MODE_PARAMETERS.get(inference_mode)
         if needed is not None and parameters[needed] is None:
@@ -334,9 +334,7 @@ def _real(logits, mask):
 
 
 def _check_annealing(final_temperature, anneal_steps):
-    if final_temperature is not None and (
-        isinstance(final_temperature, bool) or not isinstance(final_temperature, (int, float)) or final_temperature <= 0
-    ):
+    if final_temperature is not None and (not is_real(final_temperature) or final_temperature <= 0):
         raise ValueError(
             f"`final_temperature` must be None or a positive number. Received: final_temperature={final_temperature}"
         )

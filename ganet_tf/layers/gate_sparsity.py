@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.masking import masked_mean
 
 
@@ -96,23 +97,23 @@ class GateSparsity(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not _is_number(penalty) or penalty < 0:
+        if not is_real(penalty) or penalty < 0:
             raise ValueError(f"`penalty` must be a non-negative number. Received: penalty={penalty}")
-        if target_density is not None and (not _is_number(target_density) or not 0 < target_density < 1):
+        if target_density is not None and (not is_real(target_density) or not 0 < target_density < 1):
             raise ValueError(
                 f"`target_density` must be None or a number in (0, 1). Received: target_density={target_density}"
             )
-        if not _is_number(multiplier_rate) or multiplier_rate <= 0:
+        if not is_real(multiplier_rate) or multiplier_rate <= 0:
             raise ValueError(
                 f"`multiplier_rate` must be a positive number. Received: multiplier_rate={multiplier_rate}"
             )
-        if not _is_number(max_multiplier) or max_multiplier <= 0:
+        if not is_real(max_multiplier) or max_multiplier <= 0:
             raise ValueError(f"`max_multiplier` must be a positive number. Received: max_multiplier={max_multiplier}")
         self.penalty = float(penalty)
         self.target_density = None if target_density is None else float(target_density)
         self.multiplier_rate = float(multiplier_rate)
         self.max_multiplier = float(max_multiplier)
-        if not _is_number(damping) or damping < 0:
+        if not is_real(damping) or damping < 0:
             raise ValueError(f"`damping` must be a non-negative number. Received: damping={damping}")
         self.damping = float(damping)
         self.supports_masking = True
@@ -177,7 +178,3 @@ def add_multiplier(layer, start, bound, name):
         aggregation="mean",
         name=name,
     )
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

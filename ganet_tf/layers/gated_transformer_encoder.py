@@ -4,6 +4,7 @@ from keras import ops
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
 from keras.src.backend import get_keras_mask
 
+from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
@@ -140,7 +141,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         for name, value in (("intermediate_dim", intermediate_dim), ("num_heads", num_heads)):
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
-        if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        if not is_real(dropout) or not 0 <= dropout < 1:
             raise ValueError(f"`dropout` must be a number in [0, 1). Received: dropout={dropout}")
         self.intermediate_dim = intermediate_dim
         self.num_heads = num_heads

@@ -2,6 +2,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
 from ganet_tf.layers.gate_sparsity import add_multiplier
 from ganet_tf.layers.masking import large_negative_number
@@ -77,17 +78,13 @@ def _check_arguments(
         raise ValueError(f"`summarizer` must be one of {SUMMARIZERS}. Received: summarizer={summarizer}")
     if descent not in DESCENTS:
         raise ValueError(f"`descent` must be one of {DESCENTS}. Received: descent={descent}")
-    if not isinstance(halting_penalty, (int, float)) or halting_penalty < 0:
+    if not is_real(halting_penalty) or halting_penalty < 0:
         raise ValueError(
             f"`halting_penalty` must be a non-negative number. Received: halting_penalty={halting_penalty}"
         )
-    if not isinstance(halting_epsilon, (int, float)) or not 0 <= halting_epsilon < 1:
+    if not is_real(halting_epsilon) or not 0 <= halting_epsilon < 1:
         raise ValueError(f"`halting_epsilon` must be in [0, 1). Received: halting_epsilon={halting_epsilon}")
-    if target_block_size is not None and (
-        not isinstance(target_block_size, (int, float))
-        or isinstance(target_block_size, bool)
-        or not 1 < target_block_size < float("inf")
-    ):
+    if target_block_size is not None and (not is_real(target_block_size) or target_block_size <= 1):
         raise ValueError(
             f"`target_block_size` must be None or a number > 1. Received: target_block_size={target_block_size}"
         )

@@ -6,6 +6,8 @@ import math
 
 from keras import ops
 
+from ganet_tf.layers.argument_checks import is_real
+
 # Key counts the sparse path rounds up to: fractions of the key length on a
 # ladder of ratio 2^(1/4) from 1/32 to 1 (21 sizes, at most 19 % padding).
 DEFAULT_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 4.0), 6) for i in range(20, -1, -1))
@@ -176,8 +178,7 @@ def check_sparse_training(sparse_training, training_density):
     if not isinstance(sparse_training, bool):
         raise ValueError(f"`sparse_training` must be True or False. Received: sparse_training={sparse_training!r}")
     if training_density is not None:
-        valid = isinstance(training_density, (int, float)) and not isinstance(training_density, bool)
-        if not valid or not 0 < training_density <= 1:
+        if not is_real(training_density) or not 0 < training_density <= 1:
             raise ValueError(
                 "`training_density` must be None or a share of the tokens in (0, 1]. "
                 f"Received: training_density={training_density!r}"

@@ -5,6 +5,7 @@ import keras
 
 from ganet_tf.layers import ComplementClassifier
 from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
@@ -142,7 +143,7 @@ def build_ganet(
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
           Attention Is Needed: Gated Attention Network for Sequence Data.
     """
-    if not isinstance(complement_weight, (int, float)) or isinstance(complement_weight, bool) or complement_weight < 0:
+    if not is_real(complement_weight) or complement_weight < 0:
         raise ValueError(f"`complement_weight` must be a number >= 0. Received: complement_weight={complement_weight}")
     if complement not in COMPLEMENTS:
         raise ValueError(f"`complement` must be one of {COMPLEMENTS}. Received: complement={complement}")

@@ -1,8 +1,7 @@
-import math
-
 import keras
 from keras import ops
 
+from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gate_sparsity import add_multiplier
 
 # The layers of a GA-Net graph that the complement reads, by name.
@@ -33,17 +32,13 @@ def _held_fixed_call(layer, *args, **kwargs):
     return outputs
 
 
-def _positive_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-
-
 def _check_arguments(complement_weight, reference, reader, complement_target):
     """`InputComplementModel`'s arguments: a `ValueError` naming the first bad one."""
-    if not _positive_number(complement_weight):
+    if not is_real(complement_weight) or complement_weight <= 0:
         raise ValueError(
             f"`complement_weight` must be a finite number > 0. Received: complement_weight={complement_weight}"
         )
-    if complement_target is not None and not _positive_number(complement_target):
+    if complement_target is not None and (not is_real(complement_target) or complement_target <= 0):
         raise ValueError(
             "`complement_target` must be None or a finite number > 0 (nats). "
             f"Received: complement_target={complement_target}"

@@ -153,6 +153,8 @@ def test_masked_positions_are_closed():
     [
         ({"temperature": 0.0}, "temperature"),
         ({"temperature": -1.0}, "temperature"),
+        ({"temperature": float("nan")}, "temperature"),
+        ({"final_temperature": float("inf"), "anneal_steps": 3}, "final_temperature"),
         ({"inference_mode": "argmax"}, "inference_mode"),
     ],
 )

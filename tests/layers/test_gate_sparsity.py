@@ -58,7 +58,7 @@ def test_shape_and_identity():
     np.testing.assert_array_equal(layer(GATES).numpy(), GATES)
 
 
-@pytest.mark.parametrize("penalty", [-1.0, "1e-3"])
+@pytest.mark.parametrize("penalty", [-1.0, "1e-3", float("nan"), True])
 def test_bad_penalty(penalty):
     with pytest.raises(ValueError, match="penalty"):
         GateSparsity(penalty=penalty)

@@ -108,6 +108,8 @@ def test_errors():
         GatedTransformerEncoder(16, 2, sparse_buckets=[2.0])
     with pytest.raises(ValueError, match="dropout"):
         GatedTransformerEncoder(16, 2, dropout=1.0)
+    with pytest.raises(ValueError, match="dropout"):
+        GatedTransformerEncoder(16, 2, dropout=float("nan"))
     with pytest.raises(ValueError, match="training_density"):
         GatedTransformerEncoder(16, 2, sparse_training=True)
     with pytest.raises(ValueError, match="training_density"):

@@ -256,6 +256,7 @@ def test_float16_weights_sum_to_one():
         ({"summary_inputs": "nodes"}, "summary_inputs"),
         ({"descent": "hard"}, "descent"),
         ({"halting_penalty": -1}, "halting_penalty"),
+        ({"halting_penalty": float("nan")}, "halting_penalty"),
         ({"halting_epsilon": 1.0}, "halting_epsilon"),
         ({"target_block_size": 1}, "target_block_size"),
         ({"target_block_size": float("nan")}, "target_block_size"),
