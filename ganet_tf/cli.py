@@ -361,7 +361,10 @@ def _add_seq2seq_arguments(parser):
     add_flag(parser, "--levels", defaults, int, help=levels_help)
     block_help = "hierarchy block size k of hier-cnn and hier-rnn (default: 3 and 6, the report's configurations)"
     add_flag(parser, "--block-size", defaults, int, help=block_help)
-    summary_help = "what the hier-rnn and hier-cnn summarisers read: the encoder states or their attention keys"
+    summary_help = (
+        "what the hier-rnn and hier-cnn summarisers read: the encoder states or their attention keys "
+        "(default: keys for hier-rnn, states for hier-cnn)"
+    )
     add_flag(parser, "--summary-inputs", defaults, choices=("states", "keys"), help=summary_help)
     descent_help = "how training handles the hierarchy's argmax descent"
     add_flag(parser, "--descent", defaults, choices=("straight_through", "soft"), help=descent_help)

@@ -78,8 +78,10 @@ class Seq2SeqConfig:
     target_block_size: float = 2.5
     max_block_size: int = None
     # What the hier-rnn and hier-cnn summarisers read: the states (the
-    # report's form) or the attention keys (cheaper).
-    summary_inputs: str = "states"
+    # report's form) or the attention keys. None: `"keys"` for hier-rnn
+    # (within 1.15x Bahdanau's decoding time at Multi30k sizes, where the
+    # states summariser is not; docs/seq2seq.md), `"states"` otherwise.
+    summary_inputs: str = None
     epochs: int = 10
     patience: int = None
     seed: int = 0
@@ -129,6 +131,10 @@ class Seq2SeqConfig:
 # L 3, its blocks set by `--target-block-size`). Other attentions read neither.
 HIERARCHY_DEFAULTS = {"hier-cnn": (3, 3), "hier-rnn": (2, 6), "hier-act": (3, 3)}
 FALLBACK_HIERARCHY = (2, 3)
+# The summariser inputs when `--summary-inputs` is not given, and the ones
+# runs trained before the flag existed used (their backups lack it).
+SUMMARY_INPUT_DEFAULTS = {"hier-rnn": "keys"}
+SUMMARY_INPUTS_BEFORE_THE_FLAG = "states"
 
 # The flags only some attentions read -> those attentions (`--attention`);
 # a flag given for another one is refused, not silently dropped.
@@ -532,7 +538,9 @@ def resolve_defaults(config):
     and `"threshold"` without one (`--target-density 0`); `"top_k"` without
     `--inference-density` opens the target density's share of the states;
     without `--levels` or `--block-size`, a hierarchy takes its own
-    (`HIERARCHY_DEFAULTS`). An explicit flag always wins.
+    (`HIERARCHY_DEFAULTS`), and without `--summary-inputs` its summariser
+    inputs (`SUMMARY_INPUT_DEFAULTS`, else `"states"`). An explicit flag
+    always wins.
 
     Args:
         config: a checked `Seq2SeqConfig`.
@@ -553,6 +561,7 @@ def resolve_defaults(config):
         inference_density=density,
         levels=levels if config.levels is None else config.levels,
         block_size=block_size if config.block_size is None else config.block_size,
+        summary_inputs=config.summary_inputs or SUMMARY_INPUT_DEFAULTS.get(config.attention, "states"),
     )
 
 
@@ -583,7 +592,7 @@ def run_seq2seq(config, given=()):
 def _run_seq2seq(config):
     if config.backup_dir:
         # New, empty or a backup of these flags (`train`'s rule); --restart clears it.
-        prepare_backup_dir(config)
+        prepare_backup_dir(config, predates={"summary_inputs": SUMMARY_INPUTS_BEFORE_THE_FLAG})
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
     ids, datasets = _encoded_datasets(config, splits, source_vocabulary, target_vocabulary)

@@ -149,13 +149,15 @@ def _flag(name, value):
     return f"--{name.replace('_', '-')} {value}"
 
 
-def prepare_backup_dir(config, inputs=()):
+def prepare_backup_dir(config, inputs=(), predates=None):
     """Checks `config.backup_dir` before training and records the run's flags.
 
     The folder must be new, empty or a backup of this project. With
     `config.restart` an existing backup is deleted. Otherwise a backup of a
     run with other flags (`run_config.json`) is refused with one line naming
-    the differing flags.
+    the differing flags. A flag a backup does not record counts as its
+    value in `predates` (what runs did before the flag existed), else as
+    the config's default.
     """
     path = check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
     config_path = os.path.join(path, CONFIG_FILE)
@@ -170,7 +172,7 @@ def prepare_backup_dir(config, inputs=()):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as error:
             raise unreadable_backup(config_path, error) from error
-        defaults = _comparable(type(config)())
+        defaults = {**_comparable(type(config)()), **(predates or {})}
         differing = [
             name
             for name in sorted(set(saved) | set(current))

@@ -154,3 +154,23 @@ def test_synthetic_lengths_are_flags_and_refused_for_multi30k(capsys):
     assert main(["seq2seq", "--task", "copy", "--min-length", "50", "--max-length", "40"]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and "max_length" in error[0].replace("-", "_"), error
+
+
+def test_a_hier_rnn_backup_from_before_summary_inputs_resumes_only_with_states(tmp_path):
+    from ganet_tf.errors import GANetInputError
+    from ganet_tf.seq2seq.run import SUMMARY_INPUTS_BEFORE_THE_FLAG
+    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.seq2seq.run import resolve_defaults
+    from ganet_tf.training.backup import prepare_backup_dir
+
+    def prepare(**flags):
+        config = resolve_defaults(Seq2SeqConfig(attention="hier-rnn", backup_dir=str(tmp_path / "b"), **flags))
+        prepare_backup_dir(config, predates={"summary_inputs": SUMMARY_INPUTS_BEFORE_THE_FLAG})
+
+    prepare(summary_inputs="states")
+    saved = json.loads((tmp_path / "b" / "run_config.json").read_text())
+    del saved["summary_inputs"]  # a backup written before the flag existed
+    (tmp_path / "b" / "run_config.json").write_text(json.dumps(saved))
+    with pytest.raises(GANetInputError, match=r"--summary-inputs states \(now keys\)"):
+        prepare()  # today's hier-rnn default reads the keys: another model
+    prepare(summary_inputs="states")

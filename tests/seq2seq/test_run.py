@@ -227,7 +227,7 @@ def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
     # experiments/seq2seq_tables.py's multi30k-long rows (hier-act: the chosen target)
     rows = {
         "hier-cnn": ["--block-size", "3", "--levels", "3"],
-        "hier-rnn": ["--block-size", "6", "--levels", "2"],
+        "hier-rnn": ["--block-size", "6", "--levels", "2", "--summary-inputs", "keys"],
         "hier-act": ["--levels", "3", "--target-block-size", "2.5"],
     }
     for attention, flags in rows.items():
@@ -235,7 +235,8 @@ def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
     given = parsed_config("--attention", "hier-rnn", "--levels", "3")
     assert (given.levels, given.block_size) == (3, 6)
     model = build_model(parsed_config("--attention", "hier-cnn", "--hidden", "4", "--embedding-dim", "4"), 9, 9)
-    assert (model.levels, model.block_size) == (3, 3)
+    assert (model.levels, model.block_size, model.summary_inputs) == (3, 3, "states")
+    assert parsed_config("--attention", "hier-rnn", "--summary-inputs", "states").summary_inputs == "states"
 
 
 def test_gated_alone_trains_the_chosen_recipe_and_a_given_flag_wins():
