@@ -14,7 +14,8 @@ RNN k=6 L=2, ACT L=3 (seed 0). Table 3: the copy task with lengths 10-100:
 Bahdanau and gated (seeds 0-2), CNN k=5 L=2, RNN k=5 L=3 (seed 0). Table 4
 (`copy-long`, issue 40): the copy task with sources of 100-200 symbols:
 Bahdanau, gated, CNN and RNN k=5 L=3, ACT L=3 with the counterweight (seed
-0 first; `--only` picks). Each run is `python -m ganet_tf seq2seq ...` in
+0 first; `--only` picks). Table 5 (`reverse-long`): the same on the reverse
+task, every row with its command's defaults. Each run is `python -m ganet_tf seq2seq ...` in
 its own process, resumable (`--backup-dir`); its JSON summary lands in
 `RESULTS/runs/NAME.json` with the exact command and the machine, the model in
 the git-ignored `runs/seq2seq/NAME`, its output (epochs included) in
@@ -129,7 +130,22 @@ ROWS = {
         "hier-rnn": ["--block-size", "5", "--levels", "3", *STATES_SUMMARY],
         "hier-act": ["--levels", "3", "--target-block-size", "3"],
     },
+    # The reverse task at the same lengths (issue 40's "copy and reverse"):
+    # every attention with its command's defaults (hier-rnn: the summariser
+    # on the keys; hier-act: the counterweight at 2.5).
+    "reverse-long": {
+        "bahdanau": [],
+        "gated": [],
+        "hier-cnn": ["--block-size", "5", "--levels", "3"],
+        "hier-rnn": ["--block-size", "5", "--levels", "3"],
+        "hier-act": ["--levels", "3"],
+    },
 }
+LONG_SYNTHETIC = [
+    *("--min-length", "100", "--max-length", "200", "--limit", "2000"),
+    *("--hidden", "128", "--embedding-dim", "64", "--batch-size", "32"),
+    *("--patience", "3", "--buckets", "8"),
+]
 # Table -> (its task, the flags of its every row, its epochs, its title).
 TABLES = {
     "multi30k": ("multi30k", [], 10, "Multi30k de→en, test 2016: 10 epochs, random batches"),
@@ -144,13 +160,15 @@ TABLES = {
     # pairs (validation and test 500), hidden 128, embeddings 64.
     "copy-long": (
         "copy",
-        [
-            *("--min-length", "100", "--max-length", "200", "--limit", "2000"),
-            *("--hidden", "128", "--embedding-dim", "64", "--batch-size", "32"),
-            *("--patience", "3", "--buckets", "8"),
-        ],
+        LONG_SYNTHETIC,
         20,
         "Copy task, lengths 100-200: 2,000 training pairs, up to 20 epochs, best validation epoch (patience 3)",
+    ),
+    "reverse-long": (
+        "reverse",
+        LONG_SYNTHETIC,
+        20,
+        "Reverse task, lengths 100-200: 2,000 training pairs, up to 20 epochs, best validation epoch (patience 3)",
     ),
 }
 # The tables whose rows the report's figures stand beside (its copy task had
