@@ -346,6 +346,8 @@ def _explain(args):
 
 
 def _add_seq2seq_arguments(parser):
+    from ganet_tf.layers.hierarchical_attention import DESCENTS
+    from ganet_tf.layers.hierarchical_attention import SUMMARY_INPUTS
     from ganet_tf.seq2seq.run import Seq2SeqConfig
 
     defaults = Seq2SeqConfig()
@@ -365,9 +367,9 @@ def _add_seq2seq_arguments(parser):
         "what the hier-rnn and hier-cnn summarisers read: the encoder states or their attention keys "
         "(default: keys for hier-rnn, states for hier-cnn)"
     )
-    add_flag(parser, "--summary-inputs", defaults, choices=("states", "keys"), help=summary_help)
+    add_flag(parser, "--summary-inputs", defaults, choices=SUMMARY_INPUTS, help=summary_help)
     descent_help = "how training handles the hierarchy's argmax descent"
-    add_flag(parser, "--descent", defaults, choices=("straight_through", "soft"), help=descent_help)
+    add_flag(parser, "--descent", defaults, choices=DESCENTS, help=descent_help)
     add_flag(parser, "--epochs", defaults, int)
     patience_help = "stop after this many epochs without a lower validation loss and keep the best epoch (default: all)"
     add_flag(parser, "--patience", defaults, int, help=patience_help)

@@ -105,13 +105,6 @@ class HierarchicalAttention(BaseAdditiveAttention):
       the RNN run per block);
     - `"cnn"`: a `Conv1D` with kernel = stride = `block_size` (`units`
       filters) gives `q_i`, which scores the children as above (Eq. 5-6);
-
-    with `summary_inputs="keys"` the GRU or CNN reads the children's
-    attention keys `W_k p_j` (width `units`, computed for the decoder's
-    scores anyway) instead of `p_j`, and scores them on those keys, so the
-    summariser shares `W_k` with the attention and has no key projection
-    of its own: fewer FLOPs per child (about 0.8 instead of 1.4 MFLOP for
-    a GRU of 256 over 512-wide states);
     - `"act"`: dynamic blocks (Eq. 7-11): `z_j = sigmoid(w^T p_j + b)`; a
       block takes children until their `z` sum to `1 - halting_epsilon`,
       its last child gets the remainder `r = 1 - sum(z of the others)`, and
@@ -135,6 +128,13 @@ class HierarchicalAttention(BaseAdditiveAttention):
       `GateSparsity`). The constraint is on the mean only: where blocks
       close still follows `z_j`, so block sizes vary with the input.
       Check the levels of a trained model (`prepare(...)["levels"][i]["mask"]`).
+
+    With `summary_inputs="keys"` the `"rnn"` or `"cnn"` summariser reads
+    the children's attention keys `W_k p_j` (width `units`, computed for the
+    decoder's scores anyway) instead of `p_j`, and scores them on those
+    keys, so it shares `W_k` with the attention and has no key projection
+    of its own: fewer FLOPs per child (about 0.8 instead of 1.4 MFLOP for a
+    GRU of 256 over 512-wide states).
 
     Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
     d_t + W_k p)`, one score network for all levels. It attends at the top
@@ -309,7 +309,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
             else:
                 reader.build((None, None, inputs))
             self.summary_queries[i].build((None, None, self.units))
-            if self.summary_keys:
+            if self.summary_inputs == "states":
                 self.summary_keys[i].build((None, None, None, features))
             self.summary_scores[i].build((None, None, None, self.units))
         self.built = True
@@ -337,7 +337,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
             summary = ops.reshape(summary, (batch, blocks_count, self.units))
         else:
             summary = self.summary_readers[index](padded)
-        block_keys = self.summary_keys[index](blocks) if self.summary_keys else blocks
+        block_keys = self.summary_keys[index](blocks) if self.summary_inputs == "states" else blocks
         hidden = ops.tanh(ops.expand_dims(self.summary_queries[index](summary), 2) + block_keys)
         scores = ops.squeeze(self.summary_scores[index](hidden), -1)
         scores = ops.cast(scores, "float32")
