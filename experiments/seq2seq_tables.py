@@ -336,17 +336,39 @@ def rescore(args, runs_dir):
     """Runs finished before `test_all_closed_rate` existed also counted the
     key projection at every decoder step in their FLOPs: recompute their
     teacher-forced scores (loss, perplexity, density, FLOPs, all-closed
-    rate) from the saved model; training and decoding figures stay."""
+    rate) from the saved model; training and decoding figures stay.
+    Synthetic-task runs finished before `test_symbol_error_rate` existed get
+    it from a greedy decode of the test split by the saved model (where it
+    is still in `--runs-root`); the decode's exact match must equal the
+    run's own, or nothing is written."""
+    from ganet_tf.seq2seq.run import decoded_split_scores
     from ganet_tf.seq2seq.run import rescore_run
 
     for name, *_ in planned_runs(args.results):
         path = os.path.join(runs_dir, f"{name}.json")
         result = _read_json(path) if os.path.exists(path) else {}
-        if not result or "test_all_closed_rate" in result:
+        run_dir = os.path.join(args.runs_root, name)
+        if result and "test_all_closed_rate" not in result:
+            print(f"rescoring {name}", flush=True)
+            result.update(rescore_run(run_dir, args.data_dir))
+            result["rescored"] = "test scores recomputed from model.keras by seq2seq_tables.py --rescore"
+            _write_json(path, result)
+        if not result or result.get("test_exact_match") is None or "test_symbol_error_rate" in result:
             continue
-        print(f"rescoring {name}", flush=True)
-        result.update(rescore_run(os.path.join(args.runs_root, name), args.data_dir))
-        result["rescored"] = "test scores recomputed from model.keras by seq2seq_tables.py --rescore"
+        if not os.path.exists(os.path.join(run_dir, "model.keras")):
+            print(f"{name}: no model in {args.runs_root}, its symbol error rate stays unknown", flush=True)
+            continue
+        print(f"decoding {name} for its symbol error rate", flush=True)
+        decoded = decoded_split_scores(run_dir, "test", args.data_dir)
+        if decoded["exact_match"] != result["test_exact_match"]:
+            print(
+                f"{name}: the decode's exact match {decoded['exact_match']} is not the run's "
+                f"{result['test_exact_match']}; nothing written",
+                flush=True,
+            )
+            continue
+        result["test_symbol_error_rate"] = decoded["symbol_error_rate"]
+        result["symbol_error_rate_from"] = "a greedy decode of model.keras by seq2seq_tables.py --rescore"
         _write_json(path, result)
 
 
@@ -418,13 +440,15 @@ def write_table(results):
         "",
     ]
     for table, (task, _, _, title) in TABLES.items():
-        score, key = ("BLEU", "test_bleu") if task == "multi30k" else ("exact match", "test_exact_match")
+        synthetic = task != "multi30k"
+        score, key = ("exact match", "test_exact_match") if synthetic else ("BLEU", "test_bleu")
         lines += [
             f"## {title}",
             "",
-            f"| model | k | L | report loss | report PPL | report BLEU | n | loss | PPL | "
-            f"{score} | attended density | all-closed | kFLOPs/token | decode s/sent | s/epoch | epochs (best) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| model | k | L | report loss | report PPL | report BLEU | n | loss | PPL | {score} | "
+            + ("symbol error rate | " if synthetic else "")
+            + "attended density | all-closed | kFLOPs/token | decode s/sent | s/epoch | epochs (best) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if synthetic else ""),
         ]
         for attention, flags in ROWS[table].items():
             mine = [r for r in runs if r.get("name", "").startswith(f"{table}_{attention}_seed")]
@@ -439,7 +463,9 @@ def write_table(results):
             lines.append(
                 f"| {attention} | {k} | {levels} | {_format(loss)} | {_format(ppl)} | "
                 f"{_format(bleu, 2)} | {len(mine)} | {stat('test_loss')} | "
-                f"{stat('test_perplexity')} | {stat(key)} | {stat('test_attended_density')} | "
+                f"{stat('test_perplexity')} | {stat(key)} | "
+                + (f"{stat('test_symbol_error_rate')} | " if synthetic else "")
+                + f"{stat('test_attended_density')} | "
                 f"{stat('test_all_closed_rate')} | {stat('attention_flops_per_token', scale=1e-3)} | "
                 f"{stat('decode_seconds_per_sentence')} | "
                 f"{stat('seconds_per_epoch')} | {_epochs(mine)} |"
@@ -471,8 +497,9 @@ def main():
     parser.add_argument(
         "--rescore",
         action="store_true",
-        help="first recompute the test scores of finished runs that predate the all-closed rate from their "
-        "model.keras (with --table-only: only that and the table)",
+        help="first recompute the test scores of finished runs that predate the all-closed rate, and the "
+        "symbol error rate of synthetic runs that predate it, from their model.keras (with --table-only: only "
+        "that and the table)",
     )
     args = parser.parse_args()
     runs_dir = os.path.join(args.results, "runs")

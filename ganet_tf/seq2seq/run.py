@@ -31,6 +31,7 @@ from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
+from ganet_tf.seq2seq.scores import symbol_error_rate
 from ganet_tf.seq2seq.vocabulary import build_vocabulary
 from ganet_tf.seq2seq.vocabulary import detokenize
 from ganet_tf.seq2seq.vocabulary import encode
@@ -457,8 +458,9 @@ def load_run(run_dir, data_dir=None, split="test", with_pairs=False):
 
 def decoded_split_scores(run_dir, split, data_dir=None):
     """Greedy-decodes one split of a finished run with its saved model;
-    returns `{"bleu", "exact_match", "decode_seconds_per_sentence"}` (BLEU
-    for Multi30k, exact match for the synthetic tasks, the other None).
+    returns `{"bleu", "exact_match", "symbol_error_rate",
+    "decode_seconds_per_sentence"}` (BLEU for Multi30k, exact match and
+    symbol error rate for the synthetic tasks, the others None).
     Choosing between runs by their `"val"` scores keeps the test set out."""
     config, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, split, with_pairs=True)
     config = dataclasses.replace(config, verbose=0)
@@ -466,6 +468,7 @@ def decoded_split_scores(run_dir, split, data_dir=None):
     return {
         "bleu": scores["test_bleu"],
         "exact_match": scores["test_exact_match"],
+        "symbol_error_rate": scores["test_symbol_error_rate"],
         "decode_seconds_per_sentence": scores["decode_seconds_per_sentence"],
     }
 
@@ -763,7 +766,7 @@ def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
     """Decodes the test sources; returns `(scores, hypotheses as token lists)`.
 
     The scores are the decoding time, the beam size and BLEU (Multi30k) or
-    the exact-match rate (the synthetic tasks).
+    the exact-match rate and the symbol error rate (the synthetic tasks).
     """
     decoded, seconds = decode_all(model, test_ids[0], config.batch_size, config.beam_size, verbose=config.verbose)
     vocabulary = ["", "[UNK]"] + list(target_vocabulary)
@@ -772,10 +775,11 @@ def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
     scores = {"decode_seconds_per_sentence": seconds, "beam_size": config.beam_size}
     if config.task == "multi30k":
         scores["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses], test_pairs[1])
-        scores["test_exact_match"] = None
+        scores["test_exact_match"] = scores["test_symbol_error_rate"] = None
     else:
         scores["test_bleu"] = None
         scores["test_exact_match"] = exact_match(hypotheses, references)
+        scores["test_symbol_error_rate"] = symbol_error_rate(hypotheses, references)
     return scores, hypotheses
 
 

@@ -9,6 +9,7 @@ import pytest
 from ganet_tf.seq2seq.run import rescore_run
 from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
+from ganet_tf.seq2seq.scores import symbol_error_rate
 
 # per attended node (keys projected once per sentence): 4*4 + 3 + 2*8; per
 # step: the query projection 2*8*4
@@ -56,6 +57,7 @@ def test_copy_task_end_to_end(tmp_path):
     # 20 symbols and the end token: an untrained model is near uniform
     assert 12 < result["test_perplexity"] < 30
     assert result["test_exact_match"] == 0.0  # lengths 10-100 from 16 steps
+    assert result["test_symbol_error_rate"] > 0.5
     assert result["test_attended_density"] == 1.0
     nodes = result["attended_nodes_per_token"]
     assert 10 <= nodes <= 100
@@ -111,6 +113,16 @@ def test_out_holding_the_users_files_is_refused_before_training(tmp_path):
 
 def test_scores():
     assert exact_match([["s1", "s2"], ["s3"]], [["s1", "s2"], ["s4"]]) == 0.5
+    # edits 0 + 1 (substitute) + 2 (delete two) + 1 (insert) over 2 + 1 + 1 + 3 reference symbols
+    hypotheses = [["s1", "s2"], ["s3"], ["s5", "s6", "s7"], ["s1", "s3"]]
+    references = [["s1", "s2"], ["s4"], ["s5"], ["s1", "s2", "s3"]]
+    assert symbol_error_rate(hypotheses, references) == pytest.approx(4 / 7)
+    assert symbol_error_rate([["s2", "s3", "s4"]], [["s1", "s2", "s3", "s4"]]) == pytest.approx(1 / 4)
+    assert symbol_error_rate([[]], [["s1", "s2"]]) == 1.0
+    assert symbol_error_rate([["s1", "s2"]], [[]]) == 2.0  # no reference symbol: over 1
+    assert symbol_error_rate([], []) == 0.0
+    with pytest.raises(ValueError):
+        symbol_error_rate([["s1"]], [])
     assert corpus_bleu(["A dog runs."], ["a dog runs."]) == pytest.approx(100.0)
     assert corpus_bleu(["a cat"], ["a dog runs on the grass ."]) < 10
 

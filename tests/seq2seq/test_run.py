@@ -105,8 +105,10 @@ def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation
         saved = json.load(handle)
     test = decoded_split_scores(bahdanau_run, "test")
     assert (test["bleu"], test["exact_match"]) == (None, saved["test_exact_match"])
+    assert test["symbol_error_rate"] == saved["test_symbol_error_rate"]
     validation = decoded_split_scores(bahdanau_run, "val")
     assert validation["bleu"] is None and 0.0 <= validation["exact_match"] <= 1.0
+    assert validation["symbol_error_rate"] >= 0.0
 
 
 def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train(tmp_path, monkeypatch):
