@@ -39,7 +39,11 @@ def level_stats(run_dir, data_dir, batch_size=200):
     (`long_level1`, `long_level2`) and `long_level2_between`, the share
     whose level 2 holds more than one node and fewer than level 1; and the
     level-0 blocks (the children of each level-1 node) over the whole test
-    set: `block_size_mean`, `block_size_std`.
+    set: `block_size_mean`, `block_size_std`; `token_block_size`, the mean
+    size of the block a token sits in (sum of squared sizes over tokens),
+    which one block of most of a sentence drives up where the mean over
+    blocks hardly moves; `largest_block`, the mean over sentences of the
+    largest block's tokens.
     """
     from ganet_tf.seq2seq.run import load_run
 
@@ -54,7 +58,7 @@ def model_level_stats(model, source_ids, batch_size=200):
 
     from ganet_tf.seq2seq.run import decoder_batches
 
-    counts, sizes = [], []
+    counts, sizes, largest = [], [], []
     for source, _ in decoder_batches(source_ids, batch_size):
         memory, _, _ = model.encode(source)  # the compact memory decoding reads
         levels = memory["levels"]
@@ -68,12 +72,15 @@ def model_level_stats(model, source_ids, batch_size=200):
             else:  # fixed blocks: `(b, p, k)` children masks
                 block = ops.convert_to_numpy(ops.sum(ops.cast(bottom["block_mask"], "int32"), -1))
             sizes.append(block[block > 0])
+            largest.append(block.reshape(len(block), -1).max(-1))
     counts = np.concatenate(counts)  # (sentences, levels)
     sizes = np.concatenate(sizes) if sizes else np.zeros(0)
     stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
     if counts.shape[1] > 1:
         stats["level1_share"] = float(np.mean(counts[:, 1] / counts[:, 0]))
         stats["block_size_mean"], stats["block_size_std"] = float(sizes.mean()), float(sizes.std())
+        stats["token_block_size"] = float(np.sum(sizes.astype("float64") ** 2) / np.sum(sizes))
+        stats["largest_block"] = float(np.concatenate(largest).mean())
         long = counts[counts[:, 0] >= LONG]
         stats["long_sentences"] = len(long)
         stats["long_level1"] = float(long[:, 1].mean())
@@ -156,19 +163,22 @@ def readme(table, rows):
         "over sentences of level-1 nodes over tokens (the Done-when asks 1/6 to 1/2). Long: the sentences",
         f"of at least {LONG} tokens, their mean nodes at levels 1 and 2, and the share of them whose level 2",
         "holds more than one node and fewer than level 1. Block size: tokens per level-1 node over the whole",
-        "test set, mean and standard deviation (the Done-when asks std >= 0.5). Rows written before these",
+        "test set, mean and standard deviation (the Done-when asks std >= 0.5); per token: the mean size of",
+        "the block a token sits in (one block of most of a sentence shows here, not in the mean over",
+        "blocks); largest: the mean over sentences of the largest block. Rows written before these",
         "columns existed show `-` there (their models are gone).",
         "",
         "| run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | "
-        "long: 1 < level 2 < level 1 | block size mean | block size std |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "long: 1 < level 2 < level 1 | block size mean | block size std | block size per token | largest block |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['run']} | {r['levels']} | {', '.join(f'{c:.2f}' for c in r['nodes'])} | "
             f"{_number(r, 'level1_share', 3)} | {r.get('long_sentences', '-')} | {_number(r, 'long_level1')} | "
             f"{_number(r, 'long_level2')} | {_number(r, 'long_level2_between', 3)} | "
-            f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} |"
+            f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} | "
+            f"{_number(r, 'token_block_size')} | {_number(r, 'largest_block')} |"
         )
     checked = [r for r in rows if r.get("checks")]
     if checked:
