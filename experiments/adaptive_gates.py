@@ -136,6 +136,7 @@ def train_task(task, seed, epochs, learning_rate, **variants):
         raise TypeError(f"train_task() got unknown variant flags {sorted(unknown)}")
     train_file, test_file = selection_family.write_task_files(task, None, RUNS)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
+    name += "" if epochs == selection_family.EPOCHS else f"_ep{epochs}"
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
     flags += [*selection_family.COMMON, "--lr", f"{learning_rate:g}"]
     values = {key: variants.get(key) for key in VARIANT_TAGS}
@@ -386,6 +387,7 @@ def main():
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
     suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
+    suffix += "" if args.epochs == selection_family.EPOCHS else f"_ep{args.epochs}"
     suffix += variant_suffix(vars(args), RESULTS_ORDER)
     if args.complement_weight is not None and set(args.tasks) != set(selection_family.TASKS):
         suffix += "_" + "_".join(args.tasks)
