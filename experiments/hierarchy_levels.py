@@ -72,7 +72,7 @@ def model_level_stats(model, source_ids, batch_size=200):
             else:  # fixed blocks: `(b, p, k)` children masks
                 block = ops.convert_to_numpy(ops.sum(ops.cast(bottom["block_mask"], "int32"), -1))
             sizes.append(block[block > 0])
-            largest.append(block.reshape(len(block), -1).max(-1))
+            largest.append(block.max(-1))  # `block` is `(b, slots)` in both branches
     counts = np.concatenate(counts)  # (sentences, levels)
     sizes = np.concatenate(sizes) if sizes else np.zeros(0)
     stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
