@@ -254,16 +254,21 @@ def _add_export_arguments(parser):
     parser.add_argument("--base", default="saved_models", help="folder of all exported models")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing version")
     parser.add_argument("--warmup-texts", help="UTF-8 file, one text a line, for the warmup requests")
+    from ganet_tf.inference.commands import add_test_gate_arguments
+
+    add_test_gate_arguments(parser)
 
 
 def _export(args):
     from ganet_tf.export import export_saved_model
     from ganet_tf.export import load_warmup_texts
+    from ganet_tf.inference.commands import test_gates_of
     from ganet_tf.policy import check_number
     from ganet_tf.training.run_folder import check_outside_runs
     from ganet_tf.training.run_folder import is_inside
 
     check_number("--version", args.version, at_least=1, integer=True, optional=True)
+    test_gates = test_gates_of(args)
     # --base only gains NAME/VERSION and models.config (it is no folder export
     # owns), but it must not lie inside the run folder it reads.
     run_dir = (os.path.dirname(args.model) or ".") if args.model.endswith(".keras") else args.model
@@ -274,13 +279,14 @@ def _export(args):
         )
     check_outside_runs(args.base, "--base")
     texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
-    path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts)
-    return {
+    path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts, test_gates)
+    result = {
         "name": args.name,
         "version": int(os.path.basename(path)),
         "path": path,
         "models_config": os.path.join(args.base, "models.config"),
     }
+    return result if test_gates is None else {**result, "test_gates": test_gates}
 
 
 # ---------------------------------------------------------------------------
@@ -297,6 +303,9 @@ def _add_explain_arguments(parser):
     parser.add_argument("--file", help="file with one text a line (UTF-8 unless --encoding)")
     parser.add_argument("--encoding", default="utf-8", help="text encoding of --file (e.g. latin-1)")
     parser.add_argument("--out", required=True, help="folder for index.html, the PNGs and explanations.json")
+    from ganet_tf.inference.commands import add_test_gate_arguments
+
+    add_test_gate_arguments(parser)
 
 
 # What `explain --out` writes: the page, one PNG per text, the JSON, the marker.
@@ -310,6 +319,7 @@ def is_explain_folder(path):
 
 
 def _explain(args):
+    from ganet_tf.inference.commands import test_gates_of
     from ganet_tf.interpret import explain_texts
     from ganet_tf.interpret import write_report
     from ganet_tf.policy import OutputFolder
@@ -319,6 +329,7 @@ def _explain(args):
     from ganet_tf.training.run_folder import check_writable_folder
     from ganet_tf.training.trained_run import model_file
 
+    test_gates = test_gates_of(args)
     texts = list(args.text)
     if args.file:
         texts += [line.strip() for line in read_input_lines(args.file, args.encoding, "--file") if line.strip()]
@@ -332,7 +343,7 @@ def _explain(args):
             )
     inputs = [("--model", model_dir) for model_dir in args.model] + ([("--file", args.file)] if args.file else [])
     with locked_output_folders([OutputFolder(args.out, "--out", is_explain_folder)], inputs):
-        explanations = [explain_texts(model_dir, texts) for model_dir in args.model]
+        explanations = [explain_texts(model_dir, texts, test_gates) for model_dir in args.model]
 
         def write_files(staging):
             write_report(explanations, staging)

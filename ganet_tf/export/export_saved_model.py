@@ -1,5 +1,6 @@
 """`python -m ganet_tf export`: a trained run -> a TF Serving SavedModel."""
 
+import json
 import os
 import re
 import shutil
@@ -30,6 +31,8 @@ from ganet_tf.training.trained_run import check_trained_model
 from ganet_tf.training.trained_run import load_model_file
 from ganet_tf.training.trained_run import load_preprocessing
 from ganet_tf.training.trained_run import model_file
+from ganet_tf.training.trained_run import read_metrics
+from ganet_tf.training.trained_run import with_test_gates
 
 # TF Serving puts the name in URLs (`/v1/models/NAME:predict`) and paths.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -47,6 +50,7 @@ def export_saved_model(
     base="saved_models",
     overwrite=False,
     warmup_texts=None,
+    test_gates=None,
 ):
     """Exports a trained run as `base/name/version/` for TF Serving.
 
@@ -76,6 +80,10 @@ def export_saved_model(
         overwrite: replace an existing version. Defaults to `False`.
         warmup_texts: optional list of texts for the warmup requests; by
             default texts made of frequent vocabulary tokens.
+        test_gates: optional test-gate rule of a GA-Net run, from
+            `ganet_tf.training.trained_run.test_gate_rule`: the export
+            serves it instead of the run's own rule (no retraining); the
+            `metrics.json` copy then names it under `served_test_gates`.
 
     Returns:
         The path of the written version folder.
@@ -90,13 +98,13 @@ def export_saved_model(
     serving_apis()  # fail early without tensorflow-serving-api
     vectorizer, class_names = load_preprocessing(model_dir)
     target = _version_folder(base, name, version, overwrite)
-    archive = _serving_archive(model_dir, model_path, vectorizer, class_names)
+    archive = _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates)
     if warmup_texts is None:
         warmup_texts = vocabulary_texts(
             vectorizer.get_vocabulary(include_special_tokens=False),
             vectorizer.get_config()["output_sequence_length"],
         )
-    _write_version(archive, target, name, list(warmup_texts), model_dir, overwrite)
+    _write_version(archive, target, name, list(warmup_texts), model_dir, overwrite, test_gates)
     write_model_config(base)
     return target
 
@@ -156,16 +164,17 @@ def _version_folder(base, name, version, overwrite):
     return target
 
 
-def _serving_archive(model_dir, model_path, vectorizer, class_names):
+def _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates):
     model = _load_model(model_path)
     check_trained_model(model, vectorizer, class_names, model_path)
+    model = with_test_gates(model, test_gates, model_path)
     try:
         return build_serving_archive(model, vectorizer, class_names)
     except ValueError as error:
         raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
 
 
-def _write_version(archive, target, name, warmup_texts, model_dir, overwrite):
+def _write_version(archive, target, name, warmup_texts, model_dir, overwrite, test_gates=None):
     """Writes the version to a hidden staging folder, checks it and renames
     it to `target`; on any failure removes what it made."""
     model_root = os.path.dirname(target)
@@ -179,7 +188,7 @@ def _write_version(archive, target, name, warmup_texts, model_dir, overwrite):
         write_warmup_requests(staging, warmup_texts, name)
         metrics = os.path.join(model_dir, METRICS_FILE)
         if os.path.isfile(metrics):
-            shutil.copyfile(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY))
+            _copy_metrics(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY), test_gates)
         try:
             check_saved_model(staging)
         except RuntimeError as error:
@@ -194,6 +203,18 @@ def _write_version(archive, target, name, warmup_texts, model_dir, overwrite):
             if os.path.isdir(path) and not os.listdir(path):
                 os.rmdir(path)
         raise
+
+
+def _copy_metrics(source, target, test_gates):
+    """Copies the run's `metrics.json`; with `test_gates`, adds the rule the
+    export serves as `served_test_gates` (its scores stay the run's own)."""
+    if test_gates is None:
+        shutil.copyfile(source, target)
+        return
+    metrics = read_metrics(os.path.dirname(source))
+    metrics["served_test_gates"] = dict(test_gates)
+    with open(target, "w", encoding="utf-8") as handle:
+        json.dump(metrics, handle, indent=1)
 
 
 def check_saved_model(saved_model_dir):

@@ -61,6 +61,43 @@ def _add_common_arguments(parser, model_help, batch_size):
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
 
 
+def add_test_gate_arguments(parser):
+    """`--inference-mode` and its parameter, for the commands that read a
+    trained run (`predict`, `explain`, `export`)."""
+    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+
+    group = parser.add_argument_group(
+        "test gates",
+        "serve a GA-Net run under another test-gate rule than the one it was trained with, without retraining "
+        "(default: the run's own)",
+    )
+    group.add_argument(
+        "--inference-mode",
+        choices=INFERENCE_MODES,
+        help="p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as each text's p say",
+    )
+    group.add_argument("--inference-density", type=float, metavar="RHO", help="rho of top_k, in (0, 1]")
+    group.add_argument(
+        "--inference-ratio",
+        type=float,
+        metavar="R",
+        help="r of relative, in (0, 1]: open the tokens with p >= r * the text's largest p",
+    )
+    group.add_argument(
+        "--inference-mass",
+        type=float,
+        metavar="PI",
+        help="pi of nucleus, in (0, 1]: open the fewest most probable tokens holding pi of sum p",
+    )
+
+
+def test_gates_of(args):
+    """The rule of `add_test_gate_arguments`' flags (`test_gate_rule`), or None."""
+    from ganet_tf.training.trained_run import test_gate_rule
+
+    return test_gate_rule(args.inference_mode, args.inference_density, args.inference_ratio, args.inference_mass)
+
+
 def _paragraphs(*texts):
     return "\n\n".join(textwrap.fill(text, 100, break_on_hyphens=False) for text in texts)
 
@@ -73,6 +110,7 @@ def add_predict_arguments(parser):
     _add_common_arguments(
         parser, "folder written by `train --out`, or its model.keras (preprocessing.json beside it)", 1024
     )
+    add_test_gate_arguments(parser)
 
 
 def add_translate_arguments(parser):
@@ -154,8 +192,9 @@ def predict_command(args):
     """`python -m ganet_tf predict`: writes the JSON lines; returns None (no summary on stdout)."""
     from ganet_tf.inference.text_classifier import TextClassifier
 
+    test_gates = test_gates_of(args)
     source = _inputs(args)
-    classifier = TextClassifier.from_run(args.model)
+    classifier = TextClassifier.from_run(args.model, test_gates)
     _stream(args, source, lambda texts: classifier.classify(texts, batch_size=len(texts)))
 
 

@@ -15,6 +15,7 @@ from ganet_tf.training.trained_run import check_trained_model
 from ganet_tf.training.trained_run import load_model_file
 from ganet_tf.training.trained_run import load_preprocessing
 from ganet_tf.training.trained_run import load_run
+from ganet_tf.training.trained_run import with_test_gates
 
 # What a `python -m ganet_tf seq2seq --out` folder holds instead of preprocessing.json.
 SEQ2SEQ_VOCABULARY_FILE = "vocabularies.json"
@@ -109,13 +110,17 @@ class TextClassifier(keras.Model):
         self.built = True
 
     @classmethod
-    def from_run(cls, path):
+    def from_run(cls, path, test_gates=None):
         """The classifier of a `python -m ganet_tf train --out` folder.
 
         Args:
             path: the run folder (with `model.keras` and
                 `preprocessing.json`), or the path of its `.keras` file with
                 `preprocessing.json` beside it.
+            test_gates: optional test-gate rule of a GA-Net run, from
+                `ganet_tf.training.trained_run.test_gate_rule` (e.g.
+                `{"inference_mode": "relative", "inference_ratio": 0.9}`);
+                by default the run's own.
 
         Returns:
             A `TextClassifier`. A missing, truncated, diverged or mismatched
@@ -128,6 +133,7 @@ class TextClassifier(keras.Model):
             vectorizer, class_names = load_preprocessing(run_dir)
             model = load_model_file(path)
             check_trained_model(model, vectorizer, class_names, path)
+            model = with_test_gates(model, test_gates, path)
         else:
             if os.path.isfile(os.path.join(path, SEQ2SEQ_VOCABULARY_FILE)) and not os.path.exists(
                 os.path.join(path, PREPROCESSING_FILE)
@@ -136,7 +142,7 @@ class TextClassifier(keras.Model):
                     f"{path} is a seq2seq run (it has {SEQ2SEQ_VOCABULARY_FILE}, no {PREPROCESSING_FILE}): "
                     f"translate with `python -m ganet_tf translate --model {path}`."
                 )
-            model, vectorizer, class_names = load_run(path)
+            model, vectorizer, class_names = load_run(path, test_gates)
         try:
             return cls(backbone=model, preprocessor=vectorizer, class_names=class_names, name=f"{model.name}_text")
         except ValueError as error:
@@ -248,12 +254,14 @@ def _check_arguments(backbone, preprocessor, class_names):
         )
 
 
-def load_classifier(path):
-    """`TextClassifier.from_run(path)`: the classifier of a `train --out` folder.
+def load_classifier(path, test_gates=None):
+    """`TextClassifier.from_run(path, test_gates)`: the classifier of a `train --out` folder.
 
     Example:
 
     >>> classifier = load_classifier("runs/trec")  # doctest: +SKIP
     >>> classifier.predict(["Who wrote Hamlet ?"]).argmax(-1)  # doctest: +SKIP
+    >>> rule = {"inference_mode": "relative", "inference_ratio": 0.9}
+    >>> adaptive = load_classifier("runs/trec", rule)  # doctest: +SKIP
     """
-    return TextClassifier.from_run(path)
+    return TextClassifier.from_run(path, test_gates)

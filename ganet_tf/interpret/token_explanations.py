@@ -17,13 +17,17 @@ from ganet_tf.models import build_explainer
 from ganet_tf.training.trained_run import load_run
 
 
-def load_trained(model_dir):
+def load_trained(model_dir, test_gates=None):
     """`(model, vectorizer, class_names)` of a `train --out` folder (`load_run`)."""
-    return load_run(model_dir)
+    return load_run(model_dir, test_gates)
 
 
-def explain_texts(model_dir, texts):
+def explain_texts(model_dir, texts, test_gates=None):
     """Per-token explanations of `texts` by the model in `model_dir`.
+
+    `test_gates` (a rule from `ganet_tf.training.trained_run.test_gate_rule`)
+    explains a GA-Net run under another test-gate rule than its own; each
+    explanation then names it under `test_gates`.
 
     Returns one dict per text: `tokens` (the standardised words the model
     read, truncated to its sequence length; out-of-vocabulary words keep
@@ -31,7 +35,7 @@ def explain_texts(model_dir, texts):
     token `attention` (alpha_t), and for GA-Net `gate_probabilities` (p_t)
     and `gates` (g_t), as lists.
     """
-    model, vectorizer, class_names = load_trained(model_dir)
+    model, vectorizer, class_names = load_trained(model_dir, test_gates)
     ids = vectorize(vectorizer, list(texts))
     outputs = build_explainer(model).predict(ids, verbose=0)
     words = tf.strings.split(standardize_text(tf.constant(list(texts)))).to_list()
@@ -51,6 +55,8 @@ def explain_texts(model_dir, texts):
         for key in ("attention", "gate_probabilities", "gates"):
             if key in outputs:
                 item[key] = [float(v) for v in outputs[key][row, :length]]
+        if test_gates is not None:
+            item["test_gates"] = dict(test_gates)
         explanations.append(item)
     return explanations
 

@@ -1,7 +1,8 @@
 """Reading back what `train --out` wrote, with one-line errors.
 
 Every reader of a run folder (`export`, `explain`, the experiments) goes
-through this module: `load_run` for the model with its preprocessing,
+through this module: `load_run` for the model with its preprocessing
+(optionally serving its gates under another test rule, `test_gate_rule`),
 `load_preprocessing` for the vectorizer and class names alone, `read_metrics`
 for `metrics.json`. A truncated or corrupt file, a folder where a file should
 be, a diverged (NaN) model or a vocabulary of another run is one error line
@@ -16,6 +17,9 @@ import keras
 
 from ganet_tf.data.vectorizer import load_vectorizer
 from ganet_tf.errors import GANetInputError
+from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
+from ganet_tf.policy import check_number
 from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
@@ -84,11 +88,89 @@ def load_preprocessing(run_dir):
     return load_vectorizer(os.path.join(run_dir, PREPROCESSING_FILE))
 
 
-def load_run(run_dir):
+def _flag(name):
+    return "--" + name.replace("_", "-")
+
+
+def test_gate_rule(inference_mode=None, inference_density=None, inference_ratio=None, inference_mass=None):
+    """The test-gate rule of the flags `--inference-mode` and its parameter.
+
+    `predict`, `explain` and `export` serve a trained GA-Net under another
+    rule of `GateSampler` than the one it was trained with (the gate
+    probabilities do not depend on the rule; see `with_gate_inference`).
+
+    Args:
+        inference_mode: one of `GateSampler`'s inference modes, or None for
+            the run's own rule.
+        inference_density, inference_ratio, inference_mass: the parameter
+            of `top_k`, `relative` and `nucleus`, in (0, 1]; exactly the
+            one the mode needs.
+
+    Returns:
+        The keyword arguments of `with_gate_inference`, or None without a
+        mode. A parameter without its mode, a missing parameter or one of
+        another mode raises `GANetInputError` (one line, naming the flags).
+
+    Example:
+
+    >>> test_gate_rule("relative", inference_ratio=0.9)
+    {'inference_mode': 'relative', 'inference_ratio': 0.9}
+    """
+    values = {
+        "inference_density": inference_density,
+        "inference_ratio": inference_ratio,
+        "inference_mass": inference_mass,
+    }
+    given = {name: value for name, value in values.items() if value is not None}
+    modes = {parameter: mode for mode, parameter in MODE_PARAMETERS.items()}
+    if inference_mode is None:
+        if given:
+            name = next(iter(given))
+            raise GANetInputError(
+                f"{_flag(name)} is the parameter of --inference-mode {modes[name]}: give that mode too, "
+                "or drop the flag to keep the run's own test gates."
+            )
+        return None
+    if inference_mode not in INFERENCE_MODES:
+        raise GANetInputError(f"Unknown --inference-mode {inference_mode!r}: choose one of {list(INFERENCE_MODES)}.")
+    needed = MODE_PARAMETERS.get(inference_mode)
+    for name in given:
+        if name != needed:
+            raise GANetInputError(
+                f"{_flag(name)} is the parameter of --inference-mode {modes[name]}, not {inference_mode}: drop it"
+                + (f" and give {_flag(needed)}." if needed else ".")
+            )
+    if needed is not None:
+        if needed not in given:
+            raise GANetInputError(
+                f"--inference-mode {inference_mode} needs its parameter: give {_flag(needed)} in (0, 1]."
+            )
+        check_number(_flag(needed), given[needed], above=0, at_most=1)
+    return {"inference_mode": inference_mode, **given}
+
+
+def with_test_gates(model, rule, path):
+    """`model` with its test gates under `rule` (from `test_gate_rule`), or
+    `model` itself when `rule` is None; one error line if it has no gates."""
+    if rule is None:
+        return model
+    from ganet_tf.models import with_gate_inference
+
+    if "gates" not in {layer.name for layer in model.layers}:
+        raise GANetInputError(
+            f"{path} has no gates to serve under --inference-mode (a {model.name} model): "
+            "drop the flag; it applies to GA-Net runs."
+        )
+    return with_gate_inference(model, **rule)
+
+
+def load_run(run_dir, test_gates=None):
     """`(model, vectorizer, class_names)` of the run in `run_dir`, checked.
 
     Args:
         run_dir: a folder written by `python -m ganet_tf train --out`.
+        test_gates: optional rule from `test_gate_rule`: the model's gates
+            then follow it at test instead of the run's own rule.
 
     Returns:
         The Keras model, the `TextVectorization` layer that makes its token
@@ -107,7 +189,7 @@ def load_run(run_dir):
     vectorizer, class_names = load_preprocessing(run_dir)
     model = load_model_file(path)
     check_trained_model(model, vectorizer, class_names, path)
-    return model, vectorizer, class_names
+    return with_test_gates(model, test_gates, path), vectorizer, class_names
 
 
 def read_metrics(run_dir):

@@ -150,6 +150,8 @@ def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeyp
         (None, ["--name", "../escape"], "Bad model name '../escape'"),
         (None, ["--name", "two words"], "Bad model name"),
         (None, ["--version", "0"], "--version must be a positive integer"),
+        (None, ["--inference-mode", "relative"], "--inference-mode relative needs its parameter"),
+        (None, ["--inference-mass", "0.9"], "--inference-mass is the parameter of --inference-mode nucleus"),
         (None, ["--warmup-texts", "/nonexistent/texts.txt"], "No warmup texts file"),
         ("empty_warmup", [], "has no text"),
         ("class_mismatch", [], "must name the model's 6 classes"),
@@ -224,3 +226,35 @@ def test_the_model_keras_file_stands_for_its_run_folder(runs, tmp_path, capsys):
     code = main(["export", "--model", str(lone / "model.keras"), "--name", "n", "--base", str(base)])
     assert code == 2 and "No preprocessing.json beside" in capsys.readouterr().err
     assert not (base / "n").exists()
+
+
+def test_export_serves_another_test_gate_rule(runs, tmp_path, capsys):
+    import numpy as np
+    import tensorflow as tf
+
+    base = tmp_path / "saved_models"
+    ratio = 0.5
+    flags = ["--base", str(base), "--inference-mode", "relative", "--inference-ratio", str(ratio)]
+    assert main(["export", "--model", runs["ganet"], "--name", "relative", *flags]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["test_gates"] == {"inference_mode": "relative", "inference_ratio": ratio}
+    metrics = json.loads((base / "relative" / "1" / "assets.extra" / exporter.METRICS_COPY).read_text())
+    assert metrics["served_test_gates"] == summary["test_gates"]
+    texts = ["What is the capital of France ?", "Who wrote Hamlet ?", "How far is the moon from the earth ?"]
+    served = tf.saved_model.load(str(base / "relative" / "1")).signatures["serving_default"](text=tf.constant(texts))
+    p = served["gate_probabilities"].numpy()
+    real = p > 0  # served p_t are 0 at padding only (a sigmoid elsewhere)
+    largest = np.where(real, p, 0).max(axis=1, keepdims=True)
+    np.testing.assert_array_equal(served["gates"].numpy(), (real & (p >= ratio * largest)).astype("float32"))
+    # The run's own export opens round(0.3 T) of every text: not the same gates.
+    own = export_saved_model(runs["ganet"], "own", base=str(base))
+    own_gates = tf.saved_model.load(own).signatures["serving_default"](text=tf.constant(texts))["gates"].numpy()
+    assert not np.array_equal(own_gates, served["gates"].numpy())
+    assert (
+        main(
+            ["export", "--model", runs["soft"], "--name", "soft", "--base", str(base), "--inference-mode", "threshold"]
+        )
+        == 2
+    )
+    assert "has no gates to serve under --inference-mode" in capsys.readouterr().err
+    assert not (base / "soft").exists()

@@ -149,3 +149,42 @@ def test_predict_runs_from_an_empty_folder_outside_the_repository(classifier_run
     assert results[1]["label"] is None and results[0]["label"] in ("neg", "pos")
     assert "3/3" in completed.stderr  # the progress bar, on stderr
     assert os.listdir(folder) == []
+
+
+def test_predict_serves_another_test_gate_rule(classifier_run, capsys):
+    from ganet_tf.interpret import explain_texts
+
+    texts = ["good fine film 3 bad", "bad awful film 8", "fine"]
+    args = [item for text in texts for item in ("--text", text)]
+    assert main(["predict", "--model", classifier_run, *args]) == 0
+    own = _lines(capsys.readouterr().out)
+    ratio = 0.05
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                classifier_run,
+                *args,
+                "--inference-mode",
+                "relative",
+                "--inference-ratio",
+                str(ratio),
+            ]
+        )
+        == 0
+    )
+    relative = _lines(capsys.readouterr().out)
+    # p_t does not depend on the rule: the run's own explanation gives them.
+    for item, default, explanation in zip(relative, own, explain_texts(classifier_run, texts), strict=True):
+        p = np.array(explanation["gate_probabilities"])
+        tokens = explanation["tokens"]
+        assert [token for token, _ in default["attended"]] == [
+            tokens[i] for i in sorted(np.argsort(-p, kind="stable")[: max(1, round(0.3 * len(p)))])
+        ]  # the run's own rule: top_k at 0.3
+        assert [token for token, _ in item["attended"]] == [
+            t for t, keep in zip(tokens, p >= ratio * p.max(), strict=True) if keep
+        ]
+    assert any(len(a["attended"]) != len(b["attended"]) for a, b in zip(relative, own, strict=True))
+    assert main(["predict", "--model", classifier_run, "--text", "x", "--inference-ratio", "0.5"]) == 2
+    assert "--inference-ratio is the parameter of --inference-mode relative" in error_text_line(capsys.readouterr().err)

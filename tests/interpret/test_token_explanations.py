@@ -143,3 +143,28 @@ def test_explain_reads_a_latin1_file_with_encoding(trained, tmp_path, capsys):
     assert code == 0
     explanations = json.loads((tmp_path / "o" / "explanations.json").read_text())
     assert [item["text"] for item in explanations[0]] == ["a café film ok", "another one"]
+
+
+def test_explain_under_another_test_gate_rule(trained, tmp_path, capsys):
+    rule = {"inference_mode": "nucleus", "inference_mass": 0.6}
+    own = explain_texts(str(trained / "ganet"), TEXTS)
+    for item, default in zip(explain_texts(str(trained / "ganet"), TEXTS, rule), own, strict=True):
+        p = np.asarray(default["gate_probabilities"])
+        np.testing.assert_allclose(item["gate_probabilities"], p, atol=1e-6)  # p_t do not depend on the rule
+        # NumPy nucleus: the fewest most probable tokens whose p hold 0.6 of sum p.
+        order = np.argsort(-p, kind="stable")
+        count = int(np.searchsorted(np.cumsum(p[order]) / p.sum(), 0.6 - 1e-6) + 1)
+        expected = np.zeros_like(p)
+        expected[order[:count]] = 1
+        np.testing.assert_array_equal(item["gates"], expected)
+        assert item["test_gates"] == rule and "test_gates" not in default
+    assert [sum(item["gates"]) for item in explain_texts(str(trained / "ganet"), TEXTS, rule)] != [
+        sum(item["gates"]) for item in own
+    ]
+    out = tmp_path / "report"
+    flags = ["--text", TEXTS[0], "--out", str(out), "--inference-mode", "nucleus"]
+    assert main(["explain", "--model", str(trained / "ganet"), *flags, "--inference-mass", "0.6"]) == 0
+    assert json.loads((out / "explanations.json").read_text())[0][0]["test_gates"] == rule
+    capsys.readouterr()
+    assert main(["explain", "--model", str(trained / "soft"), *flags[:-2], "--inference-mode", "threshold"]) == 2
+    assert "has no gates to serve under --inference-mode" in capsys.readouterr().err

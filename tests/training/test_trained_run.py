@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -8,6 +9,8 @@ from ganet_tf.training.trained_run import load_preprocessing
 from ganet_tf.training.trained_run import load_run
 from ganet_tf.training.trained_run import model_file
 from ganet_tf.training.trained_run import read_metrics
+from ganet_tf.training.trained_run import test_gate_rule
+from ganet_tf.training.trained_run import with_test_gates
 
 
 def test_read_metrics(tmp_path):
@@ -39,3 +42,40 @@ def test_load_run_errors(tmp_path):
     (tmp_path / "preprocessing.json").write_text("{}", encoding="utf-8")
     with pytest.raises(GANetInputError, match="not a valid preprocessing file"):
         load_preprocessing(str(tmp_path))
+
+
+def test_test_gate_rule_keeps_the_parameter_of_its_mode():
+    assert test_gate_rule() is None
+    assert test_gate_rule("threshold") == {"inference_mode": "threshold"}
+    assert test_gate_rule("top_k", inference_density=0.2) == {"inference_mode": "top_k", "inference_density": 0.2}
+    assert test_gate_rule("nucleus", inference_mass=1) == {"inference_mode": "nucleus", "inference_mass": 1}
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        ({"inference_ratio": 0.5}, "--inference-ratio is the parameter of --inference-mode relative: give that mode"),
+        ({"inference_mode": "relative"}, "--inference-mode relative needs its parameter: give --inference-ratio"),
+        (
+            {"inference_mode": "nucleus", "inference_ratio": 0.5},
+            "--inference-ratio is the parameter of --inference-mode relative, not nucleus: drop it and give "
+            "--inference-mass",
+        ),
+        ({"inference_mode": "threshold", "inference_density": 0.3}, "not threshold: drop it."),
+        ({"inference_mode": "relative", "inference_ratio": 0.0}, "--inference-ratio"),
+        ({"inference_mode": "top_k", "inference_density": 1.5}, "--inference-density"),
+        ({"inference_mode": "always"}, "Unknown --inference-mode 'always'"),
+    ],
+)
+def test_test_gate_rule_errors(flags, message):
+    with pytest.raises(GANetInputError, match=re.escape(message)):
+        test_gate_rule(**flags)
+
+
+def test_a_model_without_gates_is_one_error_line():
+    from ganet_tf.models import build_soft_attention
+
+    model = build_soft_attention(2, vocabulary_size=20, embedding_dim=4, hidden_dim=4)
+    with pytest.raises(GANetInputError, match="has no gates to serve under --inference-mode"):
+        with_test_gates(model, {"inference_mode": "threshold"}, "runs/soft")
+    assert with_test_gates(model, None, "runs/soft") is model
