@@ -341,8 +341,8 @@ def validation_grid(records):
     return grid
 
 
-def choose_ratio(grid):
-    """The r of `RATIOS` chosen on the validation `grid` (see the module
+def choose_ratio(grid, ratios=RATIOS):
+    """The r of `ratios` chosen on the validation `grid` (see the module
     docstring): `{"ratio", "smallest_gain", "eligible", "favours_relative"}`,
     or None without validation scores. `eligible` lists the r whose density
     is no more than top_k's on every dataset; without any, the r of least
@@ -354,11 +354,11 @@ def choose_ratio(grid):
     def gain(ratio):
         return min(grid[d][ratio][0] - grid[d]["top_k"][0] for d in datasets)
 
-    eligible = [r for r in RATIOS if all(grid[d][r][1] <= grid[d]["top_k"][1] for d in datasets)]
+    eligible = [r for r in ratios if all(grid[d][r][1] <= grid[d]["top_k"][1] for d in datasets)]
     if eligible:
         ratio = max(eligible, key=lambda r: (round(gain(r), 9), r))
     else:
-        ratio = min(RATIOS, key=lambda r: max(grid[d][r][1] for d in datasets))
+        ratio = min(ratios, key=lambda r: max(grid[d][r][1] for d in datasets))
     return {
         "ratio": ratio,
         "smallest_gain": float(gain(ratio)),

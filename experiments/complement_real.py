@@ -22,6 +22,19 @@ Accuracy and attended density, means over seeds, go to
 `--target-density RHO` trains the complement runs at that density target
 instead of 0.3 (setting `rhoRHO-advMU`; their `top_k` row is then `top_k`
 at RHO, as trained) and writes `README_rhoRHO.md`.
+
+`--test` then reads the test split, once the choice is made: ONE r for the
+complement setting is chosen on the validation scores above with
+`adaptive_real.choose_ratio` (among the r whose validation density is no
+more than the defaults' `top_k` 0.3 on TREC and SST-2, the largest smallest
+accuracy gain over it), the setting is trained on `--test-datasets` too
+(SST-1 by default: held out of every choice, here and in
+`adaptive_real.py`), and its test scores, as trained and at that r, go
+beside `adaptive_real.py`'s test rows of the same seeds (the defaults under
+`top_k` 0.3 and under that script's chosen r, soft, sparsemax, 1.5-entmax)
+in `README_rhoRHO_test.md` (`README_test.md` without a target). It answers
+what the training that meets the synthetic family's Done-when costs on
+real data nobody tuned it on.
 """
 
 import argparse
@@ -87,6 +100,113 @@ def validation_scores(dataset, seed, weight, args):
     return result
 
 
+def validation_choice(results, seeds, weight, density):
+    """`adaptive_real.choose_ratio` on the complement setting's validation
+    relative scores against the defaults' `top_k` 0.3 (same seeds)."""
+    adv = setting_name(weight, density)
+    grid = {}
+    for dataset, by_seed in results.items():
+        grid[dataset] = {"seeds": list(seeds)}
+        for rule in ("top_k", *RATIOS):
+            setting = adaptive_real.DEFAULT if rule == "top_k" else adv
+            points = [by_seed[seed][setting][rule] for seed in seeds]
+            grid[dataset][rule] = tuple(np.mean([(p["accuracy"], p["attended_density"]) for p in points], axis=0))
+    return adaptive_real.choose_ratio(grid, RATIOS)
+
+
+def test_scores(dataset, seed, weight, args, ratio):
+    """The complement setting's test scores, as trained (`top_k` at its
+    target) and under the relative rule at `ratio`, or None without a model."""
+    setting = setting_name(weight, args.target_density)
+    name = adaptive_real.run_name(dataset, setting, seed)
+    run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
+    summary = os.path.join(REPO, RESULTS, "runs", f"{name}.json")
+    if not (os.path.isfile(summary) and os.path.isfile(os.path.join(run_dir, "model.keras"))):
+        print(f"    {name}: no trained model, left out of the test table", flush=True)
+        return None
+    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
+    cache = adaptive_real.read_json(path, {})
+    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, os.path.abspath(args.data_dir))
+    flags += complement_flags(weight, args.target_density)
+    rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
+    run = adaptive_real.read_json(summary)
+    relative = rescorer.score("test", "relative", ratio)
+    return {
+        "top_k": {"accuracy": run["test_accuracy"], "density": run["test_attended_density"]},
+        "relative": {"accuracy": relative["accuracy"], "density": relative["attended_density"]},
+    }
+
+
+def _cell(points):
+    accuracies = [p["accuracy"] for p in points]
+    std = f" ± {np.std(accuracies, ddof=1):.4f}" if len(points) > 1 else ""
+    return f"{np.mean(accuracies):.4f}{std}", f"{np.mean([p['density'] for p in points]):.3f}"
+
+
+def test_table(scores, choice, weight, density):
+    """The test table of `--test`: `scores[dataset][seed]` of the complement
+    setting beside `adaptive_real.py`'s test rows of the same seeds."""
+    adv = setting_name(weight, density)
+    ratio = choice["ratio"]
+    theirs = adaptive_real.read_json(os.path.join(REPO, adaptive_real.RESULTS, "curves.json"), {}).get("choice")
+    default_ratio = theirs["ratio"] if theirs else None
+    records = adaptive_real.collect(os.path.join(REPO, adaptive_real.RESULTS), tuple(scores))
+    trained_at = 0.3 if density is None else density
+    lines = [
+        f"# The adversarial complement `{adv}` on the test split (issue 39)",
+        "",
+        f"Written by `python experiments/complement_real.py {' '.join(sys.argv[1:])}` on {machine()}",
+        "(shared with other jobs). Mean ± sample std over the seeds listed; attended density as `train`",
+        "reports it (soft attention: 1).",
+        "",
+        f"`{adv}`: `train` with `{' '.join(complement_flags(weight, density))}`, scored as trained",
+        f"(`top_k` at {trained_at:g}) and under the relative rule at r = {ratio:g}, chosen on TREC and SST-2",
+        f"validation (`{'README.md' if density is None else f'README_rho{density:g}.md'}`: the largest "
+        f"smallest accuracy gain over the defaults' `top_k` 0.3, {100 * choice['smallest_gain']:+.2f} points,",
+        "among the r that attend no more). The other rows are `experiments/adaptive_real.py`'s runs of the",
+        "same seeds (`results/adaptive_real/README.md`)"
+        + (f"; its relative r = {default_ratio:g} was chosen there." if default_ratio is not None else "."),
+        "",
+        "| dataset | role | model / test rule | seeds | accuracy | attended density | vs defaults (points) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset, by_seed in scores.items():
+        seeds = sorted(seed for seed, found in by_seed.items() if found)
+        if not seeds:
+            continue
+        role = adaptive_real._role(dataset)
+        rows = [
+            ("rho0.3", "GA-Net defaults, top_k 0.3"),
+            *(
+                [(f"relative{default_ratio:g}@{adaptive_real.DEFAULT}", f"GA-Net defaults, relative {default_ratio:g}")]
+                if default_ratio is not None
+                else []
+            ),
+            ("soft", "soft attention"),
+            ("sparsemax", "sparsemax attention"),
+            ("entmax", "1.5-entmax attention"),
+        ]
+        reference = adaptive_real.per_seed(records, dataset, "rho0.3")
+        base = np.mean([reference[s]["accuracy"] for s in seeds]) if all(s in reference for s in seeds) else None
+
+        def row(label, points, dataset=dataset, role=role, seeds=seeds, base=base):
+            accuracy, attended = _cell(points)
+            gain = "-" if base is None else f"{100 * (np.mean([p['accuracy'] for p in points]) - base):+.2f}"
+            return f"| {dataset} | {role} | {label} | {seed_text(seeds)} | {accuracy} | {attended} | {gain} |"
+
+        for name, label in rows:
+            found = adaptive_real.per_seed(records, dataset, name)
+            if all(seed in found for seed in seeds):
+                lines.append(row(label, [found[seed] for seed in seeds]))
+        lines.append(row(f"`{adv}`, top_k {trained_at:g} (as trained)", [by_seed[s]["top_k"] for s in seeds]))
+        lines.append(row(f"`{adv}`, relative {ratio:g} (chosen)", [by_seed[s]["relative"] for s in seeds]))
+    return lines
+
+
+def seed_text(seeds):
+    return ",".join(str(seed) for seed in seeds)
+
+
 def table(results, datasets, seeds, weight, density=None):
     adv = setting_name(weight, density)
     lines = [
@@ -122,6 +242,14 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--complement-weight", type=float, default=1.0)
     parser.add_argument("--target-density", type=float, help="the complement runs' --target-density (default 0.3)")
+    parser.add_argument("--test", action="store_true", help="then choose r on validation and report the test split")
+    parser.add_argument(
+        "--test-datasets",
+        nargs="+",
+        choices=adaptive_real.DATASETS,
+        default=["trec", "sst2", "sst1"],
+        help="datasets of the --test table (default: trec sst2 sst1)",
+    )
     args = parser.parse_args()
     if not args.complement_weight > 0:
         parser.error(f"--complement-weight must be > 0, got {args.complement_weight}")
@@ -135,6 +263,22 @@ def main():
     name = "README.md" if args.target_density is None else f"README_rho{args.target_density:g}.md"
     lines = table(results, args.datasets, args.seeds, args.complement_weight, args.target_density)
     with open(os.path.join(REPO, RESULTS, name), "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    if not args.test:
+        return
+    if sorted(args.datasets) != sorted(adaptive_real.TUNING):
+        parser.error("--test chooses r on every tuning dataset: leave --datasets at trec sst2")
+    choice = validation_choice(results, args.seeds, args.complement_weight, args.target_density)
+    print(f"chosen on validation: relative r = {choice['ratio']:g}", flush=True)
+    scores = {}
+    for dataset in [d for d in adaptive_real.DATASETS if d in args.test_datasets]:
+        for seed in args.seeds:
+            train(dataset, seed, args.complement_weight, args)
+        scores[dataset] = {
+            seed: test_scores(dataset, seed, args.complement_weight, args, choice["ratio"]) for seed in args.seeds
+        }
+    lines = test_table(scores, choice, args.complement_weight, args.target_density)
+    with open(os.path.join(REPO, RESULTS, name.replace(".md", "_test.md")), "w") as handle:
         handle.write("\n".join(lines) + "\n")
 
 
