@@ -262,13 +262,13 @@ def _add_export_arguments(parser):
 def _export(args):
     from ganet_tf.export import export_saved_model
     from ganet_tf.export import load_warmup_texts
-    from ganet_tf.inference.commands import test_gates_of
+    from ganet_tf.inference.commands import inference_rule_of
     from ganet_tf.policy import check_number
     from ganet_tf.training.run_folder import check_outside_runs
     from ganet_tf.training.run_folder import is_inside
 
     check_number("--version", args.version, at_least=1, integer=True, optional=True)
-    test_gates = test_gates_of(args)
+    test_gates = inference_rule_of(args)
     # --base only gains NAME/VERSION and models.config (it is no folder export
     # owns), but it must not lie inside the run folder it reads.
     run_dir = (os.path.dirname(args.model) or ".") if args.model.endswith(".keras") else args.model
@@ -319,7 +319,7 @@ def is_explain_folder(path):
 
 
 def _explain(args):
-    from ganet_tf.inference.commands import test_gates_of
+    from ganet_tf.inference.commands import inference_rule_of
     from ganet_tf.interpret import explain_texts
     from ganet_tf.interpret import write_report
     from ganet_tf.policy import OutputFolder
@@ -329,7 +329,7 @@ def _explain(args):
     from ganet_tf.training.run_folder import check_writable_folder
     from ganet_tf.training.trained_run import model_file
 
-    test_gates = test_gates_of(args)
+    test_gates = inference_rule_of(args)
     texts = list(args.text)
     if args.file:
         texts += [line.strip() for line in read_input_lines(args.file, args.encoding, "--file") if line.strip()]

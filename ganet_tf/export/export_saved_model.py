@@ -81,7 +81,7 @@ def export_saved_model(
         warmup_texts: optional list of texts for the warmup requests; by
             default texts made of frequent vocabulary tokens.
         test_gates: optional test-gate rule of a GA-Net run, from
-            `ganet_tf.training.trained_run.test_gate_rule`: the export
+            `ganet_tf.training.trained_run.inference_rule`: the export
             serves it instead of the run's own rule (no retraining); the
             `metrics.json` copy then names it under `served_test_gates`.
 

@@ -91,11 +91,11 @@ def add_test_gate_arguments(parser):
     )
 
 
-def test_gates_of(args):
-    """The rule of `add_test_gate_arguments`' flags (`test_gate_rule`), or None."""
-    from ganet_tf.training.trained_run import test_gate_rule
+def inference_rule_of(args):
+    """The rule of `add_test_gate_arguments`' flags (`inference_rule`), or None."""
+    from ganet_tf.training.trained_run import inference_rule
 
-    return test_gate_rule(args.inference_mode, args.inference_density, args.inference_ratio, args.inference_mass)
+    return inference_rule(args.inference_mode, args.inference_density, args.inference_ratio, args.inference_mass)
 
 
 def _paragraphs(*texts):
@@ -192,7 +192,7 @@ def predict_command(args):
     """`python -m ganet_tf predict`: writes the JSON lines; returns None (no summary on stdout)."""
     from ganet_tf.inference.text_classifier import TextClassifier
 
-    test_gates = test_gates_of(args)
+    test_gates = inference_rule_of(args)
     source = _inputs(args)
     classifier = TextClassifier.from_run(args.model, test_gates)
     _stream(args, source, lambda texts: classifier.classify(texts, batch_size=len(texts)))

@@ -118,7 +118,7 @@ class TextClassifier(keras.Model):
                 `preprocessing.json`), or the path of its `.keras` file with
                 `preprocessing.json` beside it.
             test_gates: optional test-gate rule of a GA-Net run, from
-                `ganet_tf.training.trained_run.test_gate_rule` (e.g.
+                `ganet_tf.training.trained_run.inference_rule` (e.g.
                 `{"inference_mode": "relative", "inference_ratio": 0.9}`);
                 by default the run's own.
 

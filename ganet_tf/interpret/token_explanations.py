@@ -25,7 +25,7 @@ def load_trained(model_dir, test_gates=None):
 def explain_texts(model_dir, texts, test_gates=None):
     """Per-token explanations of `texts` by the model in `model_dir`.
 
-    `test_gates` (a rule from `ganet_tf.training.trained_run.test_gate_rule`)
+    `test_gates` (a rule from `ganet_tf.training.trained_run.inference_rule`)
     explains a GA-Net run under another test-gate rule than its own; each
     explanation then names it under `test_gates`.
 

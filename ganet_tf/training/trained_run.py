@@ -2,7 +2,7 @@
 
 Every reader of a run folder (`export`, `explain`, the experiments) goes
 through this module: `load_run` for the model with its preprocessing
-(optionally serving its gates under another test rule, `test_gate_rule`),
+(optionally serving its gates under another test rule, `inference_rule`),
 `load_preprocessing` for the vectorizer and class names alone, `read_metrics`
 for `metrics.json`. A truncated or corrupt file, a folder where a file should
 be, a diverged (NaN) model or a vocabulary of another run is one error line
@@ -92,7 +92,7 @@ def _flag(name):
     return "--" + name.replace("_", "-")
 
 
-def test_gate_rule(inference_mode=None, inference_density=None, inference_ratio=None, inference_mass=None):
+def inference_rule(inference_mode=None, inference_density=None, inference_ratio=None, inference_mass=None):
     """The test-gate rule of the flags `--inference-mode` and its parameter.
 
     `predict`, `explain` and `export` serve a trained GA-Net under another
@@ -113,7 +113,7 @@ def test_gate_rule(inference_mode=None, inference_density=None, inference_ratio=
 
     Example:
 
-    >>> test_gate_rule("relative", inference_ratio=0.9)
+    >>> inference_rule("relative", inference_ratio=0.9)
     {'inference_mode': 'relative', 'inference_ratio': 0.9}
     """
     values = {
@@ -150,7 +150,7 @@ def test_gate_rule(inference_mode=None, inference_density=None, inference_ratio=
 
 
 def with_test_gates(model, rule, path):
-    """`model` with its test gates under `rule` (from `test_gate_rule`), or
+    """`model` with its test gates under `rule` (from `inference_rule`), or
     `model` itself when `rule` is None; one error line if it has no gates."""
     if rule is None:
         return model
@@ -169,7 +169,7 @@ def load_run(run_dir, test_gates=None):
 
     Args:
         run_dir: a folder written by `python -m ganet_tf train --out`.
-        test_gates: optional rule from `test_gate_rule`: the model's gates
+        test_gates: optional rule from `inference_rule`: the model's gates
             then follow it at test instead of the run's own rule.
 
     Returns:

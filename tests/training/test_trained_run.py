@@ -5,11 +5,11 @@ import pytest
 
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.run_folder import RUN_FILES
+from ganet_tf.training.trained_run import inference_rule
 from ganet_tf.training.trained_run import load_preprocessing
 from ganet_tf.training.trained_run import load_run
 from ganet_tf.training.trained_run import model_file
 from ganet_tf.training.trained_run import read_metrics
-from ganet_tf.training.trained_run import test_gate_rule
 from ganet_tf.training.trained_run import with_test_gates
 
 
@@ -44,11 +44,11 @@ def test_load_run_errors(tmp_path):
         load_preprocessing(str(tmp_path))
 
 
-def test_test_gate_rule_keeps_the_parameter_of_its_mode():
-    assert test_gate_rule() is None
-    assert test_gate_rule("threshold") == {"inference_mode": "threshold"}
-    assert test_gate_rule("top_k", inference_density=0.2) == {"inference_mode": "top_k", "inference_density": 0.2}
-    assert test_gate_rule("nucleus", inference_mass=1) == {"inference_mode": "nucleus", "inference_mass": 1}
+def test_inference_rule_keeps_the_parameter_of_its_mode():
+    assert inference_rule() is None
+    assert inference_rule("threshold") == {"inference_mode": "threshold"}
+    assert inference_rule("top_k", inference_density=0.2) == {"inference_mode": "top_k", "inference_density": 0.2}
+    assert inference_rule("nucleus", inference_mass=1) == {"inference_mode": "nucleus", "inference_mass": 1}
 
 
 @pytest.mark.parametrize(
@@ -67,9 +67,9 @@ def test_test_gate_rule_keeps_the_parameter_of_its_mode():
         ({"inference_mode": "always"}, "Unknown --inference-mode 'always'"),
     ],
 )
-def test_test_gate_rule_errors(flags, message):
+def test_inference_rule_errors(flags, message):
     with pytest.raises(GANetInputError, match=re.escape(message)):
-        test_gate_rule(**flags)
+        inference_rule(**flags)
 
 
 def test_a_model_without_gates_is_one_error_line():
