@@ -112,6 +112,8 @@ REUSE = os.path.join(REPO, "results", "gate_check", "runs")
 # Left edges of the text-length bins (real tokens) of the per-text densities.
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
+# The parameter of each rescoring rule (`GateSampler`'s keyword).
+PARAMETER = {"relative": "inference_ratio", "nucleus": "inference_mass"}
 WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
@@ -224,7 +226,8 @@ class Rescorer:
 
             model, class_names, data = self._load()
             ids, labels = data[split]
-            scores = evaluate_model(with_gate_inference(model, mode, inference_ratio=value), ids, labels, class_names)
+            served = with_gate_inference(model, mode, **{PARAMETER[mode]: value})
+            scores = evaluate_model(served, ids, labels, class_names)
             entry[key] = {name: scores[name] for name in SCORES}
             self.save()
         return entry[key]
@@ -242,7 +245,7 @@ class Rescorer:
             model, _, data = self._load()
             ids = data["test"][0]
             if mode != "top_k":
-                model = with_gate_inference(model, mode, inference_ratio=value)
+                model = with_gate_inference(model, mode, **{PARAMETER[mode]: value})
             attention = build_explainer(model).predict(ids, batch_size=128, verbose=0)["attention"]
             entry[key] = length_bins(ids != 0, attention > 0)
             self.save()
@@ -438,11 +441,11 @@ def top_k_at(points, density):
     raise AssertionError("unreachable")
 
 
-def checks(points, ratio):
+def checks(points, ratio, name=None):
     """The Done-when comparisons of the relative rule at `ratio` (on the
-    target-0.3 model) on one dataset's test points, or None if a point is
-    missing."""
-    relative = points.get(f"relative{ratio:g}@{DEFAULT}")
+    target-0.3 model; or of the point `name`) on one dataset's test points,
+    or None if a point is missing."""
+    relative = points.get(name or f"relative{ratio:g}@{DEFAULT}")
     needed = [f"rho{rho}" for rho in DENSITIES] + list(BASELINES)
     if relative is None or any(name not in points for name in needed):
         return None
