@@ -804,6 +804,8 @@ def write_tables(results):
         "(`with_gate_inference`, no retraining). One r for all datasets is chosen on TREC and SST-2 validation",
         "scores; SST-1 and IMDB are held out of every choice. Soft, sparsemax and 1.5-entmax attention are",
         "trained with the same flags. IMDB: `" + " ".join(DATASET_FLAGS["imdb"]) + "`.",
+        "The nucleus rule, scored the same way on the same models: [nucleus/README.md](nucleus/README.md)",
+        "(`experiments/nucleus_real.py`).",
         "",
     ]
     tail = []
