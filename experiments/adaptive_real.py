@@ -485,15 +485,23 @@ def paired_gain(records, dataset, ratio):
 def pooled_lengths(records, dataset, key):
     """The per-text densities by length of rule `key` on the target-0.3
     models, pooled over seeds: (seeds, texts per bin, mean density per bin)."""
-    seeds, texts, sums = [], np.zeros(len(LENGTH_EDGES)), np.zeros(len(LENGTH_EDGES))
+    found = {}
     for seed, record in sorted(records.get(dataset, {}).items()):
         entry = record.get("rescored", {}).get(DEFAULT, {}).get("test_by_length", {}).get(key)
         if entry:
-            seeds.append(seed)
-            texts += entry["texts"]
-            sums += entry["density_sum"]
+            found[seed] = entry
+    return pool_lengths(found)
+
+
+def pool_lengths(entries):
+    """`{seed: Rescorer.lengths entry}` pooled: (seeds, texts per bin, mean
+    attended density per bin, None for an empty bin)."""
+    texts, sums = np.zeros(len(LENGTH_EDGES)), np.zeros(len(LENGTH_EDGES))
+    for entry in entries.values():
+        texts += entry["texts"]
+        sums += entry["density_sum"]
     means = [float(s / t) if t else None for s, t in zip(sums, texts, strict=True)]
-    return seeds, [int(t) for t in texts], means
+    return list(entries), [int(t) for t in texts], means
 
 
 def _ratio_of(name):
@@ -511,9 +519,13 @@ def _label(name, chosen):
 
 
 def _points_pm(points, name):
-    p = points[name]
-    std = "" if p["accuracy_std"] is None else f" ± {p['accuracy_std']:.4f}"
-    return f"{p['accuracy']:.4f}{std}"
+    return accuracy_pm(points[name])
+
+
+def accuracy_pm(point):
+    """A point's mean accuracy, with ` ± std` over its seeds when it has several."""
+    std = "" if point["accuracy_std"] is None else f" ± {point['accuracy_std']:.4f}"
+    return f"{point['accuracy']:.4f}{std}"
 
 
 def _role(dataset):
@@ -677,13 +689,19 @@ def length_lines(by_length, ratio):
     ]
     for dataset, rules in by_length.items():
         for key, entry in rules.items():
-            cells = [
-                "-" if mean is None else f"{mean:.3f} ({texts})"
-                for mean, texts in zip(entry["mean_density"], entry["texts"], strict=True)
-            ]
-            seeds = ",".join(map(str, entry["seeds"]))
-            lines.append(f"| {dataset} | {key.replace(':', ' ')} | {seeds} | " + " | ".join(cells) + " |")
+            lines.append(length_row(dataset, key.replace(":", " "), entry))
     return [*lines, ""]
+
+
+def length_row(dataset, label, entry):
+    """One table row of pooled per-text densities by length (`pool_lengths`):
+    per bin the mean attended density and, in brackets, the texts."""
+    cells = [
+        "-" if mean is None else f"{mean:.3f} ({texts})"
+        for mean, texts in zip(entry["mean_density"], entry["texts"], strict=True)
+    ]
+    seeds = ",".join(map(str, entry["seeds"]))
+    return f"| {dataset} | {label} | {seeds} | " + " | ".join(cells) + " |"
 
 
 def plot(all_points, by_length, ratio, path):

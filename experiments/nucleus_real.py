@@ -90,8 +90,7 @@ def test_point(dataset, seeds, data_dir, mass, score):
     """Test scores at `mass` per seed, then their point (as
     `adaptive_real.dataset_points` makes them), and the pooled per-text
     densities by length; (None, None) without any."""
-    found, with_lengths = {}, []
-    texts, sums = np.zeros(len(adaptive_real.LENGTH_EDGES)), np.zeros(len(adaptive_real.LENGTH_EDGES))
+    found, lengths_found = {}, {}
     for seed in seeds:
         scorer = rescorer(dataset, seed, data_dir)
         if scorer is None:
@@ -103,9 +102,7 @@ def test_point(dataset, seeds, data_dir, mass, score):
         if scored:
             found[seed] = scored
         if lengths:
-            with_lengths.append(seed)
-            texts += lengths["texts"]
-            sums += lengths["density_sum"]
+            lengths_found[seed] = lengths
     if not found:
         return None, None
     accuracies = [s["accuracy"] for s in found.values()]
@@ -117,15 +114,14 @@ def test_point(dataset, seeds, data_dir, mass, score):
         "all_closed": float(np.mean([s["all_closed_rate"] for s in found.values()])),
     }
     by_length = None
-    if with_lengths:
-        means = [float(s / t) if t else None for s, t in zip(sums, texts, strict=True)]
-        by_length = {"seeds": with_lengths, "texts": [int(t) for t in texts], "mean_density": means}
+    if lengths_found:
+        pooled_seeds, texts, means = adaptive_real.pool_lengths(lengths_found)
+        by_length = {"seeds": pooled_seeds, "texts": texts, "mean_density": means}
     return point, by_length
 
 
 def _cell(point):
-    std = "" if point["accuracy_std"] is None else f" ± {point['accuracy_std']:.4f}"
-    return f"{point['accuracy']:.4f}{std} | {point['density']:.3f}"
+    return f"{adaptive_real.accuracy_pm(point)} | {point['density']:.3f}"
 
 
 def _check_cell(check, name):
@@ -206,12 +202,7 @@ def write_readme(args, grid, choice, tests, relative_ratio):
     ]
     for dataset, (_, _, by_length) in tests.items():
         for label, entry in by_length.items():
-            cells = [
-                "-" if mean is None else f"{mean:.3f} ({count})"
-                for mean, count in zip(entry["mean_density"], entry["texts"], strict=True)
-            ]
-            seeds = ",".join(map(str, entry["seeds"]))
-            lines.append(f"| {dataset} | {label} | {seeds} | " + " | ".join(cells) + " |")
+            lines.append(adaptive_real.length_row(dataset, label, entry))
     return lines
 
 
