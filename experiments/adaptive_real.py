@@ -1,7 +1,7 @@
 """Adaptive test gates on real data: the relative rule against top_k, sparsemax, entmax and soft (issue 39).
 
     python experiments/adaptive_real.py --data-dir ../shared/data [--datasets trec sst2 sst1 imdb]
-        [--seeds 0 1 2] [--table-only]
+        [--seeds 0 1 2] [--table-only | --no-train]
     smoke: ... --limit 200 --epochs 1 --results /tmp/DIR/results --out-root /tmp/DIR/runs
 
 Per dataset and seed, `python -m ganet_tf train` trains GA-Net with the
@@ -869,6 +869,7 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--table-only", action="store_true", help="rewrite the tables from saved scores only")
     parser.add_argument("--no-reuse", action="store_true", help="train every run, copy none from gate_check")
+    parser.add_argument("--no-train", action="store_true", help="rescore and tabulate the runs there are, train none")
     parser.add_argument("--limit", type=int, help="smoke runs: train's --limit (use with --results, --out-root)")
     parser.add_argument("--epochs", type=int, help="smoke runs: train's --epochs")
     parser.add_argument("--results", default=os.path.join(REPO, RESULTS), help="folder of the results")
@@ -877,7 +878,7 @@ def main():
     args.results = os.path.abspath(args.results)
     datasets = [d for d in DATASETS if d in args.datasets]
     pairs = [(d, seed) for d in datasets for seed in args.seeds]
-    if not args.table_only:
+    if not (args.table_only or args.no_train):
         for index, (dataset, seed) in enumerate(pairs):
             for setting in SETTINGS:
                 train(dataset, setting, seed, args)
