@@ -116,7 +116,7 @@ REUSE = os.path.join(REPO, "results", "gate_check", "runs")
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 # The parameter of each rescoring rule (`GateSampler`'s keyword).
-PARAMETER = {"relative": "inference_ratio", "nucleus": "inference_mass"}
+PARAMETER = {"relative": "inference_ratio", "nucleus": "inference_mass", "top_k": "inference_density"}
 WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
@@ -195,11 +195,14 @@ def rule_key(mode, value):
 class Rescorer:
     """Scores one trained run's model under other test-gate rules, on the
     validation and test splits of its own config, caching each result in
-    `cache[setting]`."""
+    `cache[setting]`. Without the model (a checkout has the summaries and
+    caches, not the git-ignored models) only cached scores are given, and
+    None for the others."""
 
     def __init__(self, run_dir, flags, cache, setting, save):
         self.run_dir, self.flags, self.cache, self.setting, self.save = run_dir, flags, cache, setting, save
         self._loaded = None
+        self.has_model = os.path.isfile(os.path.join(run_dir, "model.keras"))
 
     def _load(self):
         if self._loaded is None:
@@ -224,6 +227,8 @@ class Rescorer:
         """The scores of `evaluate_model` under `mode` at `value`, cached."""
         entry = self.cache.setdefault(self.setting, {}).setdefault(split, {})
         key = rule_key(mode, value)
+        if key not in entry and not self.has_model:
+            return None
         if key not in entry:
             from ganet_tf.models import with_gate_inference
             from ganet_tf.training.evaluate import evaluate_model
@@ -238,18 +243,19 @@ class Rescorer:
 
     def lengths(self, mode, value):
         """Test texts binned by length (`LENGTH_EDGES`): per bin, the number
-        of texts and the sum of their attended densities, under `mode`
-        (`top_k` at `value`: the model as trained), cached."""
+        of texts and the sum of their attended densities, under `mode`,
+        cached; None when neither cached nor scorable."""
         entry = self.cache.setdefault(self.setting, {}).setdefault("test_by_length", {})
         key = rule_key(mode, value)
+        if key not in entry and not self.has_model:
+            return None
         if key not in entry:
             from ganet_tf.models import build_explainer
             from ganet_tf.models import with_gate_inference
 
             model, _, data = self._load()
             ids = data["test"][0]
-            if mode != "top_k":
-                model = with_gate_inference(model, mode, **{PARAMETER[mode]: value})
+            model = with_gate_inference(model, mode, **{PARAMETER[mode]: value})
             attention = build_explainer(model).predict(ids, batch_size=128, verbose=0)["attention"]
             entry[key] = length_bins(ids != 0, attention > 0)
             self.save()
@@ -281,7 +287,7 @@ def rescore(dataset, seed, args, chosen):
     def rescorer(setting):
         run_dir = os.path.join(REPO, args.out_root, run_name(dataset, setting, seed))
         summary = os.path.join(args.results, "runs", f"{run_name(dataset, setting, seed)}.json")
-        if not (os.path.exists(summary) and os.path.isfile(os.path.join(run_dir, "model.keras"))):
+        if not os.path.exists(summary):
             return None
         flags = train_flags(dataset, setting, seed, data_dir, args.limit, args.epochs)
         return Rescorer(run_dir, flags, cache, setting, lambda: write_json(path, cache))

@@ -43,11 +43,12 @@ DEFAULT = adaptive_real.DEFAULT
 
 def rescorer(dataset, seed, data_dir):
     """The `Rescorer` of the target-0.3 model of `dataset` and `seed`
-    (trained by `adaptive_real.py`), caching here; None without a model."""
+    (trained by `adaptive_real.py`), caching here; None without its run (without
+    its model, only the cached scores)."""
     name = adaptive_real.run_name(dataset, DEFAULT, seed)
     run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
     summary = os.path.join(REPO, adaptive_real.RESULTS, "runs", f"{name}.json")
-    if not (os.path.isfile(summary) and os.path.isfile(os.path.join(run_dir, "model.keras"))):
+    if not os.path.isfile(summary):
         return None
     path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
