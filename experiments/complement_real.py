@@ -40,7 +40,6 @@ real data nobody tuned it on.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -86,12 +85,12 @@ def validation_scores(dataset, seed, weight, args):
     for setting, extra in ((adaptive_real.DEFAULT, []), complement):
         name = adaptive_real.run_name(dataset, setting, seed)
         run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
-        if not os.path.isfile(os.path.join(run_dir, "model.keras")):
-            raise SystemExit(f"No model in {run_dir}: train it first (experiments/adaptive_real.py for rho0.3).")
+        runs = adaptive_real.RESULTS if setting == adaptive_real.DEFAULT else RESULTS
+        metrics = adaptive_real.read_json(os.path.join(REPO, runs, "runs", f"{name}.json"))
+        if metrics is None:
+            raise SystemExit(f"No run {name}: train it first (experiments/adaptive_real.py for rho0.3).")
         flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, data_dir) + extra
         rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
-        with open(os.path.join(run_dir, "metrics.json")) as handle:
-            metrics = json.load(handle)
         result[setting] = {
             "top_k": {
                 "accuracy": metrics["validation_accuracy"],
@@ -100,6 +99,8 @@ def validation_scores(dataset, seed, weight, args):
         }
         for ratio in RATIOS:
             result[setting][ratio] = rescorer.score("validation", "relative", ratio)
+            if result[setting][ratio] is None:
+                raise SystemExit(f"No model in {run_dir} to score relative {ratio:g} with: train {name} again.")
     return result
 
 
@@ -124,8 +125,8 @@ def test_scores(dataset, seed, weight, args, ratio):
     name = adaptive_real.run_name(dataset, setting, seed)
     run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
     summary = os.path.join(REPO, RESULTS, "runs", f"{name}.json")
-    if not (os.path.isfile(summary) and os.path.isfile(os.path.join(run_dir, "model.keras"))):
-        print(f"    {name}: no trained model, left out of the test table", flush=True)
+    if not os.path.isfile(summary):
+        print(f"    {name}: not trained, left out of the test table", flush=True)
         return None
     path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
     cache = adaptive_real.read_json(path, {})
@@ -134,6 +135,9 @@ def test_scores(dataset, seed, weight, args, ratio):
     rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
     run = adaptive_real.read_json(summary)
     relative = rescorer.score("test", "relative", ratio)
+    if relative is None:
+        print(f"    {name}: no model to score relative {ratio:g} with, left out of the test table", flush=True)
+        return None
     return {
         "top_k": {"accuracy": run["test_accuracy"], "density": run["test_attended_density"]},
         "relative": {"accuracy": relative["accuracy"], "density": relative["attended_density"]},

@@ -36,6 +36,13 @@ def run_seed(seed):
     return {**result, "command": shown, "machine": machine(), "cwd": "an empty temporary folder"}
 
 
+def rule_text(rule):
+    """`nucleus 0.3` for `{"inference_mode": "nucleus", "inference_mass": 0.3}`."""
+    if not rule:
+        return "as the run's summary does not say (made before summaries named them)"
+    return " ".join([rule["inference_mode"], *(f"{v:g}" for k, v in rule.items() if k != "inference_mode")])
+
+
 def write_readme(runs):
     rows = [
         f"| {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
@@ -49,7 +56,8 @@ def write_readme(runs):
         "`python experiments/main_job.py --seeds 0 1 2` from an empty temporary folder outside the",
         "repository, with no `--data-dir` and no `GANET_DATA_DIR`: TREC is read from the copy that ships",
         f"with the package (`ganet_tf/data/packaged/trec/`). Machine: {runs[0]['machine']}.",
-        "Test split (500 questions); attended density is the share of real tokens attention weighs;",
+        f"Test gates: {rule_text(runs[0].get('test_gates'))}. Test split (500 questions); attended density is",
+        "the share of real tokens attention weighs;",
         "train seconds are wall-clock under whatever load the machine had.",
         "",
         "| seed | test accuracy | attended density | all-closed rate | epochs | train seconds |",

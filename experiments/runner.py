@@ -62,6 +62,31 @@ def train_config(flags):
     return {key: value for key, value in config.items() if key not in _WHERE}
 
 
+def test_rule_config(config, legacy=False):
+    """A run's config (a dict) with the test-gate rule that a gated model
+    without `--inference-mode` resolves to written out, so that two configs
+    compare by the rule they tested with. `legacy`: the run was trained
+    before GA-Net's default became `nucleus` (its summary has no
+    `test_gates`), when it was `top_k`."""
+    from ganet_tf.models.gate_layers import resolve_gate_defaults
+    from ganet_tf.models.gate_layers import target_density_argument
+    from ganet_tf.training.train import GATED_MODELS
+
+    model = config.get("model", "ganet")
+    if model not in GATED_MODELS or config.get("inference_mode") is not None:
+        return config
+    rule = "nucleus" if model == "ganet" and not legacy else "top_k"
+    _, mode, density, mass = resolve_gate_defaults(
+        None,
+        target_density_argument(config.get("target_density")),
+        None,
+        config.get("inference_density"),
+        inference_mass=config.get("inference_mass"),
+        target_rule=rule,
+    )
+    return {**config, "inference_mode": mode, "inference_density": density, "inference_mass": mass}
+
+
 def same_run(flags, runs_dirs):
     """Path of a finished run in `runs_dirs` trained with the same config, or None.
 
@@ -69,11 +94,11 @@ def same_run(flags, runs_dirs):
     (checked: the TREC Figure 5 runs at hidden 20 repeat the core runs to the
     last digit), so such a run need not be repeated.
     """
-    wanted = train_config(flags)
+    wanted = test_rule_config(train_config(flags))
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
             config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}
-            if config == wanted:
+            if config and test_rule_config(config, legacy="test_gates" not in run) == wanted:
                 return os.path.join(runs_dir, f"{run['name']}.json")
     return None
 

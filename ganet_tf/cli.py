@@ -148,16 +148,19 @@ def _add_gate_arguments(model, defaults):
     gate_distribution_help = "training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)"
     add_flag(model, "--gate-distribution", defaults, choices=DISTRIBUTIONS, help=gate_distribution_help)
     inference_mode_help = (
-        "test gates: p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as "
-        "each text's p say (relative, nucleus) "
-        "(default: top_k with a target density, threshold with --target-density 0)"
+        "test gates: p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as each "
+        "text's p say (relative, nucleus) (default with a target density: nucleus for ganet, top_k for "
+        "ganet_transformer; threshold with --target-density 0)"
     )
     add_flag(model, "--inference-mode", defaults, choices=INFERENCE_MODES, help=inference_mode_help)
     inference_density_help = "rho of --inference-mode top_k (default: --target-density)"
     add_flag(model, "--inference-density", defaults, float, help=inference_density_help)
     inference_ratio_help = "r of --inference-mode relative: open the tokens with p >= r * the text's largest p"
     add_flag(model, "--inference-ratio", defaults, float, help=inference_ratio_help)
-    inference_mass_help = "pi of --inference-mode nucleus: open the fewest most probable tokens holding pi of sum p"
+    inference_mass_help = (
+        "pi of --inference-mode nucleus: open the fewest most probable tokens holding pi of sum p "
+        "(default: --target-density)"
+    )
     add_flag(model, "--inference-mass", defaults, float, help=inference_mass_help)
     fallback_help = "attention of a text whose gates are all closed: every token, or the most probable one"
     add_flag(model, "--fallback", defaults, choices=FALLBACKS, help=fallback_help)

@@ -6,6 +6,7 @@ from ganet_tf.models.baselines import build_sparsemax_attention
 from ganet_tf.models.explainer import build_explainer
 from ganet_tf.models.ganet import build_ganet
 from ganet_tf.models.ganet_transformer import build_ganet_transformer
+from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import with_gate_inference
 from ganet_tf.models.input_complement_model import InputComplementModel
 from ganet_tf.models.transformer import build_transformer

@@ -85,8 +85,11 @@ def build_ganet(
             probable), `"relative"` (`p_t >= inference_ratio * max p`) or
             `"nucleus"` (the fewest most probable tokens holding the share
             `inference_mass` of the text's gate mass; see `GateSampler`).
-            Defaults to `"top_k"` with a `target_density`, else
-            `"threshold"`.
+            Defaults to `"nucleus"` at `inference_mass = target_density`
+            with a `target_density` (at most as many tokens as `"top_k"`
+            would open, fewer where a few gate probabilities stand out),
+            else `"threshold"`; `"top_k"` when only `inference_density` is
+            given.
         fallback: weights of a row whose gates are all closed, `"all"` or
             `"most_probable"`.
         gate_distribution: training gates, `"relaxed_bernoulli"` or
@@ -100,7 +103,8 @@ def build_ganet(
             `temperature` to over `anneal_steps` steps (see `GateSampler`).
         anneal_steps: training steps of the annealing.
         inference_ratio: r of `"relative"`, in (0, 1].
-        inference_mass: pi of `"nucleus"`, in (0, 1].
+        inference_mass: pi of `"nucleus"`, in (0, 1]; defaults to
+            `target_density`.
         sparse_inference: bool, the attention pooling scores only the
             attended states at inference (see `GatedAttentionPooling`;
             `results/pooling_gather/` measures what it saves).
@@ -154,7 +158,7 @@ def build_ganet(
             f"complement_weight={complement_weight}"
         )
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    gate_logits, gates = gated_tokens(embedded, locals())
+    gate_logits, gates = gated_tokens(embedded, locals(), target_rule="nucleus")
     states = bilstm_states(embedded, hidden_dim, num_layers)
     on_states = complement == "states" and complement_weight > 0
     pooled = GatedAttentionPooling(

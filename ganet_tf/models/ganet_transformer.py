@@ -83,7 +83,10 @@ def build_ganet_transformer(
             penalty, straight_through, inference_mode, fallback,
             gate_distribution, target_density, inference_density,
             final_temperature, anneal_steps, inference_ratio,
-            inference_mass, seed: the gate options, as in `build_ganet`.
+            inference_mass, seed: the gate options, as in `build_ganet`,
+            except that with a `target_density` and no `inference_mode`
+            the test gates are `"top_k"` (the share that `sparse_training`
+            trains on), not `"nucleus"`.
         token_dropping: bool, encoder blocks compute only open tokens at
             inference. Defaults to `True`.
         sparse_buckets: bucket fractions of the compacted length, or None

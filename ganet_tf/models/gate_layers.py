@@ -6,6 +6,7 @@ import math
 import keras
 
 from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
+from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 from ganet_tf.layers.gate_sampler import GateSampler
 from ganet_tf.layers.gate_sparsity import GateSparsity
 
@@ -30,7 +31,7 @@ GATE_OPTIONS = (
 OPTIONAL_GATE_OPTIONS = ("inference_ratio", "inference_mass")
 
 
-def gated_tokens(embedded, options):
+def gated_tokens(embedded, options, target_rule="top_k"):
     """The gate branch of a GA-Net builder, applied to its embeddings.
 
     Resolves the defaults that follow from the target density
@@ -42,6 +43,8 @@ def gated_tokens(embedded, options):
         options: a mapping with a value for every name of `GATE_OPTIONS`
             and maybe of `OPTIONAL_GATE_OPTIONS`, e.g. the builder's
             `locals()` (its arguments of those names).
+        target_rule: the builder's test rule with a target density and no
+            `inference_mode`, `"top_k"` or `"nucleus"`.
 
     Returns:
         `(gate_logits, gates)`, both `(batch, steps)`.
@@ -55,11 +58,72 @@ def gated_tokens(embedded, options):
         options["target_density"],
         options["inference_mode"],
         options["inference_density"],
+        inference_mass=options["inference_mass"],
+        target_rule=target_rule,
     )
-    options["initial_gate_logit"], options["inference_mode"], options["inference_density"] = resolved
+    (
+        options["initial_gate_logit"],
+        options["inference_mode"],
+        options["inference_density"],
+        options["inference_mass"],
+    ) = resolved
     auxiliary_network, sampler, sparsity = gate_layers(**options)
     gate_logits = auxiliary_network(embedded)
     return gate_logits, sparsity(sampler(gate_logits))
+
+
+# The test rules that open about a target density rho: `top_k` opens
+# round(rho T) tokens of every text, `nucleus` at pi = rho at most
+# ceil(rho T), fewer where the gate probabilities are concentrated.
+TARGET_RULES = ("top_k", "nucleus")
+
+
+def resolve_gate_defaults(
+    initial_gate_logit,
+    target_density,
+    inference_mode,
+    inference_density,
+    inference_mass=None,
+    target_rule="top_k",
+):
+    """The classifiers' defaults that follow from a target density.
+
+    Returns `(initial_gate_logit, inference_mode, inference_density,
+    inference_mass)`:
+
+    - without an explicit initial logit, logit(target_density) when a
+      target in (0, 1) is set, else 0;
+    - without an explicit inference mode, `"top_k"` when only an
+      `inference_density` is given, `"nucleus"` when only an
+      `inference_mass` is; else `target_rule` with a target (the
+      density penalty sets how many gates are open, not where p_t sits
+      relative to 0.5, so a threshold can close them all) and
+      `"threshold"` without one (the paper);
+    - without an explicit parameter, `"top_k"` opens the share rho and
+      `"nucleus"` the mass pi = rho of the target density. The top k
+      tokens of a text of T hold at least k / T of its normalised gate
+      mass, so nucleus at pi = rho opens at most ceil(rho T) tokens (up to
+      float rounding): as
+      many as `top_k` where the p_t are alike, fewer where a few stand out.
+    """
+    if target_rule not in TARGET_RULES:
+        raise ValueError(f"`target_rule` must be one of {TARGET_RULES}. Received: target_rule={target_rule}")
+    if inference_mode is None:
+        if inference_density is not None and inference_mass is None:
+            inference_mode = "top_k"
+        elif inference_mass is not None and inference_density is None:
+            inference_mode = "nucleus"
+        else:
+            inference_mode = target_rule if target_density else "threshold"
+    if initial_gate_logit is None:
+        initial_gate_logit = 0.0
+        if target_density is not None and 0 < target_density < 1:
+            initial_gate_logit = math.log(target_density / (1 - target_density))
+    if inference_density is None and inference_mode == "top_k":
+        inference_density = target_density
+    if inference_mass is None and inference_mode == "nucleus":
+        inference_mass = target_density
+    return initial_gate_logit, inference_mode, inference_density, inference_mass
 
 
 def target_density_argument(value):
@@ -80,28 +144,6 @@ def target_density_argument(value):
     (None, 0.3)
     """
     return value or None
-
-
-def resolve_gate_defaults(initial_gate_logit, target_density, inference_mode, inference_density):
-    """The classifiers' defaults that follow from a target density.
-
-    Returns `(initial_gate_logit, inference_mode, inference_density)`:
-    without an explicit initial logit, logit(target_density) when a target
-    in (0, 1) is set, else 0; without an explicit inference mode, `"top_k"`
-    with a target (the density penalty sets how many gates are open, not
-    where p_t sits relative to 0.5, so a threshold can close them all) and
-    `"threshold"` without one (the paper); without an explicit inference
-    density, `"top_k"` opens the target density.
-    """
-    if inference_mode is None:
-        inference_mode = "top_k" if target_density else "threshold"
-    if initial_gate_logit is None:
-        initial_gate_logit = 0.0
-        if target_density is not None and 0 < target_density < 1:
-            initial_gate_logit = math.log(target_density / (1 - target_density))
-    if inference_density is None and inference_mode == "top_k":
-        inference_density = target_density
-    return initial_gate_logit, inference_mode, inference_density
 
 
 def gate_layers(
@@ -192,3 +234,23 @@ def with_gate_inference(model, inference_mode, **parameters):
     copy = model.__class__.from_config(config)
     copy.set_weights(model.get_weights())
     return copy
+
+
+def gate_rule(model):
+    """The test-gate rule of a GA-Net model: `{"inference_mode": MODE}` plus
+    the mode's parameter (`MODE_PARAMETERS`) when it has one, read from its
+    layer `gates`; None for a model without that layer.
+
+    Example:
+
+    >>> gate_rule(build_ganet(2, vocabulary_size=50))
+    {'inference_mode': 'nucleus', 'inference_mass': 0.3}
+    """
+    sampler = next((layer for layer in model.layers if layer.name == "gates"), None)
+    if sampler is None:
+        return None
+    rule = {"inference_mode": sampler.inference_mode}
+    parameter = MODE_PARAMETERS.get(sampler.inference_mode)
+    if parameter is not None:
+        rule[parameter] = getattr(sampler, parameter)
+    return rule

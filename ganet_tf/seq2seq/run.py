@@ -551,7 +551,7 @@ def resolve_defaults(config):
     Returns:
         A new `Seq2SeqConfig`.
     """
-    _, mode, density = resolve_gate_defaults(
+    _, mode, density, _ = resolve_gate_defaults(
         config.gate_bias,
         target_density_argument(config.target_density),
         config.inference_mode,

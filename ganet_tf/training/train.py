@@ -16,6 +16,7 @@ from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
+from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.policy.flag_values import check_finite_fields
 from ganet_tf.policy.flag_values import check_number
@@ -108,13 +109,15 @@ class TrainConfig:
     gate_bias: float = None
     lam: float = 1e-2
     # The defaults give a selective GA-Net (issue 13): a multiplier steers
-    # the gate density to 0.3 and the test gates are the round(0.3 T) most
-    # probable tokens. `--target-density 0` is the paper's fixed --lam, whose
-    # test gates (p > 0.5) can all close; results/gates/README.md has the
-    # measurements behind this choice.
+    # the gate density to 0.3 and the test gates are the fewest most
+    # probable tokens holding 0.3 of the text's gate mass (nucleus, issue 39;
+    # ganet_transformer: the round(0.3 T) most probable, top_k).
+    # `--target-density 0` is the paper's fixed --lam, whose test gates
+    # (p > 0.5) can all close; results/gates/README.md and
+    # results/adaptive_real/nucleus/README.md have the measurements.
     target_density: float = 0.3
     gate_distribution: str = "relaxed_bernoulli"
-    inference_mode: str = None  # top_k with a target density, else threshold
+    inference_mode: str = None  # nucleus (ganet) or top_k with a target density, else threshold
     inference_density: float = None
     # The parameters of --inference-mode relative and nucleus (issue 39).
     inference_ratio: float = None
@@ -226,7 +229,9 @@ class TrainConfig:
         check_number("inference_density", self.inference_density, above=0, at_most=1, optional=True)
         for name, mode in (("inference_ratio", "relative"), ("inference_mass", "nucleus")):
             check_number(name, getattr(self, name), above=0, at_most=1, optional=True)
-            if self.inference_mode == mode and getattr(self, name) is None:
+            # nucleus holds pi = --target-density of the gate mass by default.
+            defaulted = mode == "nucleus" and self.target_density
+            if self.inference_mode == mode and getattr(self, name) is None and not defaulted:
                 flag = "--" + name.replace("_", "-")
                 raise GANetInputError(f"--inference-mode {mode} needs its parameter: give {flag} in (0, 1].")
         self._validate_annealing()
@@ -471,6 +476,8 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
         "attention_flops_gated": test["attention_flops_gated"],
         "test_all_closed_rate": test["all_closed_rate"],
         "test_attended_density": test["attended_density"],
+        # The rule the test gates followed, defaults resolved (None: no gates).
+        "test_gates": gate_rule(model),
         "validation_accuracy": validation["accuracy"],
         "validation_density": validation["density"],
         "validation_attended_density": validation["attended_density"],
@@ -495,8 +502,8 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
 ALL_CLOSED_WARNING_RATE = 0.05
 TEXTS_ALL_CLOSED = (
     "texts (pooled by the fallback, so test_density undercounts them; "
-    "see test_attended_density): --inference-mode top_k with "
-    "--target-density RHO (the default) opens round(RHO T) tokens per text."
+    "see test_attended_density): with --target-density RHO (the default) the test gates "
+    "(nucleus, or --inference-mode top_k) open at least one token per text."
 )
 
 

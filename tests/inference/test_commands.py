@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from ganet_tf.cli import main
 from tests.command_checks import error_text_line
+from tests.gate_references import nucleus_open
 
 TEXTS = ["good fine film 3", "bad awful film 8", "", "naïve café — 東京"]
 # A BOM, CRLF, blank lines, a latin-1 byte in UTF-8, a lone CR, U+2028 inside a line, no final newline.
@@ -180,8 +181,8 @@ def test_predict_serves_another_test_gate_rule(classifier_run, capsys):
         p = np.array(explanation["gate_probabilities"])
         tokens = explanation["tokens"]
         assert [token for token, _ in default["attended"]] == [
-            tokens[i] for i in sorted(np.argsort(-p, kind="stable")[: max(1, round(0.3 * len(p)))])
-        ]  # the run's own rule: top_k at 0.3
+            t for t, keep in zip(tokens, nucleus_open(p, 0.3), strict=True) if keep
+        ]  # the run's own rule: nucleus at 0.3, the default
         assert [token for token, _ in item["attended"]] == [
             t for t, keep in zip(tokens, p >= ratio * p.max(), strict=True) if keep
         ]

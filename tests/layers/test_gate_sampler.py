@@ -7,6 +7,8 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from ganet_tf.layers import GateSampler
+from tests.gate_references import nucleus_reference
+from tests.gate_references import relative_reference
 from tests.layer_harness import check_config_round_trip
 from tests.layer_harness import run_layer_test
 
@@ -297,32 +299,6 @@ def test_without_annealing_the_layer_has_no_weights():
 
 
 # --- adaptive inference: relative and nucleus (issue 39) ----------------------
-
-
-def _log_sigmoid(x):
-    return -np.logaddexp(0.0, -np.asarray(x, "float64"))
-
-
-def relative_reference(logits, mask, ratio):
-    """NumPy: open the real t with p_t >= ratio * max_s p_s of its row."""
-    log_p = np.where(mask, _log_sigmoid(logits), -np.inf)
-    best = log_p.max(axis=1, keepdims=True)
-    return mask & (log_p >= best + np.log(ratio))
-
-
-def nucleus_reference(logits, mask, mass):
-    """NumPy: the fewest real tokens of highest p_t (ties to the earlier)
-    whose p_t / sum_s p_s reaches `mass`."""
-    opened = np.zeros(mask.shape, bool)
-    for row in range(len(mask)):
-        real = np.flatnonzero(mask[row])
-        if not len(real):
-            continue
-        p = np.exp(_log_sigmoid(logits[row, real]))
-        order = np.argsort(-p, kind="stable")
-        before = np.concatenate([[0.0], np.cumsum(p[order] / p.sum())[:-1]])
-        opened[row, real[order[before < mass]]] = True
-    return opened
 
 
 ADAPTIVE = [

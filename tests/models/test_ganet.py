@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from ganet_tf.models import build_explainer
 from ganet_tf.models import build_ganet
+from tests.gate_references import nucleus_open
 
 RNG = np.random.default_rng(0)
 IDS = RNG.integers(2, 50, size=[16, 9]).astype("int32")
@@ -67,10 +68,13 @@ def test_explainer_gives_binary_gates_and_attention_on_open_tokens():
     mask = IDS != 0
     assert set(np.unique(outputs["gates"])) <= {0.0, 1.0}
     assert np.all(outputs["gates"][~mask] == 0)
-    # The default test gates: the round(0.3 T) most probable real tokens.
+    # The default test gates: the fewest most probable real tokens holding
+    # 0.3 of the text's gate mass (nucleus), never more than ceil(0.3 T).
     for row, length in enumerate(mask.sum(axis=1)):
         opened = outputs["gates"][row] == 1
-        assert opened.sum() == max(1, np.floor(0.3 * length + 0.5))
+        real_p = outputs["gate_probabilities"][row][mask[row]]
+        np.testing.assert_array_equal(opened[mask[row]], nucleus_open(real_p, 0.3))
+        assert 1 <= opened.sum() <= np.ceil(0.3 * length)
         probabilities, real_opened = outputs["gate_probabilities"][row][mask[row]], opened[mask[row]]
         if not real_opened.all():
             assert probabilities[real_opened].min() >= probabilities[~real_opened].max()

@@ -12,6 +12,7 @@ import pytest
 
 from ganet_tf.models import build_explainer
 from ganet_tf.models import build_ganet
+from ganet_tf.models import gate_rule
 from ganet_tf.models import with_gate_inference
 
 FILLER = 40
@@ -80,9 +81,10 @@ def test_gates_open_the_keywords_and_close_the_filler():
 
 # --- adaptive test gates (issue 39) -------------------------------------------
 #
-# One GA-Net trained with the defaults (target density 0.3, `top_k` test gates)
-# on the keyword task, then served under other test-gate rules: the gate
-# probabilities are the same, only the number of open gates per text changes.
+# One GA-Net trained with the defaults (target density 0.3), tested with `top_k`
+# (a fixed share) on the keyword task, then served under other test-gate rules:
+# the gate probabilities are the same, only the number of open gates per text
+# changes.
 
 RATIO = 0.7  # inference_ratio of the relative rule (results/adaptive_gates/)
 
@@ -102,8 +104,8 @@ def default_model():
         temperature=0.5,
         dropout=0.0,
         seed=0,
+        inference_mode="top_k",
     )
-    assert model.get_layer("gates").inference_mode == "top_k"
     model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
     model.fit(ids, labels, epochs=8, batch_size=32, verbose=0)
     test_ids, test_labels = keyword_task(300, seed=1)
@@ -141,6 +143,26 @@ def test_relative_gates_open_the_keywords_where_top_k_opens_a_fixed_share(defaul
     assert np.all(opened.sum(axis=1) >= 1)
     two = (ids >= FIRST_KEYWORD).sum(axis=1) == 2
     assert opened[two].sum(axis=1).mean() > opened[~two].sum(axis=1).mean() + 0.5
+
+
+def test_default_test_gates_are_nucleus_at_the_target_density(default_model):
+    model, ids, _ = default_model
+    default = build_ganet(CLASSES, vocabulary_size=VOCABULARY, seed=0)
+    assert gate_rule(default) == {"inference_mode": "nucleus", "inference_mass": 0.3}
+    assert gate_rule(build_ganet(CLASSES, vocabulary_size=VOCABULARY, target_density=0.2))["inference_mass"] == 0.2
+    nucleus = build_explainer(with_gate_inference(model, **gate_rule(default))).predict(ids, verbose=0)
+    real = ids != 0
+    opened = (nucleus["gates"] > 0.5) & real
+    lengths = real.sum(axis=1)
+    # Never more than ceil(rho T) tokens (the top k hold at least k / T of the
+    # mass), at least one; here fewer than top_k's round(rho T), since the
+    # keywords hold most of the gate mass: precise where top_k is not (< 0.6,
+    # above), at some cost in recall.
+    assert np.all(opened.sum(axis=1) <= np.ceil(0.3 * lengths)) and np.all(opened.sum(axis=1) >= 1)
+    precision, recall, density, share = _selection(nucleus, ids)
+    assert precision >= 0.9 and recall >= 0.6 and density < 0.2, (precision, recall, density, share)
+    two = (ids >= FIRST_KEYWORD).sum(axis=1) == 2
+    assert opened[two].sum(axis=1).mean() > opened[~two].sum(axis=1).mean() + 0.1
 
 
 def test_adaptive_gates_through_sparse_pooling_keras_file_and_saved_model(default_model, tmp_path):

@@ -63,6 +63,8 @@ def test_train_smoke_run_on_a_trec_subset(data_dir, tmp_path):
     result = json.loads(lines[-1])
     assert REQUIRED <= set(result)
     assert (result["dataset"], result["model"]) == ("trec", "ganet")
+    # The default test gates: nucleus at pi = the target density 0.3.
+    assert result["test_gates"] == {"inference_mode": "nucleus", "inference_mass": 0.3}
     # The scores are those of the saved model on the first 160 test questions.
     test = load_dataset("trec", data_dir).subset(160)
     accuracy, density = rescore_run(str(out), test.test_texts, test.test_labels)

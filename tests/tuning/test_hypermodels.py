@@ -126,7 +126,7 @@ def test_target_density_reaches_the_gate_layers():
     model = _tiny_ganet(space=space).build(keras_tuner.HyperParameters())
     assert model.get_layer("gate_sparsity").target_density == 0.1
     gates = model.get_layer("gates")
-    assert (gates.inference_mode, gates.inference_density) == ("top_k", 0.1)
+    assert (gates.inference_mode, gates.inference_mass) == ("nucleus", 0.1)
     # 0 is the paper's fixed lambda, with threshold test gates.
     paper = _tiny_ganet(space=SearchSpace("ganet").with_fixed("target_density", 0.0))
     model = paper.build(keras_tuner.HyperParameters())
