@@ -69,10 +69,11 @@ class GateSampler(keras.layers.Layer):
     * T))` real tokens (halves rounded up) of highest `p_t` in each example
     of `T` real tokens (deterministic, ties to the earlier token): a real
     row is never all-closed, and attention costs a fixed share of the
-    tokens. `top_k` is the rule to use with a target density: the density
-    penalty sets how many gates are open on average, not where `p_t` sits
-    against 0.5, so `threshold` can close every gate of a text while the
-    ranking of the tokens is right (`docs/gates.md`).
+    tokens. `top_k`, or `nucleus` below (`build_ganet`'s default), is the
+    rule to use with a target density: the density penalty sets how many
+    gates are open on average, not where `p_t` sits against 0.5, so
+    `threshold` can close every gate of a text while the ranking of the
+    tokens is right (`docs/gates.md`).
 
     Two rules let each text decide how many gates it opens, from its own
     `p_t` (deterministic, the most probable real token always open, so a
