@@ -64,8 +64,8 @@ def train_config(flags):
 
 def test_rule_config(config, legacy=False):
     """A run's config (a dict) with the test-gate rule that a gated model
-    without `--inference-mode` resolves to written out, so that two configs
-    compare by the rule they tested with. `legacy`: the run was trained
+    resolves to written out (mode and parameter, defaults filled in), so
+    that two configs compare by the rule they tested with. `legacy`: the run was trained
     before GA-Net's default became `nucleus` (its summary has no
     `test_gates`), when it was `top_k`."""
     from ganet_tf.models.gate_layers import resolve_gate_defaults
@@ -73,13 +73,13 @@ def test_rule_config(config, legacy=False):
     from ganet_tf.training.train import GATED_MODELS
 
     model = config.get("model", "ganet")
-    if model not in GATED_MODELS or config.get("inference_mode") is not None:
+    if model not in GATED_MODELS:
         return config
     rule = "nucleus" if model == "ganet" and not legacy else "top_k"
     _, mode, density, mass = resolve_gate_defaults(
         None,
         target_density_argument(config.get("target_density")),
-        None,
+        config.get("inference_mode"),
         config.get("inference_density"),
         inference_mass=config.get("inference_mass"),
         target_rule=rule,
