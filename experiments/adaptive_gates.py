@@ -40,6 +40,7 @@ import sys
 import numpy as np
 
 from ganet_tf.cli import COMPLEMENT_CHOICES
+from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import selection_family  # noqa: I001 - beside runner, in experiments/
@@ -57,7 +58,6 @@ GRIDS = {
     "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99],
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
-PARAMETER = {"relative": "inference_ratio", "nucleus": "inference_mass", "top_k": "inference_density"}
 TOP_K_DENSITY = 0.3
 # The learning rate of the runs. With the family's 1e-3 (`train`'s default)
 # and 8 epochs the gate probabilities hardly single out the keywords
@@ -177,7 +177,7 @@ def gate_rule(mode, value):
     """`(mode, {parameter: value})` of a rule of `GateSampler`."""
     if mode == "threshold":
         return mode, {}
-    return mode, {PARAMETER[mode]: value}
+    return mode, {MODE_PARAMETERS[mode]: value}
 
 
 def gate_logits(run_dir, texts):
@@ -288,7 +288,8 @@ def readme(report, tasks):
     ]
     for seed, result in report["seeds"].items():
         chosen = ", ".join(
-            f"`{mode}` {PARAMETER[mode]} = {c['value']:g} (smallest validation F1 {c['smallest_validation_f1']:.3f})"
+            f"`{mode}` {MODE_PARAMETERS[mode]} = {c['value']:g}"
+            f" (smallest validation F1 {c['smallest_validation_f1']:.3f})"
             for mode, c in result["chosen"].items()
         )
         lines += [f"## Seed {seed}", "", f"Chosen on validation: {chosen}.", ""]
@@ -304,7 +305,7 @@ def readme(report, tasks):
         for task in tasks:
             for name, scores in result["test"][task].items():
                 rule = scores["rule"]
-                value = rule.get(PARAMETER.get(rule["inference_mode"]), 0.5)
+                value = rule.get(MODE_PARAMETERS.get(rule["inference_mode"]), 0.5)
                 lines.append(f"| {task} | {name} {value:g} | {scores['accuracy']:.3f} | {_cell(scores['attended'])} |")
         lines += ["", "By text length (test, attended tokens): precision / recall / density (true share).", ""]
         for task in tasks:

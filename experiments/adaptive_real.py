@@ -115,8 +115,6 @@ REUSE = os.path.join(REPO, "results", "gate_check", "runs")
 # Left edges of the text-length bins (real tokens) of the per-text densities.
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
-# The parameter of each rescoring rule (`GateSampler`'s keyword).
-PARAMETER = {"relative": "inference_ratio", "nucleus": "inference_mass", "top_k": "inference_density"}
 WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
@@ -230,12 +228,13 @@ class Rescorer:
         if key not in entry and not self.has_model:
             return None
         if key not in entry:
+            from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
             from ganet_tf.models import with_gate_inference
             from ganet_tf.training.evaluate import evaluate_model
 
             model, class_names, data = self._load()
             ids, labels = data[split]
-            served = with_gate_inference(model, mode, **{PARAMETER[mode]: value})
+            served = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
             scores = evaluate_model(served, ids, labels, class_names)
             entry[key] = {name: scores[name] for name in SCORES}
             self.save()
@@ -250,12 +249,13 @@ class Rescorer:
         if key not in entry and not self.has_model:
             return None
         if key not in entry:
+            from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
             from ganet_tf.models import build_explainer
             from ganet_tf.models import with_gate_inference
 
             model, _, data = self._load()
             ids = data["test"][0]
-            model = with_gate_inference(model, mode, **{PARAMETER[mode]: value})
+            model = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
             attention = build_explainer(model).predict(ids, batch_size=128, verbose=0)["attention"]
             entry[key] = length_bins(ids != 0, attention > 0)
             self.save()

@@ -39,7 +39,7 @@ def run_seed(seed):
 def rule_text(rule):
     """`nucleus 0.3` for `{"inference_mode": "nucleus", "inference_mass": 0.3}`."""
     if not rule:
-        return "as the run's summary does not say (made before summaries named them)"
+        return "not named (these runs predate summaries that name them)"
     return " ".join([rule["inference_mode"], *(f"{v:g}" for k, v in rule.items() if k != "inference_mode")])
 
 

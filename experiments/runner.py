@@ -65,9 +65,9 @@ def train_config(flags):
 def test_rule_config(config, legacy=False):
     """A run's config (a dict) with the test-gate rule that a gated model
     resolves to written out (mode and parameter, defaults filled in), so
-    that two configs compare by the rule they tested with. `legacy`: the run was trained
-    before GA-Net's default became `nucleus` (its summary has no
-    `test_gates`), when it was `top_k`."""
+    that two configs compare by the rule they tested with. `legacy`: the
+    run was trained before GA-Net's default became `nucleus` (its summary
+    has no `test_gates`), when it was `top_k`."""
     from ganet_tf.models.gate_layers import resolve_gate_defaults
     from ganet_tf.models.gate_layers import target_density_argument
     from ganet_tf.training.train import GATED_MODELS

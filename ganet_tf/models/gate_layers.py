@@ -103,8 +103,8 @@ def resolve_gate_defaults(
       `"nucleus"` the mass pi = rho of the target density. The top k
       tokens of a text of T hold at least k / T of its normalised gate
       mass, so nucleus at pi = rho opens at most ceil(rho T) tokens (up to
-      float rounding): as
-      many as `top_k` where the p_t are alike, fewer where a few stand out.
+      float rounding): as many as `top_k` where the p_t are alike, fewer
+      where a few stand out.
     """
     if target_rule not in TARGET_RULES:
         raise ValueError(f"`target_rule` must be one of {TARGET_RULES}. Received: target_rule={target_rule}")
