@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.masking import large_negative_number
 
 ENCODERS = ("bilstm", "lstm", "fnn", "attention")
@@ -81,7 +82,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
         self.supports_masking = True
         policy = self.dtype_policy
         if encoder == "bilstm":
-            self.encoder_layer = keras.layers.Bidirectional(
+            self.encoder_layer = bidirectional(
                 keras.layers.LSTM(hidden_dim, return_sequences=True, dtype=policy),
                 dtype=policy,
                 name="encoder",

@@ -2,6 +2,7 @@ import keras
 from keras import ops
 
 from ganet_tf.layers.argument_checks import is_real
+from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.gate_sparsity import add_multiplier
 
 # The layers of a GA-Net graph that the complement reads, by name.
@@ -198,7 +199,7 @@ class InputComplementModel(keras.Model):
             self._build_predictor(encoder[0].forward_layer.units, embedding.output.shape[-1], self.outputs[0].shape[-1])
 
     def _build_predictor(self, units, features, classes):
-        self.predictor_encoder = keras.layers.Bidirectional(
+        self.predictor_encoder = bidirectional(
             keras.layers.LSTM(units, return_sequences=True), name="complement_predictor_bilstm"
         )
         self.predictor_encoder.build((None, None, features))

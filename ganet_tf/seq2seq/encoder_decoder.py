@@ -3,6 +3,7 @@ import tensorflow as tf
 from keras import ops
 
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
+from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.models.gate_layers import gate_layers
@@ -232,7 +233,7 @@ class EncoderDecoder(keras.Model):
             self.target_vocabulary_size, self.embedding_dim, mask_zero=True, name="target_embedding"
         )
         self.embedding_dropout = keras.layers.Dropout(dropout, seed=seed)
-        self.encoder = keras.layers.Bidirectional(
+        self.encoder = bidirectional(
             keras.layers.LSTM(self.hidden, return_sequences=True, return_state=True),
             name="encoder",
         )
