@@ -265,6 +265,7 @@ def _add_export_arguments(parser):
 def _export(args):
     from ganet_tf.export import export_saved_model
     from ganet_tf.export import load_warmup_texts
+    from ganet_tf.export import served_test_gates
     from ganet_tf.inference.commands import inference_rule_of
     from ganet_tf.policy import check_number
     from ganet_tf.training.run_folder import check_outside_runs
@@ -289,7 +290,11 @@ def _export(args):
         "path": path,
         "models_config": os.path.join(args.base, "models.config"),
     }
-    return result if test_gates is None else {**result, "test_gates": test_gates}
+    if test_gates is None:
+        return result
+    # The rule in full: a top_k or nucleus without its parameter took the
+    # run's target density.
+    return {**result, "test_gates": served_test_gates(path) or test_gates}
 
 
 # ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ganet_tf.export.warmup import read_warmup_requests
 from ganet_tf.export.warmup import serving_apis
 from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.export.warmup import write_warmup_requests
+from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import PREPROCESSING_FILE
 from ganet_tf.training.run_folder import check_writable_folder
@@ -98,13 +99,13 @@ def export_saved_model(
     serving_apis()  # fail early without tensorflow-serving-api
     vectorizer, class_names = load_preprocessing(model_dir)
     target = _version_folder(base, name, version, overwrite)
-    archive = _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates)
+    archive, served_rule = _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates)
     if warmup_texts is None:
         warmup_texts = vocabulary_texts(
             vectorizer.get_vocabulary(include_special_tokens=False),
             vectorizer.get_config()["output_sequence_length"],
         )
-    _write_version(archive, target, name, list(warmup_texts), model_dir, overwrite, test_gates)
+    _write_version(archive, target, name, list(warmup_texts), model_dir, overwrite, served_rule)
     write_model_config(base)
     return target
 
@@ -169,9 +170,10 @@ def _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates)
     check_trained_model(model, vectorizer, class_names, model_path)
     model = with_test_gates(model, test_gates, model_path)
     try:
-        return build_serving_archive(model, vectorizer, class_names)
+        archive = build_serving_archive(model, vectorizer, class_names)
     except ValueError as error:
         raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
+    return archive, None if test_gates is None else gate_rule(model)
 
 
 def _write_version(archive, target, name, warmup_texts, model_dir, overwrite, test_gates=None):
@@ -215,6 +217,16 @@ def _copy_metrics(source, target, test_gates):
     metrics["served_test_gates"] = dict(test_gates)
     with open(target, "w", encoding="utf-8") as handle:
         json.dump(metrics, handle, indent=1)
+
+
+def served_test_gates(saved_model_dir):
+    """The test-gate rule an export serves instead of its run's own
+    (`served_test_gates` of its `metrics.json` copy), or None."""
+    path = os.path.join(saved_model_dir, WARMUP_DIRECTORY, METRICS_COPY)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle).get("served_test_gates")
 
 
 def check_saved_model(saved_model_dir):

@@ -76,7 +76,12 @@ def add_test_gate_arguments(parser):
         choices=INFERENCE_MODES,
         help="p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as each text's p say",
     )
-    group.add_argument("--inference-density", type=float, metavar="RHO", help="rho of top_k, in (0, 1]")
+    group.add_argument(
+        "--inference-density",
+        type=float,
+        metavar="RHO",
+        help="rho of top_k, in (0, 1] (default: the run's --target-density)",
+    )
     group.add_argument(
         "--inference-ratio",
         type=float,
@@ -87,7 +92,8 @@ def add_test_gate_arguments(parser):
         "--inference-mass",
         type=float,
         metavar="PI",
-        help="pi of nucleus, in (0, 1]: open the fewest most probable tokens holding pi of sum p",
+        help="pi of nucleus, in (0, 1]: open the fewest most probable tokens holding pi of sum p "
+        "(default: the run's --target-density)",
     )
 
 

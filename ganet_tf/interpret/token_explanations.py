@@ -14,6 +14,7 @@ import tensorflow as tf
 from ganet_tf.data.vectorizer import standardize_text
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.models import build_explainer
+from ganet_tf.models import gate_rule
 from ganet_tf.training.trained_run import load_run
 
 
@@ -36,6 +37,7 @@ def explain_texts(model_dir, texts, test_gates=None):
     and `gates` (g_t), as lists.
     """
     model, vectorizer, class_names = load_trained(model_dir, test_gates)
+    rule = gate_rule(model)
     ids = vectorize(vectorizer, list(texts))
     outputs = build_explainer(model).predict(ids, verbose=0)
     words = tf.strings.split(standardize_text(tf.constant(list(texts)))).to_list()
@@ -56,7 +58,7 @@ def explain_texts(model_dir, texts, test_gates=None):
             if key in outputs:
                 item[key] = [float(v) for v in outputs[key][row, :length]]
         if test_gates is not None:
-            item["test_gates"] = dict(test_gates)
+            item["test_gates"] = rule
         explanations.append(item)
     return explanations
 

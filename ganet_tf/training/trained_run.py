@@ -103,13 +103,16 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
         inference_mode: one of `GateSampler`'s inference modes, or None for
             the run's own rule.
         inference_density, inference_ratio, inference_mass: the parameter
-            of `top_k`, `relative` and `nucleus`, in (0, 1]; exactly the
-            one the mode needs.
+            of `top_k`, `relative` and `nucleus`, in (0, 1]; only the one
+            the mode takes. `relative` needs its ratio; without theirs,
+            `top_k` and `nucleus` take the run's target density
+            (`with_test_gates`), as `train` does.
 
     Returns:
         The keyword arguments of `with_gate_inference`, or None without a
-        mode. A parameter without its mode, a missing parameter or one of
-        another mode raises `GANetInputError` (one line, naming the flags).
+        mode. A parameter without its mode, a missing ratio or a parameter
+        of another mode raises `GANetInputError` (one line, naming the
+        flags).
 
     Example:
 
@@ -142,6 +145,8 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
             )
     if needed is not None:
         if needed not in given:
+            if needed in _TARGET_PARAMETERS:
+                return {"inference_mode": inference_mode}
             raise GANetInputError(
                 f"--inference-mode {inference_mode} needs its parameter: give {_flag(needed)} in (0, 1]."
             )
@@ -149,9 +154,33 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
     return {"inference_mode": inference_mode, **given}
 
 
+# The parameters that default to the run's target density, as in `train`.
+_TARGET_PARAMETERS = ("inference_density", "inference_mass")
+
+
+def _with_target_parameter(model, rule, path):
+    """`rule` with the parameter of `top_k` or `nucleus` that it lacks set
+    to the target density of `model`'s layer `gate_sparsity`."""
+    needed = MODE_PARAMETERS.get(rule["inference_mode"])
+    if needed not in _TARGET_PARAMETERS or needed in rule:
+        return rule
+    names = {layer.name for layer in model.layers}
+    target = model.get_layer("gate_sparsity").target_density if "gate_sparsity" in names else None
+    if target is None:
+        raise GANetInputError(
+            f"--inference-mode {rule['inference_mode']} needs {_flag(needed)} in (0, 1] for {path}: "
+            "it was trained without a target density (--target-density 0) to take it from."
+        )
+    return {**rule, needed: target}
+
+
 def with_test_gates(model, rule, path):
     """`model` with its test gates under `rule` (from `inference_rule`), or
-    `model` itself when `rule` is None; one error line if it has no gates."""
+    `model` itself when `rule` is None; one error line if it has no gates.
+
+    A `top_k` or `nucleus` rule without its parameter takes the run's
+    target density; `ganet_tf.models.gate_rule` of the result names the
+    rule in full."""
     if rule is None:
         return model
     from ganet_tf.models import with_gate_inference
@@ -161,7 +190,7 @@ def with_test_gates(model, rule, path):
             f"{path} has no gates to serve under --inference-mode (a {model.name} model): "
             "drop the flag; it applies to GA-Net runs."
         )
-    return with_gate_inference(model, **rule)
+    return with_gate_inference(model, **_with_target_parameter(model, rule, path))
 
 
 def load_run(run_dir, test_gates=None):

@@ -246,10 +246,23 @@ def test_export_serves_another_test_gate_rule(runs, tmp_path, capsys):
     real = p > 0  # served p_t are 0 at padding only (a sigmoid elsewhere)
     largest = np.where(real, p, 0).max(axis=1, keepdims=True)
     np.testing.assert_array_equal(served["gates"].numpy(), (real & (p >= ratio * largest)).astype("float32"))
-    # The run's own export opens round(0.3 T) of every text: not the same gates.
+    # The run's own export (nucleus at 0.3) gives other gates.
     own = export_saved_model(runs["ganet"], "own", base=str(base))
     own_gates = tf.saved_model.load(own).signatures["serving_default"](text=tf.constant(texts))["gates"].numpy()
     assert not np.array_equal(own_gates, served["gates"].numpy())
+    # top_k without --inference-density takes the run's target density, and
+    # the summary and the metrics copy name it.
+    assert (
+        main(["export", "--model", runs["ganet"], "--name", "top_k", "--base", str(base), "--inference-mode", "top_k"])
+        == 0
+    )
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["test_gates"] == {"inference_mode": "top_k", "inference_density": 0.3}
+    metrics = json.loads((base / "top_k" / "1" / "assets.extra" / exporter.METRICS_COPY).read_text())
+    assert metrics["served_test_gates"] == summary["test_gates"]
+    served = tf.saved_model.load(str(base / "top_k" / "1")).signatures["serving_default"](text=tf.constant(texts))
+    lengths = (served["gate_probabilities"].numpy() > 0).sum(axis=1)
+    np.testing.assert_array_equal(served["gates"].numpy().sum(axis=1), np.maximum(np.round(0.3 * lengths), 1))
     assert (
         main(
             ["export", "--model", runs["soft"], "--name", "soft", "--base", str(base), "--inference-mode", "threshold"]

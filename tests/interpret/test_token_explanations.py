@@ -161,6 +161,11 @@ def test_explain_under_another_test_gate_rule(trained, tmp_path, capsys):
     assert [sum(item["gates"]) for item in explain_texts(str(trained / "ganet"), TEXTS, rule)] != [
         sum(item["gates"]) for item in own
     ]
+    # Without its mass, nucleus takes the run's target density (0.3 by default).
+    assert explain_texts(str(trained / "ganet"), TEXTS[:1], {"inference_mode": "nucleus"})[0]["test_gates"] == {
+        "inference_mode": "nucleus",
+        "inference_mass": 0.3,
+    }
     out = tmp_path / "report"
     flags = ["--text", TEXTS[0], "--out", str(out), "--inference-mode", "nucleus"]
     assert main(["explain", "--model", str(trained / "ganet"), *flags, "--inference-mass", "0.6"]) == 0

@@ -49,6 +49,26 @@ def test_inference_rule_keeps_the_parameter_of_its_mode():
     assert inference_rule("threshold") == {"inference_mode": "threshold"}
     assert inference_rule("top_k", inference_density=0.2) == {"inference_mode": "top_k", "inference_density": 0.2}
     assert inference_rule("nucleus", inference_mass=1) == {"inference_mode": "nucleus", "inference_mass": 1}
+    # Without theirs, top_k and nucleus take the run's target density (`with_test_gates`).
+    assert inference_rule("nucleus") == {"inference_mode": "nucleus"}
+    assert inference_rule("top_k") == {"inference_mode": "top_k"}
+
+
+@pytest.mark.parametrize("mode, parameter", [("top_k", "inference_density"), ("nucleus", "inference_mass")])
+def test_a_rule_without_its_parameter_takes_the_run_target_density(mode, parameter):
+    from ganet_tf.models import build_ganet
+    from ganet_tf.models import gate_rule
+
+    small = {"vocabulary_size": 20, "embedding_dim": 4, "hidden_dim": 4, "auxiliary_hidden_dim": 3}
+    model = build_ganet(2, target_density=0.2, inference_mode="threshold", **small)
+    served = with_test_gates(model, {"inference_mode": mode}, "runs/ganet")
+    assert gate_rule(served) == {"inference_mode": mode, parameter: 0.2}
+    given = with_test_gates(model, {"inference_mode": mode, parameter: 0.7}, "runs/ganet")
+    assert gate_rule(given) == {"inference_mode": mode, parameter: 0.7}
+    paper = build_ganet(2, target_density=None, **small)
+    flag = "--" + parameter.replace("_", "-")
+    with pytest.raises(GANetInputError, match=re.escape(f"--inference-mode {mode} needs {flag} in (0, 1] for runs/p")):
+        with_test_gates(paper, {"inference_mode": mode}, "runs/p")
 
 
 @pytest.mark.parametrize(
