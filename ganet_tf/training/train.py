@@ -16,6 +16,7 @@ from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
+from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.policy.flag_values import check_finite_fields
@@ -230,7 +231,7 @@ class TrainConfig:
         for name, mode in (("inference_ratio", "relative"), ("inference_mass", "nucleus")):
             check_number(name, getattr(self, name), above=0, at_most=1, optional=True)
             # nucleus holds pi = --target-density of the gate mass by default.
-            defaulted = mode == "nucleus" and self.target_density
+            defaulted = mode in TARGET_RULES and self.target_density
             if self.inference_mode == mode and getattr(self, name) is None and not defaulted:
                 flag = "--" + name.replace("_", "-")
                 raise GANetInputError(f"--inference-mode {mode} needs its parameter: give {flag} in (0, 1].")

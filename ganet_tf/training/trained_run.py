@@ -19,6 +19,8 @@ from ganet_tf.data.vectorizer import load_vectorizer
 from ganet_tf.errors import GANetInputError
 from ganet_tf.layers.gate_sampler import INFERENCE_MODES
 from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
+from ganet_tf.models.gate_layers import TARGET_RULES
+from ganet_tf.models.gate_layers import resolve_gate_defaults
 from ganet_tf.policy import check_number
 from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import METRICS_FILE
@@ -145,7 +147,7 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
             )
     if needed is not None:
         if needed not in given:
-            if needed in _TARGET_PARAMETERS:
+            if inference_mode in TARGET_RULES:
                 return {"inference_mode": inference_mode}
             raise GANetInputError(
                 f"--inference-mode {inference_mode} needs its parameter: give {_flag(needed)} in (0, 1]."
@@ -154,24 +156,23 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
     return {"inference_mode": inference_mode, **given}
 
 
-# The parameters that default to the run's target density, as in `train`.
-_TARGET_PARAMETERS = ("inference_density", "inference_mass")
-
-
 def _with_target_parameter(model, rule, path):
     """`rule` with the parameter of `top_k` or `nucleus` that it lacks set
-    to the target density of `model`'s layer `gate_sparsity`."""
-    needed = MODE_PARAMETERS.get(rule["inference_mode"])
-    if needed not in _TARGET_PARAMETERS or needed in rule:
+    as `train` sets it (`resolve_gate_defaults`), from the target density
+    of `model`'s layer `gate_sparsity`."""
+    mode = rule["inference_mode"]
+    needed = MODE_PARAMETERS.get(mode)
+    if mode not in TARGET_RULES or needed in rule:
         return rule
-    names = {layer.name for layer in model.layers}
-    target = model.get_layer("gate_sparsity").target_density if "gate_sparsity" in names else None
+    sparsity = next((layer for layer in model.layers if layer.name == "gate_sparsity"), None)
+    target = None if sparsity is None else sparsity.target_density
     if target is None:
         raise GANetInputError(
-            f"--inference-mode {rule['inference_mode']} needs {_flag(needed)} in (0, 1] for {path}: "
+            f"--inference-mode {mode} needs {_flag(needed)} in (0, 1] for {path}: "
             "it was trained without a target density (--target-density 0) to take it from."
         )
-    return {**rule, needed: target}
+    _, _, density, mass = resolve_gate_defaults(None, target, mode, None)
+    return {**rule, needed: {"inference_density": density, "inference_mass": mass}[needed]}
 
 
 def with_test_gates(model, rule, path):
