@@ -9,6 +9,7 @@ import ganet_tf.seq2seq.encoder_decoder  # noqa: F401  (registers EncoderDecoder
 from ganet_tf.errors import GANetInputError
 from ganet_tf.inference.text_classifier import as_texts
 from ganet_tf.seq2seq.run import VOCABULARY_FILE
+from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
 from ganet_tf.seq2seq.translator import Translator
 from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import MODEL_FILE
@@ -21,8 +22,8 @@ class TextTranslator:
 
     Holds the run's trained `EncoderDecoder` and its source and target
     vocabularies in a `ganet_tf.seq2seq.translator.Translator`, the graph
-    that `python -m ganet_tf seq2seq --export` saves: the same source
-    standardisation as in training, greedy decoding, detokenised text. So a
+    that `python -m ganet_tf seq2seq --export` saves: the same tokenisation
+    as in training, greedy decoding, detokenised text. So a
     sentence gets the same translation here, from the exported SavedModel
     and on the command line (`python -m ganet_tf translate`).
 
@@ -34,9 +35,9 @@ class TextTranslator:
 
     Args:
         model: a trained `ganet_tf.seq2seq.encoder_decoder.EncoderDecoder`.
-        source_vocabulary: the source tokens from id 2 on.
-        target_vocabulary: the target tokens from id 2 on (start and end
-            tokens first).
+        source_vocabulary: the run's source `SubwordVocabulary` or
+            `WordVocabulary` (`ganet_tf.seq2seq.run_vocabularies`).
+        target_vocabulary: its target vocabulary.
 
     Example:
 
@@ -49,14 +50,13 @@ class TextTranslator:
         config = model.get_config()
         for side, vocabulary in (("source", source_vocabulary), ("target", target_vocabulary)):
             size = config.get(f"{side}_vocabulary_size")
-            if size != len(vocabulary) + 2:
+            if size != vocabulary.size:
                 raise ValueError(
-                    f"`{side}_vocabulary` must hold the model's {size} {side} ids but padding and [UNK]. "
-                    f"Received: {len(vocabulary)} tokens"
+                    f"`{side}_vocabulary` must hold the model's {size} {side} ids. Received: {vocabulary.size} ids"
                 )
         self.model = model
-        self.source_vocabulary = list(source_vocabulary)
-        self.target_vocabulary = list(target_vocabulary)
+        self.source_vocabulary = source_vocabulary
+        self.target_vocabulary = target_vocabulary
         self.translator = Translator(model, self.source_vocabulary, self.target_vocabulary)
 
     @classmethod
@@ -82,7 +82,7 @@ class TextTranslator:
             raise GANetInputError(
                 f"No {VOCABULARY_FILE} in {path}: pass a folder written by `python -m ganet_tf seq2seq --out`."
             )
-        source, target = _read_vocabularies(vocabulary_path)
+        source, target = vocabularies_from_json(_read_vocabularies(vocabulary_path), vocabulary_path)
         model_path = os.path.join(path, MODEL_FILE)
         model = load_model_file(model_path)
         if not hasattr(model, "encode") or not hasattr(model, "decode_step"):
@@ -129,15 +129,12 @@ def _read_vocabularies(path):
     try:
         with open(path, encoding="utf-8") as handle:
             saved = json.load(handle)
-        source, target = saved["source"], saved["target"]
-        if not all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in (source, target)):
-            raise ValueError("source and target must be lists of tokens")
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
+    except (ValueError, UnicodeDecodeError) as error:
         message = (str(error).splitlines() or [type(error).__name__])[0][:120]
         raise GANetInputError(
             f"{path} is not a valid vocabulary file ({message}): copy it again from the run folder, or retrain."
         ) from None
-    return source, target
+    return saved
 
 
 def load_translator(path):

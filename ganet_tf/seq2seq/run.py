@@ -32,12 +32,16 @@ from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
 from ganet_tf.seq2seq.scores import symbol_error_rate
-from ganet_tf.seq2seq.vocabulary import build_vocabulary
-from ganet_tf.seq2seq.vocabulary import detokenize
-from ganet_tf.seq2seq.vocabulary import encode
+from ganet_tf.seq2seq.run_vocabularies import TOKENIZERS
+from ganet_tf.seq2seq.run_vocabularies import WORD
+from ganet_tf.seq2seq.run_vocabularies import is_vocabularies
+from ganet_tf.seq2seq.run_vocabularies import learn_vocabularies
+from ganet_tf.seq2seq.run_vocabularies import saved_tokenizer
+from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
+from ganet_tf.seq2seq.run_vocabularies import vocabularies_to_json
+from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import make_dataset
-from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
 from ganet_tf.training.backup import has_finished_epochs
@@ -101,6 +105,13 @@ class Seq2SeqConfig:
     lr: float = 1e-3
     clipnorm: float = 1.0
     min_count: int = 2
+    # How sentences become ids: SentencePiece subwords with byte fallback
+    # (`"unigram"`, `"bpe"`; nothing is unknown) or words (`"word"`, the
+    # runs before subwords). None: `SUBWORD_DEFAULT` on Multi30k, words on
+    # the synthetic tasks (whose symbols are words). `vocabulary_size`: a
+    # subword side's ids (None: `SUBWORD_DEFAULT`'s).
+    tokenizer: str = None
+    vocabulary_size: int = None
     beam_size: int = 1
     # The gate options (`--attention gated` only) default to the recipe that
     # validation BLEU chose on Multi30k (`gated-states`, results/seq2seq):
@@ -169,6 +180,14 @@ ATTENTION_FLAGS = {
 # The flags only the synthetic tasks read -> those tasks (`--task`).
 TASK_FLAGS = dict.fromkeys(("min_length", "max_length"), ("copy", "reverse"))
 
+# Multi30k's tokenizer and subword vocabulary size when `--tokenizer` and
+# `--vocabulary-size` are not given (docs/seq2seq.md).
+SUBWORD_DEFAULT = ("unigram", 8000)
+# The flags only some tokenizers read -> those tokenizers (`--tokenizer`).
+TOKENIZER_FLAGS = {"vocabulary_size": SUBWORD_TOKENIZERS, "min_count": (WORD,)}
+# What a backup written before a flag existed ran with.
+PREDATES = {"summary_inputs": SUMMARY_INPUTS_BEFORE_THE_FLAG, "tokenizer": WORD}
+
 
 # The test gates of `GateSampler` that `seq2seq` has flags for (`relative` and
 # `nucleus` take parameters it does not pass).
@@ -184,6 +203,9 @@ def _check_numbers(config):
     for name in ("levels", "block_size"):
         check_number(name, getattr(config, name), at_least=2, integer=True, optional=True)
     check_number("max_block_size", config.max_block_size, at_least=2, integer=True, optional=True)
+    # Byte fallback takes 256 ids, the specials 4.
+    check_number("vocabulary_size", config.vocabulary_size, at_least=300, integer=True, optional=True)
+    check_number("min_count", config.min_count, at_least=1, integer=True)
     check_number("target_block_size", config.target_block_size, at_least=0)
     if 0 < config.target_block_size <= 1:
         raise GANetInputError(
@@ -233,6 +255,9 @@ def _check(config, given=()):
             "(or --target-density)."
         )
     check_choice("verbose", config.verbose, (0, 1, 2))
+    if config.tokenizer is not None:
+        check_choice("tokenizer", config.tokenizer, TOKENIZERS)
+    check_flags_apply(given, TOKENIZER_FLAGS, "--tokenizer", default_tokenizer(config))
     if config.restart and not config.backup_dir:
         raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
     if config.init_from:
@@ -251,6 +276,8 @@ INIT_SHARED = (
     "embedding_dim",
     "attention_units",
     "input_feeding",
+    "tokenizer",
+    "vocabulary_size",
 )
 
 
@@ -272,16 +299,9 @@ def _initial_run_files(path, flag="--init-from "):
     vocabularies = read_run_json(files[1], what, INIT_FIX)
     if not isinstance(metrics, dict) or not isinstance(metrics.get("config"), dict):
         raise GANetInputError(f"{files[2]} is damaged (no config): {INIT_FIX}.")
-    if not _is_vocabularies(vocabularies):
+    if not is_vocabularies(vocabularies):
         raise GANetInputError(f"{files[1]} is damaged (no source and target token lists): {INIT_FIX}.")
     return metrics, vocabularies
-
-
-def _is_vocabularies(value):
-    return isinstance(value, dict) and all(
-        isinstance(value.get(side), list) and all(isinstance(token, str) for token in value[side])
-        for side in ("source", "target")
-    )
 
 
 def _check_initial_run(config):
@@ -290,8 +310,9 @@ def _check_initial_run(config):
     trained on other data or with other shapes, is one input error (its
     model is loaded and checked before training, `_initial_model`)."""
     path = config.init_from
+    config = resolve_defaults(config)
     metrics, _ = _initial_run_files(path)
-    initial = {**dataclasses.asdict(Seq2SeqConfig()), **metrics["config"]}
+    initial = {**dataclasses.asdict(Seq2SeqConfig()), **PREDATES, **metrics["config"]}
     changes = [
         f"--{name.replace('_', '-')} {initial.get(name)} there, {getattr(config, name)} here"
         for name in INIT_SHARED
@@ -337,14 +358,15 @@ def _load_initial_weights(model, path):
 def _vocabularies(config, splits):
     """Source and target vocabularies: read back from the backup folder on a
     resumed run, or from the `--init-from` run, so the ids do not change
-    under the restored or copied weights."""
+    under the restored or copied weights; else learned on the training
+    split (`ganet_tf.seq2seq.run_vocabularies`)."""
     path = os.path.join(config.backup_dir, VOCABULARY_FILE) if config.backup_dir else None
     saved = None
     if path and os.path.isfile(path):
         try:
             with open(path, encoding="utf-8") as handle:
                 saved = json.load(handle)
-            if not _is_vocabularies(saved):
+            if not is_vocabularies(saved):
                 raise ValueError("no source and target token lists")
         except (OSError, ValueError) as error:
             raise unreadable_backup(path, error) from error
@@ -353,15 +375,12 @@ def _vocabularies(config, splits):
         if path:
             write_json(path, saved)
     if saved is not None:
-        return saved["source"], saved["target"]
+        return vocabularies_from_json(saved, path or os.path.join(config.init_from, VOCABULARY_FILE))
     min_count = config.min_count if config.task == "multi30k" else 1
     sources, targets = splits["train"]
-    vocabularies = (
-        build_vocabulary(sources, min_count=min_count),
-        build_vocabulary(targets, min_count=min_count, target=True),
-    )
+    vocabularies = learn_vocabularies(sources, targets, config.tokenizer, config.vocabulary_size, min_count)
     if path:
-        write_json(path, {"source": vocabularies[0], "target": vocabularies[1]})
+        write_json(path, vocabularies_to_json(*vocabularies, config.tokenizer))
     return vocabularies
 
 
@@ -449,7 +468,8 @@ def load_run(run_dir, data_dir=None, split="test", with_pairs=False):
     saved = {key: value for key, value in metrics["config"].items() if key in Seq2SeqConfig.__dataclass_fields__}
     config = Seq2SeqConfig(**{**saved, "data_dir": data_dir or saved.get("data_dir")})
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
-    ids, datasets = _encoded_datasets(config, {split: splits[split]}, vocabularies["source"], vocabularies["target"])
+    vocabularies = vocabularies_from_json(vocabularies, os.path.join(run_dir, VOCABULARY_FILE))
+    ids, datasets = _encoded_datasets(config, {split: splits[split]}, *vocabularies)
     model = load_model_file(os.path.join(run_dir, MODEL_FILE))
     if with_pairs:
         return config, model, ids[split], datasets[split], splits[split], vocabularies
@@ -464,7 +484,7 @@ def decoded_split_scores(run_dir, split, data_dir=None):
     Choosing between runs by their `"val"` scores keeps the test set out."""
     config, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, split, with_pairs=True)
     config = dataclasses.replace(config, verbose=0)
-    scores, _ = _decoded_scores(model, config, ids, pairs, vocabularies["target"])
+    scores, _ = _decoded_scores(model, config, ids, pairs, vocabularies[1])
     return {
         "bleu": scores["test_bleu"],
         "exact_match": scores["test_exact_match"],
@@ -558,14 +578,26 @@ def resolve_defaults(config):
         config.inference_density,
     )
     levels, block_size = HIERARCHY_DEFAULTS.get(config.attention, FALLBACK_HIERARCHY)
+    tokenizer = default_tokenizer(config)
+    size = (config.vocabulary_size or SUBWORD_DEFAULT[1]) if tokenizer in SUBWORD_TOKENIZERS else None
     return dataclasses.replace(
         config,
+        tokenizer=tokenizer,
+        vocabulary_size=size,
         inference_mode=mode,
         inference_density=density,
         levels=levels if config.levels is None else config.levels,
         block_size=block_size if config.block_size is None else config.block_size,
         summary_inputs=config.summary_inputs or SUMMARY_INPUT_DEFAULTS.get(config.attention, "states"),
     )
+
+
+def default_tokenizer(config):
+    """`--tokenizer`, or without it `SUBWORD_DEFAULT`'s on Multi30k and
+    `"word"` on the synthetic tasks."""
+    if config.tokenizer is not None:
+        return config.tokenizer
+    return SUBWORD_DEFAULT[0] if config.task == "multi30k" else WORD
 
 
 def run_seq2seq(config, given=()):
@@ -595,12 +627,11 @@ def run_seq2seq(config, given=()):
 def _run_seq2seq(config):
     if config.backup_dir:
         # New, empty or a backup of these flags (`train`'s rule); --restart clears it.
-        prepare_backup_dir(config, predates={"summary_inputs": SUMMARY_INPUTS_BEFORE_THE_FLAG})
+        prepare_backup_dir(config, predates=PREDATES)
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
     ids, datasets = _encoded_datasets(config, splits, source_vocabulary, target_vocabulary)
-    source_size = len(source_vocabulary) + 2
-    target_size = len(target_vocabulary) + 2
+    source_size, target_size = source_vocabulary.size, target_vocabulary.size
     model = _compiled_model(config, source_size, target_size)
     if config.init_from:  # a backup, if any, replaces these weights when training starts
         _load_initial_weights(model, config.init_from)
@@ -620,6 +651,7 @@ def _run_seq2seq(config):
         "best_epoch": best,
         "train_examples": len(ids["train"][0]),
         "test_examples": len(ids["test"][0]),
+        "tokenizer": config.tokenizer,
         "source_vocabulary": source_size,
         "target_vocabulary": target_size,
         "train_seconds": train_seconds,
@@ -640,7 +672,7 @@ def _run_seq2seq(config):
     scores, hypotheses = _decoded_scores(model, config, ids["test"], splits["test"], target_vocabulary)
     result.update(scores)
     if config.out:
-        vocabularies = {"source": source_vocabulary, "target": target_vocabulary}
+        vocabularies = vocabularies_to_json(source_vocabulary, target_vocabulary, config.tokenizer)
         _write_run(config, model, vocabularies, result, splits["test"], hypotheses)
     if config.export:
         from ganet_tf.seq2seq.translator import save_translator
@@ -651,10 +683,8 @@ def _run_seq2seq(config):
 
 def _encoded_datasets(config, splits, source_vocabulary, target_vocabulary):
     """Token ids `{split: (source ids, target ids)}` and the batched datasets."""
-    source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
-    target_vectorizer = vectorizer_from_vocabulary(target_vocabulary)
     ids = {
-        split: (encode(source_vectorizer, pairs[0]), encode(target_vectorizer, pairs[1], True))
+        split: (source_vocabulary.encode(pairs[0]), target_vocabulary.encode(pairs[1], target=True))
         for split, pairs in splits.items()
     }
     keras.utils.set_random_seed(config.seed)
@@ -763,24 +793,23 @@ def _fit(model, config, datasets):
 
 
 def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
-    """Decodes the test sources; returns `(scores, hypotheses as token lists)`.
+    """Decodes the test sources; returns `(scores, hypotheses as text)`.
 
     The scores are the decoding time, the beam size and BLEU (Multi30k) or
     the exact-match rate and the symbol error rate (the synthetic tasks).
     """
     decoded, seconds = decode_all(model, test_ids[0], config.batch_size, config.beam_size, verbose=config.verbose)
-    vocabulary = ["", "[UNK]"] + list(target_vocabulary)
-    hypotheses = [ids_to_tokens(row, vocabulary) for row in decoded]
-    references = [ids_to_tokens(row[1:], vocabulary) for row in test_ids[1]]
+    hypotheses = [ids_to_tokens(row, target_vocabulary.pieces) for row in decoded]
+    references = [ids_to_tokens(row[1:], target_vocabulary.pieces) for row in test_ids[1]]
     scores = {"decode_seconds_per_sentence": seconds, "beam_size": config.beam_size}
     if config.task == "multi30k":
-        scores["test_bleu"] = corpus_bleu([detokenize(h) for h in hypotheses], test_pairs[1])
+        scores["test_bleu"] = corpus_bleu(target_vocabulary.decode(decoded), test_pairs[1])
         scores["test_exact_match"] = scores["test_symbol_error_rate"] = None
     else:
         scores["test_bleu"] = None
         scores["test_exact_match"] = exact_match(hypotheses, references)
         scores["test_symbol_error_rate"] = symbol_error_rate(hypotheses, references)
-    return scores, hypotheses
+    return scores, target_vocabulary.decode(decoded)
 
 
 def _write_run(config, model, vocabularies, result, test_pairs, hypotheses):
@@ -793,7 +822,7 @@ def _write_run(config, model, vocabularies, result, test_pairs, hypotheses):
         _write_json(
             os.path.join(staging, EXAMPLES_FILE),
             [
-                {"source": s, "reference": r, "hypothesis": detokenize(h)}
+                {"source": s, "reference": r, "hypothesis": h}
                 for s, r, h in zip(test_pairs[0][:20], test_pairs[1][:20], hypotheses[:20], strict=True)
             ],
         )

@@ -5,9 +5,6 @@ import os
 import tensorflow as tf
 
 from ganet_tf.seq2seq.decoding import greedy_decode
-from ganet_tf.seq2seq.vocabulary import END_ID
-from ganet_tf.seq2seq.vocabulary import START_ID
-from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 from ganet_tf.training.run_folder import RUN_MARKER
 from ganet_tf.training.run_folder import write_run_folder
 
@@ -19,43 +16,40 @@ SAVED_MODEL_FILES = frozenset({"saved_model.pb", "fingerprint.pb", "variables", 
 class Translator(tf.Module):
     """Raw source strings -> detokenised greedy translations, in TF ops.
 
-    Holds the trained `EncoderDecoder`, the source `TextVectorization` (the
-    same standardisation as in training) and the target vocabulary, so
-    that the exported SavedModel needs neither this package nor Keras:
+    Holds the trained `EncoderDecoder` and the run's two vocabularies (a
+    `SubwordVocabulary` or `WordVocabulary` each, tokenising and
+    detokenising in TensorFlow as in training), so that the exported
+    SavedModel needs neither this package nor Keras:
     `tf.saved_model.load(path).signatures["serving_default"](
-    sentences=tf.constant([...]))["translations"]`.
+    sentences=tf.constant([...]))["translations"]`. A subword run's
+    SavedModel uses tensorflow-text's SentencePiece op: `import
+    tensorflow_text` before loading it in Python (TF Serving has the op).
 
     Args:
         model: a trained `EncoderDecoder`.
-        source_vocabulary: the source tokens from id 2 on.
-        target_vocabulary: the target tokens from id 2 on (start and end
-            tokens first).
+        source_vocabulary: the run's source vocabulary.
+        target_vocabulary: the run's target vocabulary.
     """
 
     def __init__(self, model, source_vocabulary, target_vocabulary, name="translator"):
         super().__init__(name=name)
         self.model = model
-        self.source_vectorizer = vectorizer_from_vocabulary(source_vocabulary)
-        self.target_tokens = tf.constant(["", "[UNK]"] + list(target_vocabulary))
+        self.source_vocabulary = source_vocabulary
+        self.target_vocabulary = target_vocabulary
+        # Tracked, so that their tables and models are saved.
+        self.source_layer = source_vocabulary.layer
+        self.target_layer = target_vocabulary.layer
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
     def translate(self, sentences):
-        source = self.source_vectorizer(sentences)
+        source = self.source_vocabulary.tokenize_graph(sentences)
         source = tf.cast(source.to_tensor(shape=[None, None]), tf.int32)
         # An empty sentence still gets one (padding) step, so shapes hold.
         source = tf.pad(source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]])
         steps = tf.shape(source)[1]
         max_length = steps + steps // 2 + MAX_EXTRA_TOKENS
         ids = greedy_decode(self.model, source, max_length)
-        # Keep tokens before the first end token.
-        ended = tf.cumsum(tf.cast(tf.equal(ids, END_ID), tf.int32), axis=1) > 0
-        keep = tf.logical_not(ended) & tf.not_equal(ids, 0) & tf.not_equal(ids, START_ID)
-        tokens = tf.ragged.boolean_mask(tf.gather(self.target_tokens, ids), keep)
-        text = tf.strings.reduce_join(tokens, axis=1, separator=" ")
-        text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}])", r"\1")
-        text = tf.strings.regex_replace(text, r"([(\[{$]) ", r"\1")
-        text = tf.strings.regex_replace(text, r" ' ", "'")
-        return {"translations": text}
+        return {"translations": self.target_vocabulary.detokenize_graph(ids)}
 
 
 def is_translator_folder(path):

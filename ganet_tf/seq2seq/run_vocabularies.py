@@ -1,0 +1,89 @@
+"""A seq2seq run's two vocabularies: learned, written to and read from
+`vocabularies.json`.
+
+The file is `{"source": [...], "target": [...]}`, the tokens from id 2 on;
+a subword run adds `"tokenizer"` (`"unigram"` or `"bpe"`) and each side's
+SentencePiece model, base64 (`"source_model"`, `"target_model"`). A file
+without `"tokenizer"` is a word-level run (every run before subwords).
+"""
+
+from ganet_tf.errors import GANetInputError
+from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
+from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
+from ganet_tf.seq2seq.vocabulary import build_vocabulary
+from ganet_tf.seq2seq.word_vocabulary import WordVocabulary
+
+WORD = "word"
+TOKENIZERS = (WORD, *SUBWORD_TOKENIZERS)
+
+
+def learn_vocabularies(sources, targets, tokenizer, size=None, min_count=1):
+    """`(source, target)` vocabularies learned on the training pairs.
+
+    Args:
+        sources, targets: the training sentences.
+        tokenizer: `"word"`, `"unigram"` or `"bpe"`.
+        size: a subword side's number of ids.
+        min_count: a word side's least count (rarer words are unknown).
+    """
+    if tokenizer == WORD:
+        return (
+            WordVocabulary(build_vocabulary(sources, min_count=min_count)),
+            WordVocabulary(build_vocabulary(targets, min_count=min_count, target=True)),
+        )
+    return SubwordVocabulary.train(sources, size, tokenizer), SubwordVocabulary.train(targets, size, tokenizer)
+
+
+def vocabularies_to_json(source, target, tokenizer):
+    """The `vocabularies.json` object of two vocabularies."""
+    saved = {"source": source.tokens, "target": target.tokens}
+    if tokenizer != WORD:
+        saved.update(tokenizer=tokenizer, source_model=source.to_json(), target_model=target.to_json())
+    return saved
+
+
+def is_vocabularies(value):
+    """Whether `value` looks like a `vocabularies.json` object."""
+    return (
+        isinstance(value, dict)
+        and all(
+            isinstance(value.get(side), list) and all(isinstance(token, str) for token in value[side])
+            for side in ("source", "target")
+        )
+        and (
+            value.get("tokenizer", WORD) == WORD
+            or (
+                value.get("tokenizer") in SUBWORD_TOKENIZERS
+                and all(isinstance(value.get(f"{side}_model"), str) for side in ("source", "target"))
+            )
+        )
+    )
+
+
+def saved_tokenizer(saved):
+    """The tokenizer of a `vocabularies.json` object."""
+    return saved.get("tokenizer", WORD)
+
+
+def vocabularies_from_json(saved, path="vocabularies.json"):
+    """`(source, target)` vocabularies of a `vocabularies.json` object;
+    a damaged one is one input error naming `path`."""
+    if not is_vocabularies(saved):
+        raise GANetInputError(
+            f"{path} is not a valid vocabulary file (no source and target token lists, or a damaged "
+            "subword model): copy it again from the run folder, or retrain."
+        )
+    if saved_tokenizer(saved) == WORD:
+        return WordVocabulary(saved["source"]), WordVocabulary(saved["target"])
+    try:
+        sides = tuple(SubwordVocabulary.from_json(saved[f"{side}_model"]) for side in ("source", "target"))
+    except (ValueError, RuntimeError) as error:
+        message = (str(error).splitlines() or [type(error).__name__])[0][:120]
+        raise GANetInputError(
+            f"{path} holds a damaged subword model ({message}): copy it again from the run folder, or retrain."
+        ) from None
+    if [side.tokens for side in sides] != [saved["source"], saved["target"]]:
+        raise GANetInputError(
+            f"{path}: its token lists do not match its subword models: copy it again from the run folder, or retrain."
+        )
+    return sides

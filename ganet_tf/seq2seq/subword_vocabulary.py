@@ -1,0 +1,159 @@
+"""Subword vocabularies for sequence to sequence: SentencePiece with bytes.
+
+A `SubwordVocabulary` is one side's SentencePiece model (unigram or BPE),
+learned on the training sentences with byte fallback: a character the
+training split never showed becomes its UTF-8 bytes, so no text maps to
+the unknown id. Its ids keep the project's convention: 0 padding, 1
+unknown (never produced), 2 start and 3 end (the target's), then the
+pieces. Tokenising and detokenising run in TensorFlow through keras-hub's
+`SentencePieceTokenizer` (tensorflow-text's op), the same in training,
+`translate` and the exported SavedModel.
+"""
+
+import base64
+import io
+
+import numpy as np
+
+from ganet_tf.errors import GANetInputError
+
+SUBWORD_TOKENIZERS = ("unigram", "bpe")
+# SentencePiece's special pieces at the ids the word-level vocabularies use.
+SPECIAL_IDS = {"pad_id": 0, "unk_id": 1, "bos_id": 2, "eos_id": 3}
+PAD_ID, START_ID, END_ID = 0, 2, 3
+
+
+def _keras_hub_tokenizer(proto):
+    try:
+        import keras_hub
+        import tensorflow_text  # noqa: F401  (the SentencePiece op)
+    except ImportError as error:
+        raise GANetInputError(
+            f"Subword vocabularies need keras-hub, tensorflow-text and sentencepiece ({error}): "
+            "install them with `python -m pip install -r requirements.txt`."
+        ) from None
+    return keras_hub.tokenizers.SentencePieceTokenizer(proto=proto, dtype="int32")
+
+
+def _as_list(values):
+    if hasattr(values, "to_list"):
+        return values.to_list()
+    return values.numpy().tolist() if hasattr(values, "numpy") else list(values)
+
+
+class SubwordVocabulary:
+    """One side's SentencePiece model, learned on training sentences.
+
+    Args:
+        proto: the serialized SentencePiece model (bytes), as `train` makes
+            it or `from_json` reads it back.
+
+    Example:
+
+    >>> vocabulary = SubwordVocabulary.train(["Ein Mann fährt Fahrrad."] * 50, size=40)  # doctest: +SKIP
+    >>> vocabulary.decode(vocabulary.encode(["Ein Hund."], target=True))  # doctest: +SKIP
+    ['Ein Hund.']
+    """
+
+    def __init__(self, proto):
+        if not isinstance(proto, bytes) or not proto:
+            raise ValueError(f"`proto` must be a serialized SentencePiece model. Received: proto={type(proto)}")
+        self.proto = proto
+        self.tokenizer = _keras_hub_tokenizer(proto)
+        self.layer = self.tokenizer  # the Keras layer a SavedModel tracks
+        pieces = self.tokenizer.get_vocabulary()
+        special = [self.tokenizer.token_to_id(piece) for piece in pieces[:4]]
+        if special != [0, 1, 2, 3] or len(pieces) <= 4:
+            raise ValueError("`proto` must put padding, unknown, start and end at ids 0-3 (`SubwordVocabulary.train`).")
+        self.pieces = pieces
+
+    @classmethod
+    def train(cls, texts, size=8000, model_type="unigram"):
+        """Learns a SentencePiece model of at most `size` pieces on `texts`.
+
+        Args:
+            texts: the training sentences of one side (raw text).
+            size: the number of ids, specials and bytes included; a corpus
+                too small for it gets fewer.
+            model_type: `"unigram"` or `"bpe"`.
+
+        Returns:
+            A `SubwordVocabulary`. The text is NFKC-normalised and runs of
+            spaces collapse (SentencePiece's `nmt_nfkc`), which is what
+            decoding gives back.
+        """
+        if model_type not in SUBWORD_TOKENIZERS:
+            raise ValueError(f"`model_type` must be one of {SUBWORD_TOKENIZERS}. Received: model_type={model_type}")
+        texts = [text for text in texts if text.strip()]
+        if not texts:
+            raise GANetInputError("No training sentences to learn a subword vocabulary from.")
+        import sentencepiece
+
+        model = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts),
+            model_writer=model,
+            vocab_size=int(size),
+            model_type=model_type,
+            byte_fallback=True,
+            character_coverage=1.0,
+            hard_vocab_limit=False,
+            normalization_rule_name="nmt_nfkc",
+            num_threads=1,  # the same model on every machine
+            minloglevel=2,
+            **SPECIAL_IDS,
+        )
+        return cls(model.getvalue())
+
+    @property
+    def size(self):
+        """The number of ids (the model's embedding rows)."""
+        return len(self.pieces)
+
+    @property
+    def tokens(self):
+        """The pieces from id 2 on, as the run's `vocabularies.json` lists them."""
+        return self.pieces[2:]
+
+    def encode(self, texts, target=False):
+        """A list of int32 id arrays; targets get the start and end ids."""
+        import tensorflow as tf
+
+        # Eager keras-hub tokenizers give Python lists.
+        rows = _as_list(self.tokenizer(tf.constant(list(texts), tf.string)))
+        if target:
+            return [np.asarray([START_ID, *row, END_ID], "int32") for row in rows]
+        return [np.asarray(row, "int32") for row in rows]
+
+    def decode(self, rows):
+        """Text of decoded id rows, each up to its end token."""
+        import tensorflow as tf
+
+        kept = []
+        for row in rows:
+            row = np.asarray(row).tolist()
+            row = row[: row.index(END_ID)] if END_ID in row else row
+            kept.append([index for index in row if index not in (PAD_ID, START_ID)])
+        if not kept:
+            return []
+        texts = _as_list(self.tokenizer.detokenize(tf.ragged.constant(kept, dtype=tf.int32)))
+        return [text.decode("utf-8") if isinstance(text, bytes) else text for text in texts]
+
+    def tokenize_graph(self, sentences):
+        """Ragged int32 ids of a string batch, in TensorFlow ops."""
+        return self.tokenizer(sentences)
+
+    def detokenize_graph(self, ids):
+        """Text of a dense id batch (ids after the first end token dropped), in TensorFlow ops."""
+        from ganet_tf.seq2seq.word_vocabulary import kept_ids
+
+        return self.tokenizer.detokenize(kept_ids(ids))
+
+    def to_json(self):
+        """The model as base64 text, for `vocabularies.json`."""
+        return base64.b64encode(self.proto).decode("ascii")
+
+    @classmethod
+    def from_json(cls, text):
+        """The vocabulary that `to_json` wrote."""
+        return cls(base64.b64decode(text.encode("ascii"), validate=True))

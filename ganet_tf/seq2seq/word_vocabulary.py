@@ -1,0 +1,72 @@
+"""Word-level vocabularies for sequence to sequence (`TextVectorization`)."""
+
+import tensorflow as tf
+
+from ganet_tf.seq2seq.vocabulary import END_ID
+from ganet_tf.seq2seq.vocabulary import START_ID
+from ganet_tf.seq2seq.vocabulary import detokenize
+from ganet_tf.seq2seq.vocabulary import encode
+from ganet_tf.seq2seq.vocabulary import ids_to_tokens
+from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
+
+UNKNOWN = "[UNK]"
+
+
+class WordVocabulary:
+    """One side's words (`--tokenizer word`): lower-cased, punctuation split off.
+
+    A word the training split did not hold often enough maps to id 1 and
+    decodes as `[UNK]`. The interface is `SubwordVocabulary`'s, so that
+    training, `translate` and the SavedModel treat both alike.
+
+    Args:
+        tokens: the tokens from id 2 on (`build_vocabulary`); a target
+            side starts with the start and end tokens.
+    """
+
+    def __init__(self, tokens):
+        self.pieces = ["", UNKNOWN, *tokens]
+        self.vectorizer = vectorizer_from_vocabulary(tokens)
+        self.layer = self.vectorizer  # the Keras layer a SavedModel tracks
+
+    @property
+    def size(self):
+        """The number of ids (the model's embedding rows)."""
+        return len(self.pieces)
+
+    @property
+    def tokens(self):
+        """The tokens from id 2 on, as the run's `vocabularies.json` lists them."""
+        return self.pieces[2:]
+
+    def encode(self, texts, target=False):
+        """A list of int32 id arrays; targets get the start and end ids."""
+        return encode(self.vectorizer, texts, target)
+
+    def decode(self, rows):
+        """Text of decoded id rows, each up to its end token (`detokenize`)."""
+        return [detokenize(ids_to_tokens(row, self.pieces)) for row in rows]
+
+    def tokenize_graph(self, sentences):
+        """Ragged int ids of a string batch, in TensorFlow ops."""
+        return tf.cast(self.vectorizer(sentences), tf.int32)
+
+    def detokenize_graph(self, ids):
+        """Text of a dense id batch (ids after the first end token dropped), in TensorFlow ops."""
+        tokens = tf.ragged.boolean_mask(tf.gather(tf.constant(self.pieces), ids), _kept(ids))
+        text = tf.strings.reduce_join(tokens, axis=1, separator=" ")
+        text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}])", r"\1")
+        text = tf.strings.regex_replace(text, r"([(\[{$]) ", r"\1")
+        return tf.strings.regex_replace(text, r" ' ", "'")
+
+
+def _kept(ids):
+    """The ids before the first end token, padding and start tokens dropped."""
+    ended = tf.cumsum(tf.cast(tf.equal(ids, END_ID), tf.int32), axis=1) > 0
+    return tf.logical_not(ended) & tf.not_equal(ids, 0) & tf.not_equal(ids, START_ID)
+
+
+def kept_ids(ids):
+    """`ids` with every id from the first end token on, and the start
+    tokens, set to padding (0), in TensorFlow ops."""
+    return tf.where(_kept(ids), ids, tf.zeros_like(ids))
