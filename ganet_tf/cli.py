@@ -408,7 +408,7 @@ def _add_seq2seq_arguments(parser):
         "unknown) or words (word; rare words become [UNK]); default: unigram on multi30k, word on copy and reverse"
     )
     add_flag(parser, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
-    size_help = "ids per side of a subword vocabulary, learned on the training split (default 8000)"
+    size_help = "ids of the joint subword vocabulary of both sides, learned on the training split (default 8000)"
     add_flag(parser, "--vocabulary-size", defaults, int, help=size_help)
     add_flag(parser, "--batch-size", defaults, int)
     buckets_help = "training batches of pairs of similar length, from N length buckets (0: random batches)"

@@ -29,16 +29,15 @@ from ganet_tf.seq2seq.datasets import load_task
 from ganet_tf.seq2seq.decoding import make_decoder
 from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
-from ganet_tf.seq2seq.scores import corpus_bleu
-from ganet_tf.seq2seq.scores import exact_match
-from ganet_tf.seq2seq.scores import symbol_error_rate
 from ganet_tf.seq2seq.run_vocabularies import TOKENIZERS
 from ganet_tf.seq2seq.run_vocabularies import WORD
 from ganet_tf.seq2seq.run_vocabularies import is_vocabularies
 from ganet_tf.seq2seq.run_vocabularies import learn_vocabularies
-from ganet_tf.seq2seq.run_vocabularies import saved_tokenizer
 from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
 from ganet_tf.seq2seq.run_vocabularies import vocabularies_to_json
+from ganet_tf.seq2seq.scores import corpus_bleu
+from ganet_tf.seq2seq.scores import exact_match
+from ganet_tf.seq2seq.scores import symbol_error_rate
 from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import make_dataset
@@ -106,10 +105,11 @@ class Seq2SeqConfig:
     clipnorm: float = 1.0
     min_count: int = 2
     # How sentences become ids: SentencePiece subwords with byte fallback
-    # (`"unigram"`, `"bpe"`; nothing is unknown) or words (`"word"`, the
-    # runs before subwords). None: `SUBWORD_DEFAULT` on Multi30k, words on
-    # the synthetic tasks (whose symbols are words). `vocabulary_size`: a
-    # subword side's ids (None: `SUBWORD_DEFAULT`'s).
+    # (`"unigram"`, `"bpe"`; nothing is unknown; one joint model for both
+    # sides) or words (`"word"`, the runs before subwords). None:
+    # `SUBWORD_DEFAULT` on Multi30k, words on the synthetic tasks (whose
+    # symbols are words). `vocabulary_size`: the joint subword
+    # vocabulary's ids (None: `SUBWORD_DEFAULT`'s).
     tokenizer: str = None
     vocabulary_size: int = None
     beam_size: int = 1

@@ -2,9 +2,17 @@
 `vocabularies.json`.
 
 The file is `{"source": [...], "target": [...]}`, the tokens from id 2 on;
-a subword run adds `"tokenizer"` (`"unigram"` or `"bpe"`) and each side's
-SentencePiece model, base64 (`"source_model"`, `"target_model"`). A file
+a subword run adds `"tokenizer"` (`"unigram"` or `"bpe"`) and its one
+SentencePiece model, base64 (`"model"`): subword runs learn a joint model
+on both sides' training sentences, so the two lists are the same. A file
 without `"tokenizer"` is a word-level run (every run before subwords).
+
+Why one joint model rather than one a side: tensorflow-text keeps a
+SentencePiece model as a kernel-owned TensorFlow resource, and in a
+reloaded SavedModel two such resources collide, the second side then
+tokenising with the first side's model (docs/seq2seq.md). With one model
+there is nothing to collide, and joint subword vocabularies are the usual
+choice for related languages (shared names, numbers, cognates).
 """
 
 from ganet_tf.errors import GANetInputError
@@ -23,7 +31,7 @@ def learn_vocabularies(sources, targets, tokenizer, size=None, min_count=1):
     Args:
         sources, targets: the training sentences.
         tokenizer: `"word"`, `"unigram"` or `"bpe"`.
-        size: a subword side's number of ids.
+        size: the subword vocabulary's number of ids (one joint model).
         min_count: a word side's least count (rarer words are unknown).
     """
     if tokenizer == WORD:
@@ -31,14 +39,17 @@ def learn_vocabularies(sources, targets, tokenizer, size=None, min_count=1):
             WordVocabulary(build_vocabulary(sources, min_count=min_count)),
             WordVocabulary(build_vocabulary(targets, min_count=min_count, target=True)),
         )
-    return SubwordVocabulary.train(sources, size, tokenizer), SubwordVocabulary.train(targets, size, tokenizer)
+    joint = SubwordVocabulary.train([*sources, *targets], size, tokenizer)
+    return joint, joint
 
 
 def vocabularies_to_json(source, target, tokenizer):
     """The `vocabularies.json` object of two vocabularies."""
     saved = {"source": source.tokens, "target": target.tokens}
     if tokenizer != WORD:
-        saved.update(tokenizer=tokenizer, source_model=source.to_json(), target_model=target.to_json())
+        if target is not source:
+            raise ValueError("A subword run has one joint vocabulary: pass it as both `source` and `target`.")
+        saved.update(tokenizer=tokenizer, model=source.to_json())
     return saved
 
 
@@ -52,10 +63,7 @@ def is_vocabularies(value):
         )
         and (
             value.get("tokenizer", WORD) == WORD
-            or (
-                value.get("tokenizer") in SUBWORD_TOKENIZERS
-                and all(isinstance(value.get(f"{side}_model"), str) for side in ("source", "target"))
-            )
+            or (value.get("tokenizer") in SUBWORD_TOKENIZERS and isinstance(value.get("model"), str))
         )
     )
 
@@ -76,14 +84,14 @@ def vocabularies_from_json(saved, path="vocabularies.json"):
     if saved_tokenizer(saved) == WORD:
         return WordVocabulary(saved["source"]), WordVocabulary(saved["target"])
     try:
-        sides = tuple(SubwordVocabulary.from_json(saved[f"{side}_model"]) for side in ("source", "target"))
+        joint = SubwordVocabulary.from_json(saved["model"])
     except (ValueError, RuntimeError) as error:
         message = (str(error).splitlines() or [type(error).__name__])[0][:120]
         raise GANetInputError(
             f"{path} holds a damaged subword model ({message}): copy it again from the run folder, or retrain."
         ) from None
-    if [side.tokens for side in sides] != [saved["source"], saved["target"]]:
+    if saved["source"] != joint.tokens or saved["target"] != joint.tokens:
         raise GANetInputError(
-            f"{path}: its token lists do not match its subword models: copy it again from the run folder, or retrain."
+            f"{path}: its token lists do not match its subword model: copy it again from the run folder, or retrain."
         )
-    return sides
+    return joint, joint

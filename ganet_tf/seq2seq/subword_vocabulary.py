@@ -115,6 +115,10 @@ class SubwordVocabulary:
         """The pieces from id 2 on, as the run's `vocabularies.json` lists them."""
         return self.pieces[2:]
 
+    def copy(self):
+        """A new `SubwordVocabulary` of the same model."""
+        return SubwordVocabulary(self.proto)
+
     def encode(self, texts, target=False):
         """A list of int32 id arrays; targets get the start and end ids."""
         import tensorflow as tf

@@ -34,11 +34,17 @@ class Translator(tf.Module):
     def __init__(self, model, source_vocabulary, target_vocabulary, name="translator"):
         super().__init__(name=name)
         self.model = model
-        self.source_vocabulary = source_vocabulary
-        self.target_vocabulary = target_vocabulary
+        # Copies made now: tensorflow-text's SentencePiece models live in
+        # TensorFlow's eager kernel cache, which `tf.random.set_seed` (and
+        # so `keras.utils.set_random_seed`) clears; a translator made before
+        # such a call would trace a function over a deleted model.
+        self.source_vocabulary = source_vocabulary.copy()
+        # A joint subword vocabulary stays one model (one TensorFlow resource).
+        joint = target_vocabulary is source_vocabulary
+        self.target_vocabulary = self.source_vocabulary if joint else target_vocabulary.copy()
         # Tracked, so that their tables and models are saved.
-        self.source_layer = source_vocabulary.layer
-        self.target_layer = target_vocabulary.layer
+        self.source_layer = self.source_vocabulary.layer
+        self.target_layer = self.target_vocabulary.layer
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
     def translate(self, sentences):

@@ -39,6 +39,10 @@ class WordVocabulary:
         """The tokens from id 2 on, as the run's `vocabularies.json` lists them."""
         return self.pieces[2:]
 
+    def copy(self):
+        """A new `WordVocabulary` of the same tokens."""
+        return WordVocabulary(self.tokens)
+
     def encode(self, texts, target=False):
         """A list of int32 id arrays; targets get the start and end ids."""
         return encode(self.vectorizer, texts, target)
