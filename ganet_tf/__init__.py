@@ -6,9 +6,9 @@ rest needs TensorFlow and its Keras backend (`ganet_tf.backends`): on the
 TensorFlow backend `import ganet_tf` imports TensorFlow first, without its
 C++ start-up log (`ganet_tf.quiet_import`), and `ganet_tf.inference` with
 `TextClassifier`, `TextTranslator`, `load_classifier` and
-`load_translator`. On another backend TensorFlow is not imported; those
-names then raise `TensorFlowRequiredError` (an `ImportError`) in one line
-naming the fix.
+`load_translator`. On another backend `ganet_tf` does not import
+TensorFlow itself, and those names raise `TensorFlowRequiredError` (an
+`ImportError`) in one line naming the fix.
 """
 
 from ganet_tf import backends
