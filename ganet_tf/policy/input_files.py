@@ -4,6 +4,7 @@ file one error line naming it (and the line) and the fix."""
 import gzip
 import json
 import os
+import zipfile
 import zlib
 
 from ganet_tf.data.file_formats import check_input_file
@@ -11,8 +12,8 @@ from ganet_tf.data.file_formats import split_lines
 from ganet_tf.errors import GANetInputError
 
 
-def _first_line(error):
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+def _first_line(error, limit=160):
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:limit]
 
 
 def _codec(encoding):
@@ -94,3 +95,22 @@ def read_run_json(path, what="a run folder", fix="copy the run folder again, or 
             return json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError) as error:
         raise GANetInputError(f"{path} is damaged ({type(error).__name__}: {_first_line(error)}): {fix}.") from None
+
+
+def load_model_file(path):
+    """`keras.models.load_model(path)`, or one error line saying what is wrong."""
+    if os.path.isdir(path):
+        raise GANetInputError(f"{path} is a folder, not a .keras model file.")
+    if not os.path.isfile(path):
+        raise GANetInputError(f"No model file at {path}: give a folder written by `python -m ganet_tf train --out`.")
+    if not zipfile.is_zipfile(path):
+        raise GANetInputError(
+            f"{path} is not a complete .keras file (truncated or corrupt, "
+            f"{os.path.getsize(path)} bytes): copy it again, or retrain."
+        )
+    import keras
+
+    try:
+        return keras.models.load_model(path)
+    except Exception as error:
+        raise GANetInputError(f"Cannot load {path}: {_first_line(error, 200)}") from error

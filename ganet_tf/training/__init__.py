@@ -1,5 +1,31 @@
-from ganet_tf.training.epoch_timer import EpochTimer
-from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.train import TrainConfig
-from ganet_tf.training.train import compile_model
-from ganet_tf.training.train import train_and_evaluate
+"""Training and evaluation of the text classifiers (`python -m ganet_tf train`).
+
+The names below are imported from their modules on first use, so that the
+run-folder helpers of this package (`run_folder`, `backup`,
+`non_finite_guard`, which `ganet_tf.policy` gives) import without the
+training: `train` imports `ganet_tf.policy`, never the reverse.
+"""
+
+import importlib
+
+# Each public name and the module of this package that defines it.
+_MODULES = {
+    "EpochTimer": "epoch_timer",
+    "evaluate_model": "evaluate",
+    "TrainConfig": "train",
+    "compile_model": "train",
+    "train_and_evaluate": "train",
+}
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name):
+    if name not in _MODULES:
+        raise AttributeError(f"module 'ganet_tf.training' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ganet_tf.training.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_MODULES})

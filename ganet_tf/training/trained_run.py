@@ -11,9 +11,6 @@ instead of a traceback.
 
 import json
 import os
-import zipfile
-
-import keras
 
 from ganet_tf.data.vectorizer import load_vectorizer
 from ganet_tf.errors import GANetInputError
@@ -22,6 +19,7 @@ from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import resolve_gate_defaults
 from ganet_tf.policy import check_number
+from ganet_tf.policy import load_model_file
 from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
@@ -30,23 +28,6 @@ from ganet_tf.training.run_folder import PREPROCESSING_FILE
 
 def _first_line(error):
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-
-
-def load_model_file(path):
-    """`keras.models.load_model(path)`, or one error line saying what is wrong."""
-    if os.path.isdir(path):
-        raise GANetInputError(f"{path} is a folder, not a .keras model file.")
-    if not os.path.isfile(path):
-        raise GANetInputError(f"No model file at {path}: give a folder written by `python -m ganet_tf train --out`.")
-    if not zipfile.is_zipfile(path):
-        raise GANetInputError(
-            f"{path} is not a complete .keras file (truncated or corrupt, "
-            f"{os.path.getsize(path)} bytes): copy it again, or retrain."
-        )
-    try:
-        return keras.models.load_model(path)
-    except Exception as error:
-        raise GANetInputError(f"Cannot load {path}: {_first_line(error)}") from error
 
 
 def check_trained_model(model, vectorizer, class_names, path):

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from ganet_tf.metrics import classification_report
@@ -19,3 +20,23 @@ def test_report_against_a_hand_count():
 def test_class_never_predicted_has_zero_precision():
     report = classification_report([0, 1], [0, 0], ["a", "b"])
     assert report["per_class"]["b"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1}
+
+
+def test_confusion_matrix_matches_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(0)
+    labels, predictions = rng.integers(0, 5, 200), rng.integers(0, 5, 200)
+    expected = tf.math.confusion_matrix(labels, predictions, num_classes=5).numpy()
+    report = classification_report(labels, predictions, list("abcde"))
+    assert report["confusion_matrix"] == expected.tolist()
+
+
+def test_empty_split_has_no_accuracy():
+    report = classification_report([], [], ["a", "b"])
+    assert report["accuracy"] is None and report["confusion_matrix"] == [[0, 0], [0, 0]]
+
+
+@pytest.mark.parametrize("labels, predictions", [([0, 2], [0, 1]), ([0, 1], [0, -1]), ([0, 1], [0])])
+def test_refuses_classes_out_of_range_or_unequal_lengths(labels, predictions):
+    with pytest.raises(ValueError):
+        classification_report(labels, predictions, ["a", "b"])

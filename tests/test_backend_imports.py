@@ -1,0 +1,213 @@
+"""`ganet_tf` without TensorFlow or on another Keras backend (issue 53).
+
+A machine without TensorFlow is simulated in a subprocess: a `sys.meta_path`
+finder makes `import tensorflow` (and tf_keras, TensorFlow Probability,
+TensorFlow Text, keras-hub) fail as on a machine where they are not
+installed. The TensorFlow-only commands and names must then stop with one
+line naming the fix; the layers and builders must import.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ganet_tf import backends
+from ganet_tf import cli
+from ganet_tf.errors import GANetInputError
+from ganet_tf.errors import TensorFlowRequiredError
+from tests.conftest import REPO
+
+BLOCKED = ("tensorflow", "tf_keras", "tensorflow_probability", "tensorflow_text", "keras_hub")
+BLOCKER = f"""
+import sys
+
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {BLOCKED!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NotInstalled())
+"""
+# `python -m ganet_tf ARGS` behind the blocker.
+CLI = BLOCKER + "import runpy\nrunpy.run_module('ganet_tf', run_name='__main__', alter_sys=True)\n"
+LAYERS_IMPORT_TENSORFLOW = "layers still import TensorFlow (other branch)"
+
+
+def _run(code, args=(), backend="jax", cwd=REPO):
+    env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": REPO}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+def _error_lines(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("ganet_tf:")]
+
+
+def test_blocker_blocks_tensorflow():
+    done = _run(BLOCKER + "import tensorflow")
+    assert done.returncode != 0 and "ModuleNotFoundError: No module named 'tensorflow'" in done.stderr
+
+
+@pytest.mark.xfail(reason=LAYERS_IMPORT_TENSORFLOW, strict=False)
+def test_layers_models_and_metrics_import_without_tensorflow():
+    code = BLOCKER + (
+        "import ganet_tf, ganet_tf.layers, ganet_tf.models, ganet_tf.metrics\n"
+        "import numpy as np\n"
+        "model = ganet_tf.build_ganet(3, vocabulary_size=50, embedding_dim=8, hidden_dim=4, attention_units=4)\n"
+        "probabilities = model.predict(np.ones((2, 6), 'int32'), verbose=0)\n"
+        "print(probabilities.shape, ganet_tf.backends.keras_backend())\n"
+    )
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "(2, 3) jax"
+
+
+@pytest.mark.xfail(reason=LAYERS_IMPORT_TENSORFLOW, strict=False)
+def test_other_backend_does_not_import_tensorflow():
+    # TensorFlow installed, but Keras on JAX: `import ganet_tf` leaves it alone.
+    done = _run("import sys, ganet_tf, ganet_tf.layers, ganet_tf.models\nprint('tensorflow' in sys.modules)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "False"
+
+
+def test_import_without_tensorflow_and_one_line_for_its_parts():
+    code = BLOCKER + (
+        "import ganet_tf\n"
+        "assert 'tensorflow' not in sys.modules\n"
+        "for name in ('load_classifier', 'TextClassifier', 'load_translator', 'inference'):\n"
+        "    try:\n"
+        "        getattr(ganet_tf, name)\n"
+        "    except ganet_tf.TensorFlowRequiredError as error:\n"
+        "        assert isinstance(error, ImportError)\n"
+        "        print(error)\n"
+    )
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("ganet_tf.load_classifier needs TensorFlow (")
+    assert all("not installed (Keras backend: jax)" in line and "KERAS_BACKEND=tensorflow" in line for line in lines)
+
+
+@pytest.mark.parametrize("backend, fix", [("jax", "KERAS_BACKEND=tensorflow"), ("tensorflow", "KERAS_BACKEND=jax")])
+def test_train_without_tensorflow_is_one_line(tmp_path, backend, fix):
+    done = _run(CLI, ["train", "--dataset", "trec", "--out", "X"], backend=backend, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("ganet_tf: error: train needs TensorFlow (tf.data, TextVectorization)")
+    assert f"(Keras backend: {backend})" in lines[0] and fix in lines[0]
+    assert "python -m pip install -r requirements.txt" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["export --model run --name m", "seq2seq --task copy", "predict --help"])
+def test_every_command_without_tensorflow_is_one_line(tmp_path, command):
+    done = _run(CLI, command.split(), cwd=tmp_path)
+    name = command.split()[0]
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == _error_lines(done.stderr)
+    assert _error_lines(done.stderr) == [
+        f"ganet_tf: error: {name} needs TensorFlow ({cli.COMMANDS[name][1]}), "
+        + (
+            "which is not installed (Keras backend: jax): install it with python -m pip install -r requirements.txt "
+            "and run with KERAS_BACKEND=tensorflow."
+        )
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_without_tensorflow():
+    done = _run(CLI, ["--help"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == ""
+    assert "usage: python -m ganet_tf" in done.stdout
+    assert all(name in done.stdout for name in cli.COMMANDS)
+
+
+def test_train_on_another_backend_asks_for_the_tensorflow_backend(tmp_path):
+    # TensorFlow installed, Keras on JAX.
+    done = _run(
+        "import runpy\nrunpy.run_module('ganet_tf', run_name='__main__', alter_sys=True)", ["train"], cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert _error_lines(done.stderr) == [
+        "ganet_tf: error: train needs the TensorFlow backend (tf.data, TextVectorization) but Keras runs on jax: "
+        "run it with KERAS_BACKEND=tensorflow (the layers and model builders run on every backend)."
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+# In-process: the same decisions, with the backend and TensorFlow's presence patched.
+
+
+@pytest.mark.parametrize("installed, backend", [(False, "jax"), (False, "tensorflow"), (True, "torch")])
+def test_main_stops_every_command_where_tensorflow_cannot_run(monkeypatch, capsys, tmp_path, installed, backend):
+    monkeypatch.setattr(backends, "tensorflow_installed", lambda: installed)
+    monkeypatch.setattr(backends, "keras_backend", lambda: backend)
+    out = tmp_path / "run"
+    for name in cli.COMMANDS:
+        assert cli.main([name, "--out", str(out), "--no-such-flag"]) == 2
+        lines = capsys.readouterr().err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"ganet_tf: error: {name} needs ")
+        assert backend in lines[0] and ("not installed" in lines[0]) == (not installed)
+    assert not out.exists()
+
+
+def test_main_runs_commands_on_the_tensorflow_backend(monkeypatch, capsys):
+    # The usual path: the command's own flag checks speak, not the backend's.
+    monkeypatch.setattr(backends, "tensorflow_installed", lambda: True)
+    monkeypatch.setattr(backends, "keras_backend", lambda: "tensorflow")
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--no-such-flag"])
+    assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
+
+
+def test_missing_tensorflow_is_none_where_it_can_run(monkeypatch):
+    monkeypatch.setattr(backends, "tensorflow_installed", lambda: True)
+    monkeypatch.setattr(backends, "keras_backend", lambda: "tensorflow")
+    assert backends.missing_tensorflow("train", "tf.data") is None
+    backends.require_tensorflow("train", "tf.data")
+    monkeypatch.setattr(backends, "keras_backend", lambda: "jax")
+    error = backends.missing_tensorflow("ganet_tf.load_classifier", "SavedModel")
+    assert isinstance(error, TensorFlowRequiredError)
+    assert isinstance(error, ImportError) and isinstance(error, GANetInputError)
+    assert str(error).startswith("ganet_tf.load_classifier needs the TensorFlow backend (SavedModel)")
+    with pytest.raises(TensorFlowRequiredError, match="KERAS_BACKEND=tensorflow"):
+        backends.require_tensorflow("ganet_tf.load_classifier", "SavedModel")
+
+
+def test_keras_backend_is_read_as_keras_reads_it(monkeypatch, tmp_path):
+    # Before Keras is imported: KERAS_BACKEND, else keras.json, else tensorflow.
+    monkeypatch.setitem(sys.modules, "keras", None)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    assert backends.keras_backend() == "jax"
+    monkeypatch.setenv("KERAS_BACKEND", "")
+    assert backends.keras_backend() == "tensorflow"
+    (tmp_path / "keras.json").write_text('{"backend": "torch"}', encoding="utf-8")
+    assert backends.keras_backend() == "torch"
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    assert backends.keras_backend() == "jax"
+    monkeypatch.delenv("KERAS_BACKEND")
+    (tmp_path / "keras.json").write_text("{not json", encoding="utf-8")
+    assert backends.keras_backend() == "tensorflow"
+
+
+def test_keras_backend_once_keras_is_imported():
+    import keras
+
+    assert backends.keras_backend() == keras.backend.backend()
+
+
+def test_is_missing_tensorflow():
+    assert backends.is_missing_tensorflow(ModuleNotFoundError("x", name="tensorflow_probability.python"))
+    assert backends.is_missing_tensorflow(ModuleNotFoundError("x", name="keras_hub"))
+    assert not backends.is_missing_tensorflow(ModuleNotFoundError("x", name="jax"))
+    assert not backends.is_missing_tensorflow(ValueError("tensorflow"))
