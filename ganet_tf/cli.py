@@ -327,7 +327,6 @@ def _add_seq2seq_arguments(parser):
     from ganet_tf.layers.hierarchical_attention import DESCENTS
     from ganet_tf.layers.hierarchical_attention import SUMMARY_INPUTS
     from ganet_tf.seq2seq.run import Seq2SeqConfig
-    from ganet_tf.seq2seq.run_vocabularies import TOKENIZERS
 
     defaults = Seq2SeqConfig()
     add_flag(parser, "--task", defaults, help="multi30k, copy or reverse")
@@ -362,13 +361,7 @@ def _add_seq2seq_arguments(parser):
     parser.add_argument(
         "--restart", action="store_true", help="delete the backup in --backup-dir and start over (after changing flags)"
     )
-    tokenizer_help = (
-        "how sentences become ids: SentencePiece subwords with byte fallback (unigram or bpe; nothing is "
-        "unknown) or words (word; rare words become [UNK]); default: unigram on multi30k, word on copy and reverse"
-    )
-    add_flag(parser, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
-    size_help = "ids of the joint subword vocabulary of both sides, learned on the training split (default 8000)"
-    add_flag(parser, "--vocabulary-size", defaults, int, help=size_help)
+    _add_tokenizer_arguments(parser, defaults)
     add_flag(parser, "--batch-size", defaults, int)
     buckets_help = "training batches of pairs of similar length, from N length buckets (0: random batches)"
     add_flag(parser, "--buckets", defaults, int, help=buckets_help)
@@ -385,6 +378,19 @@ def _add_seq2seq_arguments(parser):
     )
     _add_seq2seq_gate_arguments(parser, defaults)
     add_flag(parser, "--verbose", defaults, int, choices=(0, 1, 2))
+
+
+def _add_tokenizer_arguments(parser, defaults):
+    """How `seq2seq` turns sentences into ids."""
+    from ganet_tf.seq2seq.run_vocabularies import TOKENIZERS
+
+    tokenizer_help = (
+        "how sentences become ids: SentencePiece subwords with byte fallback (unigram or bpe; nothing is "
+        "unknown) or words (word; rare words become [UNK]); default: unigram on multi30k, word on copy and reverse"
+    )
+    add_flag(parser, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
+    size_help = "ids of the joint subword vocabulary of both sides, learned on the training split (default 8000)"
+    add_flag(parser, "--vocabulary-size", defaults, int, help=size_help)
 
 
 def _add_seq2seq_gate_arguments(parser, defaults):

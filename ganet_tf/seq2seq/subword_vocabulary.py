@@ -23,16 +23,18 @@ SPECIAL_IDS = {"pad_id": 0, "unk_id": 1, "bos_id": 2, "eos_id": 3}
 PAD_ID, START_ID, END_ID = 0, 2, 3
 
 
-def _keras_hub_tokenizer(proto):
+def _subword_stack():
+    """`(keras_hub, sentencepiece)`, or one input error naming the install."""
     try:
         import keras_hub
+        import sentencepiece
         import tensorflow_text  # noqa: F401  (the SentencePiece op)
     except ImportError as error:
         raise GANetInputError(
             f"Subword vocabularies need keras-hub, tensorflow-text and sentencepiece ({error}): "
             "install them with `python -m pip install -r requirements.txt`."
         ) from None
-    return keras_hub.tokenizers.SentencePieceTokenizer(proto=proto, dtype="int32")
+    return keras_hub, sentencepiece
 
 
 def _as_list(values):
@@ -58,8 +60,16 @@ class SubwordVocabulary:
     def __init__(self, proto):
         if not isinstance(proto, bytes) or not proto:
             raise ValueError(f"`proto` must be a serialized SentencePiece model. Received: proto={type(proto)}")
+        keras_hub, sentencepiece = _subword_stack()
+        try:  # a damaged model is a Python error here, not a TensorFlow one later
+            sentencepiece.SentencePieceProcessor(model_proto=proto)
+        except RuntimeError as error:
+            message = (str(error).splitlines() or ["unreadable"])[0][:80]
+            raise ValueError(
+                f"`proto` is not a SentencePiece model ({message}). Received: proto of {len(proto)} bytes"
+            ) from None
         self.proto = proto
-        self.tokenizer = _keras_hub_tokenizer(proto)
+        self.tokenizer = keras_hub.tokenizers.SentencePieceTokenizer(proto=proto, dtype="int32")
         self.layer = self.tokenizer  # the Keras layer a SavedModel tracks
         pieces = self.tokenizer.get_vocabulary()
         special = [self.tokenizer.token_to_id(piece) for piece in pieces[:4]]
@@ -87,7 +97,7 @@ class SubwordVocabulary:
         texts = [text for text in texts if text.strip()]
         if not texts:
             raise GANetInputError("No training sentences to learn a subword vocabulary from.")
-        import sentencepiece
+        _, sentencepiece = _subword_stack()
 
         model = io.BytesIO()
         sentencepiece.SentencePieceTrainer.train(
