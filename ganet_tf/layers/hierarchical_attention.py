@@ -52,7 +52,10 @@ def _group_softmax(scores, groups, mask):
     shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), groups, ops.segment_max))
     exponentials = ops.exp(ops.minimum(scores - shift, 0.0)) * real
     total = _per_child(exponentials, groups, ops.segment_sum)
-    return exponentials / ops.maximum(total, 1e-30)
+    # A group with a real child sums to >= 1 (exp(0) at its largest score);
+    # one without sums to 0 and gets weights 0 (dividing by 1 keeps the
+    # gradient finite where 1e-30 squared would underflow).
+    return exponentials / ops.where(total > 0.0, total, 1.0)
 
 
 def _group_winners(weights, groups, mask):
