@@ -392,9 +392,10 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
 
     def _dropout_seed(self, training):
         """What `_attend` takes as `training` inside a `keras.ops.switch`
-        branch: the seed of the weights' dropout when it drops (a random
-        draw inside a branch leaks out of it under JAX), else `training`."""
-        if self._dropout > 0 and training:
+        branch: under JAX, when the weights' dropout drops, its seed drawn
+        here (a seed drawn inside a branch would leak out of its trace),
+        else `training`."""
+        if self._dropout > 0 and training and keras.backend.backend() == "jax":
             return self._dropout_layer.seed_generator.next()
         return training
 

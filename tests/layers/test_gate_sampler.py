@@ -112,6 +112,7 @@ def test_gradient_equals_tfp_reparameterisation_where_tfp_is_finite():
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.backends
 def test_training_samples_follow_the_gate_probability():
     layer = GateSampler(temperature=0.5, seed=2)
     logits = np.full([20000], np.log(0.2 / 0.8), "float32")
@@ -403,3 +404,36 @@ def test_adaptive_gates_feed_the_sparse_pooling_under_xla(mode, name, reference)
     for got, want in zip(compiled(states, logits, mask), expected, strict=True):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-5)
     np.testing.assert_array_equal(np.asarray(gates) == 1, reference(logits, mask, 0.5))
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("temperature, logit", [(0.3, 1.5), (1.0, -0.7), (2.0, 0.0)])
+def test_relaxed_samples_follow_the_concrete_distribution(temperature, logit):
+    # g = sigmoid((u + L) / tau), L ~ Logistic(0, 1): P(g <= x) = sigmoid(tau logit(x) - u).
+    layer = GateSampler(temperature=temperature, seed=4)
+    gates = np.sort(np.asarray(layer(np.full([20000], logit, "float32"), training=True), "float64"))
+    inside = (gates > 0) & (gates < 1)
+    x = gates[inside]
+    expected = 1.0 / (1.0 + np.exp(-(temperature * np.log(x / (1.0 - x)) - logit)))
+    empirical = (np.flatnonzero(inside) + 1.0) / len(gates)
+    # Kolmogorov-Smirnov distance; 0.015 is about the 0.1 % critical value.
+    assert np.max(np.abs(empirical - expected)) < 0.015
+
+
+@pytest.mark.parametrize("temperature", [0.1, 0.5, 2.0])
+def test_keras_random_draw_is_tfp_relaxed_bernoulli_in_distribution(temperature):
+    # The draw other backends use against TFP's sampler (TensorFlow's own),
+    # same logits, independent seeds: close means and a small two-sample
+    # Kolmogorov-Smirnov distance (about the 0.1 % critical value).
+    from ganet_tf.layers.gate_sampler import relaxed_bernoulli_sample
+
+    for logit in (-2.0, 0.0, 1.0):
+        logits = np.full([20000], logit, "float32")
+        ours = np.sort(np.asarray(relaxed_bernoulli_sample(logits, temperature, keras.random.SeedGenerator(5))))
+        theirs = np.sort(
+            np.asarray(tfp.distributions.RelaxedBernoulli(temperature, logits=logits).sample(seed=tf.constant([7, 8])))
+        )
+        assert abs(ours.mean() - theirs.mean()) < 0.02
+        pooled = np.concatenate([ours, theirs])
+        distance = np.abs(np.searchsorted(ours, pooled, "right") - np.searchsorted(theirs, pooled, "right"))
+        assert distance.max() / len(logits) < 0.02

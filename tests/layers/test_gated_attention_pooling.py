@@ -367,3 +367,17 @@ def test_complement_context_matches_numpy_while_training_and_is_zero_outside():
     _, _, outside = layer(STATES, gates=GATES, mask=MASK)
     assert np.all(np.asarray(outside) == 0)
     assert GatedAttentionPooling.from_config(layer.get_config()).return_complement
+
+
+@pytest.mark.backends
+def test_exact_bucket_sizes_need_a_backend_with_dynamic_shapes():
+    layer = GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=None)
+    if keras.backend.backend() == "jax":
+        with pytest.raises(ValueError, match="`sparse_buckets=None` needs shapes that depend on the data"):
+            layer(STATES, gates=GATES, mask=MASK)
+    else:
+        sparse = np.asarray(layer(STATES, gates=GATES, mask=MASK)[0])
+        dense = GatedAttentionPooling(units=3)
+        dense(STATES, gates=GATES, mask=MASK)
+        dense.set_weights(layer.get_weights())
+        np.testing.assert_allclose(sparse, np.asarray(dense(STATES, gates=GATES, mask=MASK)[0]), atol=1e-6)

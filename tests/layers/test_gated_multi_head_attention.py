@@ -269,3 +269,23 @@ def test_sparse_training_errors():
         GatedMultiHeadAttention(num_heads=2, key_dim=4, training_density=0.0)
     with pytest.raises(ValueError, match="sparse_training"):
         GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=1, training_density=0.5)
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("query_dropping", [False, True])
+def test_sparse_training_with_dropout_draws_a_new_mask_each_call(query_dropping):
+    # Under JAX the dropout seed of a bucket's branch is drawn outside the
+    # `keras.ops.switch` (one drawn inside would leak out of the branch).
+    layer = GatedMultiHeadAttention(
+        num_heads=2,
+        key_dim=4,
+        dropout=0.5,
+        seed=3,
+        sparse_training=True,
+        training_density=0.5,
+        query_dropping=query_dropping,
+    )
+    first = np.asarray(layer(X, X, gates=RELAXED, training=True))
+    second = np.asarray(layer(X, X, gates=RELAXED, training=True))
+    assert np.all(np.isfinite(first)) and np.all(np.isfinite(second))
+    assert not np.allclose(first, second)
