@@ -138,6 +138,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             return_attention_scores, training, use_causal_mask: as in
             `keras.layers.MultiHeadAttention`.
         gates: optional float tensor `(batch, kv_steps)` of gates in [0, 1].
+        dropout_seed: optional seed tensor of the weights' dropout while
+            training (JAX), for a call inside a `keras.ops.switch` branch.
 
     Returns:
         `attention_output` `(batch, query_steps, features)`, and with
@@ -227,6 +229,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         training=None,
         use_causal_mask=False,
         gates=None,
+        dropout_seed=None,
     ):
         if gates is None:
             return super().call(
@@ -262,6 +265,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         # On the dropping path the kept keys carry ones whose gradient is
         # that of the dense path's log-gate bias.
         kept = straight_through_ones(gates, GATE_FLOOR) if dropping else None
+        if dropout_seed is not None and training:
+            training = dropout_seed
         if sparse and query_open is not None:
             output = self._sparse_token_attention(
                 query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept, training
@@ -395,7 +400,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         branch: under JAX, when the weights' dropout drops, its seed drawn
         here (a seed drawn inside a branch would leak out of its trace),
         else `training`."""
-        if self._dropout > 0 and training and keras.backend.backend() == "jax":
+        if self._dropout > 0 and training is True and keras.backend.backend() == "jax":
             return self._dropout_layer.seed_generator.next()
         return training
 

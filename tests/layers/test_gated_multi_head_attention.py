@@ -273,19 +273,27 @@ def test_sparse_training_errors():
 
 @pytest.mark.backends
 @pytest.mark.parametrize("query_dropping", [False, True])
-def test_sparse_training_with_dropout_draws_a_new_mask_each_call(query_dropping):
+def test_sparse_training_with_dropout_fits_and_draws_a_mask_per_example(query_dropping):
     # Under JAX the dropout seed of a bucket's branch is drawn outside the
-    # `keras.ops.switch` (one drawn inside would leak out of the branch).
+    # `keras.ops.switch`: one drawn inside leaks out of the compiled step.
     layer = GatedMultiHeadAttention(
         num_heads=2,
         key_dim=4,
         dropout=0.5,
         seed=3,
+        sparse_buckets=[0.25, 1.0],
         sparse_training=True,
         training_density=0.5,
         query_dropping=query_dropping,
     )
-    first = np.asarray(layer(X, X, gates=RELAXED, training=True))
-    second = np.asarray(layer(X, X, gates=RELAXED, training=True))
-    assert np.all(np.isfinite(first)) and np.all(np.isfinite(second))
-    assert not np.allclose(first, second)
+    states, gates = keras.Input(X.shape[1:]), keras.Input(RELAXED.shape[1:])
+    outputs = keras.layers.Dense(1)(keras.layers.Flatten()(layer(states, states, gates=gates)))
+    model = keras.Model([states, gates], outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit([X, RELAXED], np.zeros((len(X), 1), "float32"), epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    # Four copies of one example: only the dropout masks tell them apart.
+    same = np.repeat(X[:1], 4, axis=0)
+    outputs = np.asarray(layer(same, same, gates=np.repeat(RELAXED[:1], 4, axis=0), training=True))
+    assert np.all(np.isfinite(outputs))
+    assert not np.allclose(outputs[0], outputs[1])

@@ -200,3 +200,23 @@ def test_sparse_training_fits_under_xla_and_trains_the_gate_network():
     history = model.fit(X, np.ones([3, 1], "float32"), epochs=2, batch_size=3, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
     assert not np.allclose(before, np.array(gate_kernel))
+
+
+@pytest.mark.backends
+def test_sparse_training_with_dropout_fits():
+    # Under JAX the block's dropout seeds are drawn outside the
+    # `keras.ops.switch` branches: seeds drawn inside leak out of the step.
+    layer = GatedTransformerEncoder(
+        intermediate_dim=16,
+        num_heads=2,
+        dropout=0.3,
+        sparse_buckets=[0.25, 1.0],
+        sparse_training=True,
+        training_density=0.5,
+    )
+    states, gates = keras.Input(X.shape[1:]), keras.Input(RELAXED.shape[1:])
+    outputs = keras.layers.Dense(1)(keras.layers.Flatten()(layer(states, gates=gates)))
+    model = keras.Model([states, gates], outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit([X, RELAXED], np.zeros((len(X), 1), "float32"), epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
