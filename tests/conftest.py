@@ -2,7 +2,12 @@ import os
 
 import pytest
 
+from tests import tensorflow_blocker
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# GANET_BLOCK_TENSORFLOW=1: TensorFlow cannot be imported (tests/test_backends.py).
+if tensorflow_blocker.requested():
+    tensorflow_blocker.install()
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.environ.get("GANET_DATA_DIR", os.path.join(os.path.dirname(REPO), "shared", "data"))

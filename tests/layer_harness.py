@@ -4,7 +4,6 @@ mixed precision and masked rows, each asserting real values."""
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 
 def _tensor_inputs(inputs, call_kwargs, mask, mask_argument):
@@ -81,15 +80,49 @@ def check_fit_step(layer_cls, init_kwargs, arrays):
 
 
 def check_gradient_reaches_inputs(model, arrays, targets):
-    inputs = tf.Variable(arrays["inputs"])
-    with tf.GradientTape() as tape:
-        feed = {name: tf.convert_to_tensor(value) for name, value in arrays.items() if name != "inputs"}
-        outputs = model({**feed, "inputs": inputs}, training=True)
-        loss = tf.reduce_mean((outputs - targets) ** 2) + sum(model.losses)
-    gradient = tape.gradient(loss, inputs)
+    gradient = input_gradient(model, arrays, targets)
     assert gradient is not None, "no gradient reaches `inputs` of a layer without weights"
-    gradient = gradient.numpy()
     assert np.all(np.isfinite(gradient)) and np.any(gradient != 0), "the gradient on `inputs` is zero or not finite"
+
+
+def input_gradient(model, arrays, targets):
+    """The gradient (NumPy, or None) on `arrays["inputs"]` of the training
+    loss `mean((model(arrays) - targets)^2) + sum(model.losses)`, with the
+    backend's own differentiation."""
+    rest = {name: keras.ops.convert_to_tensor(value) for name, value in arrays.items() if name != "inputs"}
+
+    def loss(outputs, losses):
+        return keras.ops.mean((outputs - targets) ** 2) + sum(losses)
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        inputs = tf.Variable(arrays["inputs"])
+        with tf.GradientTape() as tape:
+            value = loss(model({**rest, "inputs": inputs}, training=True), model.losses)
+        gradient = tape.gradient(value, inputs)
+        return None if gradient is None else gradient.numpy()
+    if backend == "jax":
+        import jax
+
+        trainable = [v.value for v in model.trainable_variables]
+        non_trainable = [v.value for v in model.non_trainable_variables]
+
+        def value(inputs):
+            outputs, _, losses = model.stateless_call(
+                trainable, non_trainable, {**rest, "inputs": inputs}, training=True, return_losses=True
+            )
+            return loss(outputs, losses)
+
+        return np.asarray(jax.grad(value)(keras.ops.convert_to_tensor(arrays["inputs"])))
+    if backend == "torch":
+        import torch
+
+        inputs = torch.tensor(arrays["inputs"], requires_grad=True)
+        loss(model({**rest, "inputs": inputs}, training=True), model.losses).backward()
+        return None if inputs.grad is None else inputs.grad.cpu().numpy()
+    raise ValueError(f"No input gradient on the {backend} backend. Received: backend={backend}")
 
 
 def check_mixed_precision(layer_cls, init_kwargs, arrays):

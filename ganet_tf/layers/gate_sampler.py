@@ -1,6 +1,6 @@
 import keras
-import tensorflow as tf
-import tensorflow_probability as tfp
+import numpy as np
+from keras import ops
 
 from ganet_tf.layers.argument_checks import is_real
 
@@ -12,18 +12,36 @@ DISTRIBUTIONS = ("relaxed_bernoulli", "hard_concrete")
 HARD_CONCRETE_STRETCH = (-0.1, 1.1)
 
 
-@tf.custom_gradient
-def _finite_relaxed_sample(logits, sample, temperature):
-    # `sample` was drawn from RelaxedBernoulli(temperature, logits): it is
-    # sigmoid((logits + L) / temperature) with L ~ Logistic(0, 1). Its exact
-    # pathwise derivative is sample * (1 - sample) / temperature, which is
-    # finite for every sample, while TFP's own gradient overflows to NaN when
-    # (logits + L) / temperature is large.
-    def grad(upstream):
-        local = sample * (1.0 - sample) / temperature
-        return upstream * local, None, None
+def relaxed_bernoulli_sample(logits, temperature, seed):
+    """A sample of `RelaxedBernoulli(temperature, logits)` drawn with
+    `keras.random`: `sigmoid((logits + log u - log(1 - u)) / temperature)`
+    with `u ~ Uniform(tiny, 1)`, the reparameterised draw of
+    `tfp.distributions.RelaxedBernoulli` (a logistic sample through a
+    sigmoid). `seed`: a `keras.random.SeedGenerator` or a seed tensor."""
+    logits = ops.cast(logits, "float32")
+    tiny = float(np.finfo("float32").tiny)
+    uniform = keras.random.uniform(ops.shape(logits), minval=tiny, maxval=1.0, dtype="float32", seed=seed)
+    return ops.sigmoid((logits + ops.log(uniform) - ops.log1p(-uniform)) / temperature)
 
-    return tf.identity(sample), grad
+
+def _finite_relaxed_sample(logits, sample, temperature):
+    """`sample`, drawn from RelaxedBernoulli(temperature, logits), with the
+    gradient on `logits` of its exact pathwise derivative."""
+
+    # `sample` is sigmoid((logits + L) / temperature) with L ~ Logistic(0, 1).
+    # Its exact pathwise derivative is sample * (1 - sample) / temperature,
+    # which is finite for every sample, while TFP's own gradient overflows to
+    # NaN when (logits + L) / temperature is large.
+    @ops.custom_gradient
+    def finite(logits):
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            return upstream * (sample * (1.0 - sample) / temperature)
+
+        return sample, grad
+
+    return finite(logits)
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -209,12 +227,15 @@ class GateSampler(keras.layers.Layer):
     def current_temperature(self):
         """The temperature of the next training step, a float32 scalar."""
         if self.final_temperature is None:
-            return tf.constant(self.temperature, "float32")
-        progress = tf.minimum(tf.convert_to_tensor(self.anneal_step) / float(self.anneal_steps), 1.0)
+            return ops.convert_to_tensor(self.temperature, "float32")
+        progress = ops.minimum(ops.convert_to_tensor(self.anneal_step) / float(self.anneal_steps), 1.0)
         ratio = self.final_temperature / self.temperature
-        return self.temperature * tf.pow(tf.constant(ratio, "float32"), progress)
+        return self.temperature * ops.power(ops.convert_to_tensor(ratio, "float32"), progress)
 
     def _next_seed(self):
+        """The seed of a TFP draw (TensorFlow backend)."""
+        import tensorflow as tf
+
         seed = tf.cast(self.seed_generator.next(), "int32")
         # Under a tf.distribute strategy the replicas share the seed state:
         # the replica id makes each draw its own noise (replica 0, and one
@@ -226,75 +247,83 @@ class GateSampler(keras.layers.Layer):
         return seed
 
     def _relaxed(self, logits):
-        logits = tf.cast(logits, "float32")
+        logits = ops.cast(logits, "float32")
         temperature = self.current_temperature()
         if self.final_temperature is not None:
             self.anneal_step.assign_add(1.0)
-        distribution = tfp.distributions.RelaxedBernoulli(temperature, logits=logits)
-        sample = tf.stop_gradient(distribution.sample(seed=self._next_seed()))
-        gates = _finite_relaxed_sample(logits, sample, temperature)
+        if keras.backend.backend() == "tensorflow":
+            import tensorflow_probability as tfp
+
+            distribution = tfp.distributions.RelaxedBernoulli(temperature, logits=logits)
+            sample = distribution.sample(seed=self._next_seed())
+        else:
+            sample = relaxed_bernoulli_sample(logits, temperature, self.seed_generator)
+        gates = _finite_relaxed_sample(logits, ops.stop_gradient(sample), temperature)
         if self.distribution == "hard_concrete":
             low, high = HARD_CONCRETE_STRETCH
-            gates = tf.clip_by_value(gates * (high - low) + low, 0.0, 1.0)
+            gates = ops.clip(gates * (high - low) + low, 0.0, 1.0)
         if self.straight_through:
-            hard = tf.cast(gates > 0.5, gates.dtype)
-            gates = gates + tf.stop_gradient(hard - gates)
+            hard = ops.cast(gates > 0.5, gates.dtype)
+            gates = gates + ops.stop_gradient(hard - gates)
         return gates
 
     def _binary(self, logits, mask):
-        logits = tf.cast(logits, "float32")
+        logits = ops.cast(logits, "float32")
         if self.inference_mode == "threshold":
-            return tf.cast(logits > 0.0, "float32")
+            return ops.cast(logits > 0.0, "float32")
         if self.inference_mode == "top_k":
             return self._top_k(logits, mask)
         if self.inference_mode == "relative":
             return self._relative(logits, mask)
         if self.inference_mode == "nucleus":
             return self._nucleus(logits, mask)
-        distribution = tfp.distributions.Bernoulli(logits=logits, dtype="float32")
-        return distribution.sample(seed=self._next_seed())
+        if keras.backend.backend() == "tensorflow":
+            import tensorflow_probability as tfp
+
+            distribution = tfp.distributions.Bernoulli(logits=logits, dtype="float32")
+            return distribution.sample(seed=self._next_seed())
+        uniform = keras.random.uniform(ops.shape(logits), dtype="float32", seed=self.seed_generator)
+        return ops.cast(uniform < ops.sigmoid(logits), "float32")
 
     def _top_k(self, logits, mask):
-        if mask is None:
-            real = tf.ones_like(logits, dtype="bool")
-        else:
-            real = tf.cast(mask, "bool")
-        lengths = tf.reduce_sum(tf.cast(real, "float32"), axis=-1, keepdims=True)
+        real = _real(logits, mask)
+        lengths = ops.sum(ops.cast(real, "float32"), axis=-1, keepdims=True)
         # round(rho T), halves up, forgiving the float error of rho T
         # (0.3 * 5 < 1.5 in float32). Rounding keeps the mean density at rho
         # where ceil would add up to 1 / T (0.35 instead of 0.3 on TREC).
-        k = tf.floor(self.inference_density * lengths + 0.5 + 1e-4)
-        k = tf.minimum(tf.maximum(k, 1.0), lengths)
-        scores = tf.where(real, logits, tf.fill(tf.shape(logits), -float("inf")))
-        order = tf.argsort(scores, axis=-1, direction="DESCENDING", stable=True)
-        ranks = tf.argsort(order, axis=-1, stable=True)
-        opened = tf.logical_and(tf.cast(ranks, "float32") < k, real)
-        return tf.cast(opened, "float32")
+        k = ops.floor(self.inference_density * lengths + 0.5 + 1e-4)
+        k = ops.minimum(ops.maximum(k, 1.0), lengths)
+        ranks = _descending_ranks(ops.where(real, logits, -float("inf")))
+        opened = ops.logical_and(ops.cast(ranks, "float32") < k, real)
+        return ops.cast(opened, "float32")
 
     def _relative(self, logits, mask):
         real = _real(logits, mask)
         # log p_t >= log r + max_s log p_s, in log space so that a text of
         # very negative logits (p_t underflowing to 0) still opens its most
         # probable token; r <= 1 always opens that token.
-        log_p = tf.where(real, tf.math.log_sigmoid(logits), tf.fill(tf.shape(logits), -float("inf")))
-        best = tf.reduce_max(log_p, axis=-1, keepdims=True)
-        opened = tf.logical_and(log_p >= best + tf.math.log(self.inference_ratio), real)
-        return tf.cast(opened, "float32")
+        log_p = ops.where(real, ops.log_sigmoid(logits), -float("inf"))
+        best = ops.max(log_p, axis=-1, keepdims=True)
+        log_ratio = ops.log(ops.convert_to_tensor(self.inference_ratio, "float32"))
+        opened = ops.logical_and(log_p >= best + log_ratio, real)
+        return ops.cast(opened, "float32")
 
     def _nucleus(self, logits, mask):
         real = _real(logits, mask)
-        log_p = tf.where(real, tf.math.log_sigmoid(logits), tf.fill(tf.shape(logits), -float("inf")))
+        log_p = ops.where(real, ops.log_sigmoid(logits), -float("inf"))
         # q_t = p_t / sum_s p_s over the real tokens, a softmax of log p_t
         # (zeros at padding, and a row without real tokens opens nothing).
-        shares = tf.where(real, tf.nn.softmax(log_p, axis=-1), 0.0)
-        order = tf.argsort(log_p, axis=-1, direction="DESCENDING", stable=True)
-        ranks = tf.argsort(order, axis=-1, stable=True)
+        shares = ops.where(real, ops.softmax(log_p, axis=-1), 0.0)
+        order = _descending_order(log_p)
+        ranks = ops.argsort(order, axis=-1)
         # A token opens when the mass of the tokens ranked before it is
         # still below pi: the fewest whose mass reaches pi, the first always.
-        before = tf.cumsum(tf.gather(shares, order, batch_dims=1), axis=-1, exclusive=True)
+        sorted_shares = ops.take_along_axis(shares, order, axis=-1)
+        shifted = ops.concatenate([ops.zeros_like(sorted_shares[:, :1]), sorted_shares[:, :-1]], axis=-1)
+        before = ops.cumsum(shifted, axis=-1)
         opened_sorted = before < self.inference_mass
-        opened = tf.logical_and(tf.gather(opened_sorted, ranks, batch_dims=1), real)
-        return tf.cast(opened, "float32")
+        opened = ops.logical_and(ops.take_along_axis(opened_sorted, ranks, axis=-1), real)
+        return ops.cast(opened, "float32")
 
     def call(self, inputs, mask=None, training=None):
         if training:
@@ -302,8 +331,8 @@ class GateSampler(keras.layers.Layer):
         else:
             gates = self._binary(inputs, mask)
         if mask is not None:
-            gates = gates * tf.cast(mask, gates.dtype)
-        return tf.cast(gates, self.compute_dtype)
+            gates = gates * ops.cast(mask, gates.dtype)
+        return ops.cast(gates, self.compute_dtype)
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -330,8 +359,20 @@ class GateSampler(keras.layers.Layer):
 def _real(logits, mask):
     """The boolean mask of real tokens, all True without `mask`."""
     if mask is None:
-        return tf.ones_like(logits, dtype="bool")
-    return tf.cast(mask, "bool")
+        return ops.ones_like(logits, dtype="bool")
+    return ops.cast(mask, "bool")
+
+
+def _descending_order(scores):
+    """The positions of `scores` `(batch, steps)` from the highest score
+    down, equal scores in index order (`keras.ops.top_k` keeps the lower
+    index first; `keras.ops.argsort` is not stable on every backend)."""
+    return ops.top_k(scores, ops.shape(scores)[-1], sorted=True)[1]
+
+
+def _descending_ranks(scores):
+    """Each position's rank in `_descending_order(scores)`."""
+    return ops.argsort(_descending_order(scores), axis=-1)
 
 
 def _check_annealing(final_temperature, anneal_steps):

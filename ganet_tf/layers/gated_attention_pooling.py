@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from ganet_tf.layers.gate_sparsity import update_metric
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
@@ -51,7 +52,8 @@ class GatedAttentionPooling(keras.layers.Layer):
     counts a row whose gates are all closed as the tokens it attends to
     (all of them under `fallback="all"`). While training with relaxed
     gates nearly every gate is above 0, so it is near 1 there; it is the
-    validation value that measures the selection.
+    validation value that measures the selection. Under JAX only eager
+    calls update it (see `ganet_tf.layers.gate_sparsity.update_metric`).
 
     Masking: the layer consumes the mask of `inputs` (True at real tokens)
     and returns no mask. Padded positions get `alpha = 0`. A row whose gates
@@ -289,7 +291,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         real = ops.cast(real, "float32")
         attended = ops.sum(ops.cast(weights > 0.0, "float32") * real, axis=1)
         density = attended / ops.maximum(ops.sum(real, axis=1), 1.0)
-        self.attended_density.update_state(density, sample_weight=ops.cast(has_tokens[:, 0], "float32"))
+        update_metric(self.attended_density, density, sample_weight=ops.cast(has_tokens[:, 0], "float32"))
 
     def _fallback(self, scores, gate_scores, real, steps, negative):
         if self.fallback == "all":

@@ -1,5 +1,4 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
 # Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
@@ -28,19 +27,21 @@ from ganet_tf.layers.sparse_gather import training_buckets
 GATE_FLOOR = 1e-9
 
 
-@tf.custom_gradient
+@ops.custom_gradient
 def _floored_log(gates):
     # log(max(g, floor)). Its gradient is upstream / max(g, floor) at every
     # g, closed gates included: the upstream gradient of a log-gate bias is
     # proportional to the attention weight, which is proportional to
     # max(g, floor), so the quotient stays finite and a (straight-through)
     # closed gate still learns how much it would have been attended.
-    floored = tf.maximum(gates, GATE_FLOOR)
+    floored = ops.maximum(gates, GATE_FLOOR)
 
-    def grad(upstream):
+    def grad(*args, upstream=None):
+        if upstream is None:
+            (upstream,) = args
         return upstream / floored
 
-    return tf.math.log(floored), grad
+    return ops.log(floored), grad
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -137,6 +138,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             return_attention_scores, training, use_causal_mask: as in
             `keras.layers.MultiHeadAttention`.
         gates: optional float tensor `(batch, kv_steps)` of gates in [0, 1].
+        dropout_seed: optional seed tensor of the weights' dropout while
+            training (JAX), for a call inside a `keras.ops.switch` branch.
 
     Returns:
         `attention_output` `(batch, query_steps, features)`, and with
@@ -226,6 +229,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         training=None,
         use_causal_mask=False,
         gates=None,
+        dropout_seed=None,
     ):
         if gates is None:
             return super().call(
@@ -261,6 +265,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         # On the dropping path the kept keys carry ones whose gradient is
         # that of the dense path's log-gate bias.
         kept = straight_through_ones(gates, GATE_FLOOR) if dropping else None
+        if dropout_seed is not None and training:
+            training = dropout_seed
         if sparse and query_open is not None:
             output = self._sparse_token_attention(
                 query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept, training
@@ -356,7 +362,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
     def _attend(self, query, key, value, mask, bias, training):
         """Scaled dot-product attention of projected `(batch, steps, heads,
         dim)` tensors with a boolean `mask` `(batch, q or 1, k)` and a float
-        `bias` broadcastable to `(batch, heads, q, k)`."""
+        `bias` broadcastable to `(batch, heads, q, k)`. `training`: a Python
+        bool, or the seed tensor of the weights' dropout (from
+        `_dropout_seed`, drawn outside a `keras.ops.switch` branch)."""
         query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
         scores = ops.einsum(self._dot_product_equation, key, query)
         if mask is not None and mask.shape[1] == 1:
@@ -375,17 +383,32 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 mask = ops.expand_dims(mask, axis=1)
             weights = self._softmax(scores, mask=mask)
             row_open = None
-        attended = self._dropout_layer(weights, training=training) if self._dropout > 0 else weights
+        if self._dropout > 0 and training is not None and not isinstance(training, bool):
+            attended = keras.random.dropout(weights, self._dropout, seed=training)
+        elif self._dropout > 0:
+            attended = self._dropout_layer(weights, training=training)
+        else:
+            attended = weights
         output = ops.einsum(self._combine_equation, attended, value)
         if row_open is not None:
             output = output * ops.cast(row_open, output.dtype)
             weights = weights * ops.cast(row_open, weights.dtype)
         return output, weights
 
+    def _dropout_seed(self, training):
+        """What `_attend` takes as `training` inside a `keras.ops.switch`
+        branch: under JAX, when the weights' dropout drops, its seed drawn
+        here (a seed drawn inside a branch would leak out of its trace),
+        else `training`."""
+        if self._dropout > 0 and training is True and keras.backend.backend() == "jax":
+            return self._dropout_layer.seed_generator.next()
+        return training
+
     def _sparse_attention(
         self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept=None, training=False
     ):
         key_float, needed = self._open_keys(value, key_open)
+        training = self._dropout_seed(training)
 
         def branch(k):
             return self._attend_open_keys(
@@ -419,6 +442,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         output projection of a zero context."""
         key_float, key_needed = self._open_keys(value, key_open)
         query_float, query_needed, query_slot = open_slots(query_open)
+        training = self._dropout_seed(training)
         zero_context = ops.zeros((1, 1, self._num_heads, self._value_dim), self.compute_dtype)
         closed_output = self._output_dense(zero_context)
 

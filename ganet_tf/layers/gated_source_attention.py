@@ -1,8 +1,10 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
+from ganet_tf.layers.sparse_gather import dynamic_shapes
+from ganet_tf.layers.sparse_gather import gather_open
+from ganet_tf.layers.sparse_gather import gather_rows
 
 FALLBACKS = ("all", "none")
 
@@ -105,12 +107,16 @@ class GatedSourceAttention(BahdanauAttention):
         else:
             allowed = open_
         if compact:
-            order = tf.argsort(ops.cast(ops.logical_not(allowed), "int32"), axis=1, stable=True)
-            width = ops.maximum(ops.max(ops.sum(ops.cast(allowed, "int32"), axis=1)), 1)
-            order = order[:, :width]
-            values = tf.gather(values, order, batch_dims=1)
-            allowed = tf.gather(allowed, order, batch_dims=1)
-            return super().prepare(values, allowed)
+            # The allowed states first, in order (`top_k` keeps equal values
+            # in index order), cut to the largest count of a row where the
+            # backend allows shapes that depend on the data (under JAX the
+            # memory keeps every column, the closed ones masked).
+            if dynamic_shapes():
+                width = ops.maximum(ops.max(ops.sum(ops.cast(allowed, "int32"), axis=1)), 1)
+            else:
+                width = ops.shape(allowed)[1]
+            allowed, order = gather_open(ops.cast(allowed, "float32"), width)
+            return super().prepare(gather_rows(values, order), allowed)
         # log g_j where the gate is open; 0 (plain attention) in fallback rows.
         log_gates = ops.where(open_, ops.log(ops.where(open_, gates, 1.0)), 0.0)
         return {

@@ -206,7 +206,26 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self._feedforward_dropout = keras.layers.Dropout(self.dropout, **common)
         self.built = True
 
-    def _block(self, x, key_mask, attention_mask, gates, training):
+    def _dropout_seeds(self, training):
+        """Under JAX, while training with dropout, the seeds of the block's
+        three dropouts, drawn outside the `keras.ops.switch` branches (a
+        seed drawn inside a branch would leak out of its trace); else None."""
+        if not (training and self.dropout > 0 and keras.backend.backend() == "jax"):
+            return None
+        attention = self._self_attention_layer._dropout_layer.seed_generator.next()
+        return (
+            attention,
+            self._self_attention_dropout.seed_generator.next(),
+            self._feedforward_dropout.seed_generator.next(),
+        )
+
+    def _dropout(self, layer, x, training, seed):
+        if seed is None:
+            return layer(x, training=training)
+        return keras.random.dropout(x, self.dropout, seed=seed)
+
+    def _block(self, x, key_mask, attention_mask, gates, training, seeds=None):
+        seeds = seeds or (None, None, None)
         residual = x
         if self.normalize_first:
             x = self._self_attention_layer_norm(x)
@@ -217,15 +236,16 @@ class GatedTransformerEncoder(keras.layers.Layer):
             attention_mask=attention_mask,
             gates=gates,
             training=training,
+            dropout_seed=seeds[0],
         )
-        x = self._self_attention_dropout(x, training=training) + residual
+        x = self._dropout(self._self_attention_dropout, x, training, seeds[1]) + residual
         if not self.normalize_first:
             x = self._self_attention_layer_norm(x)
         residual = x
         if self.normalize_first:
             x = self._feedforward_layer_norm(x)
         x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
-        x = self._feedforward_dropout(x, training=training) + residual
+        x = self._dropout(self._feedforward_dropout, x, training, seeds[2]) + residual
         if not self.normalize_first:
             x = self._feedforward_layer_norm(x)
         return x
@@ -256,6 +276,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         """The block on the `open_` tokens only, gathered into `k` slots
         (`kept`: gates of the gathered tokens, or None); the others pass."""
         open_float, needed, slot = open_slots(open_)
+        seeds = self._dropout_seeds(training)
 
         def branch(k):
             # The open tokens first, in order, then closed ones (masked
@@ -264,7 +285,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
             compact = gather_rows(inputs, positions)
             compact_mask = None if attention_mask is None else gather_mask(attention_mask, positions, positions)
             compact_gates = None if kept is None else gather_rows(kept, positions)
-            outputs = self._block(compact, slot_open, compact_mask, compact_gates, training)
+            outputs = self._block(compact, slot_open, compact_mask, compact_gates, training, seeds)
             # Back to the full length; closed tokens pass through.
             return scatter_back(outputs, slot, open_, k, inputs)
 

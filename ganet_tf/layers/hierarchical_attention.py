@@ -1,5 +1,4 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
 from ganet_tf.layers.argument_checks import is_real
@@ -7,6 +6,8 @@ from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
 from ganet_tf.layers.gate_sparsity import add_multiplier
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
+from ganet_tf.layers.sparse_gather import dynamic_shapes
+from ganet_tf.layers.sparse_gather import gather_rows
 
 SUMMARIZERS = ("rnn", "cnn", "act")
 SUMMARY_INPUTS = ("states", "keys")
@@ -29,7 +30,7 @@ def _groups(parents):
 
 
 def _per_child(values, groups, reduce):
-    """`reduce` (`tf.math.unsorted_segment_max`, `_min` or `_sum`) of
+    """`reduce` (`keras.ops.segment_max`, `_min` or `_sum`) of
     `values` `(b, q, c)` over each group of children that share a parent
     (`groups`, from `_groups`), read back at every child `(b, q, c)`; the
     caller sets padded children's values to the reduction's identity. One
@@ -38,7 +39,7 @@ def _per_child(values, groups, reduce):
     batch, children, queries = ops.shape(values)[0], ops.shape(values)[2], ops.shape(values)[1]
     data = ops.reshape(ops.transpose(values, (0, 2, 1)), (batch * children, queries))
     reduced = ops.reshape(reduce(data, segments, num_segments=count), (batch, -1, queries))
-    return ops.transpose(tf.gather(reduced, parent_index, batch_dims=1), (0, 2, 1))
+    return ops.transpose(gather_rows(reduced, parent_index), (0, 2, 1))
 
 
 def _group_softmax(scores, groups, mask):
@@ -48,10 +49,13 @@ def _group_softmax(scores, groups, mask):
     real = ops.expand_dims(ops.cast(mask, "float32"), 1)
     negative = large_negative_number("float32")
     # The shift is any constant per group: held out of the gradient.
-    shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), groups, tf.math.unsorted_segment_max))
+    shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), groups, ops.segment_max))
     exponentials = ops.exp(ops.minimum(scores - shift, 0.0)) * real
-    total = _per_child(exponentials, groups, tf.math.unsorted_segment_sum)
-    return exponentials / ops.maximum(total, 1e-30)
+    total = _per_child(exponentials, groups, ops.segment_sum)
+    # A group with a real child sums to >= 1 (exp(0) at its largest score);
+    # one without sums to 0 and gets weights 0 (dividing by 1 keeps the
+    # gradient finite where 1e-30 squared would underflow).
+    return exponentials / ops.where(total > 0.0, total, 1.0)
 
 
 def _group_winners(weights, groups, mask):
@@ -59,12 +63,25 @@ def _group_winners(weights, groups, mask):
     on a tie), else 0; 0 at padded children (`mask` `(b, c)` the real ones)."""
     real = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (b, 1, c)
     weights = ops.stop_gradient(weights)
-    best = _per_child(ops.where(real, weights, -1.0), groups, tf.math.unsorted_segment_max)
+    best = _per_child(ops.where(real, weights, -1.0), groups, ops.segment_max)
     count = ops.shape(weights)[-1]
     position = ops.broadcast_to(ops.arange(count, dtype="int32"), ops.shape(weights))
     candidates = ops.where(ops.logical_and(real, weights >= best), position, count)
-    first = _per_child(candidates, groups, tf.math.unsorted_segment_min)
+    first = _per_child(candidates, groups, ops.segment_min)
     return ops.cast(ops.logical_and(real, ops.equal(position, first)), "float32")
+
+
+def _scan(step, initial, sequences):
+    """The carries of `step(carry, x)` over the time-major `sequences`,
+    stacked: `tf.scan` on TensorFlow (a loop of fixed length, which XLA
+    compiles with its gradient; `keras.ops.scan`'s loop has none),
+    `keras.ops.scan` elsewhere."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.scan(step, sequences, initializer=initial)
+    _, carries = ops.scan(lambda carry, x: (step(carry, x),) * 2, initial, sequences)
+    return carries
 
 
 def _check_arguments(
@@ -415,7 +432,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
             ops.zeros((batch,), "int32"),
         )
         transposed = [ops.transpose(x) for x in (halting, real, is_last)]
-        outputs = tf.scan(lambda carry, x: step(carry, x), tuple(transposed), initializer=initial)
+        outputs = _scan(step, initial, tuple(transposed))
         weights, parent_index = ops.transpose(outputs[3]), ops.transpose(outputs[4])
         if training:
             blocks = ops.cast(outputs[2][-1], "float32")  # the block counter after the last child
@@ -495,15 +512,18 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 slots = ops.reshape(slots, (-1,))
                 features = nodes.shape[-1]
                 weighted = ops.reshape(nodes * ops.expand_dims(weights * real, -1), (batch * count, features))
-                nodes = tf.math.unsorted_segment_sum(weighted, slots, batch * count)
+                nodes = ops.segment_sum(weighted, slots, batch * count)
                 nodes = ops.reshape(nodes, (batch, count, features))
-                sizes = tf.math.unsorted_segment_sum(ops.reshape(real, (-1,)), slots, batch * count)
+                sizes = ops.segment_sum(ops.reshape(real, (-1,)), slots, batch * count)
                 sizes = ops.cast(ops.reshape(sizes, (batch, count)), "int32")
                 # A row's blocks fill its first slots: keep as many slots as
                 # the row with the most blocks needs, so that the levels above
-                # (and every decoder step's top level) are O(T / block), not O(T).
-                used = ops.maximum(ops.max(ops.sum(ops.cast(sizes > 0, "int32"), -1)), 1)
-                nodes, sizes = nodes[:, :used], sizes[:, :used]
+                # (and every decoder step's top level) are O(T / block), not O(T)
+                # (under JAX, whose shapes cannot depend on the data, all of
+                # them, the unused ones empty).
+                if dynamic_shapes():
+                    used = ops.maximum(ops.max(ops.sum(ops.cast(sizes > 0, "int32"), -1)), 1)
+                    nodes, sizes = nodes[:, :used], sizes[:, :used]
                 levels[-1]["starts"] = ops.cumsum(sizes, axis=-1) - sizes
                 levels[-1]["sizes"] = sizes
                 node_mask = sizes > 0
@@ -565,9 +585,14 @@ class HierarchicalAttention(BaseAdditiveAttention):
             return ops.minimum(index, count - 1), valid
         # ACT: contiguous blocks of varying size, at most `max_block_size`
         # children (else the largest block of the batch).
-        width = self.max_block_size or ops.maximum(ops.max(level["sizes"]), 1)
-        start = tf.gather(level["starts"], chosen, batch_dims=1)
-        size = tf.gather(level["sizes"], chosen, batch_dims=1)
+        if self.max_block_size:
+            width = self.max_block_size
+        elif dynamic_shapes():
+            width = ops.maximum(ops.max(level["sizes"]), 1)
+        else:  # under JAX a static bound: every child
+            width = count
+        start = gather_rows(level["starts"], chosen)
+        size = gather_rows(level["sizes"], chosen)
         offsets = ops.arange(width, dtype="int32")
         valid = offsets < ops.expand_dims(size, -1)
         index = ops.minimum(ops.expand_dims(start, -1) + offsets, count - 1)
@@ -584,35 +609,35 @@ class HierarchicalAttention(BaseAdditiveAttention):
 
         top = levels[-1]
         weights = masked_softmax(scores(ops.expand_dims(top["keys"], 1)), ops.expand_dims(top["mask"], 1))
-        chosen = tf.argmax(weights, -1, output_type="int32")  # (b, q)
+        chosen = ops.cast(ops.argmax(weights, -1), "int32")  # (b, q)
         carry = ops.max(weights, -1)  # the chosen node's weight
         context = ops.einsum("bqn,bnf->bqf", weights, top["nodes"])
-        context = context - ops.expand_dims(carry, -1) * tf.gather(top["nodes"], chosen, batch_dims=1)
+        context = context - ops.expand_dims(carry, -1) * gather_rows(top["nodes"], chosen)
         for level in reversed(levels[:-1]):
             if "block_keys" in level:  # a compact memory: the children in blocks (b, p, k, ...)
                 index = None
-                keys = tf.gather(level["block_keys"], chosen, batch_dims=1)  # (b, q, k, u)
-                nodes = tf.gather(level["block_nodes"], chosen, batch_dims=1)
-                allowed = tf.gather(level["block_mask"], chosen, batch_dims=1)
+                keys = gather_rows(level["block_keys"], chosen)  # (b, q, k, u)
+                nodes = gather_rows(level["block_nodes"], chosen)
+                allowed = gather_rows(level["block_mask"], chosen)
             else:
                 index, valid = self._children(level, chosen)  # (b, q, width)
-                keys = tf.gather(level["keys"], index, batch_dims=1)
-                nodes = tf.gather(level["nodes"], index, batch_dims=1)
-                allowed = ops.logical_and(valid, tf.gather(level["mask"], index, batch_dims=1))
+                keys = gather_rows(level["keys"], index)
+                nodes = gather_rows(level["nodes"], index)
+                allowed = ops.logical_and(valid, gather_rows(level["mask"], index))
             weights = masked_softmax(scores(keys), allowed)
             inner = ops.einsum("bqn,bqnf->bqf", weights, nodes)
             if level is levels[0]:
                 context = context + ops.expand_dims(carry, -1) * inner
                 break
-            best = tf.argmax(weights, -1, output_type="int32")
+            best = ops.cast(ops.argmax(weights, -1), "int32")
             best_weight = ops.max(weights, -1)
-            best_node = tf.gather(nodes, best, batch_dims=2)
+            best_node = ops.take_along_axis(nodes, best[:, :, None, None], axis=2)[:, :, 0]
             context = context + ops.expand_dims(carry, -1) * (inner - ops.expand_dims(best_weight, -1) * best_node)
             carry = carry * best_weight
             if index is None:
                 chosen = chosen * self.block_size + best
             else:
-                chosen = tf.gather(index, best, batch_dims=2)
+                chosen = ops.take_along_axis(index, best[:, :, None], axis=2)[:, :, 0]
         return ops.cast(context, self.compute_dtype)
 
     def attend(self, query, memory, training=None, return_weights=True):

@@ -4,6 +4,7 @@ to one of a few static bucket sizes so a graph is traced once."""
 
 import math
 
+import keras
 from keras import ops
 
 from ganet_tf.layers.argument_checks import is_real
@@ -63,8 +64,9 @@ def gather_open(open_float, k):
 
 
 def gather_rows(x, positions):
-    """`x[b, positions[b, i]]`: the rows `positions` `(batch, k)` of `x`
-    `(batch, steps, ...)`, as `(batch, k, ...)`.
+    """`x[b, positions[b, ...]]`: the rows `positions` `(batch, k, ...)` of
+    `x` `(batch, steps, ...)`, as `(batch, k, ..., ...)` (`tf.gather` with
+    `batch_dims=1`).
 
     `keras.ops.take_along_axis(x, positions[..., None], axis=1)` gives the
     same, but on TensorFlow it broadcasts the indices over the trailing axes
@@ -72,7 +74,8 @@ def gather_rows(x, positions):
     is one gather of rows from the flattened batch.
     """
     shape = ops.shape(x)
-    offsets = ops.arange(shape[0], dtype=positions.dtype)[:, None] * ops.cast(shape[1], positions.dtype)
+    offsets = ops.arange(shape[0], dtype=positions.dtype) * ops.cast(shape[1], positions.dtype)
+    offsets = ops.reshape(offsets, (-1,) + (1,) * (len(positions.shape) - 1))
     flat = ops.reshape(x, (-1, *shape[2:]))
     return ops.take(flat, positions + offsets, axis=0)
 
@@ -83,10 +86,27 @@ def run_bucketed(branch, needed, steps, buckets):
     branch per size; with `buckets=None`, `k = max(needed, 1)` exactly
     (dynamic shapes)."""
     if buckets is None:
+        check_dynamic_shapes("`sparse_buckets=None`", "pass `sparse_buckets` fractions (the default ladder)")
         return branch(ops.maximum(needed, 1))
     sizes, size_tensor = bucket_sizes(buckets, steps)
     index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
     return ops.switch(index, [lambda k=k: branch(k) for k in sizes])
+
+
+def dynamic_shapes():
+    """Whether the backend runs tensors whose shapes depend on the data
+    (TensorFlow, also in a graph; PyTorch): JAX traces static shapes only."""
+    return keras.backend.backend() != "jax"
+
+
+def check_dynamic_shapes(option, remedy):
+    """Raises `ValueError` when `option` needs shapes that depend on the
+    data and the backend has none."""
+    if not dynamic_shapes():
+        raise ValueError(
+            f"{option} needs shapes that depend on the data, which the {keras.backend.backend()} backend "
+            f"cannot trace: use the TensorFlow backend, or {remedy}."
+        )
 
 
 def open_slots(open_):

@@ -18,6 +18,7 @@ GATE_LOGITS = np.random.default_rng(1).normal(size=[3, 8]).astype("float32")
 MASK = np.array([[1] * 8, [1] * 5 + [0] * 3, [0] * 8], bool)
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -68,10 +69,10 @@ def test_gradients_are_finite_over_the_temperature_and_logit_grid(temperature):
     with tf.GradientTape() as tape:
         gates = layer(logits, training=True)
         loss = tf.reduce_sum(gates * tf.range(1.0, 8.0))
-    gradient = tape.gradient(loss, logits).numpy()
-    assert np.all(np.isfinite(gates.numpy()))
+    gradient = np.asarray(tape.gradient(loss, logits))
+    assert np.all(np.isfinite(np.asarray(gates)))
     assert np.all(np.isfinite(gradient))
-    assert np.all((gates.numpy() >= 0) & (gates.numpy() <= 1))
+    assert np.all((np.asarray(gates) >= 0) & (np.asarray(gates) <= 1))
 
 
 def test_tfp_alone_gives_nan_gradients_where_the_layer_does_not():
@@ -81,15 +82,15 @@ def test_tfp_alone_gives_nan_gradients_where_the_layer_does_not():
     with tf.GradientTape() as tape:
         sample = tfp.distributions.RelaxedBernoulli(0.1, logits=logits).sample(seed=seed)
         total = tf.reduce_sum(sample)
-    assert not np.all(np.isfinite(tape.gradient(total, logits).numpy()))
+    assert not np.all(np.isfinite(np.asarray(tape.gradient(total, logits))))
     # The layer draws the same sample and gives a finite gradient.
     layer = GateSampler(temperature=0.1)
     layer._next_seed = lambda: seed
     with tf.GradientTape() as tape:
         gates = layer(logits, training=True)
         total = tf.reduce_sum(gates)
-    gradient = tape.gradient(total, logits).numpy()
-    np.testing.assert_allclose(gates.numpy(), sample.numpy(), rtol=1e-6)
+    gradient = np.asarray(tape.gradient(total, logits))
+    np.testing.assert_allclose(np.asarray(gates), np.asarray(sample), rtol=1e-6)
     assert np.all(np.isfinite(gradient))
 
 
@@ -100,31 +101,32 @@ def test_gradient_equals_tfp_reparameterisation_where_tfp_is_finite():
     with tf.GradientTape() as tape:
         reference = tfp.distributions.RelaxedBernoulli(temperature, logits=logits).sample(seed=seed)
         total = tf.reduce_sum(reference)
-    expected = tape.gradient(total, logits).numpy()
+    expected = np.asarray(tape.gradient(total, logits))
     layer = GateSampler(temperature=temperature)
     layer._next_seed = lambda: seed
     with tf.GradientTape() as tape:
         gates = layer(logits, training=True)
         total = tf.reduce_sum(gates)
-    actual = tape.gradient(total, logits).numpy()
-    np.testing.assert_allclose(gates.numpy(), reference.numpy(), rtol=1e-6)
+    actual = np.asarray(tape.gradient(total, logits))
+    np.testing.assert_allclose(np.asarray(gates), np.asarray(reference), rtol=1e-6)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.backends
 def test_training_samples_follow_the_gate_probability():
     layer = GateSampler(temperature=0.5, seed=2)
     logits = np.full([20000], np.log(0.2 / 0.8), "float32")
-    gates = layer(logits, training=True).numpy()
+    gates = np.asarray(layer(logits, training=True))
     # P(relaxed gate > 0.5) is exactly the Bernoulli probability.
     assert abs(np.mean(gates > 0.5) - 0.2) < 0.02
 
 
 def test_inference_modes():
     logits = np.array([[-3.0, -0.1, 0.1, 5.0]], "float32")
-    threshold = GateSampler()(logits).numpy()
+    threshold = np.asarray(GateSampler()(logits))
     np.testing.assert_array_equal(threshold, [[0, 0, 1, 1]])
     sampler = GateSampler(inference_mode="sample", seed=4)
-    draws = sampler(np.full([20000], np.log(0.3 / 0.7), "float32")).numpy()
+    draws = np.asarray(sampler(np.full([20000], np.log(0.3 / 0.7), "float32")))
     assert set(np.unique(draws)) <= {0.0, 1.0}
     assert abs(draws.mean() - 0.3) < 0.02
 
@@ -135,8 +137,8 @@ def test_straight_through_is_hard_forward_with_relaxed_gradient():
     with tf.GradientTape() as tape:
         gates = layer(logits, training=True)
         loss = tf.reduce_sum(gates)
-    assert set(np.unique(gates.numpy())) <= {0.0, 1.0}
-    gradient = tape.gradient(loss, logits).numpy()
+    assert set(np.unique(np.asarray(gates))) <= {0.0, 1.0}
+    gradient = np.asarray(tape.gradient(loss, logits))
     assert np.all(np.isfinite(gradient)) and np.any(gradient > 0)
 
 
@@ -145,11 +147,12 @@ def test_masked_positions_are_closed():
     mask = np.array([[True, True, False, False], [True, False, False, False]])
     layer = GateSampler(seed=0)
     for training in (False, True):
-        gates = layer(logits, mask=mask, training=training).numpy()
+        gates = np.asarray(layer(logits, mask=mask, training=training))
         assert np.all(gates[~mask] == 0)
         assert np.all(gates[mask] > 0.5)
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -175,7 +178,7 @@ def _sigmoid(x):
 @pytest.mark.parametrize("temperature, logit", [(0.5, 0.7), (1.0, -1.0), (2.0, 0.0)])
 def test_hard_concrete_hits_exact_zeros_and_ones_at_the_closed_form_rates(temperature, logit):
     layer = GateSampler(temperature=temperature, distribution="hard_concrete", seed=3)
-    gates = layer(np.full([40000], logit, "float32"), training=True).numpy()
+    gates = np.asarray(layer(np.full([40000], logit, "float32"), training=True))
     low, high = -0.1, 1.1
     p_zero = _sigmoid(temperature * np.log(-low / high) - logit)
     p_one = _sigmoid(logit - temperature * np.log((1 - low) / (high - 1)))
@@ -193,8 +196,8 @@ def test_hard_concrete_gradients_are_finite_and_zero_at_the_clipped_ends(tempera
     with tf.GradientTape() as tape:
         gates = layer(logits, training=True)
         loss = tf.reduce_sum(gates)
-    gradient = tape.gradient(loss, logits).numpy()
-    gates = gates.numpy()
+    gradient = np.asarray(tape.gradient(loss, logits))
+    gates = np.asarray(gates)
     assert np.all(np.isfinite(gradient))
     clipped = (gates == 0) | (gates == 1)
     assert np.all(gradient[clipped] == 0) and np.all(gradient[~clipped] > 0)
@@ -207,7 +210,7 @@ def test_top_k_opens_exactly_round_rho_t_real_tokens_and_never_none():
     lengths[:3] = [1, 10, 0]
     mask = np.arange(11)[None, :] < lengths[:, None]
     for rho in (0.1, 0.3, 0.5, 1.0):
-        gates = GateSampler(inference_mode="top_k", inference_density=rho)(logits, mask=mask).numpy()
+        gates = np.asarray(GateSampler(inference_mode="top_k", inference_density=rho)(logits, mask=mask))
         assert set(np.unique(gates)) <= {0.0, 1.0}
         assert np.all(gates[~mask] == 0)
         # Halves round up; a real row opens at least one token.
@@ -221,6 +224,7 @@ def test_top_k_opens_exactly_round_rho_t_real_tokens_and_never_none():
                 assert real[opened].min() >= real[~opened].max()
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -269,8 +273,8 @@ def test_annealed_samples_sharpen_as_the_temperature_falls():
     # the one the samples are drawn at, not only a reported number.
     layer = GateSampler(temperature=5.0, final_temperature=0.05, anneal_steps=1, seed=2)
     logits = np.full([20000], 0.4, "float32")
-    hot = layer(logits, training=True).numpy()
-    cold = layer(logits, training=True).numpy()
+    hot = np.asarray(layer(logits, training=True))
+    cold = np.asarray(layer(logits, training=True))
     assert np.mean((hot > 0.05) & (hot < 0.95)) > 0.8
     assert np.mean((cold > 0.05) & (cold < 0.95)) < 0.2
     # Both still open a gate with probability p = sigmoid(0.4).
@@ -318,12 +322,13 @@ def test_adaptive_rules_open_as_many_gates_as_the_profile_says(mode, name, refer
     logits = np.array([[-3.0, -2.5, 4.0, -3.0, -2.0, -3.5, -2.8, -3.1], [0.1, 0.0, 0.2, 0.05, -0.1, 0.15, 0.0, 0.1]])
     logits = logits.astype("float32")
     mask = np.ones(logits.shape, bool)
-    gates = _adaptive(mode, name, 0.5)(logits, mask=mask).numpy()
+    gates = np.asarray(_adaptive(mode, name, 0.5)(logits, mask=mask))
     np.testing.assert_array_equal(gates == 1, reference(logits, mask, 0.5))
     assert gates[0].sum() == 1 and gates[0, 2] == 1
     assert gates[1].sum() >= 4
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
 def test_adaptive_rules_match_the_numpy_reference(mode, name, reference):
     rng = np.random.default_rng(11)
@@ -336,7 +341,7 @@ def test_adaptive_rules_match_the_numpy_reference(mode, name, reference):
     mask = np.arange(13)[None, :] < lengths[:, None]
     counts = set()
     for value in (0.1, 0.3, 0.5, 0.8, 0.95):
-        gates = _adaptive(mode, name, value)(logits, mask=mask).numpy()
+        gates = np.asarray(_adaptive(mode, name, value)(logits, mask=mask))
         assert set(np.unique(gates)) <= {0.0, 1.0}
         np.testing.assert_array_equal(gates == 1, reference(logits, mask, value))
         # One-token floor, no all-closed real row, padding never open.
@@ -349,7 +354,7 @@ def test_adaptive_rules_match_the_numpy_reference(mode, name, reference):
 @pytest.mark.parametrize("mode, name, reference", ADAPTIVE)
 def test_adaptive_rules_keep_the_floor_for_extreme_logits_and_without_a_mask(mode, name, reference):
     logits = np.array([[-200.0, -300.0, -250.0, -90.0], [80.0, 80.0, -80.0, 10.0]], "float32")
-    gates = _adaptive(mode, name, 0.9)(logits).numpy()
+    gates = np.asarray(_adaptive(mode, name, 0.9)(logits))
     np.testing.assert_array_equal(gates == 1, reference(logits, np.ones(logits.shape, bool), 0.9))
     np.testing.assert_array_equal(gates[0], [0, 0, 0, 1])
     assert gates[1, 0] == 1 and gates[1, 2] == 0
@@ -366,12 +371,12 @@ def test_adaptive_rules_under_xla_and_unknown_shapes(mode, name, reference):
     compiled = tf.function(lambda x, m: layer(x, mask=m), jit_compile=True)
     expected = reference(logits, mask, 0.4)
     for function in (dynamic, compiled):
-        np.testing.assert_array_equal(function(logits, mask).numpy() == 1, expected)
+        np.testing.assert_array_equal(np.asarray(function(logits, mask)) == 1, expected)
 
 
 def test_adaptive_training_gates_are_the_relaxed_ones():
     logits = np.zeros([4, 6], "float32")
-    gates = _adaptive("relative", "inference_ratio", 0.5)(logits, training=True).numpy()
+    gates = np.asarray(_adaptive("relative", "inference_ratio", 0.5)(logits, training=True))
     assert np.all((gates > 0) & (gates < 1))
 
 
@@ -397,5 +402,38 @@ def test_adaptive_gates_feed_the_sparse_pooling_under_xla(mode, name, reference)
         return sparse(states, gates=sampler(logits, mask=mask), mask=mask)
 
     for got, want in zip(compiled(states, logits, mask), expected, strict=True):
-        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5)
-    np.testing.assert_array_equal(gates.numpy() == 1, reference(logits, mask, 0.5))
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(gates) == 1, reference(logits, mask, 0.5))
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("temperature, logit", [(0.3, 1.5), (1.0, -0.7), (2.0, 0.0)])
+def test_relaxed_samples_follow_the_concrete_distribution(temperature, logit):
+    # g = sigmoid((u + L) / tau), L ~ Logistic(0, 1): P(g <= x) = sigmoid(tau logit(x) - u).
+    layer = GateSampler(temperature=temperature, seed=4)
+    gates = np.sort(np.asarray(layer(np.full([20000], logit, "float32"), training=True), "float64"))
+    inside = (gates > 0) & (gates < 1)
+    x = gates[inside]
+    expected = 1.0 / (1.0 + np.exp(-(temperature * np.log(x / (1.0 - x)) - logit)))
+    empirical = (np.flatnonzero(inside) + 1.0) / len(gates)
+    # Kolmogorov-Smirnov distance; 0.015 is about the 0.1 % critical value.
+    assert np.max(np.abs(empirical - expected)) < 0.015
+
+
+@pytest.mark.parametrize("temperature", [0.1, 0.5, 2.0])
+def test_keras_random_draw_is_tfp_relaxed_bernoulli_in_distribution(temperature):
+    # The draw other backends use against TFP's sampler (TensorFlow's own),
+    # same logits, independent seeds: close means and a small two-sample
+    # Kolmogorov-Smirnov distance (about the 0.1 % critical value).
+    from ganet_tf.layers.gate_sampler import relaxed_bernoulli_sample
+
+    for logit in (-2.0, 0.0, 1.0):
+        logits = np.full([20000], logit, "float32")
+        ours = np.sort(np.asarray(relaxed_bernoulli_sample(logits, temperature, keras.random.SeedGenerator(5))))
+        theirs = np.sort(
+            np.asarray(tfp.distributions.RelaxedBernoulli(temperature, logits=logits).sample(seed=tf.constant([7, 8])))
+        )
+        assert abs(ours.mean() - theirs.mean()) < 0.02
+        pooled = np.concatenate([ours, theirs])
+        distance = np.abs(np.searchsorted(ours, pooled, "right") - np.searchsorted(theirs, pooled, "right"))
+        assert distance.max() / len(logits) < 0.02

@@ -54,14 +54,15 @@ def reference(layer, states, gates, mask, gate_scores=None):
     return context, weights
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("fallback", ["all", "most_probable"])
 def test_matches_numpy_reference_with_padded_and_closed_rows(fallback):
     layer = GatedAttentionPooling(units=3, fallback=fallback)
     context, weights = layer(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
     expected_context, expected_weights = reference(layer, STATES, GATES, MASK, GATE_SCORES)
-    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
-    np.testing.assert_allclose(context.numpy(), expected_context, atol=1e-5)
-    weights = weights.numpy()
+    np.testing.assert_allclose(np.asarray(weights), expected_weights, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(context), expected_context, atol=1e-5)
+    weights = np.asarray(weights)
     assert np.all(weights[~MASK] == 0)
     assert np.all(weights[(GATES == 0) & MASK & np.array([1, 1, 0, 0, 1], bool)[:, None]] == 0)
     np.testing.assert_allclose(weights.sum(axis=1), [1, 1, 1, 0, 1], atol=1e-6)
@@ -72,8 +73,8 @@ def test_without_gates_it_is_soft_attention_over_real_tokens():
     context, weights = layer(STATES, mask=MASK)
     all_open = np.ones_like(GATES)
     expected_context, expected_weights = reference(layer, STATES, all_open, MASK)
-    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
-    np.testing.assert_allclose(context.numpy(), expected_context, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(weights), expected_weights, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(context), expected_context, atol=1e-5)
 
 
 def test_extreme_scores_stay_finite():
@@ -81,7 +82,7 @@ def test_extreme_scores_stay_finite():
     states = np.full([2, 5, 4], 1e4, "float32")
     states[1] *= -1
     context, weights = layer(states, gates=GATES[:2, :5], mask=MASK[:2, :5])
-    assert np.all(np.isfinite(context.numpy())) and np.all(np.isfinite(weights.numpy()))
+    assert np.all(np.isfinite(np.asarray(context))) and np.all(np.isfinite(np.asarray(weights)))
 
 
 def test_float16_policy_is_finite_and_close():
@@ -89,8 +90,8 @@ def test_float16_policy_is_finite_and_close():
     context, weights = layer(STATES, gates=GATES, mask=MASK)
     assert weights.dtype == "float16"
     _, expected = reference(layer, STATES, GATES, MASK)
-    assert np.all(np.isfinite(context.numpy()))
-    np.testing.assert_allclose(weights.numpy().astype("float32"), expected, atol=2e-3)
+    assert np.all(np.isfinite(np.asarray(context)))
+    np.testing.assert_allclose(np.asarray(weights).astype("float32"), expected, atol=2e-3)
 
 
 def test_gradients_reach_states_and_gates_but_not_closed_gates():
@@ -101,13 +102,14 @@ def test_gradients_reach_states_and_gates_but_not_closed_gates():
         context, _ = layer(states, gates=gates, mask=MASK[:2])
         loss = tf.reduce_sum(context * tf.range(1.0, 5.0))
     state_gradient, gate_gradient = tape.gradient(loss, [states, gates])
-    assert np.all(np.isfinite(gate_gradient.numpy()))
+    assert np.all(np.isfinite(np.asarray(gate_gradient)))
     open_real = (GATES[:2] > 0) & MASK[:2]
-    assert np.all(gate_gradient.numpy()[~open_real] == 0)
-    assert np.any(gate_gradient.numpy()[open_real] != 0)
-    assert np.any(state_gradient.numpy() != 0)
+    assert np.all(np.asarray(gate_gradient)[~open_real] == 0)
+    assert np.any(np.asarray(gate_gradient)[open_real] != 0)
+    assert np.any(np.asarray(state_gradient) != 0)
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("fallback", ["all", "most_probable"])
 def test_layer_harness(fallback, tmp_path):
     run_layer_test(
@@ -132,6 +134,7 @@ def test_flops_per_token_counts_the_score_network_and_weighted_sum():
     assert layer.flops_per_token() == 2 * 4 * 3 + 4 * 3 + 3 + 2 * 4
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "arguments, message",
     [({"units": 0}, "units"), ({"units": 2.5}, "units"), ({"fallback": "none"}, "fallback")],
@@ -141,6 +144,7 @@ def test_bad_arguments(arguments, message):
         GatedAttentionPooling(**arguments)
 
 
+@pytest.mark.backends
 def test_bad_inputs():
     with pytest.raises(ValueError, match="inputs"):
         GatedAttentionPooling(units=2)(np.zeros([2, 4], "float32"))
@@ -243,6 +247,7 @@ def test_sparse_inference_scores_only_the_attended_states():
     assert calls[1:] == [(2, 6, 4), (2, 6, 4)]
 
 
+@pytest.mark.backends
 def test_sparse_layer_harness(tmp_path):
     run_layer_test(
         GatedAttentionPooling,
@@ -288,6 +293,7 @@ def test_sparse_path_runs_in_an_exported_saved_model(tmp_path):
     assert "TopKV2" in ops and ({"Case", "StatelessCase"} & ops)
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("sparse_buckets", [[0.0, 0.5], [1.5], [], "half", [None]])
 def test_bad_sparse_buckets(sparse_buckets):
     with pytest.raises(ValueError, match="Received: sparse_buckets="):
@@ -316,7 +322,7 @@ def test_sparse_training_pools_the_top_k_tokens_with_straight_through_gates():
         with tf.GradientTape() as tape:
             context, weights = layer(STATES, gates=gates, mask=MASK, training=True)
             loss = tf.reduce_sum(context * probe)
-        return context.numpy(), weights.numpy(), tape.gradient(loss, gates).numpy()
+        return np.asarray(context), np.asarray(weights), np.asarray(tape.gradient(loss, gates))
 
     # Forward: the weights of inference on the binary gates of the kept tokens.
     context, weights, grad = run(sparse, relaxed)
@@ -329,6 +335,7 @@ def test_sparse_training_pools_the_top_k_tokens_with_straight_through_gates():
     np.testing.assert_allclose(grad[kept], expected_grad[kept] / relaxed[kept], rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.backends
 def test_sparse_training_layer_harness(tmp_path):
     run_layer_test(
         GatedAttentionPooling,
@@ -349,7 +356,7 @@ def test_complement_context_matches_numpy_while_training_and_is_zero_outside():
     expected_context, expected_weights = plain(STATES, gates=GATES, mask=MASK, training=True)
     np.testing.assert_allclose(context, expected_context, atol=1e-6)
     np.testing.assert_allclose(weights, expected_weights, atol=1e-6)
-    kernel, bias, vector = (w.numpy() for w in (layer.hidden.kernel, layer.hidden.bias, layer.score.kernel))
+    kernel, bias, vector = (np.asarray(w) for w in (layer.hidden.kernel, layer.hidden.bias, layer.score.kernel))
     scores = (np.tanh(STATES @ kernel + bias) @ vector)[..., 0]
     closed = (1.0 - GATES) * MASK
     numerator = closed * np.exp(scores)
@@ -360,3 +367,17 @@ def test_complement_context_matches_numpy_while_training_and_is_zero_outside():
     _, _, outside = layer(STATES, gates=GATES, mask=MASK)
     assert np.all(np.asarray(outside) == 0)
     assert GatedAttentionPooling.from_config(layer.get_config()).return_complement
+
+
+@pytest.mark.backends
+def test_exact_bucket_sizes_need_a_backend_with_dynamic_shapes():
+    layer = GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=None)
+    if keras.backend.backend() == "jax":
+        with pytest.raises(ValueError, match="`sparse_buckets=None` needs shapes that depend on the data"):
+            layer(STATES, gates=GATES, mask=MASK)
+    else:
+        sparse = np.asarray(layer(STATES, gates=GATES, mask=MASK)[0])
+        dense = GatedAttentionPooling(units=3)
+        dense(STATES, gates=GATES, mask=MASK)
+        dense.set_weights(layer.get_weights())
+        np.testing.assert_allclose(sparse, np.asarray(dense(STATES, gates=GATES, mask=MASK)[0]), atol=1e-6)

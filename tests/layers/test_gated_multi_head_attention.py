@@ -30,6 +30,7 @@ def pair(**kwargs):
     return dense, sparse, mha
 
 
+@pytest.mark.backends
 def test_layer_harness(tmp_path):
     run_layer_test(
         GatedMultiHeadAttention,
@@ -60,7 +61,7 @@ def test_binary_gates_equal_masked_attention_dense_and_sparse(causal):
     np.testing.assert_allclose(got_dense[:3], expected[:3], atol=1e-5)
     np.testing.assert_allclose(got_sparse, got_dense, atol=1e-5)
     # Every gate closed: a zero context, i.e. the output projection's bias.
-    bias = dense.output_dense.bias.numpy()
+    bias = np.asarray(dense.output_dense.bias)
     np.testing.assert_allclose(got_sparse[3], np.broadcast_to(bias, (9, 8)), atol=1e-6)
 
 
@@ -99,13 +100,13 @@ def test_gradients_reach_the_gates_also_closed_ones():
     gates = tf.Variable(relaxed)
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(dense(X, OTHER, gates=gates, training=True) ** 2)
-    grad = tape.gradient(loss, gates).numpy()
+    grad = np.asarray(tape.gradient(loss, gates))
     assert np.all(np.isfinite(grad))
     assert np.all(grad[:, :8] != 0.0)
     # Relaxed gates weight the keys by g: weights g exp(e) / sum g exp(e).
     _, scores = dense(X, OTHER, gates=gates, training=True, return_attention_scores=True)
     _, plain = dense(X, OTHER, gates=np.ones([4, 9], "float32"), return_attention_scores=True)
-    expected = plain.numpy() * relaxed[:, None, None, :]
+    expected = np.asarray(plain) * relaxed[:, None, None, :]
     expected /= expected.sum(-1, keepdims=True)
     np.testing.assert_allclose(scores, expected, atol=1e-6)
 
@@ -125,6 +126,7 @@ def test_sparse_path_runs_in_a_saved_model(tmp_path):
     assert "TopKV2" in ops and ({"Case", "StatelessCase"} & ops)
 
 
+@pytest.mark.backends
 def test_errors():
     with pytest.raises(ValueError, match="sparse_buckets"):
         GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_buckets=[0.0, 0.5])
@@ -150,7 +152,7 @@ def test_query_dropping_keeps_open_queries_and_zeroes_closed_contexts(causal):
         layer(X, X)
         layer.set_weights(plain.get_weights())
     query_open = (GATES > 0.5) & PADDING
-    bias = dense.output_dense.bias.numpy()
+    bias = np.asarray(dense.output_dense.bias)
     kept = plain(X, X, value_mask=PADDING, query_mask=PADDING, gates=GATES, use_causal_mask=causal)
     expected = np.where(query_open[..., None], kept, bias)
     for layer in (dense, sparse, exact):
@@ -173,6 +175,7 @@ def test_query_dropping_keeps_open_queries_and_zeroes_closed_contexts(causal):
     )
 
 
+@pytest.mark.backends
 def test_query_dropping_refuses_cross_attention():
     layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, query_dropping=True)
     with pytest.raises(ValueError, match="self-attention"):
@@ -204,7 +207,7 @@ def readout_and_gradients(layer, gates, rows, **kwargs):
     with tf.GradientTape() as tape:
         out = layer(X, X, gates=gates, training=True, **kwargs)
         loss = tf.reduce_sum(tf.where(rows[..., None], out * READOUT, 0.0))
-    return loss.numpy(), [g.numpy() for g in tape.gradient(loss, [gates, *layer.trainable_weights])]
+    return np.asarray(loss), [np.asarray(g) for g in tape.gradient(loss, [gates, *layer.trainable_weights])]
 
 
 @pytest.mark.parametrize("query_dropping", [False, True])
@@ -247,6 +250,7 @@ def test_sparse_training_attends_the_kept_keys_as_inference_does():
     np.testing.assert_allclose(step(), grad, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.backends
 def test_layer_harness_sparse_training(tmp_path):
     run_layer_test(
         GatedMultiHeadAttention,
@@ -257,6 +261,7 @@ def test_layer_harness_sparse_training(tmp_path):
     )
 
 
+@pytest.mark.backends
 def test_sparse_training_errors():
     with pytest.raises(ValueError, match="training_density"):
         GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=True)
@@ -264,3 +269,31 @@ def test_sparse_training_errors():
         GatedMultiHeadAttention(num_heads=2, key_dim=4, training_density=0.0)
     with pytest.raises(ValueError, match="sparse_training"):
         GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=1, training_density=0.5)
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("query_dropping", [False, True])
+def test_sparse_training_with_dropout_fits_and_draws_a_mask_per_example(query_dropping):
+    # Under JAX the dropout seed of a bucket's branch is drawn outside the
+    # `keras.ops.switch`: one drawn inside leaks out of the compiled step.
+    layer = GatedMultiHeadAttention(
+        num_heads=2,
+        key_dim=4,
+        dropout=0.5,
+        seed=3,
+        sparse_buckets=[0.25, 1.0],
+        sparse_training=True,
+        training_density=0.5,
+        query_dropping=query_dropping,
+    )
+    states, gates = keras.Input(X.shape[1:]), keras.Input(RELAXED.shape[1:])
+    outputs = keras.layers.Dense(1)(keras.layers.Flatten()(layer(states, states, gates=gates)))
+    model = keras.Model([states, gates], outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit([X, RELAXED], np.zeros((len(X), 1), "float32"), epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    # Four copies of one example: only the dropout masks tell them apart.
+    same = np.repeat(X[:1], 4, axis=0)
+    outputs = np.asarray(layer(same, same, gates=np.repeat(RELAXED[:1], 4, axis=0), training=True))
+    assert np.all(np.isfinite(outputs))
+    assert not np.allclose(outputs[0], outputs[1])

@@ -65,7 +65,7 @@ def reference_levels(layer, values, mask):
                         summary = np.einsum("kf,kfu->u", padded, kernel) + bias
                     else:  # the layer's own GRU reads the block
                         gru = layer.summary_readers[index]
-                        summary = gru(block[None].astype("float32")).numpy()[0]
+                        summary = np.asarray(gru(block[None].astype("float32")))[0]
                     (wq,) = weights_of(layer.summary_queries[index])
                     keys = block
                     if layer.summary_inputs == "states":
@@ -112,6 +112,7 @@ def reference_beta(layer, query, levels, hard=True):
     return attend(top, list(range(len(levels[top]))))
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "summarizer, levels, block_size, max_block_size, summary_inputs",
     [
@@ -145,12 +146,12 @@ def test_hard_descent_matches_numpy_reference_with_padded_sources(
     reference = reference_levels(layer, VALUES, MASK)
     for row in range(3):
         expected = reference_beta(layer, QUERY[row], reference[row])
-        np.testing.assert_allclose(beta.numpy()[row], expected, atol=1e-5)
-        np.testing.assert_allclose(context.numpy()[row], expected @ VALUES[row], atol=1e-5)
-    assert np.all(beta.numpy()[~MASK] == 0)
+        np.testing.assert_allclose(np.asarray(beta)[row], expected, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(context)[row], expected @ VALUES[row], atol=1e-5)
+    assert np.all(np.asarray(beta)[~MASK] == 0)
     # straight-through training computes the same forward pass
     _, trained = layer(QUERY, VALUES, values_mask=MASK, training=True)
-    np.testing.assert_allclose(trained.numpy(), beta.numpy(), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(trained), np.asarray(beta), atol=1e-6)
 
 
 def test_soft_descent_multiplies_weights_down_the_levels():
@@ -159,10 +160,10 @@ def test_soft_descent_multiplies_weights_down_the_levels():
     reference = reference_levels(layer, VALUES, MASK)
     for row in range(3):
         expected = reference_beta(layer, QUERY[row], reference[row], hard=False)
-        np.testing.assert_allclose(beta.numpy()[row], expected, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(beta)[row], expected, atol=1e-5)
     _, hard = layer(QUERY, VALUES, values_mask=MASK)  # inference: hard descent
     expected = reference_beta(layer, QUERY[0], reference[0])
-    np.testing.assert_allclose(hard.numpy()[0], expected, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(hard)[0], expected, atol=1e-5)
 
 
 def test_descent_enters_the_argmax_block():
@@ -174,7 +175,7 @@ def test_descent_enters_the_argmax_block():
     _, beta = layer(queries, values)
     memory = layer.prepare(values)
     top = memory["levels"][1]
-    compose = top["compose"].numpy()[0]  # (3 blocks, 9 states)
+    compose = np.asarray(top["compose"])[0]  # (3 blocks, 9 states)
     (wq,), (wk, bk), (v,) = (part.get_weights() for part in (layer.query_dense, layer.key_dense, layer.score_dense))
     vectors = compose @ values[0]
     chosen_blocks = set()
@@ -186,13 +187,13 @@ def test_descent_enters_the_argmax_block():
         for other in set(range(3)) - {chosen}:  # the others: their representative
             members = slice(3 * other, 3 * other + 3)
             np.testing.assert_allclose(
-                beta.numpy()[0, step, members], alpha[other] * compose[other, members], atol=1e-6
+                np.asarray(beta)[0, step, members], alpha[other] * compose[other, members], atol=1e-6
             )
         # the chosen block: attention among its states, total weight alpha_z
-        inside = beta.numpy()[0, step, block]
+        inside = np.asarray(beta)[0, step, block]
         np.testing.assert_allclose(inside.sum(), alpha[chosen], atol=1e-6)
         assert not np.allclose(inside, alpha[chosen] * compose[chosen, block], atol=1e-4)
-    nodes = layer.attended_nodes(queries, memory).numpy()
+    nodes = np.asarray(layer.attended_nodes(queries, memory))
     np.testing.assert_array_equal(nodes, np.full([1, 6], 3 + 3))
     assert len(chosen_blocks) >= 2  # the queries do not all enter one block
 
@@ -205,15 +206,16 @@ def test_gradients_reach_scores_and_summariser_through_the_argmax():
             context, _ = layer(QUERY, values, values_mask=MASK, training=True)
             loss = tf.reduce_sum(context * tf.range(1.0, 5.0)) + sum(layer.losses)
         gradients = tape.gradient(loss, [values] + layer.trainable_weights)
-        assert all(g is not None and np.all(np.isfinite(g.numpy())) for g in gradients)
+        assert all(g is not None and np.all(np.isfinite(np.asarray(g))) for g in gradients)
         named = dict(zip([w.path for w in layer.trainable_weights], gradients[1:], strict=True))
         summary_name = "halt" if summarizer == "act" else "summary_key"
-        assert any(np.any(g.numpy() != 0) for n, g in named.items() if summary_name in n)
-        assert any(np.any(g.numpy() != 0) for n, g in named.items() if "query_dense" in n)
-        assert np.all(gradients[0].numpy()[~MASK] == 0)
+        assert any(np.any(np.asarray(g) != 0) for n, g in named.items() if summary_name in n)
+        assert any(np.any(np.asarray(g) != 0) for n, g in named.items() if "query_dense" in n)
+        assert np.all(np.asarray(gradients[0])[~MASK] == 0)
         assert (len(layer.losses) == 1) == (summarizer == "act")
 
 
+@pytest.mark.backends
 def test_layer_harness(tmp_path):
     empty_row = MASK.copy()
     empty_row[2] = False
@@ -242,10 +244,11 @@ def test_rnn_soft_descent_config_round_trip():
 def test_float16_weights_sum_to_one():
     half = HierarchicalAttention(units=3, levels=3, block_size=2, dtype="mixed_float16")
     context, beta = half(QUERY, VALUES, values_mask=MASK)
-    assert beta.dtype == "float16" and np.all(np.isfinite(context.numpy()))
-    np.testing.assert_allclose(beta.numpy().astype("float32").sum(-1), 1.0, atol=2e-3)
+    assert beta.dtype == "float16" and np.all(np.isfinite(np.asarray(context)))
+    np.testing.assert_allclose(np.asarray(beta).astype("float32").sum(-1), 1.0, atol=2e-3)
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -289,21 +292,21 @@ def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
     if summarizer == "act":  # blocks of 1-4 states, varying from row to row
         for halt in layer.halting_units:
             halt.set_weights([np.random.default_rng(3).normal(size=[4, 1]), np.array([-1.0])])
-        sizes = layer.prepare(VALUES, MASK)["levels"][0]["sizes"].numpy()
+        sizes = np.asarray(layer.prepare(VALUES, MASK)["levels"][0]["sizes"])
         assert len({tuple(row[row > 0]) for row in sizes}) == 3 and sizes.max() > 1
     dense, _ = layer(queries, VALUES, values_mask=MASK)
     memory = layer.prepare(VALUES, MASK)
     gathered, weights = layer.attend(queries, memory, return_weights=False)
     assert weights is None
-    np.testing.assert_allclose(gathered.numpy(), dense.numpy(), atol=1e-5)
+    np.testing.assert_allclose(np.asarray(gathered), np.asarray(dense), atol=1e-5)
     one, _ = layer.attend(queries[:, 1], memory, return_weights=False)
-    np.testing.assert_allclose(one.numpy(), dense.numpy()[:, 1], atol=1e-5)
+    np.testing.assert_allclose(np.asarray(one), np.asarray(dense)[:, 1], atol=1e-5)
     # The compact memory (what decoding prepares): no (T, T) compositions or
     # parent matrices, the same context and the same levels.
     compact = layer.prepare(VALUES, MASK, compact=True)
     assert all("compose" not in level and "parents" not in level for level in compact["levels"])
     for full_level, compact_level in zip(memory["levels"], compact["levels"], strict=True):
-        full_mask, compact_mask = full_level["mask"].numpy(), compact_level["mask"].numpy()
+        full_mask, compact_mask = np.asarray(full_level["mask"]), np.asarray(compact_level["mask"])
         # ACT levels keep only the slots of the row with the most nodes
         width = compact_mask.shape[1]
         np.testing.assert_array_equal(full_mask[:, :width], compact_mask)
@@ -311,7 +314,7 @@ def test_gathered_inference_scores_only_the_path_and_gives_the_same_context(
         if summarizer == "act" and full_level is not memory["levels"][0]:
             assert width == full_mask.sum(-1).max() < full_mask.shape[1]
     np.testing.assert_allclose(
-        layer.attend(queries, compact, return_weights=False)[0].numpy(), dense.numpy(), atol=1e-5
+        np.asarray(layer.attend(queries, compact, return_weights=False)[0]), np.asarray(dense), atol=1e-5
     )
     with pytest.raises(ValueError, match="compact=False"):
         layer.attend(queries, compact)
@@ -342,16 +345,16 @@ def test_a_training_step_compiles_under_xla(summarizer):
     extra = {"summary_inputs": "keys"} if summarizer == "rnn" else extra
     layer = HierarchicalAttention(units=3, summarizer=summarizer, levels=3, block_size=2, **extra)
     layer(QUERY, VALUES, values_mask=MASK)
-    before = [w.numpy() for w in layer.trainable_weights]
+    before = [np.asarray(w) for w in layer.trainable_weights]
     loss = training_step(layer, lambda context: tf.reduce_sum(context**2))(QUERY, VALUES, MASK)
-    assert np.isfinite(loss.numpy())
-    assert any(np.any(b != w.numpy()) for b, w in zip(before, layer.trainable_weights, strict=True))
+    assert np.isfinite(np.asarray(loss))
+    assert any(np.any(b != np.asarray(w)) for b, w in zip(before, layer.trainable_weights, strict=True))
     if summarizer == "act":  # the dual ascent stepped inside the compiled step
-        assert all(float(m.numpy()) != 1e-3 for m in layer.halting_multipliers)
+        assert all(float(np.asarray(m)) != 1e-3 for m in layer.halting_multipliers)
 
 
 def real_nodes(layer, values, mask):
-    return [level["mask"].numpy().sum(1) for level in layer.prepare(values, mask)["levels"]]
+    return [np.asarray(level["mask"]).sum(1) for level in layer.prepare(values, mask)["levels"]]
 
 
 @pytest.mark.parametrize("target_block_size", [4.0, None])
@@ -388,7 +391,7 @@ def test_act_max_block_size_bounds_the_blocks():
     for halt in layer.halting_units:  # z ~ 0: only the bound closes blocks
         halt.set_weights([np.zeros([4, 1]), np.array([-9.0])])
     memory = layer.prepare(VALUES, MASK)
-    sizes = memory["levels"][0]["sizes"].numpy()
+    sizes = np.asarray(memory["levels"][0]["sizes"])
     np.testing.assert_array_equal(sizes[:, :3], [[3, 3, 1], [3, 1, 0], [2, 0, 0]])
     np.testing.assert_array_equal(real_nodes(layer, VALUES, MASK)[2], [1, 1, 1])
 
@@ -412,7 +415,7 @@ def test_act_blocks_close_at_known_boundaries():
     for compact in (False, True):
         # Level 0 holds the tokens and the sizes of the blocks above them.
         tokens, blocks = layer.prepare(values, mask, compact=compact)["levels"]
-        sizes = tokens["sizes"].numpy()
+        sizes = np.asarray(tokens["sizes"])
         for row, expected in enumerate(segments):
             np.testing.assert_array_equal(sizes[row][sizes[row] > 0], expected)
-        np.testing.assert_array_equal(blocks["mask"].numpy().sum(1), [len(s) for s in segments])
+        np.testing.assert_array_equal(np.asarray(blocks["mask"]).sum(1), [len(s) for s in segments])

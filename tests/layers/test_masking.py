@@ -1,6 +1,7 @@
 import warnings
 
 import numpy as np
+import pytest
 from keras import ops
 
 from ganet_tf.layers.masking import masked_softmax
@@ -13,6 +14,7 @@ def _reference(scores, allowed):
     return np.divide(exp, total, out=np.zeros_like(exp), where=total > 0)
 
 
+@pytest.mark.backends
 def test_masked_softmax_matches_numpy_and_zeroes_empty_rows():
     rng = np.random.default_rng(0)
     scores = rng.normal(size=(3, 5)).astype("float32")

@@ -1,0 +1,30 @@
+"""Makes TensorFlow and the packages built on it unimportable, to check
+that code runs on another Keras backend without them.
+
+`tests/conftest.py` installs the blocker when `GANET_BLOCK_TENSORFLOW` is
+set (not empty, not 0)."""
+
+import importlib.abc
+import os
+import sys
+
+BLOCKED = ("tensorflow", "tf_keras", "tensorflow_probability", "tensorflow_text", "keras_hub")
+
+
+class TensorFlowBlocker(importlib.abc.MetaPathFinder):
+    """A `sys.meta_path` finder that refuses the `BLOCKED` packages."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"{fullname} is blocked (GANET_BLOCK_TENSORFLOW is set)", name=fullname)
+        return None
+
+
+def requested():
+    return os.environ.get("GANET_BLOCK_TENSORFLOW", "") not in ("", "0")
+
+
+def install():
+    """Puts the blocker first on `sys.meta_path` (once)."""
+    if not any(isinstance(finder, TensorFlowBlocker) for finder in sys.meta_path):
+        sys.meta_path.insert(0, TensorFlowBlocker())
