@@ -1,11 +1,11 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import AuxiliaryNetwork
 from tests.layer_harness import check_config_round_trip
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 EMBEDDED = np.random.default_rng(0).normal(size=[3, 7, 10]).astype("float32")
 MASK = np.array([[1] * 7, [1] * 3 + [0] * 4, [0] * 7], bool)

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers.bahdanau_attention import BahdanauAttention
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(0)
 VALUES = RNG.normal(size=[3, 6, 4]).astype("float32")

@@ -1,9 +1,9 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import ComplementClassifier
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(0)
 CONTEXT = RNG.normal(size=[4, 6]).astype("float32")

@@ -3,14 +3,14 @@ import math
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
-import tensorflow_probability as tfp
 
 from ganet_tf.layers import GateSampler
 from tests.gate_references import nucleus_reference
 from tests.gate_references import relative_reference
 from tests.layer_harness import check_config_round_trip
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
+from tests.lazy_import import tensorflow_probability as tfp
 
 TEMPERATURES = [0.1, 0.5, 1.0, 1.5, 2.0]
 LOGITS = [-80.0, -40.0, -10.0, 0.0, 10.0, 40.0, 80.0]

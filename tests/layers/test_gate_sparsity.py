@@ -1,10 +1,10 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import GateSparsity
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 GATES = np.array(
     [

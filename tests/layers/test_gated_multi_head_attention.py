@@ -1,10 +1,10 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import GatedMultiHeadAttention
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=[4, 9, 8]).astype("float32")

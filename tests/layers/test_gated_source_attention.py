@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(1)
 VALUES = RNG.normal(size=[5, 6, 4]).astype("float32")

@@ -1,11 +1,11 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.layers import GatedTransformerEncoder
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(1)
 X = RNG.normal(size=[3, 10, 8]).astype("float32")

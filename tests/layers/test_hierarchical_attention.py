@@ -1,11 +1,11 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from tests.layer_harness import check_config_round_trip
 from tests.layer_harness import run_layer_test
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(2)
 VALUES = RNG.normal(size=[3, 7, 4]).astype("float32")

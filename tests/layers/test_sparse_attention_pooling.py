@@ -1,12 +1,12 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import SparseAttentionPooling
 from tests.layer_harness import run_layer_test
 from tests.layers.test_sparse_normalizers import numpy_entmax15
 from tests.layers.test_sparse_normalizers import numpy_sparsemax
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(0)
 STATES = RNG.normal(size=[5, 6, 4]).astype("float32")

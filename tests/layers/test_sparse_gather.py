@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers import GateSampler
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
@@ -10,6 +9,7 @@ from ganet_tf.layers.sparse_gather import keep_top_k
 from ganet_tf.layers.sparse_gather import kept_count
 from ganet_tf.layers.sparse_gather import straight_through_ones
 from ganet_tf.layers.sparse_gather import training_buckets
+from tests.lazy_import import tensorflow as tf
 
 RNG = np.random.default_rng(3)
 

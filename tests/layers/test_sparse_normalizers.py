@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from ganet_tf.layers.sparse_normalizers import entmax15
 from ganet_tf.layers.sparse_normalizers import sparse_normalizer
 from ganet_tf.layers.sparse_normalizers import sparsemax
+from tests.lazy_import import tensorflow as tf
 
 
 def numpy_sparsemax(scores, mask):
