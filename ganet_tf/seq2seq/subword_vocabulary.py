@@ -1,9 +1,9 @@
 """Subword vocabularies for sequence to sequence: SentencePiece with bytes.
 
-A `SubwordVocabulary` is one side's SentencePiece model (unigram or BPE),
-learned on the training sentences with byte fallback: a character the
-training split never showed becomes its UTF-8 bytes, so no text maps to
-the unknown id. Its ids keep the project's convention: 0 padding, 1
+A `SubwordVocabulary` is a SentencePiece model (unigram or BPE; a run
+learns one joint model for both sides), learned on the training sentences
+with byte fallback: a character the training split never showed becomes
+its UTF-8 bytes, so no text maps to the unknown id. Its ids keep the project's convention: 0 padding, 1
 unknown (never produced), 2 start and 3 end (the target's), then the
 pieces. Tokenising and detokenising run in TensorFlow through keras-hub's
 `SentencePieceTokenizer` (tensorflow-text's op), the same in training,
@@ -16,6 +16,7 @@ import io
 import numpy as np
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.seq2seq.vocabulary import _Pieces
 
 SUBWORD_TOKENIZERS = ("unigram", "bpe")
 # SentencePiece's special pieces at the ids the word-level vocabularies use.
@@ -43,8 +44,8 @@ def _as_list(values):
     return values.numpy().tolist() if hasattr(values, "numpy") else list(values)
 
 
-class SubwordVocabulary:
-    """One side's SentencePiece model, learned on training sentences.
+class SubwordVocabulary(_Pieces):
+    """A SentencePiece model with byte fallback, learned on training sentences.
 
     Args:
         proto: the serialized SentencePiece model (bytes), as `train` makes
@@ -114,16 +115,6 @@ class SubwordVocabulary:
             **SPECIAL_IDS,
         )
         return cls(model.getvalue())
-
-    @property
-    def size(self):
-        """The number of ids (the model's embedding rows)."""
-        return len(self.pieces)
-
-    @property
-    def tokens(self):
-        """The pieces from id 2 on, as the run's `vocabularies.json` lists them."""
-        return self.pieces[2:]
 
     def copy(self):
         """A new `SubwordVocabulary` of the same model."""

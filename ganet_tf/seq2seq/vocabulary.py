@@ -123,3 +123,19 @@ def detokenize(tokens):
     text = re.sub(r"([(\[{$]) ", r"\1", text)
     text = re.sub(r" ' ", "'", text)
     return text
+
+
+class _Pieces:
+    """What both vocabularies of a run share: `pieces`, every id's token."""
+
+    pieces = ()
+
+    @property
+    def size(self):
+        """The number of ids (the model's embedding rows)."""
+        return len(self.pieces)
+
+    @property
+    def tokens(self):
+        """The tokens from id 2 on, as the run's `vocabularies.json` lists them."""
+        return self.pieces[2:]

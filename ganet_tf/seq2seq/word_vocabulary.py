@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
+from ganet_tf.seq2seq.vocabulary import _Pieces
 from ganet_tf.seq2seq.vocabulary import detokenize
 from ganet_tf.seq2seq.vocabulary import encode
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
@@ -12,7 +13,7 @@ from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 UNKNOWN = "[UNK]"
 
 
-class WordVocabulary:
+class WordVocabulary(_Pieces):
     """One side's words (`--tokenizer word`): lower-cased, punctuation split off.
 
     A word the training split did not hold often enough maps to id 1 and
@@ -28,16 +29,6 @@ class WordVocabulary:
         self.pieces = ["", UNKNOWN, *tokens]
         self.vectorizer = vectorizer_from_vocabulary(tokens)
         self.layer = self.vectorizer  # the Keras layer a SavedModel tracks
-
-    @property
-    def size(self):
-        """The number of ids (the model's embedding rows)."""
-        return len(self.pieces)
-
-    @property
-    def tokens(self):
-        """The tokens from id 2 on, as the run's `vocabularies.json` lists them."""
-        return self.pieces[2:]
 
     def copy(self):
         """A new `WordVocabulary` of the same tokens."""
