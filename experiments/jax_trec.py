@@ -5,7 +5,8 @@ For each seed: `python -m ganet_tf prepare --dataset trec --seed S` writes the
 ids, vocabulary and embeddings of `train --dataset trec --seed S` (float32
 embeddings, as `train` uses) to `runs/backends/trec_seed_S.npz`; this script
 reads the builder arguments and fit settings of `train --dataset trec --seed S`
-from `ganet_tf.training.train` (`TrainConfig`, `model_arguments`), then
+from `ganet_tf.training.train` (`TrainConfig`, `model_arguments`, through
+`experiments/jax_training.py`), then
 trains in a subprocess with `KERAS_BACKEND=jax` and TensorFlow unimportable
 (`tests/tensorflow_blocker.py`): the same `build_model`, Adam and
 cross-entropy, `model.fit` with `train`'s early stopping (`BestEpochStopping`
@@ -39,78 +40,15 @@ def child_main(spec_path):
 
     tensorflow_blocker.install()
     import jax
-    import keras
-    import numpy as np
+    from jax_training import fit_and_evaluate
 
     from ganet_tf.data.prepared_dataset import load_prepared
-    from ganet_tf.models import build_model
-    from ganet_tf.models.gate_layers import gate_rule
-    from ganet_tf.training.best_epoch_stopping import BestEpochStopping
-    from ganet_tf.training.epoch_timer import EpochTimer
-    from ganet_tf.training.evaluate import evaluate_model
-    from ganet_tf.training.non_finite_guard import NonFiniteGuard
 
     with open(spec_path) as handle:
         spec = json.load(handle)
-    fit = spec["fit"]
-    keras.utils.set_random_seed(spec["seed"])
-    data = load_prepared(spec["prepared"])
-    embeddings = data.embeddings.astype("float32")
-    model = build_model(spec["model"], data.num_classes, embeddings=embeddings, **spec["builder"])
-    model.compile(
-        optimizer=keras.optimizers.Adam(fit["lr"]),
-        loss=keras.losses.SparseCategoricalCrossentropy(),
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-    )
-    timer = EpochTimer()
-    stopper = BestEpochStopping(fit["monitor"], fit["mode"], fit["patience"])
-    started = time.perf_counter()
-    history = model.fit(
-        data.ids["train"],
-        data.labels["train"],
-        batch_size=fit["batch_size"],
-        epochs=fit["epochs"],
-        validation_data=(data.ids["validation"], data.labels["validation"]),
-        validation_batch_size=fit["validation_batch_size"],
-        callbacks=[NonFiniteGuard(), stopper, timer],
-        verbose=2,
-    ).history
-    train_seconds = time.perf_counter() - started
-    test = evaluate_model(model, data.ids["test"], data.labels["test"], data.class_names)
+    result = fit_and_evaluate(spec, load_prepared(spec["prepared"]))
     assert not [name for name in sys.modules if name.split(".")[0] in tensorflow_blocker.BLOCKED]
-    result = {
-        "test_accuracy": test["accuracy"],
-        "test_density": test["density"],
-        "test_attended_density": test["attended_density"],
-        "test_all_closed_rate": test["all_closed_rate"],
-        "test_gates": gate_rule(model),
-        "epochs_trained": len(history["val_loss"]),
-        "best_epoch": int(np.argmin(history["val_loss"])) + 1,
-        "train_seconds": round(train_seconds, 2),
-        "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
-        "keras_backend": keras.backend.backend(),
-        "devices": [str(device) for device in jax.devices()],
-        "sequence_length": data.sequence_length,
-    }
-    print(json.dumps(result), flush=True)
-
-
-def run_spec(seed):
-    """The child's spec for `seed`: `train --dataset trec --seed S`'s builder
-    arguments and fit settings, read from `ganet_tf.training.train`."""
-    from ganet_tf.training import TrainConfig
-    from ganet_tf.training.prepare import load_splits
-    from ganet_tf.training.train import MONITORS
-    from ganet_tf.training.train import model_arguments
-    from runner import train_config
-
-    config = TrainConfig(**train_config(["--dataset", "trec", "--seed", str(seed)]))
-    builder = model_arguments(config, load_splits(config), embeddings=None)
-    builder.pop("embeddings")
-    fit = {name: getattr(config, name) for name in ("lr", "batch_size", "epochs", "patience", "monitor")}
-    # `train`'s validation batches (`ganet_tf.training.distribution.training_datasets`).
-    fit.update(mode=MONITORS[config.monitor], validation_batch_size=128)
-    return {"seed": seed, "model": config.model, "builder": builder, "fit": fit}
+    print(json.dumps({**result, "devices": [str(device) for device in jax.devices()]}), flush=True)
 
 
 def _run_logged(command, environment, log):
@@ -129,6 +67,8 @@ def _run_logged(command, environment, log):
 
 def run_seed(seed):
     """Prepares TREC for `seed` under TensorFlow, trains it under JAX; its summary."""
+    from jax_training import train_spec
+
     from runner import machine
 
     os.makedirs(RUNS, exist_ok=True)
@@ -139,7 +79,8 @@ def run_seed(seed):
     environment.pop("GANET_DATA_DIR", None)  # the packaged TREC, as the main job
     summary = _run_logged([sys.executable, *prepare, "--out", prepared], environment, log)
     spec_path = os.path.join(RUNS, f"jax_trec_seed_{seed}.spec.json")
-    spec = {**run_spec(seed), "prepared": prepared}
+    flags = ["--dataset", "trec", "--seed", str(seed)]
+    spec = {**train_spec(flags, summary["examples"]["train"], summary["dataset"]), "prepared": prepared}
     with open(spec_path, "w") as handle:
         json.dump(spec, handle, indent=1)
     jax_environment = {**environment, "KERAS_BACKEND": "jax", "GANET_BLOCK_TENSORFLOW": "1"}
@@ -161,6 +102,10 @@ def _row(label, run):
         f"| {label} | {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
         f"{run['epochs_trained']} | {run['train_seconds']:.0f} |"
     )
+
+
+def _mean(runs):
+    return sum(run["test_accuracy"] for run in runs) / len(runs)
 
 
 def write_readme(runs, seeds):
@@ -199,7 +144,8 @@ def write_readme(runs, seeds):
         f"**{mean_std([run['test_accuracy'] for run in runs])}**, TF "
         f"**{mean_std([run['test_accuracy'] for run in main_runs])}**; attended density JAX "
         f"{mean_std([run['test_attended_density'] for run in runs])}, TF "
-        f"{mean_std([run['test_attended_density'] for run in main_runs])}.",
+        f"{mean_std([run['test_attended_density'] for run in main_runs])}. Difference of the mean test accuracies "
+        f"(JAX - TF): {100 * (_mean(runs) - _mean(main_runs)):+.2f} points.",
     ]
     with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")

@@ -164,5 +164,7 @@ def write_prepared(config, path, embedding_dtype="float16"):
         "config": {field: getattr(config, field) for field in PREPARATION_FIELDS},
     }
     labels = {split: getattr(splits, f"{split}_labels") for split in SPLITS}
-    save_prepared(path, data.ids, labels, splits.class_names, data.vocabulary, data.embeddings, metadata, embedding_dtype)
+    save_prepared(
+        path, data.ids, labels, splits.class_names, data.vocabulary, data.embeddings, metadata, embedding_dtype
+    )
     return data

@@ -60,6 +60,14 @@ def test_ids_are_stored_ragged_in_the_narrowest_type(tmp_path):
     for split in ids:
         np.testing.assert_array_equal(loaded.ids[split], ids[split])
     assert loaded.vocabulary_size == 300 and loaded.num_classes == 2
+    # Above 65,536 ids: 16 low bits and 8 high bits in two planes.
+    wide = {split: value * 1000 for split, value in ids.items()}
+    vocabulary = ["w"] * (2**17)
+    prepared_dataset.save_prepared(path, wide, labels, ["a", "b"], vocabulary, embeddings, {"dataset": "toy"})
+    with np.load(path) as archive:
+        assert archive["train_ids"].dtype == np.uint16 and archive["train_ids_high"].dtype == np.uint8
+    for split in ids:
+        np.testing.assert_array_equal(load_prepared(path).ids[split], wide[split])
 
 
 READ_UNDER_JAX = """
