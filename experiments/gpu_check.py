@@ -17,7 +17,7 @@ Three parts (`--parts`, default all):
   `(batch, T, width)` inputs: `gated` is `GatedTransformerEncoder` with its
   gate network (a `Dense(1)` of the inputs, `GateSampler`: relaxed gates in
   training, the `top_k` rule at the density at inference), token dropping at
-  inference (bucket sizes rounded up to multiples of 64) and sparse training
+  inference (the kept count rounded up to a multiple of 64) and sparse training
   (each row keeps its round(rho T) tokens of highest gate, forward and
   backward); `dense` is the same post-norm block with fused attention
   (`keras.ops.dot_product_attention`, the cuDNN flash kernel where JAX has
@@ -148,7 +148,7 @@ def run_tests():
     )
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     return {
-        "command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 " + shlex.join([*command[1:], "tests/layers"]),
+        "command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join([*command[1:], "tests/layers"]),
         "returncode": done.returncode,
         "summary": lines[-1] if lines else "",
         "failures": [line for line in lines if line.startswith(("FAILED", "ERROR"))][:20],
@@ -159,7 +159,7 @@ def run_tests():
 def device_names():
     import jax
 
-    return [f"{device.platform}:{getattr(device, 'device_kind', '')}" for device in jax.devices()]
+    return [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()]
 
 
 def write_results(args, results):

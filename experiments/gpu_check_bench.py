@@ -9,7 +9,6 @@ import time
 import numpy as np
 from bench_sparse_attention import encoder_flops
 
-from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import kept_count
 
 SGD_RATE = 1e-4
@@ -17,18 +16,20 @@ SGD_RATE = 1e-4
 TRAIN_FLOPS_FACTOR = 3
 
 
-def buckets_of_64(length):
-    """`COARSE_SPARSE_BUCKETS` with each size rounded up to a multiple of 64
-    (at most `length`), as fractions of `length`: the sizes of the fused
-    kernel's tiles."""
-    sizes = {min(length, 64 * math.ceil(math.ceil(f * length - 1e-9) / 64)) for f in COARSE_SPARSE_BUCKETS}
-    return sorted(size / length for size in sizes)
-
-
 def inference_k(density, length):
-    """The size token dropping runs for rows of `length` real tokens."""
-    needed = kept_count(density, length)
-    return next(round(f * length) for f in buckets_of_64(length) if round(f * length) >= needed)
+    """The size token dropping runs for rows of `length` real tokens: their
+    kept count rounded up to a multiple of 64 (the fused kernels' tiles), at
+    most `length`."""
+    return min(length, 64 * math.ceil(kept_count(density, length) / 64))
+
+
+def bench_buckets(density, length):
+    """The blocks' `sparse_buckets`: the one size `inference_k` (and the whole
+    length, which `normalize_buckets` adds). Every row of the benchmark is
+    full, so inference runs that size and training its kept count
+    (`training_buckets`); a ladder of sizes (`COARSE_SPARSE_BUCKETS`, the
+    models' default) adds branches that compile but do not run."""
+    return [inference_k(density, length) / length]
 
 
 def fused_block_class():
@@ -109,7 +110,7 @@ def build_pair(args, length, density, flash):
             args.intermediate,
             args.heads,
             token_dropping=True,
-            sparse_buckets=buckets_of_64(length),
+            sparse_buckets=bench_buckets(density, length),
             sparse_training=True,
             training_density=density,
         )

@@ -55,8 +55,10 @@ def _training(train):
     lines = [
         f"## Training on `{train['prepared']}` ({train['dataset']}, examples {train['examples']})",
         "",
-        "`train`'s builder arguments and fit settings (`experiments/gpu_check_specs.json`), early stopping on",
-        "validation loss with the best weights restored, `train`'s test evaluation.",
+        "`train`'s builder arguments and fit settings (`experiments/gpu_check_specs.json`: `train "
+        + " ".join(train["runs"][0]["flags"][:-4])
+        + " --model M --seed S`),",
+        "early stopping on validation loss with the best weights restored, `train`'s test evaluation.",
         "",
         "| model | seed | test accuracy | attended density | epochs | median epoch seconds | train seconds |",
         "|---|---|---|---|---|---|---|",

@@ -110,6 +110,8 @@ def _mean(runs):
 
 def write_readme(runs, seeds):
     """`results/backends/README.md`: the JAX seeds beside the main job's files."""
+    from main_job import rule_text
+
     from runner import _read_json
     from runner import mean_std
 
@@ -134,7 +136,7 @@ def write_readme(runs, seeds):
         "batches by length buckets through `tf.data`; gate noise and dropout come from another generator.",
         f"Machine: {runs[0]['machine']} (JAX devices: {', '.join(runs[0]['devices'])}); seconds are",
         "wall-clock under whatever load the machine had (the TF seeds ran on another day).",
-        f"Test gates: {runs[0]['test_gates']}.",
+        f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main_runs[0].get('test_gates'))}.",
         "",
         "| backend | seed | test accuracy | attended density | epochs | train seconds |",
         "|---|---|---|---|---|---|",
