@@ -135,7 +135,7 @@ def write_readme(runs, seeds):
         f"to {runs[0].get('sequence_length', 'the sequence length')} tokens, shuffled by Keras, where `train`",
         "batches by length buckets through `tf.data`; gate noise and dropout come from another generator.",
         f"Machine: {runs[0]['machine']} (JAX devices: {', '.join(runs[0]['devices'])}); seconds are",
-        "wall-clock under whatever load the machine had (the TF seeds ran on another day).",
+        "wall-clock under whatever load the machine had (the TF seeds ran at another time).",
         f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main_runs[0].get('test_gates'))}.",
         "",
         "| backend | seed | test accuracy | attended density | epochs | train seconds |",
