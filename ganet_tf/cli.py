@@ -34,8 +34,9 @@ def _add_train_arguments(parser):
     _add_device_arguments(fit, defaults)
 
 
-def _add_data_arguments(data, defaults):
-    """The `data` group of `train`: dataset or user files, and their shaping."""
+def _add_data_arguments(data, defaults, buckets=True):
+    """The `data` group of `train` (and of `prepare`, without `--buckets`):
+    dataset or user files, and their shaping."""
     from ganet_tf.data import DATASETS
     from ganet_tf.data.datasets import FORMATS
 
@@ -55,7 +56,8 @@ def _add_data_arguments(data, defaults):
     )
     add_flag(data, "--length-percentile", defaults, float)
     data.add_argument("--limit", type=int, help=LIMIT_HELP)
-    add_flag(data, "--buckets", defaults, int, help=BUCKETS_HELP)
+    if buckets:
+        add_flag(data, "--buckets", defaults, int, help=BUCKETS_HELP)
 
 
 def _add_model_arguments(model, defaults):
@@ -200,6 +202,47 @@ def _train(args):
     result = train_and_evaluate(_config_from(args))
     result.pop("report")
     return result
+
+
+# --- prepare: the token ids, vocabulary and embeddings of train, in one .npz --
+
+
+def _add_prepare_arguments(parser):
+    from ganet_tf.data.prepared_dataset import EMBEDDING_DTYPES
+    from ganet_tf.training import TrainConfig
+
+    defaults = TrainConfig()
+    _add_data_arguments(parser.add_argument_group("data"), defaults, buckets=False)
+    add_glove_arguments(parser, defaults)
+    add_flag(parser, "--seed", defaults, int, help="the validation split's and unknown words' embeddings' seed")
+    parser.add_argument("--out", required=True, help="the .npz file to write (replaces a prepared file there)")
+    dtype_help = "embedding matrix precision (float16: half the size, about 3 significant digits)"
+    parser.add_argument("--embedding-dtype", default="float16", choices=EMBEDDING_DTYPES, help=dtype_help)
+
+
+def _prepare(args):
+    from ganet_tf.data.prepared_dataset import is_prepared_file
+    from ganet_tf.training.prepare import write_prepared
+
+    if not args.out.endswith(".npz"):
+        raise GANetInputError(f"--out {args.out} must name a .npz file, e.g. {args.out}.npz.")
+    if os.path.isdir(args.out) or (os.path.exists(args.out) and not is_prepared_file(args.out)):
+        raise GANetInputError(f"--out {args.out} exists and is not a prepared dataset: give a new file.")
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):
+        raise GANetInputError(f"--out {args.out}: no folder {folder}; create it first.")
+    config = _config_from(argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "out"}))
+    config.validate()
+    data = write_prepared(config, args.out, args.embedding_dtype)
+    return {
+        "out": args.out,
+        "bytes": os.path.getsize(args.out),
+        "dataset": data.splits.name,
+        "sequence_length": data.sequence_length,
+        "vocabulary_size": len(data.vocabulary) + 2,
+        "embedding_dtype": args.embedding_dtype,
+        "examples": {split: int(len(ids)) for split, ids in data.ids.items()},
+    }
 
 
 # --- export: a trained run -> saved_models/NAME/VERSION/ for TF Serving ------
@@ -439,6 +482,10 @@ def _seq2seq(args):
 # `main` stops each in one line.
 COMMANDS = {
     "train": ("train and evaluate a model; the last stdout line is a JSON summary", "tf.data, TextVectorization"),
+    "prepare": (
+        "write a dataset's token ids, vocabulary and embeddings to one .npz that every backend reads with NumPy",
+        "tf.data, TextVectorization",
+    ),
     "explain": ("per-token gates and attention of trained models, as HTML and PNG", "TextVectorization on strings"),
     "export": ("export a trained run as a TF Serving SavedModel; prints a JSON summary", "SavedModel"),
     "seq2seq": (
@@ -472,6 +519,9 @@ def build_parser(tensorflow=True):
     train = commands.add_parser("train", help=COMMANDS["train"][0])
     _add_train_arguments(train)
     train.set_defaults(run=_train)
+    prepare = commands.add_parser("prepare", help=COMMANDS["prepare"][0])
+    _add_prepare_arguments(prepare)
+    prepare.set_defaults(run=_prepare)
     explain = commands.add_parser("explain", help=COMMANDS["explain"][0])
     _add_explain_arguments(explain)
     explain.set_defaults(run=_explain)

@@ -123,3 +123,48 @@ def prepare(config):
     embeddings, coverage = embedding_matrix(vocabulary, glove, config.seed)
     ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in SPLITS}
     return Prepared(splits=splits, vectorizer=vectorizer, embeddings=embeddings, glove_coverage=coverage, ids=ids)
+
+
+# The `TrainConfig` fields that decide what `prepare` makes (recorded in a
+# prepared file; the rest of a config trains).
+PREPARATION_FIELDS = (
+    "dataset",
+    "data_dir",
+    "train_file",
+    "test_file",
+    "format",
+    "encoding",
+    "text_column",
+    "label_column",
+    "validation_fraction",
+    "seed",
+    "limit",
+    "glove",
+    "glove_vocabulary",
+    "sequence_length",
+    "length_percentile",
+)
+
+
+def write_prepared(config, path, embedding_dtype="float16"):
+    """Runs `prepare(config)` and writes its result to the `.npz` file `path`
+    (`ganet_tf.data.prepared_dataset`), which every Keras backend reads
+    with NumPy alone (`load_prepared`).
+
+    Returns:
+        The `Prepared`.
+    """
+    from ganet_tf.data.prepared_dataset import save_prepared
+
+    data = prepare(config)
+    splits = data.splits
+    metadata = {
+        "dataset": splits.name,
+        "glove_coverage": round(float(data.glove_coverage), 4),
+        "config": {field: getattr(config, field) for field in PREPARATION_FIELDS},
+    }
+    labels = {split: getattr(splits, f"{split}_labels") for split in SPLITS}
+    save_prepared(
+        path, data.ids, labels, splits.class_names, data.vocabulary, data.embeddings, metadata, embedding_dtype
+    )
+    return data

@@ -107,6 +107,17 @@ COMMANDS = {
         ),
         trains=True,
     ),
+    "prepare": Command(
+        argv=lambda data: ["prepare", *data.train_files, "--glove-vocabulary", "0"],
+        outputs={"--out": "prepared.npz"},
+        numbers=(
+            ("--seed", "-1", "an integer in [0, "),
+            ("--limit", "0", "a positive integer"),
+            ("--length-percentile", "0", "in (0, 100]"),
+            ("--sequence-length", "0", "a positive integer"),
+        ),
+        writes_files=True,
+    ),
     "seq2seq": Command(
         argv=lambda data: ["seq2seq", *SEQ2SEQ_TINY],
         outputs={"--out": "out", "--export": "export", "--backup-dir": "backup"},

@@ -1,0 +1,112 @@
+"""Train a model of `ganet_tf.models` on a prepared dataset on any Keras
+backend, as `python -m ganet_tf train` trains it.
+
+Two halves, for `experiments/jax_trec.py` and `experiments/gpu_check.py`:
+
+- `train_spec(flags, ...)`, on the TensorFlow side: the builder arguments and
+  fit settings `train FLAGS` uses, read from `ganet_tf.training.train`
+  (`TrainConfig`, `model_arguments`), as JSON, so nothing is copied by hand.
+- `fit_and_evaluate(spec, data)`, on any backend, TensorFlow absent: builds
+  the model with `build_model`, compiles it as `compile_model` does (Adam,
+  cross-entropy, accuracy), fits it with `model.fit` on the dense arrays of
+  `ganet_tf.data.prepared_dataset.load_prepared` with `train`'s callbacks
+  (`NonFiniteGuard`, `BestEpochStopping`: early stopping on the monitored
+  validation score with the best epoch's weights restored, `EpochTimer`),
+  and evaluates the test split with `train`'s `evaluate_model` (accuracy,
+  the gates' density read in NumPy from the model's test gates).
+"""
+
+import time
+import types
+
+
+def train_spec(flags, train_examples, dataset):
+    """The JSON-ready spec of `python -m ganet_tf train FLAGS`: `model`,
+    `seed`, `builder` (the builder's keyword arguments, embeddings left
+    out) and `fit` (`lr`, `batch_size`, `epochs`, `patience`, `monitor`,
+    `mode`, `validation_batch_size`). Needs TensorFlow (imports
+    `ganet_tf.training.train`).
+
+    Args:
+        flags: the `train` flags, e.g. `["--dataset", "trec", "--seed", "0"]`.
+        train_examples: the training split's size (annealing steps).
+        dataset: the dataset's name (the local model's window).
+    """
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training.train import MONITORS
+    from ganet_tf.training.train import model_arguments
+    from runner import train_config
+
+    config = TrainConfig(**train_config(flags))
+    config.validate()
+    splits = types.SimpleNamespace(train_texts=range(train_examples), name=dataset)
+    builder = model_arguments(config, splits, embeddings=None)
+    builder.pop("embeddings")
+    fit = {name: getattr(config, name) for name in ("lr", "batch_size", "epochs", "patience", "monitor")}
+    # `train`'s validation batches (`ganet_tf.training.distribution.training_datasets`).
+    fit.update(mode=MONITORS[config.monitor], validation_batch_size=128)
+    return {"flags": list(flags), "model": config.model, "seed": config.seed, "builder": builder, "fit": fit}
+
+
+def fit_and_evaluate(spec, data, epochs=None, verbose=2):
+    """Trains `spec` (`train_spec`) on the `PreparedArrays` `data`; a JSON-ready summary.
+
+    Args:
+        spec: a `train_spec` dict.
+        data: a `ganet_tf.data.prepared_dataset.PreparedArrays`.
+        epochs: optional cap replacing `spec["fit"]["epochs"]` (smoke runs).
+        verbose: `model.fit`'s verbosity.
+
+    Returns:
+        `test_accuracy`, `test_density`, `test_attended_density`,
+        `test_all_closed_rate`, `test_gates`, `epochs_trained`,
+        `best_epoch`, `train_seconds`, `epoch_seconds`, `keras_backend`,
+        `sequence_length`, `train_examples`.
+    """
+    import keras
+
+    from ganet_tf.models import build_model
+    from ganet_tf.models.gate_layers import gate_rule
+    from ganet_tf.training.best_epoch_stopping import BestEpochStopping
+    from ganet_tf.training.best_epoch_stopping import best_epoch
+    from ganet_tf.training.epoch_timer import EpochTimer
+    from ganet_tf.training.evaluate import evaluate_model
+    from ganet_tf.training.non_finite_guard import NonFiniteGuard
+
+    fit = spec["fit"]
+    keras.utils.set_random_seed(spec["seed"])
+    embeddings = data.embeddings.astype("float32")
+    model = build_model(spec["model"], data.num_classes, embeddings=embeddings, **spec["builder"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(fit["lr"]),
+        loss=keras.losses.SparseCategoricalCrossentropy(),
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+    )
+    timer = EpochTimer()
+    started = time.perf_counter()
+    history = model.fit(
+        data.ids["train"],
+        data.labels["train"],
+        batch_size=fit["batch_size"],
+        epochs=epochs or fit["epochs"],
+        validation_data=(data.ids["validation"], data.labels["validation"]),
+        validation_batch_size=fit["validation_batch_size"],
+        callbacks=[NonFiniteGuard(), BestEpochStopping(fit["monitor"], fit["mode"], fit["patience"]), timer],
+        verbose=verbose,
+    ).history
+    train_seconds = time.perf_counter() - started
+    test = evaluate_model(model, data.ids["test"], data.labels["test"], data.class_names)
+    return {
+        "test_accuracy": test["accuracy"],
+        "test_density": test["density"],
+        "test_attended_density": test["attended_density"],
+        "test_all_closed_rate": test["all_closed_rate"],
+        "test_gates": gate_rule(model),
+        "epochs_trained": len(history["val_loss"]),
+        "best_epoch": best_epoch(history[fit["monitor"]], fit["mode"]) + 1,
+        "train_seconds": round(train_seconds, 2),
+        "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
+        "keras_backend": keras.backend.backend(),
+        "sequence_length": data.sequence_length,
+        "train_examples": len(data.labels["train"]),
+    }
