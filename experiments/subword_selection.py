@@ -26,6 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
+from runner import RunBusy
 from runner import _exclusive
 from runner import _read_json
 from runner import _write_json
@@ -149,7 +150,11 @@ def main():
         for tokenizer, size in CANDIDATES:
             if args.only and name_of(tokenizer, size) not in args.only:
                 continue
-            run_one(tokenizer, size, args, runs_dir)
+            try:
+                run_one(tokenizer, size, args, runs_dir)
+            except RunBusy:
+                print(f"    {name_of(tokenizer, size)}: another process is training it, skipped", flush=True)
+                continue
             score_validation(args, runs_dir)
             write_table(args.results)
     write_table(args.results)
