@@ -216,6 +216,22 @@ def run_command(command, shown, log=None, cwd=REPO, unset=()):
     return json.loads(last)
 
 
+def run_seq2seq(command, name, out, args, path):
+    """Runs the `python -m ganet_tf seq2seq` command line `command` (its
+    `--out` is `out`), with the smoke flags `args.limit` and `args.hidden`
+    where given; writes its JSON summary, with the command shown, `name`
+    and the machine, to `path` and returns it."""
+    if args.limit:
+        command = [*command, "--limit", str(args.limit)]
+    if args.hidden:
+        command = [*command, "--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
+    shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
+    result = run_command(command, shown, out + ".log")
+    result.update(command=shown, name=name, machine=machine())
+    _write_json(path, result)
+    return result
+
+
 class RunBusy(SystemExit):
     """Another process holds the run's lock (it is training that run)."""
 

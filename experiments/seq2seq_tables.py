@@ -37,7 +37,6 @@ Smoke run (minutes, not a result): `--limit 64 --epochs 1 --hidden 16
 
 import argparse
 import os
-import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,9 +45,8 @@ from runner import _exclusive
 from runner import _read_json
 from runner import _write_json
 from runner import load_runs
-from runner import machine
 from runner import mean_std
-from runner import run_command
+from runner import run_seq2seq
 
 # The report's figures: (task, row) -> (k, L, loss, perplexity, BLEU).
 REPORT = {
@@ -267,14 +265,7 @@ def run_one(name, table, row, seed, flags, args, runs_dir):
         ]
         if task == "multi30k":
             command += ["--data-dir", args.data_dir]
-        if args.limit:
-            command += ["--limit", str(args.limit)]
-        if args.hidden:
-            command += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
-        shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
-        result = run_command(command, shown, out + ".log")
-        result.update(command=shown, name=name, machine=machine())
-        _write_json(path, result)
+        result = run_seq2seq(command, name, out, args, path)
         print(
             f"    perplexity {result['test_perplexity']:.3f} BLEU {result['test_bleu']} "
             f"exact match {result['test_exact_match']}",

@@ -21,7 +21,6 @@ lock per run keeps two from training the same one.
 
 import argparse
 import os
-import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,8 +30,7 @@ from runner import _exclusive
 from runner import _read_json
 from runner import _write_json
 from runner import load_runs
-from runner import machine
-from runner import run_command
+from runner import run_seq2seq
 
 # (tokenizer, joint ids), in the order that breaks ties.
 CANDIDATES = (("unigram", 8000), ("bpe", 8000), ("unigram", 16000), ("bpe", 16000))
@@ -63,15 +61,7 @@ def run_one(tokenizer, size, args, runs_dir):
             *("--out", out, "--backup-dir", out + ".backup", "--verbose", "2"),
             *("--data-dir", args.data_dir),
         ]
-        if args.limit:
-            command += ["--limit", str(args.limit)]
-        if args.hidden:
-            command += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
-        shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
-        result = run_command(command, shown, out + ".log")
-        result.update(command=shown, name=name, machine=machine())
-        _write_json(path, result)
-        return result
+        return run_seq2seq(command, name, out, args, path)
 
 
 def score_validation(args, runs_dir):

@@ -147,6 +147,11 @@ def save_prepared(path, ids, labels, class_names, vocabulary, embeddings, metada
     try:
         with os.fdopen(handle, "wb") as file:
             np.savez_compressed(file, **arrays)
+        # mkstemp makes the file private (0600); a written file gets the
+        # permissions the user's umask gives any new file.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o666 & ~umask)
         os.replace(staging, path)
     finally:
         if os.path.exists(staging):
