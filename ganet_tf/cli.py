@@ -429,7 +429,7 @@ def _add_tokenizer_arguments(parser, defaults):
 
     tokenizer_help = (
         "how sentences become ids: SentencePiece subwords with byte fallback (unigram or bpe; nothing is "
-        "unknown) or words (word; rare words become [UNK]); default: unigram on multi30k, word on copy and reverse"
+        "unknown) or words (word; rare words become [UNK]); default: bpe on multi30k, word on copy and reverse"
     )
     add_flag(parser, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
     size_help = "ids of the joint subword vocabulary of both sides, learned on the training split (default 8000)"

@@ -181,8 +181,10 @@ ATTENTION_FLAGS = {
 TASK_FLAGS = dict.fromkeys(("min_length", "max_length"), ("copy", "reverse"))
 
 # Multi30k's tokenizer and subword vocabulary size when `--tokenizer` and
-# `--vocabulary-size` are not given (docs/seq2seq.md).
-SUBWORD_DEFAULT = ("unigram", 8000)
+# `--vocabulary-size` are not given: the candidate with the highest seed-0
+# validation BLEU so far (experiments/subword_selection.py; provisional
+# until every candidate has run, docs/seq2seq.md).
+SUBWORD_DEFAULT = ("bpe", 8000)
 # The flags only some tokenizers read -> those tokenizers (`--tokenizer`).
 TOKENIZER_FLAGS = {"vocabulary_size": SUBWORD_TOKENIZERS, "min_count": (WORD,)}
 # What a backup written before a flag existed ran with.

@@ -36,11 +36,11 @@ def test_a_multi30k_run_saves_one_joint_subword_model_and_writes_no_unknown_toke
     run, _ = subword_run
     with open(os.path.join(run, "vocabularies.json"), encoding="utf-8") as handle:
         saved = json.load(handle)
-    assert saved["tokenizer"] == "unigram" and isinstance(saved["model"], str)
+    assert saved["tokenizer"] == "bpe" and isinstance(saved["model"], str)
     assert saved["source"] == saved["target"] and len(saved["source"]) + 2 <= 500
     with open(os.path.join(run, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)
-    assert metrics["tokenizer"] == metrics["config"]["tokenizer"] == "unigram"
+    assert metrics["tokenizer"] == metrics["config"]["tokenizer"] == "bpe"
     assert metrics["source_vocabulary"] == metrics["target_vocabulary"] == len(saved["source"]) + 2
     with open(os.path.join(run, "examples.json"), encoding="utf-8") as handle:
         hypotheses = [example["hypothesis"] for example in json.load(handle)]
@@ -116,5 +116,5 @@ def test_an_older_word_level_run_still_loads_scores_and_translates(tmp_path, dat
     # Starting a subword run from it is refused in one line that names the difference.
     out = tmp_path / "next"
     assert main(["seq2seq", "--task", "multi30k", "--data-dir", data_dir, *TINY, "--init-from", str(run)]) == 2
-    assert "--tokenizer word there, unigram here" in error_text_line(capsys.readouterr().err)
+    assert "--tokenizer word there, bpe here" in error_text_line(capsys.readouterr().err)
     assert not out.exists()
