@@ -803,15 +803,16 @@ def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
     decoded, seconds = decode_all(model, test_ids[0], config.batch_size, config.beam_size, verbose=config.verbose)
     hypotheses = [ids_to_tokens(row, target_vocabulary.pieces) for row in decoded]
     references = [ids_to_tokens(row[1:], target_vocabulary.pieces) for row in test_ids[1]]
+    texts = target_vocabulary.decode(decoded)
     scores = {"decode_seconds_per_sentence": seconds, "beam_size": config.beam_size}
     if config.task == "multi30k":
-        scores["test_bleu"] = corpus_bleu(target_vocabulary.decode(decoded), test_pairs[1])
+        scores["test_bleu"] = corpus_bleu(texts, test_pairs[1])
         scores["test_exact_match"] = scores["test_symbol_error_rate"] = None
     else:
         scores["test_bleu"] = None
         scores["test_exact_match"] = exact_match(hypotheses, references)
         scores["test_symbol_error_rate"] = symbol_error_rate(hypotheses, references)
-    return scores, target_vocabulary.decode(decoded)
+    return scores, texts
 
 
 def _write_run(config, model, vocabularies, result, test_pairs, hypotheses):

@@ -13,15 +13,18 @@ pieces. Tokenising and detokenising run in TensorFlow through keras-hub's
 import base64
 import io
 
-import numpy as np
-
 from ganet_tf.errors import GANetInputError
+from ganet_tf.seq2seq.vocabulary import END_ID
+from ganet_tf.seq2seq.vocabulary import PAD_ID
+from ganet_tf.seq2seq.vocabulary import START_ID
 from ganet_tf.seq2seq.vocabulary import _Pieces
+from ganet_tf.seq2seq.vocabulary import id_rows
+from ganet_tf.seq2seq.vocabulary import kept_ids
+from ganet_tf.seq2seq.vocabulary import kept_row
 
 SUBWORD_TOKENIZERS = ("unigram", "bpe")
 # SentencePiece's special pieces at the ids the word-level vocabularies use.
-SPECIAL_IDS = {"pad_id": 0, "unk_id": 1, "bos_id": 2, "eos_id": 3}
-PAD_ID, START_ID, END_ID = 0, 2, 3
+SPECIAL_IDS = {"pad_id": PAD_ID, "unk_id": 1, "bos_id": START_ID, "eos_id": END_ID}
 
 
 def _subword_stack():
@@ -125,20 +128,13 @@ class SubwordVocabulary(_Pieces):
         import tensorflow as tf
 
         # Eager keras-hub tokenizers give Python lists.
-        rows = _as_list(self.tokenizer(tf.constant(list(texts), tf.string)))
-        if target:
-            return [np.asarray([START_ID, *row, END_ID], "int32") for row in rows]
-        return [np.asarray(row, "int32") for row in rows]
+        return id_rows(_as_list(self.tokenizer(tf.constant(list(texts), tf.string))), target)
 
     def decode(self, rows):
         """Text of decoded id rows, each up to its end token."""
         import tensorflow as tf
 
-        kept = []
-        for row in rows:
-            row = np.asarray(row).tolist()
-            row = row[: row.index(END_ID)] if END_ID in row else row
-            kept.append([index for index in row if index not in (PAD_ID, START_ID)])
+        kept = [kept_row(row) for row in rows]
         if not kept:
             return []
         texts = _as_list(self.tokenizer.detokenize(tf.ragged.constant(kept, dtype=tf.int32)))
@@ -150,8 +146,6 @@ class SubwordVocabulary(_Pieces):
 
     def detokenize_graph(self, ids):
         """Text of a dense id batch (ids after the first end token dropped), in TensorFlow ops."""
-        from ganet_tf.seq2seq.word_vocabulary import kept_ids
-
         return self.tokenizer.detokenize(kept_ids(ids))
 
     def to_json(self):

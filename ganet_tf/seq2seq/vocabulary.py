@@ -60,11 +60,14 @@ def build_vocabulary(texts, min_count=1, max_tokens=None, target=False):
 
 def encode(vectorizer, texts, target=False):
     """A list of int32 id arrays; targets get the start and end ids."""
-    ids = vectorizer(tf.constant(list(texts)))
-    rows = [np.asarray(row, "int32") for row in ids.to_list()]
+    return id_rows(vectorizer(tf.constant(list(texts))).to_list(), target)
+
+
+def id_rows(rows, target=False):
+    """Lists of ids as int32 arrays, a target's between the start and end ids."""
     if target:
-        rows = [np.concatenate([[START_ID], row, [END_ID]]).astype("int32") for row in rows]
-    return rows
+        return [np.asarray([START_ID, *row, END_ID], "int32") for row in rows]
+    return [np.asarray(row, "int32") for row in rows]
 
 
 def make_dataset(source_ids, target_ids, batch_size, shuffle=False, seed=None, buckets=0):
@@ -103,25 +106,41 @@ def _pair_length(inputs, target_out):
     return tf.maximum(tf.shape(inputs["source"])[0], tf.shape(target_out)[0])
 
 
-def ids_to_tokens(ids, vocabulary):
-    """Tokens of one decoded row, up to its end token, padding dropped."""
-    tokens = []
+def kept_row(ids):
+    """The ids of one decoded row up to its end token, padding and start dropped."""
+    kept = []
     for index in np.asarray(ids).tolist():
         if index == END_ID:
             break
-        if index in (PAD_ID, START_ID):
-            continue
-        tokens.append(vocabulary[index])
-    return tokens
+        if index not in (PAD_ID, START_ID):
+            kept.append(index)
+    return kept
+
+
+def kept_ids(ids):
+    """A dense id batch with every id from the first end token on, and the
+    start tokens, set to padding (0), in TensorFlow ops (`kept_row`)."""
+    ended = tf.cumsum(tf.cast(tf.equal(ids, END_ID), tf.int32), axis=1) > 0
+    kept = tf.logical_not(ended) & tf.not_equal(ids, START_ID)
+    return tf.where(kept, ids, tf.zeros_like(ids))
+
+
+def ids_to_tokens(ids, vocabulary):
+    """Tokens of one decoded row, up to its end token, padding dropped."""
+    return [vocabulary[index] for index in kept_row(ids)]
+
+
+# How word tokens join into text (in Python, `detokenize`, and in
+# TensorFlow, the word translator's graph): no space before closing
+# punctuation or after opening brackets; quotes pairs are kept as produced.
+DETOKENIZE_RULES = ((r" ([.,!?;:%)\]}])", r"\1"), (r"([(\[{$]) ", r"\1"), (r" ' ", "'"))
 
 
 def detokenize(tokens):
-    """Joins tokens into text: no space before closing punctuation or
-    after opening brackets and quotes pairs are kept as produced."""
+    """Joins tokens into text by `DETOKENIZE_RULES`."""
     text = " ".join(tokens)
-    text = re.sub(r" ([.,!?;:%)\]}])", r"\1", text)
-    text = re.sub(r"([(\[{$]) ", r"\1", text)
-    text = re.sub(r" ' ", "'", text)
+    for pattern, replacement in DETOKENIZE_RULES:
+        text = re.sub(pattern, replacement, text)
     return text
 
 

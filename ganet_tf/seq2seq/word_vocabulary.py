@@ -2,12 +2,12 @@
 
 import tensorflow as tf
 
-from ganet_tf.seq2seq.vocabulary import END_ID
-from ganet_tf.seq2seq.vocabulary import START_ID
+from ganet_tf.seq2seq.vocabulary import DETOKENIZE_RULES
 from ganet_tf.seq2seq.vocabulary import _Pieces
 from ganet_tf.seq2seq.vocabulary import detokenize
 from ganet_tf.seq2seq.vocabulary import encode
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
+from ganet_tf.seq2seq.vocabulary import kept_ids
 from ganet_tf.seq2seq.vocabulary import vectorizer_from_vocabulary
 
 UNKNOWN = "[UNK]"
@@ -48,20 +48,9 @@ class WordVocabulary(_Pieces):
 
     def detokenize_graph(self, ids):
         """Text of a dense id batch (ids after the first end token dropped), in TensorFlow ops."""
-        tokens = tf.ragged.boolean_mask(tf.gather(tf.constant(self.pieces), ids), _kept(ids))
+        ids = kept_ids(ids)
+        tokens = tf.ragged.boolean_mask(tf.gather(tf.constant(self.pieces), ids), tf.not_equal(ids, 0))
         text = tf.strings.reduce_join(tokens, axis=1, separator=" ")
-        text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}])", r"\1")
-        text = tf.strings.regex_replace(text, r"([(\[{$]) ", r"\1")
-        return tf.strings.regex_replace(text, r" ' ", "'")
-
-
-def _kept(ids):
-    """The ids before the first end token, padding and start tokens dropped."""
-    ended = tf.cumsum(tf.cast(tf.equal(ids, END_ID), tf.int32), axis=1) > 0
-    return tf.logical_not(ended) & tf.not_equal(ids, 0) & tf.not_equal(ids, START_ID)
-
-
-def kept_ids(ids):
-    """`ids` with every id from the first end token on, and the start
-    tokens, set to padding (0), in TensorFlow ops."""
-    return tf.where(_kept(ids), ids, tf.zeros_like(ids))
+        for pattern, replacement in DETOKENIZE_RULES:
+            text = tf.strings.regex_replace(text, pattern, replacement)
+        return text
