@@ -216,20 +216,36 @@ def run_command(command, shown, log=None, cwd=REPO, unset=()):
     return json.loads(last)
 
 
-def run_seq2seq(command, name, out, args, path):
-    """Runs the `python -m ganet_tf seq2seq` command line `command` (its
-    `--out` is `out`), with the smoke flags `args.limit` and `args.hidden`
-    where given; writes its JSON summary, with the command shown, `name`
-    and the machine, to `path` and returns it."""
-    if args.limit:
-        command = [*command, "--limit", str(args.limit)]
-    if args.hidden:
-        command = [*command, "--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
-    shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
-    result = run_command(command, shown, out + ".log")
-    result.update(command=shown, name=name, machine=machine())
-    _write_json(path, result)
-    return result
+def run_seq2seq(name, flags, path, args, data_dir=None):
+    """Runs `python -m ganet_tf seq2seq FLAGS` unless its summary `path`
+    exists, as `run_train` does for `train` (read without a lock; trained
+    under `PATH.lock`, checked again once held); returns the summary.
+
+    The model goes to `args.runs_root/NAME`, the resumable backup beside it
+    (`NAME.backup`), the output to `NAME.log`; `data_dir` is passed as
+    `--data-dir`, and the smoke flags `args.limit` and `args.hidden` where
+    given. The summary, with the command shown, `name` and the machine, is
+    written atomically to `path`.
+    """
+    if os.path.exists(path):
+        return _read_json(path)
+    with _exclusive(path):
+        if os.path.exists(path):
+            return _read_json(path)
+        out = os.path.join(args.runs_root, name)
+        command = [sys.executable, "-m", "ganet_tf", "seq2seq", *flags]
+        command += ["--out", out, "--backup-dir", out + ".backup", "--verbose", "2"]
+        if data_dir:
+            command += ["--data-dir", data_dir]
+        if args.limit:
+            command += ["--limit", str(args.limit)]
+        if args.hidden:
+            command += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
+        shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
+        result = run_command(command, shown, out + ".log")
+        result.update(command=shown, name=name, machine=machine())
+        _write_json(path, result)
+        return result
 
 
 class RunBusy(SystemExit):

@@ -41,7 +41,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
-from runner import _exclusive
 from runner import _read_json
 from runner import _write_json
 from runner import load_runs
@@ -238,40 +237,18 @@ def run_one(name, table, row, seed, flags, args, runs_dir):
             return None
         flags = [*flags, "--init-from", os.path.join(args.runs_root, start)]
         epochs = max(1, epochs // 2)
-    with _exclusive(path):
-        if os.path.exists(path):
-            return _read_json(path)
-        out = os.path.join(args.runs_root, name)
-        command = [
-            sys.executable,
-            "-m",
-            "ganet_tf",
-            "seq2seq",
-            "--task",
-            task,
-            "--attention",
-            ATTENTION.get(row, row),
-            "--seed",
-            str(seed),
-            "--epochs",
-            str(epochs),
-            *flags,
-            "--out",
-            out,
-            "--backup-dir",
-            out + ".backup",
-            "--verbose",
-            "2",
-        ]
-        if task == "multi30k":
-            command += ["--data-dir", args.data_dir]
-        result = run_seq2seq(command, name, out, args, path)
-        print(
-            f"    perplexity {result['test_perplexity']:.3f} BLEU {result['test_bleu']} "
-            f"exact match {result['test_exact_match']}",
-            flush=True,
-        )
-        return result
+    flags = [
+        *("--task", task, "--attention", ATTENTION.get(row, row)),
+        *("--seed", str(seed), "--epochs", str(epochs)),
+        *flags,
+    ]
+    result = run_seq2seq(name, flags, path, args, args.data_dir if task == "multi30k" else None)
+    print(
+        f"    perplexity {result['test_perplexity']:.3f} BLEU {result['test_bleu']} "
+        f"exact match {result['test_exact_match']}",
+        flush=True,
+    )
+    return result
 
 
 RERUNS = "reruns"  # RESULTS/reruns/NAME.json: finished runs trained again (`--rerun`)

@@ -26,7 +26,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
 from runner import RunBusy
-from runner import _exclusive
 from runner import _read_json
 from runner import _write_json
 from runner import load_runs
@@ -45,23 +44,8 @@ def name_of(tokenizer, size):
 def run_one(tokenizer, size, args, runs_dir):
     """Trains one candidate unless its summary exists; returns the summary."""
     name = name_of(tokenizer, size)
-    path = os.path.join(runs_dir, f"{name}.json")
-    if os.path.exists(path):
-        return _read_json(path)
-    with _exclusive(path):
-        if os.path.exists(path):
-            return _read_json(path)
-        out = os.path.join(args.runs_root, name)
-        command = [
-            sys.executable,
-            *("-m", "ganet_tf", "seq2seq"),
-            *FLAGS,
-            *("--tokenizer", tokenizer, "--vocabulary-size", str(size)),
-            *("--epochs", str(args.epochs)),
-            *("--out", out, "--backup-dir", out + ".backup", "--verbose", "2"),
-            *("--data-dir", args.data_dir),
-        ]
-        return run_seq2seq(command, name, out, args, path)
+    flags = [*FLAGS, "--tokenizer", tokenizer, "--vocabulary-size", str(size), "--epochs", str(args.epochs)]
+    return run_seq2seq(name, flags, os.path.join(runs_dir, f"{name}.json"), args, args.data_dir)
 
 
 def score_validation(args, runs_dir):
