@@ -16,7 +16,8 @@ class TensorFlowBlocker(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.partition(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"{fullname} is blocked (GANET_BLOCK_TENSORFLOW is set)", name=fullname)
+            # As on a machine where the package is not installed.
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         return None
 
 

@@ -19,18 +19,8 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.errors import TensorFlowRequiredError
 from tests.conftest import REPO
 
-BLOCKED = ("tensorflow", "tf_keras", "tensorflow_probability", "tensorflow_text", "keras_hub")
-BLOCKER = f"""
-import sys
-
-class _NotInstalled:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {BLOCKED!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-sys.meta_path.insert(0, _NotInstalled())
-"""
+# Run first in each subprocess (`PYTHONPATH` holds the repository).
+BLOCKER = "import sys\nfrom tests import tensorflow_blocker\ntensorflow_blocker.install()\n"
 # `python -m ganet_tf ARGS` behind the blocker.
 CLI = BLOCKER + "import runpy\nrunpy.run_module('ganet_tf', run_name='__main__', alter_sys=True)\n"
 

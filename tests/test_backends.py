@@ -24,20 +24,22 @@ np.savez(sys.argv[3], *[np.asarray(x) for x in keras.tree.flatten(outputs)])
 """
 
 
-def _jax_environment(block_tensorflow):
-    environment = dict(os.environ, KERAS_BACKEND="jax")
+def _run(arguments, timeout):
+    """`python ARGUMENTS` under JAX with TensorFlow unimportable: the blocker
+    runs first in a `-c` script, and `tests/conftest.py` installs it in a
+    pytest run (`GANET_BLOCK_TENSORFLOW`)."""
+    environment = dict(os.environ, KERAS_BACKEND="jax", GANET_BLOCK_TENSORFLOW="1")
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
-    environment.pop("GANET_BLOCK_TENSORFLOW", None)
-    if block_tensorflow:
-        environment["GANET_BLOCK_TENSORFLOW"] = "1"
-    return environment
-
-
-def _run(arguments, block_tensorflow, timeout):
+    if arguments[0] == "-c":
+        arguments = [
+            "-c",
+            "from tests import tensorflow_blocker\ntensorflow_blocker.install()\n" + arguments[1],
+            *arguments[2:],
+        ]
     return subprocess.run(
         [sys.executable, *arguments],
         cwd=REPO,
-        env=_jax_environment(block_tensorflow),
+        env=environment,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -45,8 +47,6 @@ def _run(arguments, block_tensorflow, timeout):
 
 
 FIT_BUILDERS = """
-from tests import tensorflow_blocker
-tensorflow_blocker.install()
 import numpy as np
 import keras
 import ganet_tf
@@ -73,14 +73,13 @@ print("fitted")
 
 
 def test_the_model_builders_fit_under_jax_without_tensorflow():
-    result = _run(["-c", FIT_BUILDERS], True, timeout=600)
+    result = _run(["-c", FIT_BUILDERS], timeout=600)
     assert result.returncode == 0 and "fitted" in result.stdout, (result.stdout + result.stderr)[-4000:]
 
 
 def test_the_backend_tests_of_every_layer_pass_under_jax():
     result = _run(
         ["-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "-m", "backends", "tests/layers"],
-        True,
         timeout=900,
     )
     output = result.stdout + result.stderr
@@ -112,7 +111,7 @@ def test_a_keras_file_saved_under_tensorflow_loads_under_jax(tmp_path):
     model_path, inputs_path, outputs_path = (str(tmp_path / name) for name in ("model.keras", "in.npz", "out.npz"))
     model.save(model_path)
     np.savez(inputs_path, **inputs)
-    result = _run(["-c", LOAD_AND_PREDICT, model_path, inputs_path, outputs_path], False, timeout=300)
+    result = _run(["-c", LOAD_AND_PREDICT, model_path, inputs_path, outputs_path], timeout=300)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     loaded = np.load(outputs_path)
     got = [loaded[f"arr_{i}"] for i in range(len(loaded.files))]
