@@ -10,7 +10,9 @@ seed 0 each; the one with the highest validation BLEU (`selection.json`)
 then runs seeds 1 and 2. Table 2 (`multi30k-long`): Multi30k to
 convergence, up to 20 epochs with the best validation epoch kept and length
 buckets: Bahdanau and the selected gated recipe (seeds 0-2), CNN k=3 L=3,
-RNN k=6 L=2, ACT L=3 (seed 0). Table 3: the copy task with lengths 10-100:
+RNN k=6 L=2, ACT L=3 (seed 0). Table 2b (`multi30k-subwords`, issue
+54): Bahdanau, gated-states and ACT (target 2.5) as in table 2 on BPE
+subwords, seeds 0-2 each, beside their word-level BLEU. Table 3: the copy task with lengths 10-100:
 Bahdanau and gated (seeds 0-2), CNN k=5 L=2, RNN k=5 L=3 (seed 0). Table 4
 (`copy-long`, issue 40): the copy task with sources of 100-200 symbols:
 Bahdanau, gated, CNN and RNN k=5 L=3, ACT L=3 with the counterweight (seed
@@ -68,6 +70,8 @@ EMBEDDING_GATES = ["--aux", "bilstm", "--gate-input", "embeddings"]
 FIXED_PENALTY = [*EMBEDDING_GATES, "--target-density", "0"]
 # `gated` with gates read from the encoder states (Multi30k's chosen recipe).
 GATED_STATES = [*HALF, "--gate-input", "states", "--aux", "fnn"]
+# The subword vocabulary Multi30k validation chose (issue 54).
+SUBWORDS = ["--tokenizer", "bpe", "--vocabulary-size", "8000"]
 # Row -> seq2seq flags (the hierarchy's shape) per task.
 # The `hier-rnn` rows were trained when the summariser read the states, the
 # default then; `--summary-inputs keys` (the `hier-rnn-keys` row) is the
@@ -108,6 +112,15 @@ ROWS = {
         # about 2.
         "hier-act-target3": ["--levels", "3", "--target-block-size", "3"],
         "hier-act-target2.5": ["--levels", "3", "--target-block-size", "2.5"],
+    },
+    # Issue 54: the long Multi30k table's three defaults again on subwords,
+    # the joint vocabulary that `results/seq2seq_subwords/selection.json`
+    # chose on validation BLEU (BPE, 8,000 ids), each row's flags otherwise
+    # those of its word-level row.
+    "multi30k-subwords": {
+        "bahdanau": SUBWORDS,
+        "gated-states": [*GATED_STATES, *SUBWORDS],
+        "hier-act-target2.5": ["--levels", "3", "--target-block-size", "2.5", *SUBWORDS],
     },
     "copy": {
         "bahdanau": [],
@@ -151,6 +164,13 @@ TABLES = {
         ["--patience", "3", "--buckets", "8"],
         20,
         "Multi30k de→en, test 2016: up to 20 epochs, best validation epoch (patience 3), length buckets",
+    ),
+    "multi30k-subwords": (
+        "multi30k",
+        ["--patience", "3", "--buckets", "8"],
+        20,
+        "Multi30k de→en, test 2016, subwords (BPE, 8,000 joint ids): the rows and flags of the table above "
+        "(word-level BLEU beside them below)",
     ),
     "copy": ("copy", [], 10, "Copy task, lengths 10-100"),
     # Sized for 2 CPU cores (about 0.1 s per pair and epoch): 2,000 training
@@ -198,6 +218,8 @@ def seeds(table, row, results):
     if row == "bahdanau" or (row == "gated" and table == "copy"):
         return (0, 1, 2)
     if table == "multi30k-long" and (row in GATED_CANDIDATES or row == ACT_CHOSEN):
+        return (0, 1, 2)
+    if table == "multi30k-subwords":
         return (0, 1, 2)
     if table == "multi30k" and row in GATED_CANDIDATES:
         return (0, 1, 2) if row == _chosen(results) else (0,)
@@ -380,6 +402,45 @@ def _rerun_lines(results, runs):
     return [*lines, ""]
 
 
+def _subword_lines(runs):
+    """The README's section on issue 54: each subword row beside its
+    word-level row of `multi30k-long`, test BLEU and the translations that
+    hold an unknown token."""
+    mine = [r for r in runs if r.get("name", "").startswith("multi30k-subwords_")]
+    if not mine:
+        return []
+    lines = [
+        "## Subwords beside words (Multi30k test 2016)",
+        "",
+        "The same rows and flags, BPE's 8,000 joint ids against the word vocabulary; mean ± sample std over",
+        "the seeds that exist (n). Unknown: test translations holding the unknown id (`[UNK]`, or SentencePiece's",
+        "id 1), summed over the seeds; `-` where a run predates the count. Loss and perplexity are per token of",
+        "each vocabulary, so only BLEU compares across the two.",
+        "",
+        "| model | n subwords | BLEU subwords | unknown | n words | BLEU words | unknown | "
+        "attended density subwords | words | decode s/sent subwords | words |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in ROWS["multi30k-subwords"]:
+        cells = []
+        for table in ("multi30k-subwords", "multi30k-long"):
+            group = [r for r in runs if r.get("name", "").startswith(f"{table}_{row}_seed")]
+            unknown = [r.get("test_unknown_translations") for r in group]
+            cells.append((group, "-" if None in unknown or not group else str(sum(unknown))))
+        (sub, sub_unknown), (word, word_unknown) = cells
+
+        def stat(group, field):
+            return mean_std([r.get(field) for r in group])
+
+        lines.append(
+            f"| {row} | {len(sub)} | {stat(sub, 'test_bleu')} | {sub_unknown} | {len(word)} | "
+            f"{stat(word, 'test_bleu')} | {word_unknown} | {stat(sub, 'test_attended_density')} | "
+            f"{stat(word, 'test_attended_density')} | {stat(sub, 'decode_seconds_per_sentence')} | "
+            f"{stat(word, 'decode_seconds_per_sentence')} |"
+        )
+    return [*lines, ""]
+
+
 def write_table(results):
     runs = load_runs(os.path.join(results, "runs"))
     lines = [
@@ -439,6 +500,7 @@ def write_table(results):
                 f"{stat('seconds_per_epoch')} | {_epochs(mine)} |"
             )
         lines.append("")
+    lines += _subword_lines(runs)
     lines += _rerun_lines(results, runs)
     lines += ["## Runs", "", *(f"- `{r['command']}`" for r in runs)]
     with open(os.path.join(results, "README.md"), "w") as handle:

@@ -39,7 +39,9 @@ from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
 from ganet_tf.seq2seq.scores import symbol_error_rate
 from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
+from ganet_tf.seq2seq.vocabulary import UNKNOWN_ID
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
+from ganet_tf.seq2seq.vocabulary import kept_row
 from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.training.backup import EPOCH_SECONDS_FILE
 from ganet_tf.training.backup import AtomicBackupAndRestore
@@ -181,9 +183,9 @@ ATTENTION_FLAGS = {
 TASK_FLAGS = dict.fromkeys(("min_length", "max_length"), ("copy", "reverse"))
 
 # Multi30k's tokenizer and subword vocabulary size when `--tokenizer` and
-# `--vocabulary-size` are not given: the candidate with the highest seed-0
-# validation BLEU so far (experiments/subword_selection.py; provisional
-# until every candidate has run, docs/seq2seq.md).
+# `--vocabulary-size` are not given: of unigram and BPE at 8,000 and 16,000
+# joint ids, the one with the highest seed-0 validation BLEU
+# (experiments/subword_selection.py, docs/seq2seq.md).
 SUBWORD_DEFAULT = ("bpe", 8000)
 # The flags only some tokenizers read -> those tokenizers (`--tokenizer`).
 TOKENIZER_FLAGS = {"vocabulary_size": SUBWORD_TOKENIZERS, "min_count": (WORD,)}
@@ -797,14 +799,21 @@ def _fit(model, config, datasets):
 def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
     """Decodes the test sources; returns `(scores, hypotheses as text)`.
 
-    The scores are the decoding time, the beam size and BLEU (Multi30k) or
-    the exact-match rate and the symbol error rate (the synthetic tasks).
+    The scores are the decoding time, the beam size, the number of
+    translations that hold the unknown id (`[UNK]` of a word vocabulary;
+    a subword model can emit it only if it predicts id 1), and BLEU
+    (Multi30k) or the exact-match rate and the symbol error rate (the
+    synthetic tasks).
     """
     decoded, seconds = decode_all(model, test_ids[0], config.batch_size, config.beam_size, verbose=config.verbose)
     hypotheses = [ids_to_tokens(row, target_vocabulary.pieces) for row in decoded]
     references = [ids_to_tokens(row[1:], target_vocabulary.pieces) for row in test_ids[1]]
     texts = target_vocabulary.decode(decoded)
-    scores = {"decode_seconds_per_sentence": seconds, "beam_size": config.beam_size}
+    scores = {
+        "decode_seconds_per_sentence": seconds,
+        "beam_size": config.beam_size,
+        "test_unknown_translations": sum(UNKNOWN_ID in kept_row(row) for row in decoded),
+    }
     if config.task == "multi30k":
         scores["test_bleu"] = corpus_bleu(texts, test_pairs[1])
         scores["test_exact_match"] = scores["test_symbol_error_rate"] = None

@@ -14,7 +14,7 @@ from ganet_tf.data.length_buckets import batch_by_length
 from ganet_tf.errors import GANetInputError
 
 START, END = "[start]", "[end]"
-PAD_ID, START_ID, END_ID = 0, 2, 3
+PAD_ID, UNKNOWN_ID, START_ID, END_ID = 0, 1, 2, 3
 
 # Punctuation becomes tokens of its own; apostrophes stay inside words.
 _PUNCTUATION = r"([!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~])"

@@ -42,6 +42,7 @@ def test_a_multi30k_run_saves_one_joint_subword_model_and_writes_no_unknown_toke
         metrics = json.load(handle)
     assert metrics["tokenizer"] == metrics["config"]["tokenizer"] == "bpe"
     assert metrics["source_vocabulary"] == metrics["target_vocabulary"] == len(saved["source"]) + 2
+    assert metrics["test_unknown_translations"] == 0  # of every test translation, not only the examples
     with open(os.path.join(run, "examples.json"), encoding="utf-8") as handle:
         hypotheses = [example["hypothesis"] for example in json.load(handle)]
     assert hypotheses and not any(mark in text for text in hypotheses for mark in UNKNOWN_MARKS)
