@@ -9,6 +9,7 @@ from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
+from ganet_tf.layers.sparse_gather import check_bucket_multiple
 from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
@@ -42,6 +43,18 @@ def _floored_log(gates):
         return upstream / floored
 
     return ops.log(floored), grad
+
+
+def _fused_kernel_fails(dtype):
+    """Whether `keras.ops.dot_product_attention` cannot run `dtype` here:
+    compiled under JAX on CPU, float16 (XLA's CPU `dot_general` has no
+    float16 x float16 -> float32 product; `keras.layers.MultiHeadAttention`
+    fails there too, Keras 3.15)."""
+    if keras.backend.backend() != "jax" or keras.backend.standardize_dtype(dtype) != "float16":
+        return False
+    import jax
+
+    return jax.devices()[0].platform == "cpu"
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -121,6 +134,10 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             `None` for `k` exactly the number of open keys (dynamic shapes:
             no padding, but not XLA-compilable). Defaults to a ladder of
             ratio 2^(1/4) from 1/32 to 1.
+        sparse_bucket_multiple: int, round every bucket size up to a
+            multiple of it (at most `kv_steps`): 64 for the fused attention
+            kernels of GPUs (cuDNN's refuses other lengths), 1 for exact
+            sizes. Defaults to `1`.
         query_dropping: bool, at inference give closed queries a zero
             context instead of computing it (self-attention only; see
             above). Defaults to `False`.
@@ -173,11 +190,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         query_dropping=False,
         sparse_training=False,
         training_density=None,
+        sparse_bucket_multiple=1,
         **kwargs,
     ):
         super().__init__(num_heads, key_dim, *args, **kwargs)
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
+        self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
         self.query_dropping = bool(query_dropping)
         self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
 
@@ -190,6 +209,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 "query_dropping": self.query_dropping,
                 "sparse_training": self.sparse_training,
                 "training_density": self.training_density,
+                "sparse_bucket_multiple": self.sparse_bucket_multiple,
             }
         )
         return config
@@ -274,16 +294,19 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             scores = None
         else:
             masks = (key_open, bias, query_mask, query_open, attention_mask, use_causal_mask)
-            output, scores = self._project_and_attend(query, key, value, masks, sparse, training, kept)
+            output, scores = self._project_and_attend(
+                query, key, value, masks, sparse, training, kept, return_attention_scores
+            )
         if query_mask is not None:
             set_keras_mask(output, query_mask)
         if return_attention_scores:
             return output, scores
         return output
 
-    def _project_and_attend(self, query, key, value, masks, sparse, training, kept=None):
-        """`(output, scores)` of every query: the dense path, or with
-        `sparse` the open keys and values gathered (scores None)."""
+    def _project_and_attend(self, query, key, value, masks, sparse, training, kept=None, weights_needed=False):
+        """`(output, scores)` of every query: the dense path (scores None
+        unless `weights_needed`), or with `sparse` the open keys and values
+        gathered (scores None)."""
         key_open, bias, query_mask, query_open, attention_mask, use_causal_mask = masks
         gate = self._gate_dense(query) if self._use_gate else None
         query = self._query_dense(query)
@@ -294,10 +317,12 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             scores = None
         else:
             mask = self._dense_mask(query, value, key_open, query_mask, attention_mask, use_causal_mask)
-            output, scores = self._attend(query, self._key_dense(key), self._value_dense(value), mask, bias, training)
+            key, value = self._key_dense(key), self._value_dense(value)
+            output, scores = self._attend(query, key, value, mask, bias, training, weights_needed)
         if query_open is not None:  # closed queries: a zero context
             output = output * ops.cast(query_open, output.dtype)[:, :, None, None]
-            scores = scores * ops.cast(query_open, scores.dtype)[:, None, :, None]
+            if scores is not None:
+                scores = scores * ops.cast(query_open, scores.dtype)[:, None, :, None]
         if gate is not None:
             output = ops.multiply(output, gate)
         return self._output_dense(output), scores
@@ -359,12 +384,19 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             attention_mask,
         )
 
-    def _attend(self, query, key, value, mask, bias, training):
+    def _attend(self, query, key, value, mask, bias, training, weights_needed=False):
         """Scaled dot-product attention of projected `(batch, steps, heads,
         dim)` tensors with a boolean `mask` `(batch, q or 1, k)` and a float
-        `bias` broadcastable to `(batch, heads, q, k)`. `training`: a Python
-        bool, or the seed tensor of the weights' dropout (from
-        `_dropout_seed`, drawn outside a `keras.ops.switch` branch)."""
+        `bias` broadcastable to `(batch, heads, q, k)`: `(output, weights)`.
+        `training`: a Python bool, or the seed tensor of the weights' dropout
+        (from `_dropout_seed`, drawn outside a `keras.ops.switch` branch).
+
+        As in `keras.layers.MultiHeadAttention`, the fused kernel
+        (`keras.ops.dot_product_attention`, weights None) runs unless the
+        weights are needed or dropped out."""
+        dropping = self._dropout > 0 and training is not False and training is not None
+        if not (weights_needed or dropping or _fused_kernel_fails(query.dtype)):
+            return self._fused_attend(query, key, value, mask, bias), None
         query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
         scores = ops.einsum(self._dot_product_equation, key, query)
         if mask is not None and mask.shape[1] == 1:
@@ -395,6 +427,31 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             weights = weights * ops.cast(row_open, weights.dtype)
         return output, weights
 
+    def _fused_attend(self, query, key, value, mask, bias):
+        """`_attend`'s output by `keras.ops.dot_product_attention`. A mask
+        with a bias becomes part of the bias (the PyTorch backend takes one
+        of the two); queries with no open key get a zero context."""
+        row_open = None
+        if mask is not None:
+            row_open = ops.any(mask, axis=-1)[:, :, None, None]  # (batch, q or 1, 1, 1)
+            mask = ops.expand_dims(mask, axis=1)
+            if bias is not None:
+                negative = large_negative_number(query.dtype)
+                bias = ops.where(mask, ops.cast(bias, "float32"), negative)
+                mask = None
+        output = ops.dot_product_attention(
+            query,
+            key,
+            value,
+            bias=bias,
+            mask=mask,
+            scale=self._inverse_sqrt_key_dim,
+            flash_attention=self._flash_attention,
+        )
+        if row_open is not None:
+            output = output * ops.cast(row_open, output.dtype)
+        return output
+
     def _dropout_seed(self, training):
         """What `_attend` takes as `training` inside a `keras.ops.switch`
         branch: under JAX, when the weights' dropout drops, its seed drawn
@@ -424,7 +481,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 training=training,
             )
 
-        return run_bucketed(branch, needed, static_steps(value), self._buckets(value, kept))
+        return run_bucketed(
+            branch, needed, static_steps(value), self._buckets(value, kept), self.sparse_bucket_multiple
+        )
 
     def _buckets(self, value, kept):
         """The bucket fractions of the sparse path (`kept` set: of the
@@ -468,7 +527,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             return scatter_back(self._output_dense(output), query_slot, query_open, k, closed_output)
 
         needed = ops.maximum(key_needed, query_needed)
-        return run_bucketed(branch, needed, static_steps(value), self._buckets(value, kept))
+        return run_bucketed(
+            branch, needed, static_steps(value), self._buckets(value, kept), self.sparse_bucket_multiple
+        )
 
     def _open_keys(self, value, key_open):
         """The open keys as float32 `(batch, kv_steps)` (all of them when

@@ -8,6 +8,7 @@ from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import check_bucket_multiple
 from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
@@ -83,6 +84,9 @@ class GatedTransformerEncoder(keras.layers.Layer):
             inference. Defaults to `False`.
         sparse_buckets: the bucket fractions of the sparse paths, or `None`
             for exact (dynamic) sizes; see `GatedMultiHeadAttention`.
+        sparse_bucket_multiple: int, round the bucket sizes up to a
+            multiple of it; 64 for the fused GPU attention kernels (see
+            `GatedMultiHeadAttention`). Defaults to `1`.
         sparse_training: bool, run the block only on the `top_k` tokens
             while training. Defaults to `False`.
         training_density: None or float in (0, 1], the share rho of real
@@ -135,6 +139,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         sparse_buckets=DEFAULT_SPARSE_BUCKETS,
         sparse_training=False,
         training_density=None,
+        sparse_bucket_multiple=1,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -154,6 +159,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self.sparse_inference = bool(sparse_inference)
         self.token_dropping = bool(token_dropping)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
+        self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
         self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
         self.supports_masking = True
 
@@ -173,6 +179,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
             bias_initializer=_clone_initializer(self.bias_initializer),
             sparse_inference=self.sparse_inference,
             sparse_buckets=self.sparse_buckets,
+            sparse_bucket_multiple=self.sparse_bucket_multiple,
             name="self_attention_layer",
             **common,
         )
@@ -289,7 +296,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
             # Back to the full length; closed tokens pass through.
             return scatter_back(outputs, slot, open_, k, inputs)
 
-        return run_bucketed(branch, needed, static_steps(inputs), buckets)
+        return run_bucketed(branch, needed, static_steps(inputs), buckets, self.sparse_bucket_multiple)
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape
@@ -309,6 +316,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
                 "sparse_inference": self.sparse_inference,
                 "token_dropping": self.token_dropping,
                 "sparse_buckets": self.sparse_buckets,
+                "sparse_bucket_multiple": self.sparse_bucket_multiple,
                 "sparse_training": self.sparse_training,
                 "training_density": self.training_density,
             }

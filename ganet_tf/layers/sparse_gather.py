@@ -36,14 +36,32 @@ def normalize_buckets(sparse_buckets):
     return buckets
 
 
-def bucket_sizes(fractions, steps):
-    """The sizes `ceil(f * steps)` of the buckets, as a list (Python ints
-    when `steps` is static, scalar tensors otherwise) and an int32 tensor."""
+def check_bucket_multiple(sparse_bucket_multiple):
+    """The validated `sparse_bucket_multiple` of a layer: a positive int."""
+    if (
+        isinstance(sparse_bucket_multiple, bool)
+        or not isinstance(sparse_bucket_multiple, int)
+        or (sparse_bucket_multiple < 1)
+    ):
+        raise ValueError(
+            "`sparse_bucket_multiple` must be a positive integer (64 for the fused GPU attention kernels). "
+            f"Received: sparse_bucket_multiple={sparse_bucket_multiple!r}"
+        )
+    return sparse_bucket_multiple
+
+
+def bucket_sizes(fractions, steps, multiple=1):
+    """The sizes `ceil(f * steps)` of the buckets, each rounded up to a
+    multiple of `multiple` and at most `steps`, as a list (Python ints when
+    `steps` is static, scalar tensors otherwise) and an int32 tensor."""
     if isinstance(steps, int):
-        sizes = sorted({max(1, math.ceil(f * steps - 1e-9)) for f in fractions})
+        sizes = {max(1, math.ceil(f * steps - 1e-9)) for f in fractions}
+        sizes = sorted({min(steps, multiple * math.ceil(size / multiple)) for size in sizes})
         return sizes, ops.convert_to_tensor(sizes, "int32")
     size_tensor = ops.convert_to_tensor(fractions, "float32") * ops.cast(steps, "float32")
     size_tensor = ops.maximum(ops.cast(ops.ceil(size_tensor - 1e-6), "int32"), 1)
+    if multiple > 1:
+        size_tensor = ops.minimum((size_tensor + multiple - 1) // multiple * multiple, ops.cast(steps, "int32"))
     return [size_tensor[i] for i in range(len(fractions))], size_tensor
 
 
@@ -80,15 +98,15 @@ def gather_rows(x, positions):
     return ops.take(flat, positions + offsets, axis=0)
 
 
-def run_bucketed(branch, needed, steps, buckets):
+def run_bucketed(branch, needed, steps, buckets, multiple=1):
     """`branch(k)` for `k` the scalar tensor `needed` rounded up to the next
-    bucket size (fractions `buckets` of `steps`), one `keras.ops.switch`
-    branch per size; with `buckets=None`, `k = max(needed, 1)` exactly
-    (dynamic shapes)."""
+    bucket size (fractions `buckets` of `steps`, rounded up to a multiple of
+    `multiple`), one `keras.ops.switch` branch per size; with
+    `buckets=None`, `k = max(needed, 1)` exactly (dynamic shapes)."""
     if buckets is None:
         check_dynamic_shapes("`sparse_buckets=None`", "pass `sparse_buckets` fractions (the default ladder)")
         return branch(ops.maximum(needed, 1))
-    sizes, size_tensor = bucket_sizes(buckets, steps)
+    sizes, size_tensor = bucket_sizes(buckets, steps, multiple)
     index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
     return ops.switch(index, [lambda k=k: branch(k) for k in sizes])
 

@@ -43,6 +43,7 @@ def build_ganet_transformer(
     inference_mass=None,
     token_dropping=True,
     sparse_buckets=COARSE_SPARSE_BUCKETS,
+    sparse_bucket_multiple=1,
     sparse_training=False,
     dropout=0.1,
     sequence_length=None,
@@ -94,6 +95,9 @@ def build_ganet_transformer(
             ladder of ratio 2^(1/2) from 1/32 to 1 (11 sizes): each size is a
             branch per block that XLA compiles ahead of time, so fewer
             sizes compile faster (`docs/transformers.md`).
+        sparse_bucket_multiple: int, round the bucket sizes up to a
+            multiple of it: 64 on a GPU, whose fused attention kernels
+            refuse other lengths (`docs/devices.md`). Defaults to `1`.
         sparse_training: bool, encoder blocks compute only the `top_k`
             tokens of the relaxed gates while training (needs a
             `target_density` or `inference_density`). Defaults to `False`.
@@ -144,6 +148,7 @@ def build_ganet_transformer(
         sparse_inference=True,
         token_dropping=token_dropping,
         sparse_buckets=sparse_buckets,
+        sparse_bucket_multiple=sparse_bucket_multiple,
         sparse_training=bool(sparse_training),
         training_density=training_density,
     )

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from ganet_tf.layers import GatedMultiHeadAttention
+from ganet_tf.layers.gated_multi_head_attention import _fused_kernel_fails
 from tests.layer_harness import run_layer_test
 from tests.lazy_import import tensorflow as tf
 
@@ -34,7 +35,14 @@ def pair(**kwargs):
 def test_layer_harness(tmp_path):
     run_layer_test(
         GatedMultiHeadAttention,
-        {"num_heads": 2, "key_dim": 4, "sparse_inference": True, "sparse_buckets": [0.5, 1.0], "query_dropping": True},
+        {
+            "num_heads": 2,
+            "key_dim": 4,
+            "sparse_inference": True,
+            "sparse_buckets": [0.5, 1.0],
+            "query_dropping": True,
+            "sparse_bucket_multiple": 4,
+        },
         X,
         tmp_path,
         call_kwargs={"value": OTHER, "gates": GATES},
@@ -127,9 +135,55 @@ def test_sparse_path_runs_in_a_saved_model(tmp_path):
 
 
 @pytest.mark.backends
+@pytest.mark.parametrize("query_dropping", [False, True])
+def test_bucket_multiple_pads_the_sparse_path_without_changing_it(query_dropping):
+    dense = GatedMultiHeadAttention(num_heads=2, key_dim=4)
+    dense(X, X)
+    padded = GatedMultiHeadAttention(
+        num_heads=2,
+        key_dim=4,
+        sparse_inference=True,
+        sparse_buckets=[0.25, 0.5],
+        sparse_bucket_multiple=4,
+        query_dropping=query_dropping,
+    )
+    padded(X, X)
+    padded.set_weights(dense.get_weights())
+    expected = dense(X, X, value_mask=PADDING, gates=GATES)
+    if query_dropping:  # closed queries: a zero context
+        expected = np.where((GATES > 0.5)[:, :, None], expected, np.asarray(dense.output_dense.bias))
+    np.testing.assert_allclose(padded(X, X, value_mask=PADDING, gates=GATES), expected, atol=1e-5)
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("dtype", ["float32", "mixed_float16"])
+def test_fused_kernel_gives_the_explicit_weights_output(monkeypatch, dtype):
+    # Without dropout the weights are not formed: keras.ops.dot_product_attention
+    # runs (as in keras.layers.MultiHeadAttention), with the log-gate bias, the
+    # key mask and an attention mask, and equals the explicit path.
+    calls = []
+    fused = keras.ops.dot_product_attention
+    monkeypatch.setattr(keras.ops, "dot_product_attention", lambda *a, **k: calls.append(1) or fused(*a, **k))
+    layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, dtype=dtype)
+    relaxed = np.clip(RNG.random([4, 9]), 0.05, 1.0).astype("float32")
+    attention_mask = RNG.random([4, 9, 9]) > 0.3
+    for training, gates in ((True, relaxed), (False, GATES)):
+        kwargs = {"value_mask": PADDING, "attention_mask": attention_mask, "gates": gates, "training": training}
+        got = layer(X, OTHER, **kwargs)
+        explicit, _ = layer(X, OTHER, return_attention_scores=True, **kwargs)
+        atol = 2e-3 if dtype == "mixed_float16" else 1e-5
+        np.testing.assert_allclose(np.asarray(got, "float32"), np.asarray(explicit, "float32"), atol=atol)
+    # (JAX on CPU has no float16 fused kernel: the explicit path runs.)
+    assert len(calls) == (0 if _fused_kernel_fails(layer.compute_dtype) else 2)
+
+
+@pytest.mark.backends
 def test_errors():
     with pytest.raises(ValueError, match="sparse_buckets"):
         GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_buckets=[0.0, 0.5])
+    for multiple in (0, 1.5, True, "64"):
+        with pytest.raises(ValueError, match="sparse_bucket_multiple"):
+            GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_bucket_multiple=multiple)
     layer = GatedMultiHeadAttention(num_heads=2, key_dim=4, attention_axes=(1, 2))
     image = np.zeros([1, 3, 3, 4], "float32")
     with pytest.raises(ValueError, match="rank-3"):

@@ -52,7 +52,13 @@ def test_layer_harness(tmp_path):
 def test_layer_harness_sparse_training(tmp_path):
     run_layer_test(
         GatedTransformerEncoder,
-        {"intermediate_dim": 16, "num_heads": 2, "sparse_training": True, "training_density": 0.4},
+        {
+            "intermediate_dim": 16,
+            "num_heads": 2,
+            "sparse_training": True,
+            "training_density": 0.4,
+            "sparse_bucket_multiple": 4,
+        },
         X,
         tmp_path,
         call_kwargs={"gates": RELAXED, "padding_mask": PADDING},
@@ -68,9 +74,9 @@ def test_all_gates_open_equals_the_ungated_block():
         np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
-@pytest.mark.parametrize("normalize_first", [False, True])
-def test_token_dropping_keeps_open_tokens_and_passes_closed_ones(normalize_first):
-    dense, dropping = blocks(normalize_first)
+@pytest.mark.parametrize("normalize_first,multiple", [(False, 1), (True, 1), (False, 4)])
+def test_token_dropping_keeps_open_tokens_and_passes_closed_ones(normalize_first, multiple):
+    dense, dropping = blocks(normalize_first, sparse_bucket_multiple=multiple)
     attention_mask = RNG.random([3, 10, 10]) > 0.2
     kwargs = {"padding_mask": PADDING, "attention_mask": attention_mask, "gates": GATES}
     expected = np.asarray(dense(X, **kwargs))
@@ -109,6 +115,8 @@ def test_errors():
         GatedTransformerEncoder(0, 2)
     with pytest.raises(ValueError, match="sparse_buckets"):
         GatedTransformerEncoder(16, 2, sparse_buckets=[2.0])
+    with pytest.raises(ValueError, match="sparse_bucket_multiple"):
+        GatedTransformerEncoder(16, 2, sparse_bucket_multiple=0)
     with pytest.raises(ValueError, match="dropout"):
         GatedTransformerEncoder(16, 2, dropout=1.0)
     with pytest.raises(ValueError, match="dropout"):

@@ -48,6 +48,18 @@ def test_training_buckets_end_at_the_kept_count():
     assert training_buckets(buckets, tf.constant(10), 0.5) is buckets
 
 
+def test_bucket_sizes_round_up_to_the_multiple_static_and_in_graph():
+    buckets = list(DEFAULT_SPARSE_BUCKETS)
+    for steps in (4096, 1000, 100, 40):
+        sizes, _ = bucket_sizes(buckets, steps, 64)
+        assert all(size % 64 == 0 or size == steps for size in sizes) and sizes[-1] == steps
+        assert sizes == sorted({min(steps, 64 * -(-size // 64)) for size in bucket_sizes(buckets, steps)[0]})
+        _, graph = bucket_sizes(buckets, tf.constant(steps), 64)
+        assert sorted(set(np.asarray(graph).tolist())) == sizes
+    # Sparse training at density 0.2 of 4,096 tokens keeps 819: its bucket is 832.
+    assert bucket_sizes(training_buckets(buckets, 4096, 0.2), 4096, 64)[0][-1] == 832
+
+
 def test_straight_through_ones():
     gates = tf.Variable([0.3, 1.0, 1e-12, 0.7])
     with tf.GradientTape() as tape:
