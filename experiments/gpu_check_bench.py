@@ -16,20 +16,24 @@ SGD_RATE = 1e-4
 TRAIN_FLOPS_FACTOR = 3
 
 
-def inference_k(density, length):
-    """The size token dropping runs for rows of `length` real tokens: their
-    kept count rounded up to a multiple of 64 (the fused kernels' tiles), at
-    most `length`."""
-    return min(length, 64 * math.ceil(kept_count(density, length) / 64))
+# The fused attention kernels' tile: every gathered length a multiple of it.
+BUCKET_MULTIPLE = 64
+
+
+def gathered_k(density, length):
+    """The length the gated blocks gather rows of `length` real tokens to,
+    at inference and in sparse training alike: their kept count rounded up
+    to a multiple of 64 (`sparse_bucket_multiple`), at most `length`."""
+    return min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
 
 
 def bench_buckets(density, length):
-    """The blocks' `sparse_buckets`: the one size `inference_k` (and the whole
-    length, which `normalize_buckets` adds). Every row of the benchmark is
-    full, so inference runs that size and training its kept count
-    (`training_buckets`); a ladder of sizes (`COARSE_SPARSE_BUCKETS`, the
-    models' default) adds branches that compile but do not run."""
-    return [inference_k(density, length) / length]
+    """The blocks' `sparse_buckets`: the kept count's share (and the whole
+    length, which `normalize_buckets` adds), rounded up by the layers.
+    Every row of the benchmark is full, so both paths run `gathered_k`; a
+    ladder of sizes (`COARSE_SPARSE_BUCKETS`, the models' default) adds
+    branches that compile but do not run."""
+    return [kept_count(density, length) / length]
 
 
 def fused_block_class():
@@ -111,6 +115,7 @@ def build_pair(args, length, density, flash):
             args.heads,
             token_dropping=True,
             sparse_buckets=bench_buckets(density, length),
+            sparse_bucket_multiple=BUCKET_MULTIPLE,
             sparse_training=True,
             training_density=density,
         )
@@ -188,7 +193,7 @@ def measure_cell(args, length, batch, density, flash):
     x = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.bfloat16)
     readout = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.float32)
     times = time_calls(_calls(build_pair(args, length, density, flash), x, readout), args.warmup, args.runs)
-    k_infer, k_train = inference_k(density, length), kept_count(density, length)
+    k_infer = k_train = gathered_k(density, length)
     flops = {
         "dense_forward": encoder_flops(batch, length, args.width, args.intermediate),
         "gated_infer_forward": encoder_flops(batch, k_infer, args.width, args.intermediate),

@@ -429,15 +429,17 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
 
     def _fused_attend(self, query, key, value, mask, bias):
         """`_attend`'s output by `keras.ops.dot_product_attention`. A mask
-        with a bias becomes part of the bias (the PyTorch backend takes one
-        of the two); queries with no open key get a zero context."""
+        with a bias, or a per-key mask, becomes part of the bias (the
+        PyTorch backend takes one of the two; a bias row is added where a
+        mask selects over every score); queries with no open key get a zero
+        context."""
         row_open = None
         if mask is not None:
             row_open = ops.any(mask, axis=-1)[:, :, None, None]  # (batch, q or 1, 1, 1)
             mask = ops.expand_dims(mask, axis=1)
-            if bias is not None:
+            if bias is not None or mask.shape[2] == 1:
                 negative = large_negative_number(query.dtype)
-                bias = ops.where(mask, ops.cast(bias, "float32"), negative)
+                bias = ops.where(mask, 0.0 if bias is None else ops.cast(bias, "float32"), negative)
                 mask = None
         output = ops.dot_product_attention(
             query,
