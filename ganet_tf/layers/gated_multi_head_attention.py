@@ -8,6 +8,7 @@ from keras.src.backend import set_keras_mask
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import branch_dropout_seed
 from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import check_bucket_multiple
 from ganet_tf.layers.sparse_gather import check_sparse_training
@@ -456,12 +457,10 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
 
     def _dropout_seed(self, training):
         """What `_attend` takes as `training` inside a `keras.ops.switch`
-        branch: under JAX, when the weights' dropout drops, its seed drawn
-        here (a seed drawn inside a branch would leak out of its trace),
-        else `training`."""
-        if self._dropout > 0 and training is True and keras.backend.backend() == "jax":
-            return self._dropout_layer.seed_generator.next()
-        return training
+        branch: the weights' dropout seed where `branch_dropout_seed` draws
+        one, else `training`."""
+        seed = branch_dropout_seed(self._dropout_layer, self._dropout, training)
+        return training if seed is None else seed
 
     def _sparse_attention(
         self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept=None, training=False

@@ -8,6 +8,7 @@ from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
+from ganet_tf.layers.sparse_gather import branch_dropout_seed
 from ganet_tf.layers.sparse_gather import check_bucket_multiple
 from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import gather_mask
@@ -214,17 +215,16 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self.built = True
 
     def _dropout_seeds(self, training):
-        """Under JAX, while training with dropout, the seeds of the block's
-        three dropouts, drawn outside the `keras.ops.switch` branches (a
-        seed drawn inside a branch would leak out of its trace); else None."""
-        if not (training and self.dropout > 0 and keras.backend.backend() == "jax"):
-            return None
-        attention = self._self_attention_layer._dropout_layer.seed_generator.next()
-        return (
-            attention,
-            self._self_attention_dropout.seed_generator.next(),
-            self._feedforward_dropout.seed_generator.next(),
+        """The seeds of the block's three dropouts (attention weights,
+        attention output, feedforward output) where `branch_dropout_seed`
+        draws them (JAX, training), else None."""
+        layers = (
+            self._self_attention_layer._dropout_layer,
+            self._self_attention_dropout,
+            self._feedforward_dropout,
         )
+        seeds = tuple(branch_dropout_seed(layer, self.dropout, training) for layer in layers)
+        return None if seeds[0] is None else seeds
 
     def _dropout(self, layer, x, training, seed):
         if seed is None:

@@ -111,6 +111,16 @@ def run_bucketed(branch, needed, steps, buckets, multiple=1):
     return ops.switch(index, [lambda k=k: branch(k) for k in sizes])
 
 
+def branch_dropout_seed(dropout_layer, rate, training):
+    """The seed of `dropout_layer`'s next mask, for a call inside a
+    `keras.ops.switch` branch: drawn here, outside the branch, under JAX
+    while training with dropout (a seed drawn inside a branch leaks out of
+    its trace, keras-team/keras#20724); else None (the layer draws its own)."""
+    if rate > 0 and training is True and keras.backend.backend() == "jax":
+        return dropout_layer.seed_generator.next()
+    return None
+
+
 def dynamic_shapes():
     """Whether the backend runs tensors whose shapes depend on the data
     (TensorFlow, also in a graph; PyTorch): JAX traces static shapes only."""
