@@ -17,12 +17,12 @@ Three parts (`--parts`, default all):
   `(batch, T, width)` inputs: `gated` is `GatedTransformerEncoder` with its
   gate network (a `Dense(1)` of the inputs, `GateSampler`: relaxed gates in
   training, the `top_k` rule at the density at inference), token dropping at
-  inference (the kept count rounded up to a multiple of 64) and sparse training
-  (each row keeps its round(rho T) tokens of highest gate, forward and
-  backward); `dense` is the same post-norm block with fused attention
+  inference and sparse training (each row keeps its round(rho T) tokens of
+  highest gate, forward and backward), both gathered into a length rounded up
+  to a multiple of 64 (`sparse_bucket_multiple=64`, the fused kernels' tile);
+  `dense` is the same post-norm block with fused attention
   (`keras.ops.dot_product_attention`, the cuDNN flash kernel where JAX has
-  it). `GatedMultiHeadAttention` itself computes attention with
-  `keras.ops.einsum` and a masked softmax, not the fused kernel. For each
+  it), the call `GatedMultiHeadAttention` makes too. For each
   T, batch and density: inference (forward) and one training step (forward,
   backward, SGD), each compiled with `jax.jit`, `--warmup` untimed calls,
   then `--runs` rounds timed in turn; medians, compile seconds, and the

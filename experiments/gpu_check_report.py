@@ -26,9 +26,9 @@ def _bench(bench):
         "## Gated vs dense 2-block encoder, bf16",
         "",
         f"Dense attention: `keras.ops.dot_product_attention`, fused kernel {bench['dense_attention']}.",
-        "The gated blocks' attention is `GatedMultiHeadAttention` (`keras.ops.einsum` and a masked softmax,",
-        "no fused kernel). Medians in ms; k: the tokens the gated path runs (inference: rounded up to a",
-        "multiple of 64; training: round(rho T)); FLOPs ratio: dense / gated forward FLOPs at those sizes.",
+        "The gated blocks' attention is `GatedMultiHeadAttention`, through the same fused call. Medians in ms;",
+        "k: the slots the gated path gathers (the round(rho T) kept tokens rounded up to a multiple of 64,",
+        "`sparse_bucket_multiple=64`); FLOPs ratio: dense / gated forward FLOPs at those sizes.",
         "",
         "| T | batch | density | k infer | k train | infer dense | infer gated | speedup | FLOPs ratio | "
         "train dense | train gated | speedup | FLOPs ratio |",
