@@ -8,6 +8,18 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # GANET_BLOCK_TENSORFLOW=1: TensorFlow cannot be imported (tests/test_backends.py).
 if tensorflow_blocker.requested():
     tensorflow_blocker.install()
+if os.environ.get("KERAS_BACKEND") == "torch":
+    # The tests read layer outputs with NumPy (`np.asarray`, `assert_allclose`);
+    # on PyTorch those need grad and `Tensor.__array__` refuses them: read
+    # them detached, as `keras.ops.convert_to_numpy` does.
+    import torch
+
+    _tensor_array = torch.Tensor.__array__
+
+    def _detached_array(self, *args, **kwargs):
+        return _tensor_array(self.detach().cpu(), *args, **kwargs)
+
+    torch.Tensor.__array__ = _detached_array
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.environ.get("GANET_DATA_DIR", os.path.join(os.path.dirname(REPO), "shared", "data"))

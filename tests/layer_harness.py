@@ -90,6 +90,7 @@ def input_gradient(model, arrays, targets):
     loss `mean((model(arrays) - targets)^2) + sum(model.losses)`, with the
     backend's own differentiation."""
     rest = {name: keras.ops.convert_to_tensor(value) for name, value in arrays.items() if name != "inputs"}
+    targets = keras.ops.convert_to_tensor(targets)  # a tensor minus a NumPy array is NumPy on PyTorch
 
     def loss(outputs, losses):
         return keras.ops.mean((outputs - targets) ** 2) + sum(losses)

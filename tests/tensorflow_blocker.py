@@ -26,6 +26,11 @@ def requested():
 
 
 def install():
-    """Puts the blocker first on `sys.meta_path` (once)."""
+    """Puts the blocker first on `sys.meta_path` (once). On the PyTorch
+    backend `torch._dynamo` is imported first: on import it asks
+    `importlib.util.find_spec` about every package it knows, TensorFlow
+    among them, which returns None on a machine without it but raises here."""
+    if os.environ.get("KERAS_BACKEND") == "torch":
+        import torch._dynamo  # noqa: F401
     if not any(isinstance(finder, TensorFlowBlocker) for finder in sys.meta_path):
         sys.meta_path.insert(0, TensorFlowBlocker())

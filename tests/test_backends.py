@@ -1,6 +1,7 @@
 """The layers on another Keras backend: the layer tests marked `backends`
-run under JAX in a subprocess, and a `.keras` file saved under TensorFlow
-loads there with the same outputs."""
+run under JAX (and PyTorch, where it is installed) in a subprocess, the
+model builders fit there, and a `.keras` file saved under TensorFlow loads
+there with the same outputs."""
 
 import os
 import subprocess
@@ -24,11 +25,32 @@ np.savez(sys.argv[3], *[np.asarray(x) for x in keras.tree.flatten(outputs)])
 """
 
 
-def _run(arguments, timeout):
-    """`python ARGUMENTS` under JAX with TensorFlow unimportable: the blocker
-    runs first in a `-c` script, and `tests/conftest.py` installs it in a
-    pytest run (`GANET_BLOCK_TENSORFLOW`)."""
-    environment = dict(os.environ, KERAS_BACKEND="jax", GANET_BLOCK_TENSORFLOW="1")
+# PyTorch is not among the requirements (its wheels with CUDA are several
+# GB): the PyTorch runs use the Python of `GANET_TORCH_PYTHON` (e.g. a
+# virtualenv made with `--system-site-packages` plus a CPU wheel of torch),
+# or this one where torch is installed, and skip otherwise.
+TORCH_PYTHON = os.environ.get("GANET_TORCH_PYTHON")
+
+
+def _python(backend):
+    """The Python that runs `backend`, or skips the test."""
+    if backend == "jax":
+        return sys.executable
+    if TORCH_PYTHON:
+        return TORCH_PYTHON
+    pytest.importorskip("torch", reason="PyTorch is not installed (set GANET_TORCH_PYTHON to a Python that has it)")
+    return sys.executable
+
+
+BACKENDS = ["jax", "torch"]
+
+
+def _run(arguments, timeout, backend="jax"):
+    """`python ARGUMENTS` under `backend` with TensorFlow unimportable: the
+    blocker runs first in a `-c` script, and `tests/conftest.py` installs it
+    in a pytest run (`GANET_BLOCK_TENSORFLOW`)."""
+    python = _python(backend)
+    environment = dict(os.environ, KERAS_BACKEND=backend, GANET_BLOCK_TENSORFLOW="1")
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
     if arguments[0] == "-c":
         arguments = [
@@ -37,7 +59,7 @@ def _run(arguments, timeout):
             *arguments[2:],
         ]
     return subprocess.run(
-        [sys.executable, *arguments],
+        [python, *arguments],
         cwd=REPO,
         env=environment,
         capture_output=True,
@@ -49,8 +71,9 @@ def _run(arguments, timeout):
 FIT_BUILDERS = """
 import numpy as np
 import keras
+import os
 import ganet_tf
-assert keras.backend.backend() == "jax"
+assert keras.backend.backend() == os.environ["KERAS_BACKEND"]
 rng = np.random.default_rng(0)
 x = rng.integers(1, 60, size=(64, 12)).astype("int32")
 x[:, 9:] = 0
@@ -72,24 +95,29 @@ print("fitted")
 """
 
 
-def test_the_model_builders_fit_under_jax_without_tensorflow():
-    result = _run(["-c", FIT_BUILDERS], timeout=600)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_model_builders_fit_without_tensorflow(backend):
+    result = _run(["-c", FIT_BUILDERS], timeout=600, backend=backend)
     assert result.returncode == 0 and "fitted" in result.stdout, (result.stdout + result.stderr)[-4000:]
 
 
-def test_the_backend_tests_of_every_layer_pass_under_jax():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_backend_tests_of_every_layer_pass(backend):
     result = _run(
         ["-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "-m", "backends", "tests/layers"],
         timeout=900,
+        backend=backend,
     )
     output = result.stdout + result.stderr
-    assert result.returncode == 0, f"the layer tests failed under JAX:\n{output[-6000:]}"
+    assert result.returncode == 0, f"the layer tests failed under {backend}:\n{output[-6000:]}"
     assert " passed" in output and "deselected" in output
 
 
-def test_a_keras_file_saved_under_tensorflow_loads_under_jax(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_keras_file_saved_under_tensorflow_loads_on_another_backend(tmp_path, backend):
     if keras.backend.backend() != "tensorflow":
         pytest.skip("saves the file under TensorFlow")
+    _python(backend)  # skips before any work where the backend is not installed
     from ganet_tf.layers import GatedAttentionPooling
     from ganet_tf.layers import GatedMultiHeadAttention
     from ganet_tf.layers import GatedTransformerEncoder
@@ -111,7 +139,7 @@ def test_a_keras_file_saved_under_tensorflow_loads_under_jax(tmp_path):
     model_path, inputs_path, outputs_path = (str(tmp_path / name) for name in ("model.keras", "in.npz", "out.npz"))
     model.save(model_path)
     np.savez(inputs_path, **inputs)
-    result = _run(["-c", LOAD_AND_PREDICT, model_path, inputs_path, outputs_path], timeout=300)
+    result = _run(["-c", LOAD_AND_PREDICT, model_path, inputs_path, outputs_path], timeout=300, backend=backend)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     loaded = np.load(outputs_path)
     got = [loaded[f"arr_{i}"] for i in range(len(loaded.files))]

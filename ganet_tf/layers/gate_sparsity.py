@@ -145,8 +145,9 @@ class GateSparsity(keras.layers.Layer):
         else:
             mean_density = ops.sum(per_row * has_tokens) / ops.maximum(ops.sum(has_tokens), 1.0)
         gap = mean_density - self.target_density
-        self.add_loss(ops.stop_gradient(self.multiplier) * gap + 0.5 * self.damping * gap**2)
-        step = self.multiplier + self.multiplier_rate * ops.stop_gradient(gap)
+        multiplier = frozen_value(self.multiplier)
+        self.add_loss(multiplier * gap + 0.5 * self.damping * gap**2)
+        step = multiplier + self.multiplier_rate * ops.stop_gradient(gap)
         self.multiplier.assign(ops.clip(step, -self.max_multiplier, self.max_multiplier))
 
     def compute_output_shape(self, input_shape):
@@ -164,6 +165,14 @@ class GateSparsity(keras.layers.Layer):
             }
         )
         return config
+
+
+def frozen_value(variable):
+    """The value of `variable` now, without gradient and apart from its
+    storage: on PyTorch `stop_gradient` of a variable shares the storage,
+    and the `assign` of a dual ascent step after the forward pass would
+    break the backward pass that reads it."""
+    return ops.stop_gradient(ops.copy(variable))
 
 
 def add_multiplier(layer, start, bound, name):

@@ -4,6 +4,7 @@ from keras import ops
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
 from ganet_tf.layers.gate_sparsity import add_multiplier
+from ganet_tf.layers.gate_sparsity import frozen_value
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
 from ganet_tf.layers.sparse_gather import dynamic_shapes
@@ -387,11 +388,12 @@ class HierarchicalAttention(BaseAdditiveAttention):
         realised = ops.sum(blocks / children * rows) / count
         gap = ops.stop_gradient(realised - 1.0 / self.target_block_size)
         multiplier = self.halting_multipliers[index]
+        current = frozen_value(multiplier)
         # d/dz of `lambda * gap + DAMPING / 2 * gap^2` with `d gap / d z`
         # taken as `d mean(z) / d z` (the block count itself is a step
         # function of z): more z, more blocks.
-        self.add_loss((ops.stop_gradient(multiplier) + DAMPING * gap) * ops.sum(per_row * rows) / count)
-        step = multiplier + MULTIPLIER_RATE * gap
+        self.add_loss((current + DAMPING * gap) * ops.sum(per_row * rows) / count)
+        step = current + MULTIPLIER_RATE * gap
         multiplier.assign(ops.clip(step, -MAX_MULTIPLIER, MAX_MULTIPLIER))
 
     def _act_blocks(self, index, nodes, mask, training, compact=False):

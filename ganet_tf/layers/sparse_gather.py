@@ -75,10 +75,16 @@ def gather_open(open_float, k):
     entries of `open_float` `(batch, steps)` (1.0 open, 0.0 closed) first, in
     order, then closed ones, and whether each slot holds an open position.
 
-    TF's `top_k` puts equal values in index order, which gives that order.
+    The scores that `top_k` ranks, `open - index / (steps + 1)`, are all
+    distinct (PyTorch's `topk` does not keep equal values in index order,
+    as TensorFlow's and JAX's do): open entries score in (0, 1], closed
+    ones in (-1, 0].
     """
-    slot_open, positions = ops.top_k(open_float, k, sorted=True)
-    return ops.greater(slot_open, 0.5), positions
+    steps = ops.shape(open_float)[1]
+    index = ops.cast(ops.arange(steps), "float32")
+    scores = open_float - index / (ops.cast(steps, "float32") + 1.0)
+    slot_scores, positions = ops.top_k(scores, k, sorted=True)
+    return ops.greater(slot_scores, 0.0), positions
 
 
 def gather_rows(x, positions):
