@@ -421,6 +421,10 @@ def _subword_lines(runs):
         "attended density subwords | words | decode s/sent subwords | words |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def stat(group, field):
+        return mean_std([r.get(field) for r in group])
+
     for row in ROWS["multi30k-subwords"]:
         cells = []
         for table in ("multi30k-subwords", "multi30k-long"):
@@ -428,10 +432,6 @@ def _subword_lines(runs):
             unknown = [r.get("test_unknown_translations") for r in group]
             cells.append((group, "-" if None in unknown or not group else str(sum(unknown))))
         (sub, sub_unknown), (word, word_unknown) = cells
-
-        def stat(group, field):
-            return mean_std([r.get(field) for r in group])
-
         lines.append(
             f"| {row} | {len(sub)} | {stat(sub, 'test_bleu')} | {sub_unknown} | {len(word)} | "
             f"{stat(word, 'test_bleu')} | {word_unknown} | {stat(sub, 'test_attended_density')} | "

@@ -365,8 +365,10 @@ def _real(logits, mask):
 
 def _descending_order(scores):
     """The positions of `scores` `(batch, steps)` from the highest score
-    down, equal scores in index order (`keras.ops.top_k` keeps the lower
-    index first; `keras.ops.argsort` is not stable on every backend)."""
+    down, equal scores in index order on TensorFlow and JAX (their `top_k`
+    keeps the lower index first; `keras.ops.argsort` is not stable on every
+    backend). PyTorch's `topk` promises no order among equal scores, so
+    there a tie may go to either position."""
     return ops.top_k(scores, ops.shape(scores)[-1], sorted=True)[1]
 
 

@@ -188,7 +188,8 @@ def keep_top_k(gates, real, density):
     """The `top_k` rule of `GateSampler` on `gates` `(batch, steps)`: True
     at the `max(1, round(density * T))` real positions of highest gate in
     each row of `T` real ones (`real`, a boolean mask, or None for all),
-    ties to the earlier position."""
+    ties to the earlier position (on PyTorch, whose `topk` keeps no index
+    order among equal values, to either)."""
     gates = ops.cast(gates, "float32")
     steps = static_steps(gates)
     if real is None:
@@ -199,7 +200,8 @@ def keep_top_k(gates, real, density):
     if isinstance(steps, int):
         count = ops.minimum(count, float(kept_count(density, steps)))
     # Padding ranks below every real token; `top_k` orders equal values by
-    # index, and ranks are the inverse permutation of that order.
+    # index (TensorFlow, JAX), and ranks are the inverse permutation of that
+    # order.
     scores = ops.where(real, gates, -1.0)
     _, order = ops.top_k(scores, steps, sorted=True)
     ranks = ops.argsort(order, axis=1)

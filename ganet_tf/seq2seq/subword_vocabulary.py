@@ -17,6 +17,7 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import PAD_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
+from ganet_tf.seq2seq.vocabulary import UNKNOWN_ID
 from ganet_tf.seq2seq.vocabulary import _Pieces
 from ganet_tf.seq2seq.vocabulary import id_rows
 from ganet_tf.seq2seq.vocabulary import kept_ids
@@ -24,7 +25,7 @@ from ganet_tf.seq2seq.vocabulary import kept_row
 
 SUBWORD_TOKENIZERS = ("unigram", "bpe")
 # SentencePiece's special pieces at the ids the word-level vocabularies use.
-SPECIAL_IDS = {"pad_id": PAD_ID, "unk_id": 1, "bos_id": START_ID, "eos_id": END_ID}
+SPECIAL_IDS = {"pad_id": PAD_ID, "unk_id": UNKNOWN_ID, "bos_id": START_ID, "eos_id": END_ID}
 
 
 def _subword_stack():
