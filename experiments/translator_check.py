@@ -55,12 +55,16 @@ def main():
     parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
     parser.add_argument("--results", default=os.path.join(REPO, "results", "seq2seq_subwords"))
     args = parser.parse_args()
+    from ganet_tf.errors import GANetInputError
     from ganet_tf.inference.text_translator import load_translator
     from ganet_tf.seq2seq.datasets import load_multi30k
     from ganet_tf.seq2seq.translator import save_translator
 
-    sources = list(load_multi30k(args.data_dir)["test"][0])
-    translator = load_translator(os.path.join(args.runs_root, args.name))
+    try:
+        translator = load_translator(os.path.join(args.runs_root, args.name))
+        sources = list(load_multi30k(args.data_dir)["test"][0])
+    except GANetInputError as error:
+        raise SystemExit(f"error: {error}") from None
     in_process = translator.predict(sources, batch_size=BATCH)
     with tempfile.TemporaryDirectory() as folder:
         export = os.path.join(folder, "translator")
