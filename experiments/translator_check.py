@@ -42,9 +42,8 @@ for start in range(0, len(sources), batch):
     translations += [text.decode("utf-8") for text in texts.numpy().tolist()]
 print(json.dumps(translations))
 """
-# `TextTranslator.predict`'s batch: a translation that never reaches its end
-# token stops after 1.5 times the longest source of its batch plus 10
-# tokens, so both sides send the same batches.
+# `TextTranslator.predict`'s batch, the same on both sides (a translation's
+# length limit is its own sentence's, so the batches only set the speed).
 BATCH = 64
 
 

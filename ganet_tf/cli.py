@@ -252,7 +252,7 @@ def _add_export_arguments(parser):
     parser.add_argument(
         "--model",
         required=True,
-        help="folder written by `train --out`, or its model.keras (preprocessing.json beside it)",
+        help="folder written by `train --out` or `seq2seq --out` (a translator), or its model.keras",
     )
     parser.add_argument("--name", required=True, help="model name in TF Serving (URLs, models.config)")
     parser.add_argument("--version", type=int, help="version number (default: the next integer)")
@@ -266,10 +266,12 @@ def _add_export_arguments(parser):
 
 def _export(args):
     from ganet_tf.export import export_saved_model
+    from ganet_tf.export import export_translator
     from ganet_tf.export import load_warmup_texts
     from ganet_tf.export import served_test_gates
     from ganet_tf.inference.commands import inference_rule_of
     from ganet_tf.policy import check_number
+    from ganet_tf.seq2seq.run_translator import is_seq2seq_run
     from ganet_tf.training.run_folder import check_outside_runs
     from ganet_tf.training.run_folder import is_inside
 
@@ -285,7 +287,15 @@ def _export(args):
         )
     check_outside_runs(args.base, "--base")
     texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
-    path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts, test_gates)
+    if is_seq2seq_run(run_dir):
+        if test_gates is not None:
+            raise GANetInputError(
+                f"--inference-mode and its parameter set a classification run's test gates; {run_dir} is a "
+                "seq2seq run, which serves its own: export it without them."
+            )
+        path = export_translator(run_dir, args.name, args.version, args.base, args.overwrite, texts)
+    else:
+        path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts, test_gates)
     result = {
         "name": args.name,
         "version": int(os.path.basename(path)),
@@ -487,7 +497,10 @@ COMMANDS = {
         "tf.data, TextVectorization",
     ),
     "explain": ("per-token gates and attention of trained models, as HTML and PNG", "TextVectorization on strings"),
-    "export": ("export a trained run as a TF Serving SavedModel; prints a JSON summary", "SavedModel"),
+    "export": (
+        "export a trained run (classifier or translator) as a TF Serving SavedModel; prints a JSON summary",
+        "SavedModel",
+    ),
     "seq2seq": (
         "train and evaluate an attentional encoder-decoder; the last stdout line is a JSON summary",
         "tf.data, string vocabularies",

@@ -43,6 +43,17 @@ def data_dir():
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def translator_run(tmp_path_factory):
+    """A copy-task run written by `seq2seq --out`: 4 pairs, one epoch."""
+    from ganet_tf.cli import main
+
+    out = tmp_path_factory.mktemp("seq2seq") / "run"
+    flags = ["--task", "copy", "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
+    assert main(["seq2seq", *flags, "--batch-size", "4", "--verbose", "0", "--out", str(out)]) == 0
+    return str(out)
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line for all the tests skipped for want of the data."""
     skipped = [report for report in terminalreporter.stats.get("skipped", []) if MISSING_DATA in str(report.longrepr)]

@@ -1,6 +1,7 @@
 from ganet_tf.export.export_saved_model import check_saved_model
 from ganet_tf.export.export_saved_model import export_saved_model
 from ganet_tf.export.export_saved_model import served_test_gates
+from ganet_tf.export.export_translator import export_translator
 from ganet_tf.export.model_config import write_model_config
 from ganet_tf.export.serving_archive import build_serving_archive
 from ganet_tf.export.serving_archive import serving_outputs

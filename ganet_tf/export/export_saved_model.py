@@ -94,23 +94,24 @@ def export_saved_model(
     >>> export_saved_model("runs/trec_ganet", "trec_ganet")
     'saved_models/trec_ganet/1'
     """
-    _check_arguments(name, version, warmup_texts)
+    check_export_arguments(name, version, warmup_texts)
     model_dir, model_path = _run_files(model_dir)
     serving_apis()  # fail early without tensorflow-serving-api
     vectorizer, class_names = load_preprocessing(model_dir)
-    target = _version_folder(base, name, version, overwrite)
+    target = version_folder(base, name, version, overwrite)
     archive, served_rule = _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates)
     if warmup_texts is None:
         warmup_texts = vocabulary_texts(
             vectorizer.get_vocabulary(include_special_tokens=False),
             vectorizer.get_config()["output_sequence_length"],
         )
-    _write_version(archive, target, name, list(warmup_texts), model_dir, overwrite, served_rule)
+    write_version(archive, target, name, list(warmup_texts), model_dir, overwrite, served_rule)
     write_model_config(base)
     return target
 
 
-def _check_arguments(name, version, warmup_texts):
+def check_export_arguments(name, version, warmup_texts):
+    """One input error for a bad model name, version or warmup text list."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise GANetInputError(
             f"Bad model name {name!r}: use letters, digits, '_', '.' and '-', starting with a letter or digit."
@@ -148,8 +149,9 @@ def _run_files(model_dir):
     return model_dir, model_path
 
 
-def _version_folder(base, name, version, overwrite):
-    """`base/name/version`, the next version by default; checked, not made."""
+def version_folder(base, name, version, overwrite):
+    """`base/name/version`, the next version by default; checked, not made
+    (stale staging folders of dead exports under `base/name` are removed)."""
     check_writable_folder(base, "--base")
     model_root = os.path.join(base, name)
     check_writable_folder(model_root, "--base")
@@ -176,9 +178,13 @@ def _serving_archive(model_dir, model_path, vectorizer, class_names, test_gates)
     return archive, None if test_gates is None else gate_rule(model)
 
 
-def _write_version(archive, target, name, warmup_texts, model_dir, overwrite, test_gates=None):
+def write_version(archive, target, name, warmup_texts, model_dir, overwrite, test_gates=None, input_name=TEXT_INPUT):
     """Writes the version to a hidden staging folder, checks it and renames
-    it to `target`; on any failure removes what it made."""
+    it to `target`; on any failure removes what it made.
+
+    `archive.write_out(folder, verbose=False)` writes the SavedModel; the
+    warmup requests send `warmup_texts` as the signature's `input_name`,
+    and `model_dir`'s `metrics.json` is copied beside them."""
     model_root = os.path.dirname(target)
     base = os.path.dirname(model_root)
     created = [path for path in (base, model_root) if not os.path.isdir(path)]
@@ -187,7 +193,7 @@ def _write_version(archive, target, name, warmup_texts, model_dir, overwrite, te
     try:
         staging = tempfile.mkdtemp(prefix=f".export-{os.path.basename(target)}-{os.getpid()}-", dir=model_root)
         archive.write_out(staging, verbose=False)
-        write_warmup_requests(staging, warmup_texts, name)
+        write_warmup_requests(staging, warmup_texts, name, input_name)
         metrics = os.path.join(model_dir, METRICS_FILE)
         if os.path.isfile(metrics):
             _copy_metrics(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY), test_gates)
@@ -233,8 +239,8 @@ def check_saved_model(saved_model_dir):
     """Loads an export and runs its warmup requests; raises if anything is off.
 
     Checks that the graph holds no Python callbacks (`PYTHON_CALLBACK_OPS`),
-    that every warmup request runs through `serving_default` and that all
-    float outputs are finite.
+    that every warmup request runs through `serving_default` (with the
+    inputs it names) and that all float outputs are finite.
     """
     proto = saved_model_pb2.SavedModel()
     with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
@@ -251,8 +257,8 @@ def check_saved_model(saved_model_dir):
     signature = tf.saved_model.load(saved_model_dir).signatures[TEXT_SIGNATURE]
     warmup = os.path.join(saved_model_dir, WARMUP_DIRECTORY, WARMUP_FILE)
     for request in read_warmup_requests(warmup):
-        texts = tf.make_ndarray(request.inputs[TEXT_INPUT])
-        outputs = signature(**{TEXT_INPUT: tf.constant(texts)})
+        inputs = {key: tf.constant(tf.make_ndarray(value)) for key, value in request.inputs.items()}
+        outputs = signature(**inputs)
         for key, value in outputs.items():
             if value.dtype.is_floating and not np.all(np.isfinite(value.numpy())):
                 raise RuntimeError(f"The exported model gives non-finite {key!r}.")

@@ -59,8 +59,9 @@ def load_warmup_texts(path):
     return texts[:MAX_WARMUP_TEXTS]
 
 
-def warmup_requests(texts, model_name):
-    """`PredictionLog` protos: one request with the first text, one with all."""
+def warmup_requests(texts, model_name, input_name=TEXT_INPUT):
+    """`PredictionLog` protos: one request with the first text, one with all
+    (the texts go to the signature's input `input_name`)."""
     predict_pb2, prediction_log_pb2 = serving_apis()
     batches = [texts[:1]] if len(texts) == 1 else [texts[:1], list(texts)]
     logs = []
@@ -68,18 +69,20 @@ def warmup_requests(texts, model_name):
         request = predict_pb2.PredictRequest()
         request.model_spec.name = model_name
         request.model_spec.signature_name = TEXT_SIGNATURE
-        request.inputs[TEXT_INPUT].CopyFrom(tf.make_tensor_proto([text.encode("utf-8") for text in batch], tf.string))
+        request.inputs[input_name].CopyFrom(tf.make_tensor_proto([text.encode("utf-8") for text in batch], tf.string))
         logs.append(prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request)))
     return logs
 
 
-def write_warmup_requests(saved_model_dir, texts, model_name):
-    """Writes `warmup_requests(texts, model_name)` as TF Serving reads them.
+def write_warmup_requests(saved_model_dir, texts, model_name, input_name=TEXT_INPUT):
+    """Writes `warmup_requests(texts, model_name, input_name)` as TF Serving reads them.
 
     Args:
         saved_model_dir: a SavedModel version folder.
         texts: non-empty list of strings.
         model_name: the name TF Serving serves the model under.
+        input_name: the `serving_default` input the texts go to. Defaults
+            to the classifier's `"text"`.
 
     Returns:
         The path of the TFRecord file
@@ -91,7 +94,7 @@ def write_warmup_requests(saved_model_dir, texts, model_name):
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, WARMUP_FILE)
     with tf.io.TFRecordWriter(path) as writer:
-        for log in warmup_requests(texts, model_name):
+        for log in warmup_requests(texts, model_name, input_name):
             writer.write(log.SerializeToString())
     return path
 

@@ -26,6 +26,8 @@ from ganet_tf.policy import locked_output_folders
 from ganet_tf.policy import read_run_json
 from ganet_tf.seq2seq.datasets import TASKS
 from ganet_tf.seq2seq.datasets import load_task
+from ganet_tf.seq2seq.decoding import MAX_EXTRA_TOKENS
+from ganet_tf.seq2seq.decoding import length_limits
 from ganet_tf.seq2seq.decoding import make_decoder
 from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
@@ -483,8 +485,9 @@ def load_run(run_dir, data_dir=None, split="test", with_pairs=False):
 def decoded_split_scores(run_dir, split, data_dir=None):
     """Greedy-decodes one split of a finished run with its saved model;
     returns `{"bleu", "exact_match", "symbol_error_rate",
-    "decode_seconds_per_sentence"}` (BLEU for Multi30k, exact match and
-    symbol error rate for the synthetic tasks, the others None).
+    "decode_seconds_per_sentence", "unknown_translations"}` (BLEU for
+    Multi30k, exact match and symbol error rate for the synthetic tasks,
+    the others None).
     Choosing between runs by their `"val"` scores keeps the test set out."""
     config, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, split, with_pairs=True)
     config = dataclasses.replace(config, verbose=0)
@@ -494,6 +497,7 @@ def decoded_split_scores(run_dir, split, data_dir=None):
         "exact_match": scores["test_exact_match"],
         "symbol_error_rate": scores["test_symbol_error_rate"],
         "decode_seconds_per_sentence": scores["decode_seconds_per_sentence"],
+        "unknown_translations": scores["test_unknown_translations"],
     }
 
 
@@ -505,23 +509,22 @@ def rescore_run(run_dir, data_dir=None):
     return teacher_forced_scores(model, dataset)
 
 
-def decoder_batches(source_ids, batch_size, max_extra=10):
+def decoder_batches(source_ids, batch_size, max_extra=MAX_EXTRA_TOKENS):
     """The decoder's inputs: `(padded source ids, max_length)` per batch of
-    `batch_size` sources, in order; a batch may produce up to 1.5 times its
-    widest source plus `max_extra` tokens."""
+    `batch_size` sources, in order; each source may produce up to 1.5 times
+    its own tokens plus `max_extra` (`decoding.length_limits`)."""
     batches = []
     for start in range(0, len(source_ids), batch_size):
         rows = source_ids[start : start + batch_size]
-        width = max(len(r) for r in rows)
-        padded = np.zeros([len(rows), width], "int32")
+        padded = np.zeros([len(rows), max(len(r) for r in rows)], "int32")
         for i, row in enumerate(rows):
             padded[i, : len(row)] = row
-        limit = int(width * 1.5) + max_extra
-        batches.append((tf.constant(padded), tf.constant(limit, tf.int32)))
+        padded = tf.constant(padded)
+        batches.append((padded, length_limits(padded, max_extra)))
     return batches
 
 
-def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=10, verbose=1, decoder=None):
+def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=MAX_EXTRA_TOKENS, verbose=1, decoder=None):
     """Decodes every source; returns `(token id rows, seconds per sentence)`.
 
     The first batch is decoded once before timing, so tracing is not timed.
@@ -813,6 +816,9 @@ def _decoded_scores(model, config, test_ids, test_pairs, target_vocabulary):
         "decode_seconds_per_sentence": seconds,
         "beam_size": config.beam_size,
         "test_unknown_translations": sum(UNKNOWN_ID in kept_row(row) for row in decoded),
+        # Runs recorded before this key limited a translation's length by
+        # its batch's longest source (`decoding.length_limits`).
+        "decode_length_limit": "sentence",
     }
     if config.task == "multi30k":
         scores["test_bleu"] = corpus_bleu(texts, test_pairs[1])

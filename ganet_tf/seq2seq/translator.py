@@ -5,10 +5,10 @@ import os
 import tensorflow as tf
 
 from ganet_tf.seq2seq.decoding import greedy_decode
+from ganet_tf.seq2seq.decoding import length_limits
 from ganet_tf.training.run_folder import RUN_MARKER
 from ganet_tf.training.run_folder import write_run_folder
 
-MAX_EXTRA_TOKENS = 10
 # What `tf.saved_model.save` writes, beside the project's run marker.
 SAVED_MODEL_FILES = frozenset({"saved_model.pb", "fingerprint.pb", "variables", "assets", RUN_MARKER})
 
@@ -33,6 +33,13 @@ class Translator(tf.Module):
 
     def __init__(self, model, source_vocabulary, target_vocabulary, name="translator"):
         super().__init__(name=name)
+        config = model.get_config()
+        for side, vocabulary in (("source", source_vocabulary), ("target", target_vocabulary)):
+            size = config.get(f"{side}_vocabulary_size")
+            if size != vocabulary.size:
+                raise ValueError(
+                    f"`{side}_vocabulary` must hold the model's {size} {side} ids. Received: {vocabulary.size} ids"
+                )
         self.model = model
         # Copies made now: tensorflow-text's SentencePiece models live in
         # TensorFlow's eager kernel cache, which `tf.random.set_seed` (and
@@ -52,9 +59,7 @@ class Translator(tf.Module):
         source = tf.cast(source.to_tensor(shape=[None, None]), tf.int32)
         # An empty sentence still gets one (padding) step, so shapes hold.
         source = tf.pad(source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]])
-        steps = tf.shape(source)[1]
-        max_length = steps + steps // 2 + MAX_EXTRA_TOKENS
-        ids = greedy_decode(self.model, source, max_length)
+        ids = greedy_decode(self.model, source, length_limits(source))
         return {"translations": self.target_vocabulary.detokenize_graph(ids)}
 
 

@@ -1,4 +1,4 @@
-"""One tiny classification run (exported once) and one tiny seq2seq run per session."""
+"""One tiny classification run per session, exported once (the seq2seq run: tests/conftest.py)."""
 
 import pytest
 
@@ -26,12 +26,3 @@ def saved_model(classifier_run, tmp_path_factory):
     from ganet_tf.export import export_saved_model
 
     return export_saved_model(classifier_run, "tiny", base=str(tmp_path_factory.mktemp("exports") / "saved_models"))
-
-
-@pytest.fixture(scope="session")
-def translator_run(tmp_path_factory):
-    """A copy-task run written by `seq2seq --out`: 4 pairs, one epoch."""
-    out = tmp_path_factory.mktemp("seq2seq") / "run"
-    flags = ["--task", "copy", "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
-    assert main(["seq2seq", *flags, "--batch-size", "4", "--verbose", "0", "--out", str(out)]) == 0
-    return str(out)

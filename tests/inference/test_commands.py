@@ -125,8 +125,8 @@ def test_translate_writes_one_line_per_sentence(translator_run, tmp_path, capsys
     assert results[3] == {"line": 4, "source": "", "translation": None}
     from ganet_tf import load_translator
 
-    # The same batches (a batch's longest source bounds its translations' length).
-    translations = load_translator(translator_run).predict([e["source"] for e in examples], batch_size=2)
+    # Other batches than the command's: a translation does not depend on its batch.
+    translations = load_translator(translator_run).predict([e["source"] for e in examples], batch_size=3)
     assert [item["translation"] for item in results[:3]] == translations
 
 

@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from ganet_tf.seq2seq.decoding import beam_search
 from ganet_tf.seq2seq.decoding import greedy_decode
+from ganet_tf.seq2seq.decoding import length_limits
 from ganet_tf.seq2seq.decoding import make_decoder
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 
@@ -157,7 +158,33 @@ def test_greedy_decoding_drops_ended_rows_without_changing_outputs(attention, op
     assert 4 <= ended_first < len(source) and dropped.shape[1] > 1
     np.testing.assert_array_equal(dropped, kept)
     assert np.all(dropped[dropped[:, 0] == 3, 1:] == 0)
-    assert make_decoder(model)(tf.constant(source), tf.constant(0)).shape == (len(source), 0)
+    assert make_decoder(model)(tf.constant(source), tf.zeros([len(source)], tf.int32)).shape == (len(source), 0)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_translation_that_never_ends_stops_at_its_own_limit_whatever_its_batch(beam_size):
+    model = tiny("hier-act", levels=3)
+    model(INPUTS)
+    bias = model.logits.bias.numpy()
+    bias[[0, 3]] = -1e4  # neither padding nor the end token wins: every row runs to its limit
+    model.logits.bias.assign(bias)
+    limits = length_limits(tf.constant(SOURCE)).numpy()
+    np.testing.assert_array_equal(limits, [20, 16, 20, 13])  # 7, 4, 7 and 2 tokens: 1.5 times plus 10
+
+    def decode(rows):
+        source = tf.constant(SOURCE[rows][:, : max(int(np.sum(SOURCE[r] > 0)) for r in rows)])
+        if beam_size == 1:
+            return make_decoder(model)(source, length_limits(source)).numpy()
+        return beam_search(model, source, length_limits(source), beam_size=beam_size).numpy()
+
+    together = decode([0, 1, 2, 3])
+    assert together.shape == (4, 20)
+    for row, limit in enumerate(limits):
+        np.testing.assert_array_equal(np.sum(together[row] > 0), limit)
+        alone = decode([row])
+        assert alone.shape == (1, limit)  # the batch of one decodes no further than its own limit
+        np.testing.assert_array_equal(together[row, :limit], alone[0])
+    np.testing.assert_array_equal(decode([3, 1]), together[[3, 1], :16])
 
 
 def test_bad_arguments():

@@ -9,6 +9,7 @@ import pytest
 
 from ganet_tf.inference.text_translator import TextTranslator
 from ganet_tf.seq2seq.decoding import greedy_decode
+from ganet_tf.seq2seq.decoding import length_limits
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
 from ganet_tf.seq2seq.translator import save_translator
@@ -59,7 +60,7 @@ def test_saved_model_reloads_in_plain_tensorflow_and_translates_as_in_process(tm
     batch = np.zeros([len(rows), width], "int32")
     for i, row in enumerate(rows):
         batch[i, : len(row)] = row
-    expected = target.decode(greedy_decode(model, batch, width + width // 2 + 10).numpy())
+    expected = target.decode(greedy_decode(model, batch, length_limits(batch)).numpy())
     assert TextTranslator(model, source, target).predict(SENTENCES) == expected
     assert expected[0] == ("a dog runs." if kind == "word" else "A dog runs.")
 

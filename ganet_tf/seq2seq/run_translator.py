@@ -1,0 +1,77 @@
+"""The translator of a finished `seq2seq --out` folder, its files checked."""
+
+import json
+import os
+
+import ganet_tf.seq2seq.encoder_decoder  # noqa: F401  (registers EncoderDecoder for loading)
+from ganet_tf.errors import GANetInputError
+from ganet_tf.seq2seq.run import VOCABULARY_FILE
+from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
+from ganet_tf.seq2seq.translator import Translator
+from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.run_folder import MODEL_FILE
+from ganet_tf.training.run_folder import PREPROCESSING_FILE
+from ganet_tf.training.trained_run import load_model_file
+
+
+def is_seq2seq_run(path):
+    """Whether `path` is a folder with a seq2seq run's `vocabularies.json`."""
+    return os.path.isfile(os.path.join(os.fspath(path), VOCABULARY_FILE))
+
+
+def load_run_translator(path):
+    """The `Translator` of a `python -m ganet_tf seq2seq --out` folder.
+
+    Args:
+        path: the run folder, with `model.keras` and `vocabularies.json`.
+
+    Returns:
+        A `ganet_tf.seq2seq.translator.Translator`. A missing, truncated,
+        diverged or mismatched file raises `GANetInputError` with one line
+        naming the file and the fix.
+    """
+    path = os.fspath(path)
+    vocabulary_path = os.path.join(path, VOCABULARY_FILE)
+    if not os.path.isfile(vocabulary_path):
+        if os.path.isfile(os.path.join(path, PREPROCESSING_FILE)):
+            raise GANetInputError(
+                f"{path} is a classification run ({PREPROCESSING_FILE}, no {VOCABULARY_FILE}): "
+                f"classify with `python -m ganet_tf predict --model {path}`."
+            )
+        raise GANetInputError(
+            f"No {VOCABULARY_FILE} in {path}: pass a folder written by `python -m ganet_tf seq2seq --out`."
+        )
+    source, target = vocabularies_from_json(_read_vocabularies(vocabulary_path), vocabulary_path)
+    model_path = os.path.join(path, MODEL_FILE)
+    if not os.path.isfile(model_path):
+        raise GANetInputError(
+            f"No {MODEL_FILE} in {path}: pass a folder written by `python -m ganet_tf seq2seq --out`, copied whole."
+        )
+    model = load_model_file(model_path)
+    if not hasattr(model, "encode") or not hasattr(model, "decode_step"):
+        raise GANetInputError(
+            f"{model_path} is not a seq2seq model: pass a folder written by `python -m ganet_tf seq2seq --out`."
+        )
+    bad = non_finite_weights(model)
+    if bad:
+        raise GANetInputError(
+            f"{model_path} has non-finite weights ({bad[0]}): its training diverged; retrain it with a lower --lr."
+        )
+    try:
+        return Translator(model, source, target)
+    except ValueError as error:
+        raise GANetInputError(
+            f"{model_path} and {vocabulary_path} come from different runs ({error}): copy the run folder whole."
+        ) from None
+
+
+def _read_vocabularies(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            saved = json.load(handle)
+    except (ValueError, UnicodeDecodeError) as error:
+        message = (str(error).splitlines() or [type(error).__name__])[0][:120]
+        raise GANetInputError(
+            f"{path} is not a valid vocabulary file ({message}): copy it again from the run folder, or retrain."
+        ) from None
+    return saved

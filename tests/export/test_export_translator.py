@@ -1,0 +1,77 @@
+"""`python -m ganet_tf export` of a seq2seq run: its translator for TF Serving."""
+
+import json
+import os
+import shutil
+
+import pytest
+import tensorflow as tf
+
+from ganet_tf import load_translator
+from ganet_tf.cli import main
+from ganet_tf.export import export_translator
+from ganet_tf.export.warmup import read_warmup_requests
+
+
+def _summary(capsys):
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_a_seq2seq_run_exports_as_a_served_translator(translator_run, tmp_path, capsys):
+    base = tmp_path / "saved_models"
+    assert main(["export", "--model", translator_run, "--name", "copy", "--base", str(base)]) == 0
+    assert _summary(capsys) == {
+        "name": "copy",
+        "version": 1,
+        "path": str(base / "copy" / "1"),
+        "models_config": str(base / "models.config"),
+    }
+    version = base / "copy" / "1"
+    assert sorted(os.listdir(version / "assets.extra")) == ["ganet_tf_metrics.json", "tf_serving_warmup_requests"]
+    assert 'name: "copy"' in (base / "models.config").read_text()
+    with open(os.path.join(translator_run, "examples.json"), encoding="utf-8") as handle:
+        sources = [example["source"] for example in json.load(handle)]
+    # The warmup requests send the run's example sources to `sentences`.
+    requests = read_warmup_requests(str(version / "assets.extra" / "tf_serving_warmup_requests"))
+    assert [[text.decode() for text in request.inputs["sentences"].string_val] for request in requests] == [
+        sources[:1],
+        sources,
+    ]
+    serve = tf.saved_model.load(str(version)).signatures["serving_default"]
+    served = [text.decode() for text in serve(sentences=tf.constant(sources))["translations"].numpy()]
+    assert served == load_translator(translator_run).predict(sources)
+
+    # The model.keras file stands for its run folder; the next version is 2.
+    path = export_translator(translator_run, "copy", base=str(base), warmup_texts=["1 2 3"])
+    assert path == str(base / "copy" / "2") and sorted(os.listdir(base / "copy")) == ["1", "2"]
+    assert (
+        main(["export", "--model", os.path.join(translator_run, "model.keras"), "--name", "copy", "--base", str(base)])
+        == 0
+    )
+    assert _summary(capsys)["version"] == 3
+
+
+@pytest.mark.parametrize(
+    "change, argv, message",
+    [
+        (None, ["--inference-mode", "top_k"], "is a seq2seq run, which serves its own"),
+        ("no_model", [], "No model.keras"),
+        ("corrupt_vocabularies", [], "is not a valid vocabulary file"),
+    ],
+)
+def test_bad_seq2seq_exports_give_one_error_line_and_write_nothing(
+    translator_run, tmp_path, capsys, change, argv, message
+):
+    run = tmp_path / "run"
+    shutil.copytree(translator_run, run)
+    if change == "no_model":
+        os.remove(run / "model.keras")
+    if change == "corrupt_vocabularies":
+        text = (run / "vocabularies.json").read_text(encoding="utf-8")
+        (run / "vocabularies.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    base = tmp_path / "saved_models"
+    assert main(["export", "--model", str(run), "--name", "m", "--base", str(base), *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("ganet_tf: error: ") and message in captured.err
+    assert captured.err.count("\n") == 1
+    assert not base.exists()
