@@ -26,7 +26,6 @@ from runner import REPO
 from runner import _write_json
 from runner import machine
 
-UNKNOWN_MARKS = ("[UNK]", "\u2047")  # the word-level token, SentencePiece's rendering of id 1
 # Runs in the fresh Python: SavedModel in, one JSON list of translations out.
 SERVE = """
 import json, sys
@@ -58,6 +57,7 @@ def main():
     from ganet_tf.inference.text_translator import load_translator
     from ganet_tf.seq2seq.datasets import load_multi30k
     from ganet_tf.seq2seq.translator import save_translator
+    from ganet_tf.seq2seq.vocabulary import holds_unknown
 
     try:
         translator = load_translator(os.path.join(args.runs_root, args.name))
@@ -79,7 +79,7 @@ def main():
         "name": args.name,
         "sentences": len(sources),
         "identical": sum(a == b for a, b in zip(in_process, saved_model, strict=True)),
-        "unknown_in_saved_model": sum(any(mark in text for mark in UNKNOWN_MARKS) for text in saved_model),
+        "unknown_in_saved_model": sum(holds_unknown(text) for text in saved_model),
         "first": {"source": sources[0], "in_process": in_process[0], "saved_model": saved_model[0]},
         "different": [
             {"index": i, "source": sources[i], "in_process": a, "saved_model": b}

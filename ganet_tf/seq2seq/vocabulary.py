@@ -15,6 +15,15 @@ from ganet_tf.errors import GANetInputError
 
 START, END = "[start]", "[end]"
 PAD_ID, UNKNOWN_ID, START_ID, END_ID = 0, 1, 2, 3
+# How the unknown id reads in detokenised text: a word vocabulary's token,
+# SentencePiece's rendering of id 1.
+UNKNOWN_MARKS = ("[UNK]", "\u2047")
+
+
+def holds_unknown(text):
+    """Whether a detokenised translation holds the unknown token."""
+    return any(mark in text for mark in UNKNOWN_MARKS)
+
 
 # Punctuation becomes tokens of its own; apostrophes stay inside words.
 _PUNCTUATION = r"([!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~])"
