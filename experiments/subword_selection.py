@@ -50,12 +50,17 @@ def run_one(tokenizer, size, args, runs_dir):
 
 def score_validation(args, runs_dir):
     """Greedy validation BLEU of every finished candidate (once), and the
-    choice once all are scored."""
+    choice once all are scored. Scores decoded before a translation's
+    length limit was its own sentence's are decoded again (the earlier
+    ones kept as `validation_bleu_batch_length_limit`)."""
     from ganet_tf.seq2seq.run import decoded_split_scores
 
     path = os.path.join(args.results, SELECTION)
     saved = _read_json(path) if os.path.exists(path) else {}
     bleu = saved.get("validation_bleu", {})
+    earlier = saved.get("validation_bleu_batch_length_limit")
+    if bleu and saved.get("decode_length_limit") != "sentence":
+        earlier, bleu = bleu, {}
     for tokenizer, size in CANDIDATES:
         name = name_of(tokenizer, size)
         if name not in bleu and os.path.exists(os.path.join(runs_dir, f"{name}.json")):
@@ -67,7 +72,11 @@ def score_validation(args, runs_dir):
     if not set(names) - set(bleu):
         chosen = max(names, key=lambda name: (bleu[name], -names.index(name)))
     rule = "the highest greedy validation BLEU at seed 0 after the same epochs; the first candidate on a tie"
-    _write_json(path, {"validation_bleu": bleu, "chosen": chosen, "rule": rule, "epochs": args.epochs})
+    selection = {"validation_bleu": bleu, "chosen": chosen, "rule": rule, "epochs": args.epochs}
+    selection["decode_length_limit"] = "sentence"
+    if earlier:
+        selection["validation_bleu_batch_length_limit"] = earlier
+    _write_json(path, selection)
     return bleu, chosen
 
 
@@ -84,6 +93,9 @@ def write_table(results):
         "text) chooses; test BLEU is shown but plays no part. s/epoch and",
         "decode s/sent are each run's own wall-clock under whatever else the",
         "machine ran then (other runs, the test suite): not a speed comparison.",
+        "Validation BLEU is decoded with each sentence's own length limit; the",
+        "test BLEU is each run's own, decoded when a batch's longest source",
+        "set the limit (it differs only for translations that never end).",
         f"Chosen: **{selection.get('chosen') or 'not yet (candidates missing)'}**.",
         "",
         "| tokenizer | joint ids | epochs | validation BLEU | test BLEU | test perplexity | s/epoch | decode s/sent |",
