@@ -13,6 +13,7 @@ Writes `results/seq2seq/levels_<names' table>.md` and `.json`.
 """
 
 import argparse
+import itertools
 import os
 import shlex
 import sys
@@ -27,6 +28,7 @@ from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
+WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
@@ -43,22 +45,56 @@ def level_stats(run_dir, data_dir, batch_size=200):
     size of the block a token sits in (sum of squared sizes over tokens),
     which one block of most of a sentence drives up where the mean over
     blocks hardly moves; `largest_block`, the mean over sentences of the
-    largest block's tokens.
+    largest block's tokens. A subword run's ACT blocks add `word_stats`.
     """
     from ganet_tf.seq2seq.run import load_run
 
-    config, model, ids, _ = load_run(run_dir, data_dir)
-    return config, model_level_stats(model, ids[0], batch_size)
+    config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
+    word_starts = None
+    if config.tokenizer in ("bpe", "unigram"):  # SentencePiece marks a word's first piece with U+2581
+        pieces = vocabularies[0].pieces
+        word_starts = [[pieces[index].startswith(WORD_START) for index in row] for row in ids[0]]
+    return config, model_level_stats(model, ids[0], batch_size, word_starts)
 
 
-def model_level_stats(model, source_ids, batch_size=200):
-    """`level_stats` of an `EncoderDecoder` on `source_ids` (padded ids)."""
+def word_stats(block_starts, word_starts):
+    """Do ACT blocks of subwords follow words? Over sentences, each a list
+    of its level-0 block starts and a list of whether each token begins a
+    word: `block_start_at_word`, the share of block starts (after the
+    first token) on a word's first piece; `token_at_word`, the share of
+    tokens (after the first) that begin a word, which blocks closed at
+    random places would match; `words_split`, the share of words of two
+    or more pieces that a block start cuts."""
+    at_word = starts = word_tokens = tokens = split = long_words = 0
+    for blocks, words in zip(block_starts, word_starts, strict=True):
+        inner = {int(start) for start in blocks if 0 < start < len(words)}
+        starts += len(inner)
+        at_word += sum(words[start] for start in inner)
+        tokens += len(words) - 1
+        word_tokens += sum(words[1:])
+        first = [i for i, begins in enumerate(words) if begins or i == 0] + [len(words)]
+        for begin, end in itertools.pairwise(first):
+            if end - begin > 1:
+                long_words += 1
+                split += any(begin < start < end for start in inner)
+    return {
+        "block_start_at_word": at_word / max(starts, 1),
+        "token_at_word": word_tokens / max(tokens, 1),
+        "words_split": split / max(long_words, 1),
+        "multi_piece_words": long_words,
+    }
+
+
+def model_level_stats(model, source_ids, batch_size=200, word_starts=None):
+    """`level_stats` of an `EncoderDecoder` on `source_ids` (padded ids);
+    `word_starts`, per sentence whether each token begins a word, adds
+    `word_stats` for ACT blocks."""
     import numpy as np
     from keras import ops
 
     from ganet_tf.seq2seq.run import decoder_batches
 
-    counts, sizes, largest = [], [], []
+    counts, sizes, largest, block_starts = [], [], [], []
     for source, _ in decoder_batches(source_ids, batch_size):
         memory, _, _ = model.encode(source)  # the compact memory decoding reads
         levels = memory["levels"]
@@ -69,6 +105,8 @@ def model_level_stats(model, source_ids, batch_size=200):
             bottom = levels[0]
             if "sizes" in bottom:  # ACT: children per block slot (0: unused)
                 block = ops.convert_to_numpy(bottom["sizes"])
+                starts = ops.convert_to_numpy(bottom["starts"])
+                block_starts += [row_starts[row_sizes > 0] for row_starts, row_sizes in zip(starts, block, strict=True)]
             else:  # fixed blocks: `(b, p, k)` children masks
                 block = ops.convert_to_numpy(ops.sum(ops.cast(bottom["block_mask"], "int32"), -1))
             sizes.append(block[block > 0])
@@ -87,6 +125,8 @@ def model_level_stats(model, source_ids, batch_size=200):
     if counts.shape[1] > 2:
         stats["long_level2"] = float(long[:, 2].mean())
         stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
+    if word_starts is not None and block_starts:
+        stats.update(word_stats(block_starts, word_starts))
     return stats
 
 
@@ -180,6 +220,23 @@ def readme(table, rows):
             f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} | "
             f"{_number(r, 'token_block_size')} | {_number(r, 'largest_block')} |"
         )
+    words = [r for r in rows if r.get("block_start_at_word") is not None]
+    if words:
+        lines += [
+            "",
+            "Subword runs: do the ACT blocks follow words? Block starts on a word: the share of level-1 blocks",
+            "(after a sentence's first token) that begin on a word's first piece; tokens on a word: the share",
+            "of tokens that begin a word, what blocks closed at random places would give; words cut: the",
+            "share of the words of two or more pieces that a block boundary splits.",
+            "",
+            "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut |",
+            "|---|---|---|---|---|",
+        ]
+        for r in words:
+            lines.append(
+                f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
+                f"{r['multi_piece_words']} | {r['words_split']:.3f} |"
+            )
     checked = [r for r in rows if r.get("checks")]
     if checked:
         lines += ["", "Issue 40's Done-when for the hierarchies of three levels (computed from the row):", ""]
