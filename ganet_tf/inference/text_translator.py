@@ -12,7 +12,7 @@ class TextTranslator:
 
     Holds the run's trained `EncoderDecoder` and its source and target
     vocabularies in a `ganet_tf.seq2seq.translator.Translator`, the graph
-    that `python -m ganet_tf seq2seq --export` saves: the same tokenisation
+    that `seq2seq --export` and `export` save: the same tokenisation
     as in training, greedy decoding, detokenised text. So a
     sentence gets the same translation here, from the exported SavedModel
     and on the command line (`python -m ganet_tf translate`).
