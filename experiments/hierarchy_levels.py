@@ -51,21 +51,41 @@ def level_stats(run_dir, data_dir, batch_size=200):
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     word_starts = None
-    if config.tokenizer in ("bpe", "unigram"):  # SentencePiece marks a word's first piece with U+2581
+    if config.tokenizer in ("bpe", "unigram"):
         pieces = vocabularies[0].pieces
-        word_starts = [[pieces[index].startswith(WORD_START) for index in row] for row in ids[0]]
+        word_starts = [word_begins([pieces[index] for index in row]) for row in ids[0]]
     return config, model_level_stats(model, ids[0], batch_size, word_starts)
 
 
-def word_stats(block_starts, word_starts):
+def word_begins(pieces):
+    """Whether each SentencePiece piece of a sentence begins a word: a piece
+    marked with U+2581 does, and a punctuation piece and the piece after one
+    each begin a unit of their own (so "bike." is the word "bike" and ".")."""
+
+    def punctuation(piece):
+        text = piece.lstrip(WORD_START)
+        return bool(text) and not any(character.isalnum() for character in text)
+
+    return [
+        index == 0 or piece.startswith(WORD_START) or punctuation(piece) or punctuation(pieces[index - 1])
+        for index, piece in enumerate(pieces)
+    ]
+
+
+def word_stats(block_starts, word_starts, draws=20, seed=0):
     """Do ACT blocks of subwords follow words? Over sentences, each a list
     of its level-0 block starts and a list of whether each token begins a
-    word: `block_start_at_word`, the share of block starts (after the
-    first token) on a word's first piece; `token_at_word`, the share of
-    tokens (after the first) that begin a word, which blocks closed at
-    random places would match; `words_split`, the share of words of two
-    or more pieces that a block start cuts."""
-    at_word = starts = word_tokens = tokens = split = long_words = 0
+    word (`word_begins`): `block_start_at_word`, the share of block starts
+    (after the first token) on a word's first piece; `token_at_word`, the
+    share of tokens (after the first) that begin a word, which blocks
+    closed at random places would match; `words_split`, the share of words
+    of two or more pieces that a block start cuts, and
+    `words_split_at_random`, the same with each sentence's block starts
+    drawn at random places (as many as it has; the mean of `draws` draws)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
     for blocks, words in zip(block_starts, word_starts, strict=True):
         inner = {int(start) for start in blocks if 0 < start < len(words)}
         starts += len(inner)
@@ -73,14 +93,17 @@ def word_stats(block_starts, word_starts):
         tokens += len(words) - 1
         word_tokens += sum(words[1:])
         first = [i for i, begins in enumerate(words) if begins or i == 0] + [len(words)]
-        for begin, end in itertools.pairwise(first):
-            if end - begin > 1:
-                long_words += 1
-                split += any(begin < start < end for start in inner)
+        spans = [(begin, end) for begin, end in itertools.pairwise(first) if end - begin > 1]
+        long_words += len(spans)
+        split += sum(any(begin < start < end for start in inner) for begin, end in spans)
+        for _ in range(draws):
+            drawn = rng.choice(np.arange(1, len(words)), size=len(inner), replace=False) if inner else []
+            random_split += sum(any(begin < start < end for start in drawn) for begin, end in spans) / draws
     return {
         "block_start_at_word": at_word / max(starts, 1),
         "token_at_word": word_tokens / max(tokens, 1),
         "words_split": split / max(long_words, 1),
+        "words_split_at_random": random_split / max(long_words, 1),
         "multi_piece_words": long_words,
     }
 
@@ -224,18 +247,21 @@ def readme(table, rows):
     if words:
         lines += [
             "",
-            "Subword runs: do the ACT blocks follow words? Block starts on a word: the share of level-1 blocks",
-            "(after a sentence's first token) that begin on a word's first piece; tokens on a word: the share",
-            "of tokens that begin a word, what blocks closed at random places would give; words cut: the",
-            "share of the words of two or more pieces that a block boundary splits.",
+            "Subword runs: do the ACT blocks follow words? A word: a piece SentencePiece marks as a word's",
+            "first (U+2581) and the pieces after it, up to a punctuation piece, which is a unit of its own.",
+            "Block starts on a word: the share of level-1 blocks (after a sentence's first token) that begin",
+            "on a word's first piece; tokens on a word: the share of tokens that begin a word, what blocks",
+            "closed at random places would give; words cut: the share of the words of two or more pieces",
+            "that a block boundary splits, and at random: the same with each sentence's block starts drawn",
+            "at random places (as many as it has, the mean of 20 draws).",
             "",
-            "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut |",
-            "|---|---|---|---|---|",
+            "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random |",
+            "|---|---|---|---|---|---|",
         ]
         for r in words:
             lines.append(
                 f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
-                f"{r['multi_piece_words']} | {r['words_split']:.3f} |"
+                f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
             )
     checked = [r for r in rows if r.get("checks")]
     if checked:
