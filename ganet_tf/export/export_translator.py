@@ -35,10 +35,9 @@ def export_translator(run_dir, name, version=None, base="saved_models", overwrit
 
     Args:
         run_dir: a folder written by `python -m ganet_tf seq2seq --out`.
-        name: the model name TF Serving serves it under: letters, digits,
-            `_`, `.` and `-`, starting with a letter or digit.
-        version: positive integer; by default one more than the newest
-            version under `base/name` (1 for the first).
+        name: the model name TF Serving serves it under (as in
+            `export_saved_model`, like `version`, `base` and `overwrite`).
+        version: positive integer; by default the next version.
         base: folder of all exported models. Defaults to `"saved_models"`.
         overwrite: replace an existing version. Defaults to `False`.
         warmup_texts: optional list of source sentences for the warmup
