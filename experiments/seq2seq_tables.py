@@ -330,7 +330,9 @@ def rescore(args, runs_dir):
     Synthetic-task runs finished before `test_symbol_error_rate` existed get
     it from a greedy decode of the test split by the saved model (where it
     is still in `--runs-root`); the decode's exact match must equal the
-    run's own, or nothing is written."""
+    run's own, or nothing is written. Multi30k runs decoded when a batch's
+    longest source set a translation's length limit are decoded again
+    (`_redecode`)."""
     from ganet_tf.seq2seq.run import decoded_split_scores
     from ganet_tf.seq2seq.run import rescore_run
 
@@ -343,6 +345,7 @@ def rescore(args, runs_dir):
             result.update(rescore_run(run_dir, args.data_dir))
             result["rescored"] = "test scores recomputed from model.keras by seq2seq_tables.py --rescore"
             _write_json(path, result)
+        _redecode(name, path, result, run_dir, args.data_dir)
         if not result or result.get("test_exact_match") is None or "test_symbol_error_rate" in result:
             continue
         if not os.path.exists(os.path.join(run_dir, "model.keras")):
@@ -362,30 +365,26 @@ def rescore(args, runs_dir):
         _write_json(path, result)
 
 
-def redecode(args, runs_dir):
-    """Multi30k runs decoded before a translation's length limit was its own
-    sentence's (no `decode_length_limit` in their summary) get their test
-    BLEU and unknown-token count from a new greedy decode of their
-    `model.keras`, where it is still in `--runs-root`; the BLEU before is
-    kept beside it, and the decoding time stays the run's own."""
+def _redecode(name, path, result, run_dir, data_dir):
+    """A Multi30k run decoded before a translation's length limit was its
+    own sentence's (no `decode_length_limit` in its summary) gets its test
+    BLEU and unknown-token count from a new greedy decode of its
+    `model.keras`, where it is still there; the BLEU before is kept beside
+    it, and the decoding time stays the run's own."""
     from ganet_tf.seq2seq.run import decoded_split_scores
 
-    for name, *_ in planned_runs(args.results):
-        path = os.path.join(runs_dir, f"{name}.json")
-        result = _read_json(path) if os.path.exists(path) else {}
-        run_dir = os.path.join(args.runs_root, name)
-        if result.get("test_bleu") is None or "decode_length_limit" in result:
-            continue
-        if not os.path.exists(os.path.join(run_dir, "model.keras")):
-            continue
-        print(f"decoding {name} again with each sentence's own length limit", flush=True)
-        decoded = decoded_split_scores(run_dir, "test", args.data_dir)
-        result["test_bleu_batch_length_limit"] = result["test_bleu"]
-        result["test_bleu"] = decoded["bleu"]
-        result["test_unknown_translations"] = decoded["unknown_translations"]
-        result["decode_length_limit"] = "sentence"
-        result["redecoded"] = "test BLEU from a greedy decode of model.keras by seq2seq_tables.py --rescore"
-        _write_json(path, result)
+    if result.get("test_bleu") is None or "decode_length_limit" in result:
+        return
+    if not os.path.exists(os.path.join(run_dir, "model.keras")):
+        return
+    print(f"decoding {name} again with each sentence's own length limit", flush=True)
+    decoded = decoded_split_scores(run_dir, "test", data_dir)
+    result["test_bleu_batch_length_limit"] = result["test_bleu"]
+    result["test_bleu"] = decoded["bleu"]
+    result["test_unknown_translations"] = decoded["unknown_translations"]
+    result["decode_length_limit"] = "sentence"
+    result["redecoded"] = "test BLEU from a greedy decode of model.keras by seq2seq_tables.py --rescore"
+    _write_json(path, result)
 
 
 def _format(value, digits=3):
@@ -562,7 +561,6 @@ def main():
     os.makedirs(runs_dir, exist_ok=True)
     if args.rescore:
         rescore(args, runs_dir)
-        redecode(args, runs_dir)
     if args.rerun:
         rerun(args.rerun, args, runs_dir)
     elif not args.table_only:

@@ -12,7 +12,8 @@ from ganet_tf.export.model_config import write_model_config
 from ganet_tf.export.warmup import serving_apis
 from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.seq2seq.run import EXAMPLES_FILE
-from ganet_tf.seq2seq.run_translator import load_run_translator
+from ganet_tf.seq2seq.run_translator import load_translator_parts
+from ganet_tf.seq2seq.translator import Translator
 
 SENTENCES_INPUT = "sentences"
 # Warmup sentences taken from the run's `examples.json` by default.
@@ -54,7 +55,7 @@ def export_translator(run_dir, name, version=None, base="saved_models", overwrit
     """
     check_export_arguments(name, version, warmup_texts)
     serving_apis()  # fail early without tensorflow-serving-api
-    translator = load_run_translator(run_dir)
+    translator = Translator(*load_translator_parts(run_dir))
     target = version_folder(base, name, version, overwrite)
     if warmup_texts is None:
         warmup_texts = _example_sources(run_dir) or vocabulary_texts(translator.source_vocabulary.tokens, 16)

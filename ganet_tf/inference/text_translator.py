@@ -3,7 +3,7 @@
 import tensorflow as tf
 
 from ganet_tf.inference.text_classifier import as_texts
-from ganet_tf.seq2seq.run_translator import load_run_translator
+from ganet_tf.seq2seq.run_translator import load_translator_parts
 from ganet_tf.seq2seq.translator import Translator
 
 
@@ -53,10 +53,9 @@ class TextTranslator:
         Returns:
             A `TextTranslator`. A missing, truncated, diverged or mismatched
             file raises `GANetInputError` with one line naming the file and
-            the fix (`ganet_tf.seq2seq.run_translator.load_run_translator`).
+            the fix (`ganet_tf.seq2seq.run_translator.load_translator_parts`).
         """
-        translator = load_run_translator(path)
-        return cls(translator.model, translator.source_vocabulary, translator.target_vocabulary)
+        return cls(*load_translator_parts(path))
 
     def predict(self, sentences, batch_size=64):
         """Translates `sentences`.

@@ -7,7 +7,7 @@ import ganet_tf.seq2seq.encoder_decoder  # noqa: F401  (registers EncoderDecoder
 from ganet_tf.errors import GANetInputError
 from ganet_tf.seq2seq.run import VOCABULARY_FILE
 from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
-from ganet_tf.seq2seq.translator import Translator
+from ganet_tf.seq2seq.translator import check_vocabulary_sizes
 from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import PREPROCESSING_FILE
@@ -19,16 +19,18 @@ def is_seq2seq_run(path):
     return os.path.isfile(os.path.join(os.fspath(path), VOCABULARY_FILE))
 
 
-def load_run_translator(path):
-    """The `Translator` of a `python -m ganet_tf seq2seq --out` folder.
+def load_translator_parts(path):
+    """What a translator of a `python -m ganet_tf seq2seq --out` folder is
+    made of, checked: `(model, source_vocabulary, target_vocabulary)`.
 
     Args:
         path: the run folder, with `model.keras` and `vocabularies.json`.
 
     Returns:
-        A `ganet_tf.seq2seq.translator.Translator`. A missing, truncated,
-        diverged or mismatched file raises `GANetInputError` with one line
-        naming the file and the fix.
+        The trained `EncoderDecoder` and its two vocabularies, for
+        `ganet_tf.seq2seq.translator.Translator` or `TextTranslator`. A
+        missing, truncated, diverged or mismatched file raises
+        `GANetInputError` with one line naming the file and the fix.
     """
     path = os.fspath(path)
     vocabulary_path = os.path.join(path, VOCABULARY_FILE)
@@ -58,11 +60,12 @@ def load_run_translator(path):
             f"{model_path} has non-finite weights ({bad[0]}): its training diverged; retrain it with a lower --lr."
         )
     try:
-        return Translator(model, source, target)
+        check_vocabulary_sizes(model, source, target)
     except ValueError as error:
         raise GANetInputError(
             f"{model_path} and {vocabulary_path} come from different runs ({error}): copy the run folder whole."
         ) from None
+    return model, source, target
 
 
 def _read_vocabularies(path):

@@ -33,13 +33,7 @@ class Translator(tf.Module):
 
     def __init__(self, model, source_vocabulary, target_vocabulary, name="translator"):
         super().__init__(name=name)
-        config = model.get_config()
-        for side, vocabulary in (("source", source_vocabulary), ("target", target_vocabulary)):
-            size = config.get(f"{side}_vocabulary_size")
-            if size != vocabulary.size:
-                raise ValueError(
-                    f"`{side}_vocabulary` must hold the model's {size} {side} ids. Received: {vocabulary.size} ids"
-                )
+        check_vocabulary_sizes(model, source_vocabulary, target_vocabulary)
         self.model = model
         # Copies made now: tensorflow-text's SentencePiece models live in
         # TensorFlow's eager kernel cache, which `tf.random.set_seed` (and
@@ -61,6 +55,18 @@ class Translator(tf.Module):
         source = tf.pad(source, [[0, 0], [0, tf.maximum(1 - tf.shape(source)[1], 0)]])
         ids = greedy_decode(self.model, source, length_limits(source))
         return {"translations": self.target_vocabulary.detokenize_graph(ids)}
+
+
+def check_vocabulary_sizes(model, source_vocabulary, target_vocabulary):
+    """Raises `ValueError` unless each vocabulary holds as many ids as the
+    model's embedding (source) or output layer (target)."""
+    config = model.get_config()
+    for side, vocabulary in (("source", source_vocabulary), ("target", target_vocabulary)):
+        size = config.get(f"{side}_vocabulary_size")
+        if size != vocabulary.size:
+            raise ValueError(
+                f"`{side}_vocabulary` must hold the model's {size} {side} ids. Received: {vocabulary.size} ids"
+            )
 
 
 def is_translator_folder(path):
