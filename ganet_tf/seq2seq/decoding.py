@@ -11,6 +11,10 @@ DROP_FRACTION = 4
 # A translation that never produces the end token stops after 1.5 times its
 # own source's tokens plus this many (`length_limits`).
 MAX_EXTRA_TOKENS = 10
+# Never a training target (the loss ignores padding; the start token only
+# feeds the decoder), so never produced: an undertrained model could
+# otherwise put them mid-sentence, where detokenising drops them silently.
+NEVER_PRODUCED = (PAD_ID, START_ID)
 
 
 def length_limits(source, max_extra=MAX_EXTRA_TOKENS):
@@ -22,6 +26,15 @@ def length_limits(source, max_extra=MAX_EXTRA_TOKENS):
     return tokens + tokens // 2 + max_extra
 
 
+def producible(scores):
+    """`scores` `(rows, vocabulary)` with the `NEVER_PRODUCED` ids set to
+    -1e9 (float32), so that neither argmax nor beam search picks them."""
+    scores = tf.cast(scores, tf.float32)
+    ids = tf.range(tf.shape(scores)[-1])
+    never = tf.reduce_any(tf.equal(ids[:, None], tf.constant(NEVER_PRODUCED)[None]), axis=1)
+    return tf.where(never[None], tf.constant(-1e9, tf.float32), scores)
+
+
 def _row_limits(max_length, batch):
     return tf.broadcast_to(tf.cast(max_length, tf.int32), [batch])
 
@@ -29,6 +42,7 @@ def _row_limits(max_length, batch):
 def greedy_decode(model, source, max_length, drop_finished=True):
     """Most probable next token at every step.
 
+    Padding and the start token (`NEVER_PRODUCED`) are never picked.
     Rows are independent, so a row that has produced the end token leaves
     the batch: once at least `1 / DROP_FRACTION` of the rows still decoded
     have ended, they are gathered away (tokens, decoder state and the
@@ -59,7 +73,7 @@ def greedy_decode(model, source, max_length, drop_finished=True):
 
     def one_step(step, tokens, finished, rows, state, memory, outputs):
         logits, state = model.decode_step(tokens, state, memory, training=False)
-        tokens = tf.where(finished, PAD_ID, tf.cast(tf.argmax(logits, -1), tf.int32))
+        tokens = tf.where(finished, PAD_ID, tf.argmax(producible(logits), -1, output_type=tf.int32))
         outputs = outputs.write(step, tf.tensor_scatter_nd_update(tf.fill([batch], PAD_ID), rows[:, None], tokens))
         at_limit = step + 1 >= tf.gather(limits, rows)
         finished = tf.logical_or(finished, tf.logical_or(tf.equal(tokens, END_ID), at_limit))
@@ -92,7 +106,8 @@ def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):
 
     Finished beams keep their log-probability; at the end each sentence
     takes the beam with the best `log p / length ** length_penalty`. The
-    beams of a sentence end at its limit, as in `greedy_decode`.
+    beams of a sentence end at its limit, and never pick padding or the
+    start token, as in `greedy_decode`.
 
     Returns:
         int32 `(batch, max(max_length))`, as `greedy_decode`.
@@ -118,7 +133,7 @@ def beam_search(model, source, max_length, beam_size=4, length_penalty=0.6):
     offsets = tf.repeat(tf.range(batch) * beam_size, beam_size)
     for step in tf.range(longest):
         logits, state = model.decode_step(tokens, state, memory, training=False)
-        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+        log_probs = producible(tf.nn.log_softmax(tf.cast(logits, tf.float32)))
         vocabulary = tf.shape(log_probs)[1]
         only_pad = tf.one_hot(PAD_ID, vocabulary, on_value=0.0, off_value=-1e9)
         log_probs = tf.where(finished[:, None], only_pad[None], log_probs)

@@ -187,6 +187,24 @@ def test_a_translation_that_never_ends_stops_at_its_own_limit_whatever_its_batch
     np.testing.assert_array_equal(decode([3, 1]), together[[3, 1], :16])
 
 
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_padding_and_the_start_token_are_never_produced(beam_size):
+    model = tiny("bahdanau")
+    model(INPUTS)
+    bias = model.logits.bias.numpy()
+    bias[[0, 2]] = 1e4  # an untrained padding or start logit above every other
+    bias[3] = -1e4  # and no end: every row runs to its limit
+    model.logits.bias.assign(bias)
+    limits = length_limits(tf.constant(SOURCE)).numpy()
+    if beam_size == 1:
+        decoded = greedy_decode(model, SOURCE, limits).numpy()
+    else:
+        decoded = beam_search(model, SOURCE, limits, beam_size=beam_size).numpy()
+    for row, limit in enumerate(limits):
+        assert not np.isin(decoded[row, :limit], [0, 2, 3]).any()
+        assert np.all(decoded[row, limit:] == 0)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="attention"):
         tiny("local")
