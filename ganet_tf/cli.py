@@ -288,12 +288,7 @@ def _export(args):
     check_outside_runs(args.base, "--base")
     texts = load_warmup_texts(args.warmup_texts) if args.warmup_texts else None
     if is_seq2seq_run(run_dir):
-        if test_gates is not None:
-            raise GANetInputError(
-                f"--inference-mode and its parameter set a classification run's test gates; {run_dir} is a "
-                "seq2seq run, which serves its own: export it without them."
-            )
-        path = export_translator(run_dir, args.name, args.version, args.base, args.overwrite, texts)
+        path = export_translator(run_dir, args.name, args.version, args.base, args.overwrite, texts, test_gates)
     else:
         path = export_saved_model(args.model, args.name, args.version, args.base, args.overwrite, texts, test_gates)
     result = {

@@ -54,6 +54,27 @@ def translator_run(tmp_path_factory):
     return str(out)
 
 
+@pytest.fixture(scope="session")
+def gated_translator_run(tmp_path_factory):
+    """A gated copy-task run: test gates top_k at 0.5, 8 pairs, one epoch."""
+    from ganet_tf.cli import main
+
+    out = tmp_path_factory.mktemp("seq2seq") / "gated"
+    flags = ["--task", "copy", "--limit", "8", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
+    gates = [
+        "--attention",
+        "gated",
+        "--target-density",
+        "0.5",
+        "--inference-mode",
+        "top_k",
+        "--inference-density",
+        "0.5",
+    ]
+    assert main(["seq2seq", *flags, *gates, "--batch-size", "4", "--verbose", "0", "--out", str(out)]) == 0
+    return str(out)
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line for all the tests skipped for want of the data."""
     skipped = [report for report in terminalreporter.stats.get("skipped", []) if MISSING_DATA in str(report.longrepr)]

@@ -11,6 +11,7 @@ from ganet_tf.export.export_saved_model import write_version
 from ganet_tf.export.model_config import write_model_config
 from ganet_tf.export.warmup import serving_apis
 from ganet_tf.export.warmup import vocabulary_texts
+from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.seq2seq.run import EXAMPLES_FILE
 from ganet_tf.seq2seq.run_translator import load_translator_parts
 from ganet_tf.seq2seq.translator import Translator
@@ -20,7 +21,9 @@ SENTENCES_INPUT = "sentences"
 WARMUP_SENTENCES = 8
 
 
-def export_translator(run_dir, name, version=None, base="saved_models", overwrite=False, warmup_texts=None):
+def export_translator(
+    run_dir, name, version=None, base="saved_models", overwrite=False, warmup_texts=None, test_gates=None
+):
     """Exports a seq2seq run's translator as `base/name/version/` for TF Serving.
 
     The SavedModel is the one `python -m ganet_tf seq2seq --export` writes
@@ -44,6 +47,12 @@ def export_translator(run_dir, name, version=None, base="saved_models", overwrit
         warmup_texts: optional list of source sentences for the warmup
             requests; by default the first sources of the run's
             `examples.json`.
+        test_gates: optional test-gate rule of a gated run, from
+            `ganet_tf.training.trained_run.inference_rule`: the export
+            serves it instead of the run's own rule
+            (`ganet_tf.seq2seq.run_translator.with_translation_gates`), and
+            its `metrics.json` copy names it in full under
+            `served_test_gates`.
 
     Returns:
         The path of the written version folder.
@@ -55,12 +64,14 @@ def export_translator(run_dir, name, version=None, base="saved_models", overwrit
     """
     check_export_arguments(name, version, warmup_texts)
     serving_apis()  # fail early without tensorflow-serving-api
-    translator = Translator(*load_translator_parts(run_dir))
+    model, source, target_vocabulary = load_translator_parts(run_dir, test_gates)
+    translator = Translator(model, source, target_vocabulary)
+    served = None if test_gates is None else gate_rule(model)
     target = version_folder(base, name, version, overwrite)
     if warmup_texts is None:
         warmup_texts = _example_sources(run_dir) or vocabulary_texts(translator.source_vocabulary.tokens, 16)
     archive = _TranslatorArchive(translator)
-    write_version(archive, target, name, list(warmup_texts), run_dir, overwrite, input_name=SENTENCES_INPUT)
+    write_version(archive, target, name, list(warmup_texts), run_dir, overwrite, served, SENTENCES_INPUT)
     write_model_config(base)
     return target
 

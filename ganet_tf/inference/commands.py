@@ -63,12 +63,13 @@ def _add_common_arguments(parser, model_help, batch_size):
 
 def add_test_gate_arguments(parser):
     """`--inference-mode` and its parameter, for the commands that read a
-    trained run (`predict`, `explain`, `export`)."""
+    trained run (`predict`, `explain`, `export`, `translate`)."""
     from ganet_tf.layers.gate_sampler import INFERENCE_MODES
 
     group = parser.add_argument_group(
         "test gates",
-        "serve a GA-Net run under another test-gate rule than the one it was trained with, without retraining "
+        "serve a gated run (GA-Net, or seq2seq --attention gated) under another test-gate rule than the one it "
+        "was trained with, without retraining "
         "(default: the run's own)",
     )
     group.add_argument(
@@ -125,6 +126,7 @@ def add_translate_arguments(parser):
     parser.description = "Translate sentences with a run written by `python -m ganet_tf seq2seq --out` (greedy)."
     parser.epilog = _paragraphs(TRANSLATE_FORMAT, INPUT_RULES.format(blank='"translation": null (nothing is skipped)'))
     _add_common_arguments(parser, "folder written by `seq2seq --out`", 64)
+    add_test_gate_arguments(parser)
 
 
 def _inputs(args):
@@ -208,8 +210,9 @@ def translate_command(args):
     """`python -m ganet_tf translate`: writes the JSON lines; returns None (no summary on stdout)."""
     from ganet_tf.inference.text_translator import TextTranslator
 
+    test_gates = inference_rule_of(args)
     source = _inputs(args)
-    translator = TextTranslator.from_run(args.model)
+    translator = TextTranslator.from_run(args.model, test_gates)
 
     def translate(texts):
         kept = [text for text in texts if text.strip()]

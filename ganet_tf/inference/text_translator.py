@@ -44,18 +44,22 @@ class TextTranslator:
         self.target_vocabulary = target_vocabulary
 
     @classmethod
-    def from_run(cls, path):
+    def from_run(cls, path, test_gates=None):
         """The translator of a `python -m ganet_tf seq2seq --out` folder.
 
         Args:
             path: the run folder, with `model.keras` and `vocabularies.json`.
+            test_gates: optional test-gate rule of a gated run, from
+                `ganet_tf.training.trained_run.inference_rule` (e.g.
+                `{"inference_mode": "top_k", "inference_density": 0.7}`):
+                its gates then follow it instead of the run's own rule.
 
         Returns:
             A `TextTranslator`. A missing, truncated, diverged or mismatched
             file raises `GANetInputError` with one line naming the file and
             the fix (`ganet_tf.seq2seq.run_translator.load_translator_parts`).
         """
-        return cls(*load_translator_parts(path))
+        return cls(*load_translator_parts(path, test_gates))
 
     def predict(self, sentences, batch_size=64):
         """Translates `sentences`.
@@ -82,12 +86,12 @@ class TextTranslator:
         return translations
 
 
-def load_translator(path):
-    """`TextTranslator.from_run(path)`: the translator of a `seq2seq --out` folder.
+def load_translator(path, test_gates=None):
+    """`TextTranslator.from_run(path, test_gates)`: the translator of a `seq2seq --out` folder.
 
     Example:
 
     >>> translator = load_translator("runs/m30k")  # doctest: +SKIP
     >>> translator.predict(["Zwei Katzen schlafen."])  # doctest: +SKIP
     """
-    return TextTranslator.from_run(path)
+    return TextTranslator.from_run(path, test_gates)

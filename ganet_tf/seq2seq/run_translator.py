@@ -12,6 +12,7 @@ from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import PREPROCESSING_FILE
 from ganet_tf.training.trained_run import load_model_file
+from ganet_tf.training.trained_run import with_target_parameter
 
 
 def is_seq2seq_run(path):
@@ -19,12 +20,16 @@ def is_seq2seq_run(path):
     return os.path.isfile(os.path.join(os.fspath(path), VOCABULARY_FILE))
 
 
-def load_translator_parts(path):
+def load_translator_parts(path, test_gates=None):
     """What a translator of a `python -m ganet_tf seq2seq --out` folder is
     made of, checked: `(model, source_vocabulary, target_vocabulary)`.
 
     Args:
         path: the run folder, with `model.keras` and `vocabularies.json`.
+        test_gates: optional test-gate rule of a gated run, from
+            `ganet_tf.training.trained_run.inference_rule`: its gates then
+            follow it at test instead of the run's own rule
+            (`with_translation_gates`).
 
     Returns:
         The trained `EncoderDecoder` and its two vocabularies, for
@@ -65,7 +70,34 @@ def load_translator_parts(path):
         raise GANetInputError(
             f"{model_path} and {vocabulary_path} come from different runs ({error}): copy the run folder whole."
         ) from None
-    return model, source, target
+    return with_translation_gates(model, test_gates, model_path), source, target
+
+
+def with_translation_gates(model, rule, path):
+    """A loaded seq2seq `model` whose test gates follow `rule` (from
+    `inference_rule`), or `model` as it is when `rule` is None.
+
+    The gate probabilities do not depend on the rule, so a gated run can be
+    served at another density without retraining. The rule is set on the
+    model's layer `gates` in place (the model is the one loaded for the
+    translator); a `top_k` or `nucleus` rule without its parameter takes
+    the run's target density, as `train` does, and `gate_rule(model)`
+    names the rule in full. A model without gates (`bahdanau`,
+    hierarchical) is one `GANetInputError` line."""
+    if rule is None:
+        return model
+    if model.attention != "gated":
+        raise GANetInputError(
+            f"{path} has no gates to serve under --inference-mode (a {model.attention} translator): "
+            "drop the flag; it applies to runs of --attention gated."
+        )
+    rule = with_target_parameter(model, rule, path)
+    sampler = model.gate_sampler
+    sampler.inference_mode = rule["inference_mode"]
+    for name, value in rule.items():
+        if name != "inference_mode":
+            setattr(sampler, name, float(value))
+    return model
 
 
 def _read_vocabularies(path):

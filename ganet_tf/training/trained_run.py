@@ -137,7 +137,7 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
     return {"inference_mode": inference_mode, **given}
 
 
-def _with_target_parameter(model, rule, path):
+def with_target_parameter(model, rule, path):
     """`rule` with the parameter of `top_k` or `nucleus` that it lacks set
     as `train` sets it (`resolve_gate_defaults`), from the target density
     of `model`'s layer `gate_sparsity`."""
@@ -172,7 +172,7 @@ def with_test_gates(model, rule, path):
             f"{path} has no gates to serve under --inference-mode (a {model.name} model): "
             "drop the flag; it applies to GA-Net runs."
         )
-    return with_gate_inference(model, **_with_target_parameter(model, rule, path))
+    return with_gate_inference(model, **with_target_parameter(model, rule, path))
 
 
 def load_run(run_dir, test_gates=None):

@@ -51,10 +51,26 @@ def test_a_seq2seq_run_exports_as_a_served_translator(translator_run, tmp_path, 
     assert _summary(capsys)["version"] == 3
 
 
+def test_a_gated_run_exports_under_another_test_gate_rule(gated_translator_run, tmp_path, capsys):
+    base = tmp_path / "saved_models"
+    rule = ["--inference-mode", "top_k", "--inference-density", "1.0"]
+    assert main(["export", "--model", gated_translator_run, "--name", "m", "--base", str(base), *rule]) == 0
+    assert _summary(capsys)["test_gates"] == {"inference_mode": "top_k", "inference_density": 1.0}
+    version = base / "m" / "1"
+    metrics = json.loads((version / "assets.extra" / "ganet_tf_metrics.json").read_text())
+    assert metrics["served_test_gates"] == {"inference_mode": "top_k", "inference_density": 1.0}
+    with open(os.path.join(gated_translator_run, "examples.json"), encoding="utf-8") as handle:
+        sources = [example["source"] for example in json.load(handle)]
+    serve = tf.saved_model.load(str(version)).signatures["serving_default"]
+    served = [text.decode() for text in serve(sentences=tf.constant(sources))["translations"].numpy()]
+    every = {"inference_mode": "top_k", "inference_density": 1.0}
+    assert served == load_translator(gated_translator_run, every).predict(sources)
+
+
 @pytest.mark.parametrize(
     "change, argv, message",
     [
-        (None, ["--inference-mode", "top_k"], "is a seq2seq run, which serves its own"),
+        (None, ["--inference-mode", "top_k"], "has no gates to serve under --inference-mode (a bahdanau"),
         ("no_model", [], "No model.keras"),
         ("corrupt_vocabularies", [], "is not a valid vocabulary file"),
     ],

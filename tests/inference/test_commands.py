@@ -130,6 +130,23 @@ def test_translate_writes_one_line_per_sentence(translator_run, tmp_path, capsys
     assert [item["translation"] for item in results[:3]] == translations
 
 
+def test_translate_serves_another_test_gate_rule(gated_translator_run, translator_run, capsys):
+    from ganet_tf import load_translator
+
+    with open(os.path.join(gated_translator_run, "examples.json"), encoding="utf-8") as handle:
+        sources = [example["source"] for example in json.load(handle)]
+    rule = ["--inference-mode", "top_k", "--inference-density", "1.0"]
+    texts = [flag for source in sources for flag in ("--text", source)]
+    assert main(["translate", "--model", gated_translator_run, *texts, *rule, "--quiet"]) == 0
+    translations = [item["translation"] for item in _lines(capsys.readouterr().out)]
+    every = load_translator(gated_translator_run, {"inference_mode": "top_k", "inference_density": 1.0})
+    assert translations == every.predict(sources)
+    assert main(["translate", "--model", translator_run, "--text", "1 2", *rule]) == 2
+    assert "has no gates to serve under --inference-mode" in error_text_line(capsys.readouterr().err)
+    assert main(["translate", "--model", gated_translator_run, "--text", "1 2", "--inference-density", "0.7"]) == 2
+    assert "is the parameter of --inference-mode top_k" in error_text_line(capsys.readouterr().err)
+
+
 def test_predict_runs_from_an_empty_folder_outside_the_repository(classifier_run, tmp_path):
     folder = tmp_path / "elsewhere"
     folder.mkdir()

@@ -4,11 +4,14 @@ import json
 import os
 import shutil
 
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from ganet_tf import load_translator
 from ganet_tf.errors import GANetInputError
 from ganet_tf.inference import TextTranslator
+from ganet_tf.models import gate_rule
 
 
 def test_predict_gives_the_runs_own_greedy_translations(translator_run):
@@ -37,3 +40,29 @@ def test_bad_runs_are_one_input_error(translator_run, classifier_run, tmp_path):
     (broken / "vocabularies.json").write_text("{")
     with pytest.raises(GANetInputError, match="is not a valid vocabulary file"):
         TextTranslator.from_run(str(broken))
+
+
+def _open_share(translator, sentences):
+    """The share of the real source tokens the translator's test gates open."""
+    source = translator.translator.source_vocabulary.tokenize_graph(tf.constant(sentences)).to_tensor()
+    _, _, gates = translator.translator.model.encode(tf.cast(source, tf.int32), training=False)
+    real = source.numpy() > 0
+    return np.asarray(gates)[real].mean(), real.sum(1)
+
+
+def test_a_gated_run_serves_another_test_gate_rule(gated_translator_run, translator_run):
+    with open(os.path.join(gated_translator_run, "examples.json"), encoding="utf-8") as handle:
+        sources = [example["source"] for example in json.load(handle)]
+    own = load_translator(gated_translator_run)
+    assert gate_rule(own.translator.model) == {"inference_mode": "top_k", "inference_density": 0.5}
+    # top_k without its parameter takes the run's target density (0.5): the run's own rule.
+    same = load_translator(gated_translator_run, {"inference_mode": "top_k"})
+    assert gate_rule(same.translator.model) == {"inference_mode": "top_k", "inference_density": 0.5}
+    assert same.predict(sources) == own.predict(sources)
+    share, lengths = _open_share(own, sources)
+    assert share == pytest.approx(np.sum(np.floor(0.5 * lengths + 0.5)) / np.sum(lengths))
+    every = load_translator(gated_translator_run, {"inference_mode": "top_k", "inference_density": 1.0})
+    assert _open_share(every, sources)[0] == 1.0
+    assert len(every.predict(sources)) == len(sources)
+    with pytest.raises(GANetInputError, match="has no gates to serve under --inference-mode"):
+        load_translator(translator_run, {"inference_mode": "top_k", "inference_density": 0.5})
