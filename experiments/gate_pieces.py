@@ -13,11 +13,9 @@ pieces opened at random in each sentence. Writes
 `results/seq2seq/gates_<names' table>.md` and `.json`.
 """
 
-import argparse
 import collections
 import itertools
 import os
-import shlex
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,9 +24,11 @@ sys.path.insert(0, os.path.join(REPO, "experiments"))
 
 from hierarchy_levels import WORD_START  # noqa: E402
 from hierarchy_levels import word_begins  # noqa: E402
+from seq2seq_analysis import analysis_parser  # noqa: E402
+from seq2seq_analysis import finished_runs  # noqa: E402
+from seq2seq_analysis import recorded_command  # noqa: E402
+from seq2seq_analysis import write_tables  # noqa: E402
 
-from runner import _write_json  # noqa: E402
-from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 
 KINDS = ("whole word", "first piece", "later piece", "punctuation")
@@ -129,14 +129,13 @@ def run_gates(run_dir, data_dir, batch_size=200):
 
 def check_names(args):
     """Every name: a finished gated subword run whose model is still there."""
-    runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
-    for name in args.names:
-        if name not in runs:
-            raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
-        if runs[name]["attention"] != "gated" or runs[name].get("tokenizer") not in ("bpe", "unigram"):
-            raise SystemExit(f"error: {name} is not a gated subword run; give --attention gated --tokenizer bpe runs")
-        if not os.path.isdir(os.path.join(args.runs_root, name)):
-            raise SystemExit(f"error: the model of {name} is gone from {args.runs_root}")
+
+    def problem(run):
+        if run["attention"] == "gated" and run.get("tokenizer") in ("bpe", "unigram"):
+            return None
+        return "is not a gated subword run; give --attention gated --tokenizer bpe runs"
+
+    finished_runs(args, args.names, problem)
 
 
 def readme(table, rows):
@@ -168,30 +167,19 @@ def readme(table, rows):
     for r in rows:
         cells = " | ".join(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])
         lines.append(f"| {r['run']} | {cells} |")
-    lines += ["", "Commands:", ""]
-    lines += [f"- `{command}`" for command in dict.fromkeys(r["command"] for r in rows)]
     return lines
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--names", nargs="+", required=True, help="run folders under runs/seq2seq")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
-    args = parser.parse_args(argv)
+    args = analysis_parser(__doc__.splitlines()[0]).parse_args(argv)
     check_names(args)
-    command = "python experiments/gate_pieces.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = recorded_command("gate_pieces.py", argv)
     table = args.names[0].split("_")[0]
     rows = []
     for name in args.names:
         _, sentences = run_gates(os.path.join(args.runs_root, name), args.data_dir)
         rows.append({"run": name, **gate_stats(sentences), "command": command})
-    _write_json(os.path.join(args.out, f"gates_{table}.json"), {"rows": rows})
-    text = "\n".join(readme(table, rows))
-    with open(os.path.join(args.out, f"gates_{table}.md"), "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    print(text)
+    write_tables(args.out, f"gates_{table}", rows, readme(table, rows))
 
 
 if __name__ == "__main__":

@@ -12,19 +12,20 @@ each level above it the blocks of the one below. With fixed blocks
 Writes `results/seq2seq/levels_<names' table>.md` and `.json`.
 """
 
-import argparse
 import itertools
 import os
-import shlex
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from seq2seq_analysis import analysis_parser  # noqa: E402
+from seq2seq_analysis import finished_runs  # noqa: E402
+from seq2seq_analysis import recorded_command  # noqa: E402
+from seq2seq_analysis import write_tables  # noqa: E402
+
 from runner import _read_json  # noqa: E402
-from runner import _write_json  # noqa: E402
-from runner import load_runs  # noqa: E402
 from runner import machine  # noqa: E402
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
@@ -168,31 +169,20 @@ def checks(row):
 
 
 def check_names(args):
-    """Every name: a finished hierarchical run (its JSON in `OUT/runs`)
-    whose model folder is still under `--runs-root`; checked before any
-    model loads."""
-    attention = {r["name"]: r["attention"] for r in load_runs(os.path.join(args.out, "runs"))}
-    for name in args.names:
-        if name not in attention:
-            raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
-        if not attention[name].startswith("hier-"):
-            raise SystemExit(f"error: {name} is a {attention[name]} run; give hierarchical runs (hier-*).")
-        if not os.path.isdir(os.path.join(args.runs_root, name)):
-            raise SystemExit(
-                f"error: the model of {name} is gone from {args.runs_root}; "
-                f"train it again: python experiments/seq2seq_tables.py --rerun {name}"
-            )
+    """Every name: a finished hierarchical run whose model is still there
+    (`finished_runs`), checked before any model loads."""
+
+    def problem(run):
+        attention = run["attention"]
+        return None if attention.startswith("hier-") else f"is a {attention} run; give hierarchical runs (hier-*)."
+
+    finished_runs(args, args.names, problem)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--names", nargs="+", required=True, help="run folders under runs/seq2seq")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
-    args = parser.parse_args(argv)
+    args = analysis_parser(__doc__.splitlines()[0]).parse_args(argv)
     check_names(args)
-    command = "python experiments/hierarchy_levels.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = recorded_command("hierarchy_levels.py", argv)
     table = args.names[0].split("_")[0]
     path = os.path.join(args.out, f"levels_{table}.json")
     # Rows of earlier commands stay (their models may be gone), each with its command.
@@ -205,11 +195,7 @@ def main(argv=None):
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
     for row in rows:
         row["checks"] = checks(row)
-    _write_json(path, {"rows": rows})
-    text = "\n".join(readme(table, rows))
-    with open(os.path.join(args.out, f"levels_{table}.md"), "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    print(text)
+    write_tables(args.out, f"levels_{table}", rows, readme(table, rows))
 
 
 def _number(row, key, digits=2):
@@ -269,9 +255,6 @@ def readme(table, rows):
         for r in checked:
             marks = "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
             lines.append(f"- {r['run']}: {marks}")
-    lines += ["", "Commands:", ""]
-    for command in dict.fromkeys(r["command"] for r in rows if r.get("command")):
-        lines.append(f"- `{command}`")
     return lines
 
 

@@ -15,17 +15,18 @@ stays out. Writes `results/seq2seq/test_densities_<names' table>.md` and
 `.json`.
 """
 
-import argparse
 import os
-import shlex
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
-from runner import _write_json  # noqa: E402
-from runner import load_runs  # noqa: E402
+from seq2seq_analysis import analysis_parser  # noqa: E402
+from seq2seq_analysis import finished_runs  # noqa: E402
+from seq2seq_analysis import recorded_command  # noqa: E402
+from seq2seq_analysis import write_tables  # noqa: E402
+
 from runner import machine  # noqa: E402
 
 DENSITIES = (0.3, 0.5, 0.7, 1.0)
@@ -66,17 +67,14 @@ def validation_bleu(run_dir, data_dir, densities=()):
 
 def check_names(args):
     """Gated runs for `--names` (their test gates `top_k`, checked once
-    each model loads), any finished runs for
-    `--reference`, each with its model still under `--runs-root`."""
-    runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
-    for name in [*args.names, *args.reference]:
-        if name not in runs:
-            raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
-        if not os.path.isdir(os.path.join(args.runs_root, name)):
-            raise SystemExit(f"error: the model of {name} is gone from {args.runs_root}")
-    for name in args.names:
-        if runs[name]["attention"] != "gated":
-            raise SystemExit(f"error: {name} is not a gated run; give it with --reference")
+    each model loads), any finished runs for `--reference`, each with its
+    model still under `--runs-root`; `--densities` in (0, 1]."""
+
+    def problem(run):
+        gated = run["name"] not in args.names or run["attention"] == "gated"
+        return None if gated else "is not a gated run; give it with --reference"
+
+    finished_runs(args, [*args.names, *args.reference], problem)
     for density in args.densities:
         if not 0.0 < density <= 1.0:
             raise SystemExit(f"error: --densities must lie in (0, 1]. Received: {density}")
@@ -99,22 +97,16 @@ def readme(table, rows):
         mark = " *" if r["own"] else ""
         rho = "-" if r["density"] is None else f"{r['density']:.2f}{mark}"
         lines.append(f"| {r['run']} | {rho} | {r['open_share']:.3f} | {r['bleu']:.2f} |")
-    lines += ["", "Commands:", ""]
-    lines += [f"- `{command}`" for command in dict.fromkeys(r["command"] for r in rows)]
     return lines
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--names", nargs="+", required=True, help="gated runs under runs/seq2seq")
+    parser = analysis_parser(__doc__.splitlines()[0], "gated runs under runs/seq2seq")
     parser.add_argument("--reference", nargs="*", default=[], help="runs decoded once, as they are")
     parser.add_argument("--densities", nargs="+", type=float, default=list(DENSITIES))
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
     args = parser.parse_args(argv)
     check_names(args)
-    command = "python experiments/seq2seq_test_densities.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = recorded_command("seq2seq_test_densities.py", argv)
     rows = []
     for name in [*args.names, *args.reference]:
         densities = args.densities if name in args.names else ()
@@ -123,11 +115,7 @@ def main(argv=None):
             row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
             rows.append({**row, "open_share": open_share, "command": command})
     table = args.names[0].split("_")[0]
-    _write_json(os.path.join(args.out, f"test_densities_{table}.json"), {"rows": rows})
-    text = "\n".join(readme(table, rows))
-    with open(os.path.join(args.out, f"test_densities_{table}.md"), "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    print(text)
+    write_tables(args.out, f"test_densities_{table}", rows, readme(table, rows))
 
 
 if __name__ == "__main__":
