@@ -27,6 +27,7 @@ from hierarchy_levels import word_begins  # noqa: E402
 from seq2seq_analysis import analysis_parser  # noqa: E402
 from seq2seq_analysis import finished_runs  # noqa: E402
 from seq2seq_analysis import recorded_command  # noqa: E402
+from seq2seq_analysis import source_gates  # noqa: E402
 from seq2seq_analysis import write_tables  # noqa: E402
 
 from runner import machine  # noqa: E402
@@ -111,20 +112,12 @@ def gate_stats(rows, draws=20, seed=0):
 def run_gates(run_dir, data_dir, batch_size=200):
     """`(config, rows)`: a finished gated subword run's test sentences, each
     a list of `(piece, open)` under the run's test gates."""
-    from keras import ops
-
-    from ganet_tf.seq2seq.run import decoder_batches
     from ganet_tf.seq2seq.run import load_run
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     pieces = vocabularies[0].pieces
-    rows = []
-    for source, _ in decoder_batches(ids[0], batch_size):
-        _, _, gates = model.encode(source, training=False)
-        gates = ops.convert_to_numpy(gates)
-        for row, row_gates in zip(ops.convert_to_numpy(source), gates, strict=True):
-            rows.append([(pieces[index], gate > 0) for index, gate in zip(row, row_gates, strict=True) if index])
-    return config, rows
+    sentences = source_gates(model, ids[0], batch_size)
+    return config, [[(pieces[i], bool(o)) for i, o in zip(row, row_open, strict=True)] for row, row_open in sentences]
 
 
 def check_names(args):

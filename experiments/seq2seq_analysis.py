@@ -51,6 +51,24 @@ def finished_runs(args, names, problem):
     return runs
 
 
+def source_gates(model, source_ids, batch_size):
+    """Each source sentence as `(ids, open)`: its token ids without the
+    padding and, beside them, whether the model's test gates leave each
+    token open (every token, for a model without gates)."""
+    import numpy as np
+    from keras import ops
+
+    from ganet_tf.seq2seq.run import decoder_batches
+
+    sentences = []
+    for source, _ in decoder_batches(source_ids, batch_size):
+        _, _, gates = model.encode(source, training=False)
+        source = ops.convert_to_numpy(source)
+        opened = ops.convert_to_numpy(gates) > 0 if gates is not None else np.ones(source.shape, bool)
+        sentences.extend((row[row > 0], row_open[row > 0]) for row, row_open in zip(source, opened, strict=True))
+    return sentences
+
+
 def write_tables(out, stem, rows, lines):
     """Writes `OUT/STEM.json` (`{"rows": rows}`) and `OUT/STEM.md` (`lines`
     and, below them, the commands of the rows), and prints the table."""

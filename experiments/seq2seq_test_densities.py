@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(REPO, "experiments"))
 from seq2seq_analysis import analysis_parser  # noqa: E402
 from seq2seq_analysis import finished_runs  # noqa: E402
 from seq2seq_analysis import recorded_command  # noqa: E402
+from seq2seq_analysis import source_gates  # noqa: E402
 from seq2seq_analysis import write_tables  # noqa: E402
 
 from runner import machine  # noqa: E402
@@ -37,11 +38,7 @@ def validation_bleu(run_dir, data_dir, densities=()):
     """`(own density, {density: (BLEU, open share of the source tokens)})`
     on validation, greedy, at the run's own test gates and every one of
     `densities` (a gated run's); own density `None`: not a gated run."""
-    import numpy as np
-    from keras import ops
-
     from ganet_tf.seq2seq.run import decode_all
-    from ganet_tf.seq2seq.run import decoder_batches
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.scores import corpus_bleu
 
@@ -55,13 +52,9 @@ def validation_bleu(run_dir, data_dir, densities=()):
             model.gate_sampler.inference_density = density  # read when the decoder is traced
         decoded, _ = decode_all(model, ids[0], BATCH, verbose=0)
         bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])
-        opened = real = 0
-        for source, _ in decoder_batches(ids[0], BATCH):
-            _, _, gates = model.encode(source, training=False)
-            mask = ops.convert_to_numpy(source) > 0
-            opened += np.sum(ops.convert_to_numpy(gates)[mask] > 0) if gates is not None else np.sum(mask)
-            real += np.sum(mask)
-        results[density] = (bleu, float(opened / real))
+        sentences = source_gates(model, ids[0], BATCH)
+        opened = sum(int(row_open.sum()) for _, row_open in sentences)
+        results[density] = (bleu, opened / sum(len(row) for row, _ in sentences))
     return own, results
 
 
