@@ -48,7 +48,7 @@ def parse_args():
     parser.add_argument("--task", choices=("multi30k", "copy"), default="multi30k")
     parser.add_argument(
         "--table",
-        choices=("multi30k", "multi30k-long", "copy"),
+        choices=("multi30k", "multi30k-long", "multi30k-subwords", "copy"),
         help="the `seq2seq_tables.py` table whose runs to time (default: the task's own, named like it)",
     )
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
