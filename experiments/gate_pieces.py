@@ -58,7 +58,8 @@ def sentence_words(pieces):
 
 
 def gate_stats(rows, draws=20, seed=0):
-    """Over sentences, each a list of `(piece, open)`: the open share of
+    """Over sentences, each `(pieces, open)` (a list of pieces and a bool
+    array, whether each piece's test gate is open): the open share of
     every piece kind and overall; `words_reached`, the share of words (and
     marks) with at least one open piece, and `words_reached_at_random`, the
     same with as many pieces opened at random in each sentence (the mean of
@@ -70,9 +71,7 @@ def gate_stats(rows, draws=20, seed=0):
     opened, seen = collections.Counter(), collections.Counter()
     by_piece, piece_count = collections.Counter(), collections.Counter()
     words = reached = random_reached = long_words = all_open = all_closed = 0
-    for row in rows:
-        pieces = [piece for piece, _ in row]
-        gates = np.array([bool(gate) for _, gate in row])
+    for pieces, gates in rows:
         for kind, piece, gate in zip(piece_kinds(pieces), pieces, gates, strict=True):
             seen[kind] += 1
             opened[kind] += int(gate)
@@ -110,14 +109,13 @@ def gate_stats(rows, draws=20, seed=0):
 
 
 def run_gates(run_dir, data_dir, batch_size=200):
-    """`(config, rows)`: a finished gated subword run's test sentences, each
-    a list of `(piece, open)` under the run's test gates."""
+    """A finished gated subword run's test sentences, each `(pieces, open)`
+    under the run's test gates (`gate_stats`' rows)."""
     from ganet_tf.seq2seq.run import load_run
 
-    config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
+    _, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     pieces = vocabularies[0].pieces
-    sentences = source_gates(model, ids[0], batch_size)
-    return config, [[(pieces[i], bool(o)) for i, o in zip(row, row_open, strict=True)] for row, row_open in sentences]
+    return [([pieces[i] for i in row], row_open) for row, row_open in source_gates(model, ids[0], batch_size)]
 
 
 def check_names(args):
@@ -170,7 +168,7 @@ def main(argv=None):
     table = args.names[0].split("_")[0]
     rows = []
     for name in args.names:
-        _, sentences = run_gates(os.path.join(args.runs_root, name), args.data_dir)
+        sentences = run_gates(os.path.join(args.runs_root, name), args.data_dir)
         rows.append({"run": name, **gate_stats(sentences), "command": command})
     write_tables(args.out, f"gates_{table}", rows, readme(table, rows))
 
