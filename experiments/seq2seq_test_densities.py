@@ -40,6 +40,7 @@ def validation_bleu(run_dir, data_dir, densities=()):
     `densities` (a gated run's); own density `None`: not a gated run."""
     from ganet_tf.seq2seq.run import decode_all
     from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.run_translator import with_translation_gates
     from ganet_tf.seq2seq.scores import corpus_bleu
 
     _, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, "val", with_pairs=True)
@@ -48,8 +49,8 @@ def validation_bleu(run_dir, data_dir, densities=()):
         raise SystemExit(f"error: {run_dir} has {model.gate_sampler.inference_mode} test gates; rho needs top_k")
     results = {}
     for density in dict.fromkeys([own, *densities]):
-        if density is not None:
-            model.gate_sampler.inference_density = density  # read when the decoder is traced
+        if density is not None:  # the rule is read when the decoder is traced
+            with_translation_gates(model, {"inference_mode": "top_k", "inference_density": density}, run_dir)
         decoded, _ = decode_all(model, ids[0], BATCH, verbose=0)
         bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])
         sentences = source_gates(model, ids[0], BATCH)
