@@ -1,18 +1,23 @@
 """GA-Net, the Gated Attention Network (Xue, Li & Zhang, AAAI 2020), for Keras 3.
 
-The layers, the model builders and the metrics (`ganet_tf.layers`,
-`ganet_tf.models`, `ganet_tf.metrics`) run on every Keras backend. The
-rest needs TensorFlow and its Keras backend (`ganet_tf.backends`): on the
-TensorFlow backend `import ganet_tf` imports TensorFlow first, without its
-C++ start-up log (`ganet_tf.quiet_import`), and `ganet_tf.inference` with
-`TextClassifier`, `TextTranslator`, `load_classifier` and
-`load_translator`. On another backend `ganet_tf` does not import
-TensorFlow itself, and those names raise `TensorFlowRequiredError` (an
-`ImportError`) in one line naming the fix.
+`ganet_tf.layers` holds every layer and `ganet_tf.models` every model
+builder; the top level gives all of them too (`ganet_tf.build_ganet` is
+`ganet_tf.models.build_ganet`). They and the metrics (`ganet_tf.metrics`)
+run on every Keras backend. The rest needs TensorFlow and its Keras
+backend (`ganet_tf.backends`): on the TensorFlow backend `import ganet_tf`
+imports TensorFlow first, without its C++ start-up log
+(`ganet_tf.quiet_import`), and `ganet_tf.inference` with `TextClassifier`,
+`TextTranslator`, `load_classifier` and `load_translator`. On another
+backend `ganet_tf` does not import TensorFlow itself (an import by Keras
+later is quiet too), and those names raise `TensorFlowRequiredError` (an
+`ImportError`) in one line naming the fix. Where Keras cannot run at all
+(an unknown backend, or one not installed), `import ganet_tf` still
+succeeds and the layers and builders raise `KerasBackendError` in one line.
 """
 
 from ganet_tf import backends
 from ganet_tf.errors import GANetInputError
+from ganet_tf.errors import KerasBackendError
 from ganet_tf.errors import TensorFlowRequiredError
 
 __version__ = "0.1.0"
@@ -20,22 +25,39 @@ __version__ = "0.1.0"
 # The names of `ganet_tf.inference` that `ganet_tf` gives on the TensorFlow backend.
 _INFERENCE_NAMES = ("TextClassifier", "TextTranslator", "load_classifier", "load_translator")
 _INFERENCE_USES = "SavedModel, TextVectorization on strings"
-# The layers and builders `ganet_tf` gives on every backend.
+# Every layer of `ganet_tf.layers` and every builder of `ganet_tf.models`,
+# which `ganet_tf` also gives at its top level, on every backend (written out
+# so that their names can say why where Keras cannot import;
+# tests/test_namespace.py keeps them equal to the two packages' `__all__`).
 _LAYER_NAMES = (
     "AuxiliaryNetwork",
-    "GatedAttentionPooling",
+    "BahdanauAttention",
+    "ComplementClassifier",
     "GateSampler",
     "GateSparsity",
+    "GatedAttentionPooling",
+    "GatedMultiHeadAttention",
+    "GatedSourceAttention",
+    "GatedTransformerEncoder",
+    "HierarchicalAttention",
+    "LayerMean",
     "LocalAttentionPooling",
+    "PositionEmbedding",
+    "SparseAttentionPooling",
 )
 _MODEL_NAMES = (
     "build_bilstm",
+    "build_entmax_attention",
     "build_explainer",
     "build_ganet",
+    "build_ganet_transformer",
     "build_local_attention",
     "build_model",
     "build_soft_attention",
+    "build_sparsemax_attention",
+    "build_transformer",
 )
+_KERAS_NAMES = ("layers", "models", *_LAYER_NAMES, *_MODEL_NAMES)
 
 _TENSORFLOW_BACKEND = backends.tensorflow_backend()
 if _TENSORFLOW_BACKEND:
@@ -44,29 +66,31 @@ if _TENSORFLOW_BACKEND:
     # Before Keras imports TensorFlow: without its C++ start-up log (CUDA
     # factory registrations, cudart) unless TF_CPP_MIN_LOG_LEVEL asks for it.
     import_tensorflow()
+else:
+    from ganet_tf.quiet_import import quiet_later_import
+
+    # Keras may import TensorFlow later for a part that needs it (tf.data):
+    # that import is quiet too.
+    quiet_later_import()
 
 # The layers register with Keras' serialization on import, so that
 # `keras.models.load_model` finds them after `import ganet_tf`. Where they
-# cannot import for want of TensorFlow (no TensorFlow on its own backend),
-# `import ganet_tf` still succeeds, for `python -m ganet_tf` to say so in
-# one line; their names then raise that error.
-_missing_layers = None
+# cannot import (no TensorFlow on its own backend, a backend Keras does not
+# know or that is not installed), `import ganet_tf` still succeeds, for
+# `python -m ganet_tf` to say so in one line; their names then raise that
+# error.
+_missing_layers = backends.backend_problem()
 try:
+    if _missing_layers is not None:
+        raise _missing_layers
     from ganet_tf import layers
     from ganet_tf import models
-    from ganet_tf.layers import AuxiliaryNetwork
-    from ganet_tf.layers import GatedAttentionPooling
-    from ganet_tf.layers import GateSampler
-    from ganet_tf.layers import GateSparsity
-    from ganet_tf.layers import LocalAttentionPooling
-    from ganet_tf.models import build_bilstm
-    from ganet_tf.models import build_explainer
-    from ganet_tf.models import build_ganet
-    from ganet_tf.models import build_local_attention
-    from ganet_tf.models import build_model
-    from ganet_tf.models import build_soft_attention
+
+    globals().update({name: getattr(layers, name) for name in _LAYER_NAMES})
+    globals().update({name: getattr(models, name) for name in _MODEL_NAMES})
+    __all__ = [*_LAYER_NAMES, *_MODEL_NAMES]
 except ImportError as error:
-    if _TENSORFLOW_BACKEND or not backends.is_missing_tensorflow(error):
+    if error is not _missing_layers and (_TENSORFLOW_BACKEND or not backends.is_missing_tensorflow(error)):
         raise
     _missing_layers = error
 
@@ -87,7 +111,9 @@ def __getattr__(name):
         import ganet_tf.inference
 
         return ganet_tf.inference if name == "inference" else getattr(ganet_tf.inference, name)
-    if _missing_layers is not None and name in ("layers", "models", *_LAYER_NAMES, *_MODEL_NAMES):
+    if isinstance(_missing_layers, KerasBackendError) and name in _KERAS_NAMES:
+        raise KerasBackendError(str(_missing_layers))
+    if _missing_layers is not None and name in _KERAS_NAMES:
         raise TensorFlowRequiredError(
             f"ganet_tf.{name} cannot be imported here: {_missing_layers} (Keras backend: {backends.keras_backend()}); "
             "install TensorFlow with python -m pip install -r requirements.txt."

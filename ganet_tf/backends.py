@@ -21,6 +21,7 @@ import json
 import os
 import sys
 
+from ganet_tf.errors import KerasBackendError
 from ganet_tf.errors import TensorFlowRequiredError
 
 # The top-level modules of TensorFlow and of the packages built on it.
@@ -33,6 +34,8 @@ TENSORFLOW_MODULES = (
     "keras_hub",
 )
 INSTALL_HINT = "install it with python -m pip install -r requirements.txt"
+# The backends of Keras 3 and the package each imports.
+KERAS_BACKENDS = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch", "numpy": "numpy", "openvino": "openvino"}
 
 
 def _keras_home():
@@ -43,6 +46,53 @@ def _keras_home():
     if not os.access(base, os.W_OK):
         base = "/tmp"
     return os.path.join(base, ".keras")
+
+
+def _backend_source():
+    """Where the backend is set: `KERAS_BACKEND`, or the `keras.json` read."""
+    if os.environ.get("KERAS_BACKEND"):
+        return "KERAS_BACKEND"
+    return os.path.join(os.path.expanduser(_keras_home()), "keras.json")
+
+
+def _installed(module):
+    try:
+        return sys.modules.get(module) is not None or importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def backend_problem():
+    """Why Keras cannot import on its backend here, or None.
+
+    Returns a `KerasBackendError` where the backend (read as Keras reads it,
+    `keras_backend`) is not one Keras knows, or its package (PyTorch, JAX)
+    is not installed; None where Keras is already imported, where it can
+    import, and on the TensorFlow backend, whose missing TensorFlow
+    `missing_tensorflow` reports. Imports neither Keras nor the backend.
+    """
+    if "keras" in sys.modules:
+        return None
+    backend = keras_backend()
+    if backend not in KERAS_BACKENDS:
+        return KerasBackendError(
+            f"the Keras backend {backend!r} (set by {_backend_source()}) is not one Keras knows: "
+            f"set KERAS_BACKEND to one of {', '.join(KERAS_BACKENDS)} (tensorflow runs everything)."
+        )
+    module = KERAS_BACKENDS[backend]
+    if backend != "tensorflow" and not _installed(module):
+        return KerasBackendError(
+            f"the Keras backend {backend} (set by {_backend_source()}) is not installed: "
+            f"install it with python -m pip install {module}, or run with KERAS_BACKEND=tensorflow."
+        )
+    return None
+
+
+def require_backend():
+    """Raises `backend_problem()` where Keras cannot import on its backend."""
+    error = backend_problem()
+    if error is not None:
+        raise error
 
 
 def keras_backend():
@@ -75,12 +125,7 @@ def keras_backend():
 
 def tensorflow_installed():
     """Whether `import tensorflow` can succeed, found without importing it."""
-    if sys.modules.get("tensorflow") is not None:
-        return True
-    try:
-        return importlib.util.find_spec("tensorflow") is not None
-    except (ImportError, ValueError):
-        return False
+    return _installed("tensorflow")
 
 
 def tensorflow_backend():

@@ -573,11 +573,12 @@ def main(argv=None):
     The reliability policy of every command (`ganet_tf.policy`): bad input
     is one `ganet_tf: error:` line and exit code 2; Ctrl-C and SIGTERM stop
     with one line and exit codes 130 and 143, nothing half-written. Without
-    TensorFlow, or on another Keras backend, every command stops with one
-    line naming the fix, exit code 2 (`--help` still lists them).
+    TensorFlow, on another Keras backend, or on a backend Keras cannot run
+    (unknown, not installed), every command stops with one line naming the
+    fix, exit code 2 (`--help` still lists them).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not backends.tensorflow_backend():
+    if backends.backend_problem() is not None or not backends.tensorflow_backend():
         return _main_without_tensorflow(argv)
     from ganet_tf.policy.interruption import install_signal_handlers
     from ganet_tf.policy.interruption import interruption_message
@@ -612,6 +613,6 @@ def _main_without_tensorflow(argv):
     """`main` where no command can run: the command's one error line, before
     its flags are read (reading them needs TensorFlow); writes nothing."""
     args, _ = build_parser(tensorflow=False).parse_known_args(argv)
-    error = backends.missing_tensorflow(args.command, COMMANDS[args.command][1])
+    error = backends.backend_problem() or backends.missing_tensorflow(args.command, COMMANDS[args.command][1])
     print(f"ganet_tf: error: {error}", file=sys.stderr)
     return 2

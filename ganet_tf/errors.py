@@ -16,3 +16,13 @@ class TensorFlowRequiredError(GANetInputError, ImportError):
     `ganet_tf: error: <message>` and exits 2, and an `ImportError`, so a
     library caller can catch it as a missing dependency.
     """
+
+
+class KerasBackendError(GANetInputError, ImportError):
+    """Keras cannot run on the backend it is set to here.
+
+    The backend (from `KERAS_BACKEND` or `keras.json`) is not one Keras
+    knows, or its package is not installed. The message is one line naming
+    the backend, where it was set and the fix; the command line prints it
+    as `ganet_tf: error: <message>` and exits 2.
+    """

@@ -9,9 +9,14 @@ the "failed call to cuInit" error that a CPU-only machine logs at its first
 operation), imports TensorFlow with stderr going to a temporary file, then
 writes back everything except the absl lines below that level. So
 `TF_CPP_MIN_LOG_LEVEL=0` shows all of TensorFlow's log again, and an
-import that fails still shows why.
+import that fails still shows why. On another Keras backend, where Keras
+or another package may import TensorFlow later, `quiet_later_import` makes
+that first import quiet the same way.
 """
 
+import contextlib
+import importlib.abc
+import importlib.util
 import os
 import re
 import sys
@@ -30,27 +35,82 @@ _SEVERITY = {b"I": 0, b"W": 1, b"E": 2, b"F": 3}
 def import_tensorflow():
     """Imports and returns `tensorflow`, keeping only the wanted stderr."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", DEFAULT_LOG_LEVEL)
-    if "tensorflow" in sys.modules:
-        return sys.modules["tensorflow"]
+    if "tensorflow" not in sys.modules:
+        with _quiet_stderr():
+            import tensorflow  # noqa: F401
+    return sys.modules["tensorflow"]
+
+
+def quiet_later_import():
+    """Makes the first import of `tensorflow`, by whichever package, quiet.
+
+    On another Keras backend `ganet_tf` does not import TensorFlow, but Keras
+    or a package may import it later (a `tf.data` input, a TensorFlow-based
+    layer). This installs a `sys.meta_path` finder that runs that import as
+    `import_tensorflow` does, then removes itself. Nothing happens where
+    TensorFlow is already imported or is not installed.
+    """
+    if "tensorflow" in sys.modules or any(isinstance(finder, _QuietFinder) for finder in sys.meta_path):
+        return
     try:
-        level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"])
+        if importlib.util.find_spec("tensorflow") is None:
+            return
+    except (ImportError, ValueError):  # a finder that refuses it: not installed
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", DEFAULT_LOG_LEVEL)
+    sys.meta_path.insert(0, _QuietFinder())
+
+
+class _QuietFinder(importlib.abc.MetaPathFinder):
+    """Finds `tensorflow` as the other finders do, with a loader that
+    executes it under `_quiet_stderr`; removes itself once used."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tensorflow":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _QuietLoader(spec.loader)
+        return spec
+
+
+class _QuietLoader(importlib.abc.Loader):
+    """Wraps a module loader: `exec_module` under `_quiet_stderr`."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        with _quiet_stderr():
+            self.loader.exec_module(module)
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Runs the block with file descriptor 2 going to a temporary file, then
+    writes back the lines that `TF_CPP_MIN_LOG_LEVEL` keeps (all of them
+    at level 0 or below)."""
+    try:
+        level = int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", DEFAULT_LOG_LEVEL))
     except ValueError:
         level = 0
     if level <= 0:
-        import tensorflow
-
-        return tensorflow
+        yield
+        return
     sys.stderr.flush()
     with tempfile.TemporaryFile() as captured:
         try:
             saved = os.dup(2)
         except OSError:  # no stderr to protect
-            import tensorflow
-
-            return tensorflow
+            yield
+            return
         os.dup2(captured.fileno(), 2)
         try:
-            import tensorflow
+            yield
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -60,7 +120,6 @@ def import_tensorflow():
             if kept:
                 sys.stderr.flush()
                 os.write(2, b"".join(kept))
-    return tensorflow
 
 
 def _kept_lines(lines, level):

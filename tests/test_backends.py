@@ -34,7 +34,7 @@ TORCH_PYTHON = os.environ.get("GANET_TORCH_PYTHON")
 
 def _python(backend):
     """The Python that runs `backend`, or skips the test."""
-    if backend == "jax":
+    if backend in ("jax", "tensorflow"):
         return sys.executable
     if TORCH_PYTHON:
         return TORCH_PYTHON
@@ -46,13 +46,16 @@ BACKENDS = ["jax", "torch"]
 
 
 def _run(arguments, timeout, backend="jax"):
-    """`python ARGUMENTS` under `backend` with TensorFlow unimportable: the
-    blocker runs first in a `-c` script, and `tests/conftest.py` installs it
-    in a pytest run (`GANET_BLOCK_TENSORFLOW`)."""
+    """`python ARGUMENTS` under `backend`, with TensorFlow unimportable on
+    another backend: the blocker runs first in a `-c` script, and
+    `tests/conftest.py` installs it in a pytest run
+    (`GANET_BLOCK_TENSORFLOW`)."""
     python = _python(backend)
     environment = dict(os.environ, KERAS_BACKEND=backend, GANET_BLOCK_TENSORFLOW="1")
+    if backend == "tensorflow":
+        del environment["GANET_BLOCK_TENSORFLOW"]
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
-    if arguments[0] == "-c":
+    if arguments[0] == "-c" and backend != "tensorflow":
         arguments = [
             "-c",
             "from tests import tensorflow_blocker\ntensorflow_blocker.install()\n" + arguments[1],
@@ -93,6 +96,88 @@ import sys
 assert not [name for name in sys.modules if name.split(".")[0] in ("tensorflow", "tensorflow_probability")]
 print("fitted")
 """
+
+
+# Fits both gated builders on prepared TREC ids (argv[1]) for one epoch of
+# one batch, with validation, then counts the share of open gates and of
+# attended tokens from the models' own gates (`build_explainer`): in
+# validation and `evaluate` with the trained weights, and in training with
+# the weights and random state the epoch started from (restored; not
+# shuffled, as each row's noise follows its place in the batch).
+GATE_METRICS = """
+import os
+import sys
+import keras
+import numpy as np
+from ganet_tf.data.prepared_dataset import load_prepared
+from ganet_tf.models import build_explainer
+from ganet_tf.models import build_ganet
+from ganet_tf.models import build_ganet_transformer
+
+data = load_prepared(sys.argv[1])
+x, y = data.ids["train"][:128], data.labels["train"][:128]
+x_val, y_val = data.ids["validation"][:96], data.labels["validation"][:96]
+
+
+def reseed():
+    # PyTorch's dropout draws from its global generator where a layer has
+    # no seed of its own.
+    if keras.backend.backend() == "torch":
+        import torch
+
+        torch.manual_seed(0)
+
+
+def counts(model, x, training=False):
+    outputs = build_explainer(model)(x, training=training)
+    real = x != 0
+    lengths = real.sum(axis=1)
+    gates = (keras.ops.convert_to_numpy(outputs["gates"]) > 0.5) & real
+    attended = (keras.ops.convert_to_numpy(outputs["attention"]) > 0) & real
+    return {"density": np.mean(gates.sum(1) / lengths), "attended_density": np.mean(attended.sum(1) / lengths)}
+
+
+for build, options in ((build_ganet, {}), (build_ganet_transformer, {"sparse_training": True})):
+    model = build(
+        data.num_classes, vocabulary_size=data.vocabulary_size, sequence_length=x.shape[1], seed=0, **options
+    )
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model(x[:1])
+    start = [keras.ops.convert_to_numpy(variable) for variable in model.variables]
+    reseed()
+    logs = model.fit(x, y, batch_size=len(x), validation_data=(x_val, y_val), shuffle=False, verbose=0).history
+    evaluated = model.evaluate(x_val, y_val, batch_size=32, return_dict=True, verbose=0)
+    validation = counts(model, x_val)
+    for variable, value in zip(model.variables, start):
+        variable.assign(value)
+    reseed()
+    training = counts(model, x, training=True)
+    for name in ("density", "attended_density"):
+        assert abs(logs["val_" + name][0] - validation[name]) < 1e-6, (build.__name__, name, logs, validation)
+        assert abs(evaluated[name] - validation[name]) < 1e-6, (build.__name__, name, evaluated, validation)
+        assert abs(logs[name][0] - training[name]) < 1e-6, (build.__name__, name, logs, training)
+        assert 0 < validation[name] < 1, validation
+    print(build.__name__, {name: round(logs[name][0], 4) for name in sorted(logs)})
+print("counted", keras.backend.backend())
+"""
+
+
+@pytest.fixture(scope="module")
+def prepared_trec(tmp_path_factory):
+    """A few hundred TREC questions, prepared as ids under TensorFlow."""
+    from ganet_tf.cli import main
+
+    path = str(tmp_path_factory.mktemp("prepared") / "trec.npz")
+    assert main(["prepare", "--dataset", "trec", "--limit", "400", "--glove-vocabulary", "0", "--out", path]) == 0
+    return path
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", *BACKENDS])
+def test_gate_metrics_log_what_the_gates_do_on_every_backend(backend, prepared_trec):
+    # Under JAX the compiled steps carry the metrics' sums as layer state.
+    result = _run(["-c", GATE_METRICS, prepared_trec], timeout=600, backend=backend)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and f"counted {backend}" in result.stdout, output[-4000:]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

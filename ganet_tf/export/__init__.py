@@ -1,3 +1,9 @@
+from ganet_tf import backends
+
+# Imported by its own path (`from ganet_tf.export.x import y`) on another backend, it
+# says so at once in one line, not in a misleading error at first use.
+backends.require_tensorflow("ganet_tf.export", "SavedModel")
+
 from ganet_tf.export.export_saved_model import check_saved_model
 from ganet_tf.export.export_saved_model import export_saved_model
 from ganet_tf.export.export_saved_model import served_test_gates

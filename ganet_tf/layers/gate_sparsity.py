@@ -1,9 +1,10 @@
 import keras
 from keras import ops
-from keras.src.backend import get_stateless_scope
-from keras.src.backend import in_stateless_scope
 
 from ganet_tf.layers.argument_checks import is_real
+from ganet_tf.layers.layer_mean import LayerMean
+from ganet_tf.layers.layer_mean import load_variables
+from ganet_tf.layers.layer_mean import save_variables
 from ganet_tf.layers.masking import masked_mean
 
 
@@ -23,8 +24,9 @@ class GateSparsity(keras.layers.Layer):
     It also tracks the metric `density` (`val_density` in validation):
     the share of real tokens whose gate is open (`g > 0.5`), averaged over
     the examples that have at least one real token. With binary gates this
-    is exactly open gates / real tokens. Under JAX only eager calls update
-    it (see `update_metric`).
+    is exactly open gates / real tokens. The metric is a `ganet_tf.layers.LayerMean`: its
+    sums are state of the layer, so it counts every batch of `fit`,
+    `evaluate` and `predict` on every backend, compiled or not.
 
     With a `target_density` rho the weight is no longer fixed: it is a
     Lagrange multiplier `lambda` of the constraint `d = rho`, where `d` is
@@ -120,7 +122,7 @@ class GateSparsity(keras.layers.Layer):
             raise ValueError(f"`damping` must be a non-negative number. Received: damping={damping}")
         self.damping = float(damping)
         self.supports_masking = True
-        self.density = keras.metrics.Mean(name="density")
+        self.density = LayerMean(self, name="density")
         if self.target_density is not None:
             self.multiplier = add_multiplier(self, self.penalty, self.max_multiplier, "multiplier")
         self._build_at_init()
@@ -135,7 +137,7 @@ class GateSparsity(keras.layers.Layer):
             l1_per_length = masked_mean(inputs, mask)
             self.add_loss(self.penalty * ops.mean(l1_per_length))
         open_gates = ops.cast(ops.greater(inputs, 0.5), "float32")
-        update_metric(self.density, masked_mean(open_gates, mask), sample_weight=has_tokens)
+        self.density.update_state(masked_mean(open_gates, mask), sample_weight=has_tokens)
         return inputs
 
     def _constrain(self, inputs, mask, has_tokens):
@@ -152,6 +154,12 @@ class GateSparsity(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape):
         return input_shape
+
+    def save_own_variables(self, store):
+        save_variables(self, store)
+
+    def load_own_variables(self, store):
+        load_variables(self, store)
 
     def get_config(self):
         config = super().get_config()
@@ -190,17 +198,3 @@ def add_multiplier(layer, start, bound, name):
         aggregation="mean",
         name=name,
     )
-
-
-def update_metric(metric, *args, **kwargs):
-    """`metric.update_state(*args, **kwargs)` from a layer's `call`, where
-    the backend lets a call update it. JAX's compiled `fit`, `evaluate` and
-    `predict` steps run the call in a stateless scope that holds the
-    model's weights but not its metrics' variables (keras-team/keras#21639):
-    there the update is skipped, and the metric keeps what eager calls
-    gave it. TensorFlow and PyTorch update it in every call."""
-    if keras.backend.backend() == "jax" and in_stateless_scope():
-        scope = get_stateless_scope()
-        if any(scope.get_current_value(variable) is None for variable in metric.variables):
-            return
-    metric.update_state(*args, **kwargs)

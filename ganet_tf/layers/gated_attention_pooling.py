@@ -1,12 +1,15 @@
 import keras
 from keras import ops
 
-from ganet_tf.layers.gate_sparsity import update_metric
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
+from ganet_tf.layers.layer_mean import LayerMean
+from ganet_tf.layers.layer_mean import load_variables
+from ganet_tf.layers.layer_mean import save_variables
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import check_sparse_training
+from ganet_tf.layers.sparse_gather import check_static_buckets
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import keep_top_k
@@ -52,8 +55,9 @@ class GatedAttentionPooling(keras.layers.Layer):
     counts a row whose gates are all closed as the tokens it attends to
     (all of them under `fallback="all"`). While training with relaxed
     gates nearly every gate is above 0, so it is near 1 there; it is the
-    validation value that measures the selection. Under JAX only eager
-    calls update it (see `ganet_tf.layers.gate_sparsity.update_metric`).
+    validation value that measures the selection. The metric is a
+    `ganet_tf.layers.LayerMean`: it counts every batch of `fit`,
+    `evaluate` and `predict` on every backend, compiled or not.
 
     Masking: the layer consumes the mask of `inputs` (True at real tokens)
     and returns no mask. Padded positions get `alpha = 0`. A row whose gates
@@ -169,6 +173,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
         self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
+        check_static_buckets(self.sparse_buckets, self.sparse_inference or self.sparse_training)
         self.return_complement = bool(return_complement)
         self.supports_masking = True
         self.hidden = keras.layers.Dense(
@@ -187,7 +192,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         self.hidden.build(inputs_shape)
         self.score.build(tuple(inputs_shape[:-1]) + (self.units,))
         if gates_shape is not None:
-            self.attended_density = keras.metrics.Mean(name="attended_density")
+            self.attended_density = LayerMean(self, name="attended_density")
         self.built = True
 
     def call(self, inputs, gates=None, gate_scores=None, mask=None, training=None):
@@ -291,7 +296,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         real = ops.cast(real, "float32")
         attended = ops.sum(ops.cast(weights > 0.0, "float32") * real, axis=1)
         density = attended / ops.maximum(ops.sum(real, axis=1), 1.0)
-        update_metric(self.attended_density, density, sample_weight=ops.cast(has_tokens[:, 0], "float32"))
+        self.attended_density.update_state(density, sample_weight=ops.cast(has_tokens[:, 0], "float32"))
 
     def _fallback(self, scores, gate_scores, real, steps, negative):
         if self.fallback == "all":
@@ -310,6 +315,12 @@ class GatedAttentionPooling(keras.layers.Layer):
         gate_scores = ops.where(real, ops.cast(gate_scores, "float32"), negative)
         best = ops.argmax(gate_scores, axis=-1)
         return ops.one_hot(best, steps, dtype="float32")
+
+    def save_own_variables(self, store):
+        save_variables(self, store)
+
+    def load_own_variables(self, store):
+        load_variables(self, store)
 
     def compute_mask(self, inputs, gates=None, gate_scores=None, mask=None):
         return None

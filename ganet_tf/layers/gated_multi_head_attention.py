@@ -6,12 +6,14 @@ from keras.src.backend import get_keras_mask
 from keras.src.backend import set_keras_mask
 
 from ganet_tf.layers.masking import large_negative_number
+from ganet_tf.layers.sparse_gather import ATTENTION_SLOTS
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import branch_dropout_seed
 from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import check_bucket_multiple
 from ganet_tf.layers.sparse_gather import check_sparse_training
+from ganet_tf.layers.sparse_gather import check_static_buckets
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
@@ -200,6 +202,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
         self.query_dropping = bool(query_dropping)
         self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
+        check_static_buckets(self.sparse_buckets, self.sparse_inference or self.sparse_training)
 
     def get_config(self):
         config = super().get_config()
@@ -482,16 +485,16 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 training=training,
             )
 
-        return run_bucketed(
-            branch, needed, static_steps(value), self._buckets(value, kept), self.sparse_bucket_multiple
-        )
+        return self._run_bucketed(branch, needed, value, kept)
 
-    def _buckets(self, value, kept):
-        """The bucket fractions of the sparse path (`kept` set: of the
-        dropping path of training)."""
-        if kept is None:
-            return self.sparse_buckets
-        return training_buckets(self.sparse_buckets, static_steps(value), self.training_density)
+    def _run_bucketed(self, branch, needed, value, kept):
+        """`branch(k)` at the bucket of `needed` keys (`kept` set: of the
+        dropping path of training), at least `ATTENTION_SLOTS`."""
+        steps = static_steps(value)
+        buckets = self.sparse_buckets
+        if kept is not None:
+            buckets = training_buckets(buckets, steps, self.training_density)
+        return run_bucketed(branch, needed, steps, buckets, self.sparse_bucket_multiple, ATTENTION_SLOTS)
 
     def _sparse_token_attention(
         self, query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept=None, training=False
@@ -528,9 +531,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             return scatter_back(self._output_dense(output), query_slot, query_open, k, closed_output)
 
         needed = ops.maximum(key_needed, query_needed)
-        return run_bucketed(
-            branch, needed, static_steps(value), self._buckets(value, kept), self.sparse_bucket_multiple
-        )
+        return self._run_bucketed(branch, needed, value, kept)
 
     def _open_keys(self, value, key_open):
         """The open keys as float32 `(batch, kv_steps)` (all of them when

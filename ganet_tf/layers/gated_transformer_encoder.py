@@ -7,10 +7,12 @@ from keras.src.backend import get_keras_mask
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
+from ganet_tf.layers.sparse_gather import ATTENTION_SLOTS
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import branch_dropout_seed
 from ganet_tf.layers.sparse_gather import check_bucket_multiple
 from ganet_tf.layers.sparse_gather import check_sparse_training
+from ganet_tf.layers.sparse_gather import check_static_buckets
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
@@ -162,6 +164,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self.sparse_buckets = normalize_buckets(sparse_buckets)
         self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
         self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
+        check_static_buckets(self.sparse_buckets, self.sparse_inference or self.sparse_training or self.token_dropping)
         self.supports_masking = True
 
     def build(self, inputs_shape):
@@ -296,7 +299,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
             # Back to the full length; closed tokens pass through.
             return scatter_back(outputs, slot, open_, k, inputs)
 
-        return run_bucketed(branch, needed, static_steps(inputs), buckets, self.sparse_bucket_multiple)
+        return run_bucketed(branch, needed, static_steps(inputs), buckets, self.sparse_bucket_multiple, ATTENTION_SLOTS)
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape

@@ -1,8 +1,10 @@
 import keras
 from keras import ops
 
-from ganet_tf.layers.gate_sparsity import update_metric
 from ganet_tf.layers.gated_attention_pooling import additive_pooling_flops
+from ganet_tf.layers.layer_mean import LayerMean
+from ganet_tf.layers.layer_mean import load_variables
+from ganet_tf.layers.layer_mean import save_variables
 from ganet_tf.layers.sparse_normalizers import NORMALIZERS
 from ganet_tf.layers.sparse_normalizers import sparse_normalizer
 
@@ -23,7 +25,8 @@ class SparseAttentionPooling(keras.layers.Layer):
     The layer tracks the metric `attended_density` (`val_attended_density`
     in validation): the share of real tokens that get a weight
     `alpha_t > 0`, averaged over the examples that have a real token, as
-    `GatedAttentionPooling` does for GA-Net (under JAX, in eager calls only).
+    `GatedAttentionPooling` does for GA-Net (a `LayerMean`, true on every
+    backend).
 
     Masking: the layer consumes the mask of `inputs` (True at real tokens)
     and returns no mask. Padded positions get `alpha = 0` and do not enter
@@ -86,7 +89,7 @@ class SparseAttentionPooling(keras.layers.Layer):
             )
         self.hidden.build(inputs_shape)
         self.score.build(tuple(inputs_shape[:-1]) + (self.units,))
-        self.attended_density = keras.metrics.Mean(name="attended_density")
+        self.attended_density = LayerMean(self, name="attended_density")
         self.built = True
 
     def call(self, inputs, mask=None):
@@ -108,7 +111,13 @@ class SparseAttentionPooling(keras.layers.Layer):
         lengths = ops.sum(real, axis=1)
         attended = ops.sum(ops.cast(weights > 0.0, "float32") * real, axis=1)
         density = attended / ops.maximum(lengths, 1.0)
-        update_metric(self.attended_density, density, sample_weight=ops.cast(lengths > 0.0, "float32"))
+        self.attended_density.update_state(density, sample_weight=ops.cast(lengths > 0.0, "float32"))
+
+    def save_own_variables(self, store):
+        save_variables(self, store)
+
+    def load_own_variables(self, store):
+        load_variables(self, store)
 
     def compute_mask(self, inputs, mask=None):
         return None

@@ -16,6 +16,10 @@ DEFAULT_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 4.0), 6) for i in range(20, -1
 # models with several blocks: every size is one branch per block, which XLA
 # compiles (and a graph traces) ahead of time.
 COARSE_SPARSE_BUCKETS = tuple(round(2.0 ** (-i / 2.0), 6) for i in range(10, -1, -1))
+# The fewest slots attention runs on: a softmax over one key is always 1
+# (Keras' `Softmax` warns), so a row with one open token gets a masked
+# second slot.
+ATTENTION_SLOTS = 2
 
 
 def normalize_buckets(sparse_buckets):
@@ -50,17 +54,18 @@ def check_bucket_multiple(sparse_bucket_multiple):
     return sparse_bucket_multiple
 
 
-def bucket_sizes(fractions, steps, multiple=1):
-    """The sizes `ceil(f * steps)` of the buckets, each rounded up to a
-    multiple of `multiple` and at most `steps`, as a list (Python ints when
-    `steps` is static, scalar tensors otherwise) and an int32 tensor."""
+def bucket_sizes(fractions, steps, multiple=1, smallest=1):
+    """The sizes `ceil(f * steps)` of the buckets, each at least `smallest`,
+    rounded up to a multiple of `multiple` and at most `steps`, as a list
+    (Python ints when `steps` is static, scalar tensors otherwise) and an
+    int32 tensor."""
     if isinstance(steps, int):
-        sizes = {max(1, math.ceil(f * steps - 1e-9)) for f in fractions}
+        sizes = {max(smallest, math.ceil(f * steps - 1e-9)) for f in fractions}
         sizes = sorted({min(steps, multiple * math.ceil(size / multiple)) for size in sizes})
         return sizes, ops.convert_to_tensor(sizes, "int32")
     size_tensor = ops.convert_to_tensor(fractions, "float32") * ops.cast(steps, "float32")
-    size_tensor = ops.maximum(ops.cast(ops.ceil(size_tensor - 1e-6), "int32"), 1)
-    if multiple > 1:
+    size_tensor = ops.maximum(ops.cast(ops.ceil(size_tensor - 1e-6), "int32"), smallest)
+    if multiple > 1 or smallest > 1:
         size_tensor = ops.minimum((size_tensor + multiple - 1) // multiple * multiple, ops.cast(steps, "int32"))
     return [size_tensor[i] for i in range(len(fractions))], size_tensor
 
@@ -104,15 +109,16 @@ def gather_rows(x, positions):
     return ops.take(flat, positions + offsets, axis=0)
 
 
-def run_bucketed(branch, needed, steps, buckets, multiple=1):
+def run_bucketed(branch, needed, steps, buckets, multiple=1, smallest=1):
     """`branch(k)` for `k` the scalar tensor `needed` rounded up to the next
-    bucket size (fractions `buckets` of `steps`, rounded up to a multiple of
-    `multiple`), one `keras.ops.switch` branch per size; with
-    `buckets=None`, `k = max(needed, 1)` exactly (dynamic shapes)."""
+    bucket size (fractions `buckets` of `steps`, at least `smallest`,
+    rounded up to a multiple of `multiple`), one `keras.ops.switch` branch
+    per size; with `buckets=None`, `k = max(needed, smallest)` exactly
+    (dynamic shapes), at most `steps`."""
     if buckets is None:
         check_dynamic_shapes("`sparse_buckets=None`", "pass `sparse_buckets` fractions (the default ladder)")
-        return branch(ops.maximum(needed, 1))
-    sizes, size_tensor = bucket_sizes(buckets, steps, multiple)
+        return branch(ops.minimum(ops.maximum(needed, smallest), steps))
+    sizes, size_tensor = bucket_sizes(buckets, steps, multiple, smallest)
     index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
     return ops.switch(index, [lambda k=k: branch(k) for k in sizes])
 
@@ -141,6 +147,14 @@ def check_dynamic_shapes(option, remedy):
             f"{option} needs shapes that depend on the data, which the {keras.backend.backend()} backend "
             f"cannot trace: use the TensorFlow backend, or {remedy}."
         )
+
+
+def check_static_buckets(sparse_buckets, sparse):
+    """Raises `ValueError` when a layer is made with `sparse_buckets=None`
+    (shapes that depend on the data) for a `sparse` path on a backend that
+    has no such shapes: at construction, not at the first call."""
+    if sparse_buckets is None and sparse:
+        check_dynamic_shapes("`sparse_buckets=None`", "pass `sparse_buckets` fractions (the default ladder)")
 
 
 def open_slots(open_):

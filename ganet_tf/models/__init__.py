@@ -1,3 +1,14 @@
+"""Every model builder of `ganet_tf` (`build_*`), and what the builders
+share, on every Keras backend.
+
+`ganet_tf` gives each builder at its top level too (`ganet_tf.build_ganet`
+is `ganet_tf.models.build_ganet`).
+"""
+
+from ganet_tf import backends
+
+backends.require_backend()
+
 from ganet_tf.models.baselines import build_bilstm
 from ganet_tf.models.baselines import build_entmax_attention
 from ganet_tf.models.baselines import build_local_attention
@@ -28,3 +39,21 @@ def build_model(model, num_classes, **kwargs):
     if model not in MODEL_BUILDERS:
         raise ValueError(f"Unknown model. Expected one of {sorted(MODEL_BUILDERS)}. Received: model={model}")
     return MODEL_BUILDERS[model](num_classes, **kwargs)
+
+
+__all__ = [
+    "InputComplementModel",
+    "MODEL_BUILDERS",
+    "build_bilstm",
+    "build_entmax_attention",
+    "build_explainer",
+    "build_ganet",
+    "build_ganet_transformer",
+    "build_local_attention",
+    "build_model",
+    "build_soft_attention",
+    "build_sparsemax_attention",
+    "build_transformer",
+    "gate_rule",
+    "with_gate_inference",
+]

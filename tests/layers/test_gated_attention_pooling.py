@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers import GatedMultiHeadAttention
+from ganet_tf.layers import GatedTransformerEncoder
 from tests.layer_harness import run_layer_test
 from tests.lazy_import import tensorflow as tf
 
@@ -371,11 +373,24 @@ def test_complement_context_matches_numpy_while_training_and_is_zero_outside():
 
 @pytest.mark.backends
 def test_exact_bucket_sizes_need_a_backend_with_dynamic_shapes():
-    layer = GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=None)
     if keras.backend.backend() == "jax":
+        # Refused where the layer is made (a builder's call), not at its first call.
         with pytest.raises(ValueError, match="`sparse_buckets=None` needs shapes that depend on the data"):
-            layer(STATES, gates=GATES, mask=MASK)
+            GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=None)
+        for layer in (
+            GatedAttentionPooling(units=3, sparse_buckets=None),
+            GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_buckets=None),
+            GatedTransformerEncoder(intermediate_dim=8, num_heads=2, sparse_buckets=None),
+        ):
+            assert layer.sparse_buckets is None  # no sparse path: nothing to refuse
+        for make in (
+            lambda: GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=True, sparse_buckets=None),
+            lambda: GatedTransformerEncoder(intermediate_dim=8, num_heads=2, token_dropping=True, sparse_buckets=None),
+        ):
+            with pytest.raises(ValueError, match="`sparse_buckets=None`"):
+                make()
     else:
+        layer = GatedAttentionPooling(units=3, sparse_inference=True, sparse_buckets=None)
         sparse = np.asarray(layer(STATES, gates=GATES, mask=MASK)[0])
         dense = GatedAttentionPooling(units=3)
         dense(STATES, gates=GATES, mask=MASK)
