@@ -119,9 +119,7 @@ def write_specs(args):
     sys.path.insert(0, EXPERIMENTS)
     from jax_training import train_spec
 
-    from ganet_tf.data.prepared_dataset import load_prepared
-
-    data = load_prepared(args.prepared)
+    data = read_prepared(args.prepared)
     specs = {
         model: {
             str(seed): train_spec(
@@ -135,6 +133,22 @@ def write_specs(args):
         json.dump(specs, handle, indent=1)
         handle.write("\n")
     print(f"wrote {SPECS}")
+
+
+def read_prepared(path):
+    """`load_prepared(path)`; a missing or damaged file is one error line and
+    exit code 2, before any part runs or writes."""
+    from ganet_tf.data.prepared_dataset import PREPARE_COMMAND
+    from ganet_tf.data.prepared_dataset import load_prepared
+    from ganet_tf.errors import GANetInputError
+
+    try:
+        if path is None:
+            raise GANetInputError(f"The train part needs --prepared FILE.npz: write one with {PREPARE_COMMAND}.")
+        return load_prepared(path)
+    except GANetInputError as error:
+        print(f"gpu_check: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def run_tests():
@@ -192,6 +206,7 @@ def main(argv=None):
 
     if keras.backend.backend() != "jax":
         raise SystemExit(f"gpu_check runs under JAX: set KERAS_BACKEND=jax (Keras runs on {keras.backend.backend()}).")
+    data = read_prepared(args.prepared) if "train" in args.parts else None
     results = {
         "command": args.command,
         "smoke": args.smoke,
@@ -210,7 +225,7 @@ def main(argv=None):
 
         run_bench(args, lambda cells: _record(args, results, "bench", cells))
     if "train" in args.parts:
-        run_training(args, lambda summary: _record(args, results, "train", summary))
+        run_training(args, data, lambda summary: _record(args, results, "train", summary))
     write_results(args, results)
     print(f"wrote {os.path.relpath(args.out, REPO)}/gpu_check.json and README.md")
     return 0
@@ -226,18 +241,17 @@ def _subset(data, limit):
     return dataclasses.replace(data, ids=ids, labels={split: value[:limit] for split, value in data.labels.items()})
 
 
-def run_training(args, record):
-    """The `train` part: each model of `MODELS` and seed on `args.prepared`;
-    `record(partial)` is called with the summary so far after each run."""
+def run_training(args, data, record):
+    """The `train` part: each model of `MODELS` and seed on `data`, the
+    prepared dataset of `args.prepared`; `record(partial)` is called with
+    the summary so far after each run."""
     import keras
     from jax_training import fit_and_evaluate
-
-    from ganet_tf.data.prepared_dataset import load_prepared
 
     keras.config.set_dtype_policy("float32")  # `train`'s precision
     with open(SPECS, encoding="utf-8") as handle:
         specs = json.load(handle)
-    data = _subset(load_prepared(args.prepared), args.limit)
+    data = _subset(data, args.limit)
     summary = {
         "prepared": os.path.relpath(os.path.abspath(args.prepared), REPO),
         "dataset": data.dataset,

@@ -571,15 +571,18 @@ def main(argv=None):
     """Runs one command; returns its exit code.
 
     The reliability policy of every command (`ganet_tf.policy`): bad input
-    is one `ganet_tf: error:` line and exit code 2; Ctrl-C and SIGTERM stop
-    with one line and exit codes 130 and 143, nothing half-written. Without
-    TensorFlow, on another Keras backend, or on a backend Keras cannot run
-    (unknown, not installed), every command stops with one line naming the
-    fix, exit code 2 (`--help` still lists them).
+    is one `ganet_tf: error:` line and exit code 2; a full disk, as any
+    system error, is one line and exit code 1 (`ganet_tf.policy.
+    os_error_message` names the fix); Ctrl-C and SIGTERM stop with one line
+    and exit codes 130 and 143, nothing half-written. Without TensorFlow, on
+    another Keras backend, or on a backend Keras cannot run (unknown, not
+    installed), every command stops with one line naming the fix, exit code
+    2 (`--help` still lists them).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if backends.backend_problem() is not None or not backends.tensorflow_backend():
         return _main_without_tensorflow(argv)
+    from ganet_tf.policy.disk_space import os_error_message
     from ganet_tf.policy.interruption import install_signal_handlers
     from ganet_tf.policy.interruption import interruption_message
     from ganet_tf.policy.interruption import restore_signal_handlers
@@ -599,9 +602,10 @@ def main(argv=None):
         code, line = interruption_message(error)
         print(f"ganet_tf: error: {line}", file=sys.stderr)
         return code
-    except OSError as error:  # disk full, permissions: the system's one line
-        print(f"ganet_tf: error: {error}", file=sys.stderr)
-        return 1
+    except OSError as error:  # disk full, permissions: one line
+        code, line = os_error_message(error)
+        print(f"ganet_tf: error: {line}", file=sys.stderr)
+        return code
     finally:
         restore_signal_handlers(previous)
     if result is not None:  # `predict` and `translate` wrote their own lines

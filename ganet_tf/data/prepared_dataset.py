@@ -178,15 +178,66 @@ def _read_metadata(path, archive):
     return metadata
 
 
-def _dense(archive, split, sequence_length):
-    """Right-padded int32 `(rows, sequence_length)` of `split` in `archive`."""
-    flat = archive[f"{split}_ids"].astype(np.int32)
-    if f"{split}_ids_high" in archive.files:
-        flat |= archive[f"{split}_ids_high"].astype(np.int32) << 16
-    lengths = archive[f"{split}_lengths"].astype(np.int64)
+def _damaged(path, problem):
+    """The error of a prepared file at `path` whose arrays break its own metadata."""
+    return GANetInputError(f"{path} is a damaged prepared dataset ({problem}): write it again with {PREPARE_COMMAND}.")
+
+
+def _integers(path, archive, key):
+    """The 1-D integer array `key` of `archive`, or the error naming it."""
+    values = archive[key]
+    if values.ndim != 1 or not np.issubdtype(values.dtype, np.integer):
+        raise _damaged(path, f"{key} is {values.dtype} of shape {values.shape}, not a 1-D array of integers")
+    return values
+
+
+def _first_outside(values, low, high):
+    """The index of the first of `values` outside `[low, high)`, or None."""
+    if not values.size or (values.min() >= low and values.max() < high):
+        return None
+    return int(np.flatnonzero((values < low) | (values >= high))[0])
+
+
+def _token_ids(path, archive, split):
+    """The ids of `split`'s rows one after the other, low and high planes joined."""
+    flat = _integers(path, archive, f"{split}_ids")
+    if f"{split}_ids_high" not in archive.files:
+        return flat
+    high = _integers(path, archive, f"{split}_ids_high")
+    # As written (16 and 8 bits) an id fits int32; wider planes need int64.
+    wide = np.int32 if flat.dtype.itemsize <= 2 and high.dtype.itemsize == 1 else np.int64
+    return flat.astype(wide) | (high.astype(wide) << 16)
+
+
+def _read_split(path, archive, split, sequence_length, vocabulary_size, num_classes):
+    """`(ids, labels)` of `split`: right-padded int32 ids `(rows,
+    sequence_length)` and int32 labels, checked against the file's own
+    sequence length, vocabulary size and number of classes."""
+    lengths = _integers(path, archive, f"{split}_lengths")
+    labels = _integers(path, archive, f"{split}_labels")
+    flat = _token_ids(path, archive, split)
+    row = _first_outside(lengths, 0, sequence_length + 1)
+    if row is not None:
+        raise _damaged(
+            path, f"{split} row {row} has length {lengths[row]}, outside 0 to the sequence length {sequence_length}"
+        )
+    if len(labels) != len(lengths):
+        raise _damaged(path, f"{split} has {len(lengths)} rows of ids but {len(labels)} labels")
+    total = int(lengths.sum(dtype=np.int64))
+    if total != len(flat):
+        raise _damaged(path, f"the lengths of {split}'s rows add up to {total} token ids, but it holds {len(flat)}")
+    index = _first_outside(flat, 0, vocabulary_size)
+    if index is not None:
+        row = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
+        raise _damaged(
+            path, f"token id {flat[index]} at {split} row {row} is outside the vocabulary of {vocabulary_size} ids"
+        )
+    row = _first_outside(labels, 0, num_classes)
+    if row is not None:
+        raise _damaged(path, f"label {labels[row]} at {split} row {row} is outside the {num_classes} classes")
     dense = np.zeros((len(lengths), sequence_length), np.int32)
     dense[np.arange(sequence_length)[None, :] < lengths[:, None]] = flat
-    return dense
+    return dense, labels.astype(np.int32)
 
 
 def is_prepared_file(path):
@@ -213,7 +264,13 @@ def load_prepared(path):
 
     Raises:
         GANetInputError: (one line naming the fix) the file is missing, is
-            not a prepared dataset, or is of another format version.
+            not a prepared dataset, is of another format version, or
+            contradicts itself: a token id outside `[0, vocabulary size)`,
+            a label outside `[0, number of classes)`, a row length outside
+            `[0, sequence length]`, row lengths that do not add up to the
+            ids, a split with more or fewer labels than rows, or embeddings
+            whose rows are not the vocabulary's ids (under JAX an embedding
+            lookup out of range gives wrong numbers, not an error).
 
     Example:
 
@@ -226,12 +283,19 @@ def load_prepared(path):
         with np.load(path, allow_pickle=False) as archive:
             metadata = _read_metadata(path, archive)
             length = int(metadata["sequence_length"])
-            ids, labels = {}, {}
-            for split in metadata["splits"]:
-                ids[split] = _dense(archive, split, length)
-                labels[split] = archive[f"{split}_labels"].astype(np.int32)
             vocabulary = json.loads(archive["vocabulary"].tobytes().decode("utf-8"))
             embeddings = archive["embeddings"]
+            # Ids index the embeddings: padding, unknown, then the vocabulary.
+            vocabulary_size = len(vocabulary) + 2
+            if embeddings.ndim != 2 or len(embeddings) != vocabulary_size:
+                raise _damaged(
+                    path, f"embeddings of shape {embeddings.shape} for a vocabulary of {vocabulary_size} ids"
+                )
+            ids, labels = {}, {}
+            for split in metadata["splits"]:
+                ids[split], labels[split] = _read_split(
+                    path, archive, split, length, vocabulary_size, len(metadata["class_names"])
+                )
     except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as error:
         if isinstance(error, GANetInputError):
             raise

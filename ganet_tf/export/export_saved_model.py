@@ -24,6 +24,7 @@ from ganet_tf.export.warmup import serving_apis
 from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.export.warmup import write_warmup_requests
 from ganet_tf.models.gate_layers import gate_rule
+from ganet_tf.policy.disk_space import tensorflow_disk_errors
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import PREPROCESSING_FILE
 from ganet_tf.training.run_folder import check_writable_folder
@@ -184,7 +185,9 @@ def write_version(archive, target, name, warmup_texts, model_dir, overwrite, tes
 
     `archive.write_out(folder, verbose=False)` writes the SavedModel; the
     warmup requests send `warmup_texts` as the signature's `input_name`,
-    and `model_dir`'s `metrics.json` is copied beside them."""
+    and `model_dir`'s `metrics.json` is copied beside them. A full disk is
+    an `OSError` naming `target` (`ganet_tf.policy.tensorflow_disk_errors`),
+    which the command line prints as one line naming the fix."""
     model_root = os.path.dirname(target)
     base = os.path.dirname(model_root)
     created = [path for path in (base, model_root) if not os.path.isdir(path)]
@@ -192,8 +195,9 @@ def write_version(archive, target, name, warmup_texts, model_dir, overwrite, tes
     staging = None
     try:
         staging = tempfile.mkdtemp(prefix=f".export-{os.path.basename(target)}-{os.getpid()}-", dir=model_root)
-        archive.write_out(staging, verbose=False)
-        write_warmup_requests(staging, warmup_texts, name, input_name)
+        with tensorflow_disk_errors(target):
+            archive.write_out(staging, verbose=False)
+            write_warmup_requests(staging, warmup_texts, name, input_name)
         metrics = os.path.join(model_dir, METRICS_FILE)
         if os.path.isfile(metrics):
             _copy_metrics(metrics, os.path.join(staging, WARMUP_DIRECTORY, METRICS_COPY), test_gates)

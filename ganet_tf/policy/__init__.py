@@ -32,11 +32,16 @@ helpers, so a new command inherits them by calling them:
 - Interruption: `install_signal_handlers` makes SIGTERM stop a command as
   Ctrl-C does; `interruption_message` is its one line and exit code;
   `critical_section` holds both back during a swap.
+- A full disk: `os_error_message` is the one line (naming the fix) and
+  exit code of an `OSError`; `tensorflow_disk_errors` raises TensorFlow's
+  error of a full disk (a SavedModel's SaveV2) as that `OSError`.
 
 Every refusal is a `GANetInputError`, which the command line prints as one
 `ganet_tf: error:` line with exit code 2.
 """
 
+from ganet_tf.policy.disk_space import os_error_message
+from ganet_tf.policy.disk_space import tensorflow_disk_errors
 from ganet_tf.policy.flag_values import check_choice
 from ganet_tf.policy.flag_values import check_finite_fields
 from ganet_tf.policy.flag_values import check_flags_apply
@@ -87,12 +92,14 @@ __all__ = [
     "is_run_folder",
     "load_model_file",
     "locked_output_folders",
+    "os_error_message",
     "prepare_backup_dir",
     "read_input_bytes",
     "read_input_lines",
     "read_input_text",
     "read_run_json",
     "restore_signal_handlers",
+    "tensorflow_disk_errors",
     "write_file_atomically",
     "write_run_folder",
 ]

@@ -4,6 +4,7 @@ import os
 
 import tensorflow as tf
 
+from ganet_tf.policy.disk_space import tensorflow_disk_errors
 from ganet_tf.seq2seq.decoding import greedy_decode
 from ganet_tf.seq2seq.decoding import length_limits
 from ganet_tf.training.run_folder import RUN_MARKER
@@ -81,12 +82,14 @@ def save_translator(model, source_vocabulary, target_vocabulary, export_dir):
     It is staged beside `export_dir` and renamed in; an earlier translator
     there is replaced (`ganet_tf.training.run_folder.write_run_folder`).
     Check the folder first with `check_output_folder(export_dir, "--export",
-    owned=is_translator_folder)`.
+    owned=is_translator_folder)`. A full disk is an `OSError` naming
+    `export_dir` (`ganet_tf.policy.tensorflow_disk_errors`).
     """
     translator = Translator(model, source_vocabulary, target_vocabulary)
 
     def write_files(staging):
-        tf.saved_model.save(translator, staging, signatures={"serving_default": translator.translate})
+        with tensorflow_disk_errors(export_dir):
+            tf.saved_model.save(translator, staging, signatures={"serving_default": translator.translate})
 
     write_run_folder(export_dir, write_files, owned=is_translator_folder)
     return export_dir

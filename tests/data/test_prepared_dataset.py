@@ -44,29 +44,41 @@ def test_the_file_holds_the_ids_the_training_path_makes(written, capsys):
     assert loaded.config["seed"] == 3 and loaded.config["limit"] == 300
 
 
+# A small dataset: length 4, train rows of 2, 3 and 0 tokens (ragged
+# `train_ids` [5, 3, 7, 0, 2]), classes a and b.
+SMALL_IDS = {
+    "train": np.array([[5, 3, 0, 0], [7, 0, 2, 0], [0, 0, 0, 0]]),
+    "validation": np.zeros((0, 4), int),
+    "test": np.array([[1, 2, 3, 4]]),
+}
+SMALL_LABELS = {"train": [0, 1, 1], "validation": [], "test": [1]}
+
+
+def _save_small(path, ids=SMALL_IDS, vocabulary_size=300):
+    """Writes `ids` with `save_prepared`, a vocabulary of `vocabulary_size` ids."""
+    vocabulary, embeddings = ["w"] * (vocabulary_size - 2), np.ones((vocabulary_size, 2))
+    return prepared_dataset.save_prepared(
+        str(path), ids, SMALL_LABELS, ["a", "b"], vocabulary, embeddings, {"dataset": "toy"}
+    )
+
+
 def test_ids_are_stored_ragged_in_the_narrowest_type(tmp_path):
-    ids = {"train": np.array([[5, 3, 0, 0], [7, 0, 2, 0], [0, 0, 0, 0]]), "validation": np.zeros((0, 4), int)}
-    ids["test"] = np.array([[1, 2, 3, 4]])
-    labels = {"train": [0, 1, 1], "validation": [], "test": [1]}
-    path = str(tmp_path / "small.npz")
-    embeddings = np.ones((300, 2))
-    prepared_dataset.save_prepared(path, ids, labels, ["a", "b"], ["w"] * 298, embeddings, {"dataset": "toy"})
+    path = _save_small(tmp_path / "small.npz")
     with np.load(path) as archive:
         assert archive["train_ids"].dtype == np.uint16  # 300 ids
         np.testing.assert_array_equal(archive["train_ids"], [5, 3, 7, 0, 2])
         np.testing.assert_array_equal(archive["train_lengths"], [2, 3, 0])
         assert archive["embeddings"].dtype == np.float16
     loaded = load_prepared(path)
-    for split in ids:
-        np.testing.assert_array_equal(loaded.ids[split], ids[split])
+    for split in SMALL_IDS:
+        np.testing.assert_array_equal(loaded.ids[split], SMALL_IDS[split])
     assert loaded.vocabulary_size == 300 and loaded.num_classes == 2
     # Above 65,536 ids: 16 low bits and 8 high bits in two planes.
-    wide = {split: value * 1000 for split, value in ids.items()}
-    vocabulary = ["w"] * (2**17)
-    prepared_dataset.save_prepared(path, wide, labels, ["a", "b"], vocabulary, embeddings, {"dataset": "toy"})
+    wide = {split: value * 1000 for split, value in SMALL_IDS.items()}
+    _save_small(path, wide, 2**17)
     with np.load(path) as archive:
         assert archive["train_ids"].dtype == np.uint16 and archive["train_ids_high"].dtype == np.uint8
-    for split in ids:
+    for split in SMALL_IDS:
         np.testing.assert_array_equal(load_prepared(path).ids[split], wide[split])
 
 
@@ -94,12 +106,16 @@ def test_the_reader_runs_under_jax_without_tensorflow(written):
     assert done.stdout.split("\n")[0].startswith(f"{expected.ids['train'].shape} int32 {len(expected.vocabulary)}")
 
 
+def _rewrite(source, target, **arrays):
+    """Copies the prepared file `source` to `target`, `arrays` replaced or added."""
+    with np.load(source) as archive:
+        np.savez_compressed(target, **{**dict(archive), **arrays})
+
+
 def _rewrite_metadata(source, target, **changes):
     with np.load(source) as archive:
-        arrays = dict(archive)
-    metadata = json.loads(arrays["metadata"].tobytes())
-    arrays["metadata"] = np.frombuffer(json.dumps({**metadata, **changes}).encode(), np.uint8)
-    np.savez_compressed(target, **arrays)
+        metadata = json.loads(archive["metadata"].tobytes())
+    _rewrite(source, target, metadata=np.frombuffer(json.dumps({**metadata, **changes}).encode(), np.uint8))
 
 
 @pytest.mark.parametrize("damage", ["missing", "text", "other_npz", "version", "truncated"])
@@ -131,3 +147,73 @@ def test_prepare_refuses_an_out_that_is_not_a_prepared_file(tmp_path, capsys):
         lines = capsys.readouterr().err.splitlines()
         assert len(lines) == 1 and lines[0].startswith("ganet_tf: error: --out") and words in lines[0]
     assert other.read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["notes.npz"]
+
+
+@pytest.fixture
+def small(tmp_path):
+    """The small dataset written by `save_prepared`: 300 ids."""
+    return _save_small(tmp_path / "small.npz")
+
+
+# One field damaged each (as a damaged or hand-made file has it), and the
+# words of the one error line.
+DAMAGES = {
+    "id_past_the_vocabulary": (
+        {"train_ids": np.array([5, 3, 7, 0, 300], np.uint16)},
+        "token id 300 at train row 1 is outside the vocabulary of 300 ids",
+    ),
+    "negative_id": ({"test_ids": np.array([1, -2, 3, 4])}, "token id -2 at test row 0 is outside the vocabulary"),
+    "high_plane": (
+        {"train_ids_high": np.array([0, 0, 0, 1, 0], np.uint8)},
+        "token id 65536 at train row 1 is outside the vocabulary of 300 ids",
+    ),
+    "label_past_the_classes": (
+        {"train_labels": np.array([0, 1, 2], np.uint8)},
+        "label 2 at train row 2 is outside the 2 classes",
+    ),
+    "negative_label": ({"test_labels": np.array([-1])}, "label -1 at test row 0 is outside the 2 classes"),
+    "length_past_the_sequence": (
+        {"train_lengths": np.array([2, 5, 0], np.uint8)},
+        "train row 1 has length 5, outside 0 to the sequence length 4",
+    ),
+    "lengths_not_the_ids": (
+        {"train_lengths": np.array([2, 2, 0], np.uint8)},
+        "the lengths of train's rows add up to 4 token ids, but it holds 5",
+    ),
+    "labels_not_the_rows": ({"train_labels": np.array([0, 1], np.uint8)}, "train has 3 rows of ids but 2 labels"),
+    "float_ids": ({"train_ids": np.array([5.0, 3, 7, 0, 2])}, "train_ids is float64 of shape (5,)"),
+    "dense_ids": ({"test_ids": np.array([[1, 2, 3, 4]])}, "test_ids is int64 of shape (1, 4)"),
+    "embeddings_short": (
+        {"embeddings": np.ones((299, 2), np.float16)},
+        "embeddings of shape (299, 2) for a vocabulary of 300 ids",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_file_that_contradicts_itself_is_one_error_line_naming_the_row(small, tmp_path, damage):
+    arrays, words = DAMAGES[damage]
+    path = str(tmp_path / "damaged.npz")
+    _rewrite(small, path, **arrays)
+    with pytest.raises(GANetInputError) as raised:
+        load_prepared(path)
+    message = str(raised.value)
+    assert type(raised.value) is GANetInputError and "\n" not in message
+    assert message.startswith(f"{path} is a damaged prepared dataset (") and words in message, message
+    assert message.endswith(f"write it again with {prepared_dataset.PREPARE_COMMAND}.")
+
+
+def test_the_gpu_check_refuses_a_damaged_file_in_one_line_writing_nothing(small, tmp_path):
+    # `experiments/gpu_check.py` reads a prepared file for its train part: a
+    # damaged one stops it before any part runs, not after the others wrote.
+    path = str(tmp_path / "damaged.npz")
+    _rewrite(small, path, **DAMAGES["id_past_the_vocabulary"][0])
+    environment = dict(os.environ, KERAS_BACKEND="jax")
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
+    out = tmp_path / "results"
+    command = [os.path.join("experiments", "gpu_check.py"), "--smoke", "--prepared", path, "--out", str(out)]
+    done = subprocess.run([sys.executable, *command], cwd=REPO, env=environment, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"gpu_check: error: {path} is a damaged prepared dataset")
+    assert "token id 300 at train row 1" in lines[0] and not out.exists()

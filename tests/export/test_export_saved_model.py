@@ -12,6 +12,7 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.export import export_saved_model
 from ganet_tf.export.model_config import model_config_text
 from ganet_tf.export.warmup import read_warmup_requests
+from tests.command_checks import check_full_disk_changes_nothing
 from tests.command_checks import tree
 
 # The module, not the function of the same name that the package exports.
@@ -139,6 +140,15 @@ def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeyp
     with pytest.raises(OSError, match="disk full"):
         export_saved_model(runs["ganet"], "m", version=1, base=str(base), overwrite=True)
     assert tree(base) == before
+
+
+def test_a_full_disk_is_one_error_line_and_keeps_the_earlier_version(runs, exports, tmp_path):
+    # TensorFlow's SaveV2 fails (`File too large [Op:SaveV2]`) in a real
+    # process whose files may not grow past 16,000 bytes.
+    base = tmp_path / "saved_models"
+    shutil.copytree(os.path.dirname(exports[1]["ganet"]), base / "m")
+    argv = ["export", "--model", runs["ganet"], "--name", "m", "--base", str(base)]
+    check_full_disk_changes_nothing(argv, base, base / "m" / "2")
 
 
 @pytest.mark.parametrize(

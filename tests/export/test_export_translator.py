@@ -11,6 +11,7 @@ from ganet_tf import load_translator
 from ganet_tf.cli import main
 from ganet_tf.export import export_translator
 from ganet_tf.export.warmup import read_warmup_requests
+from tests.command_checks import check_full_disk_changes_nothing
 
 
 def _summary(capsys):
@@ -65,6 +66,13 @@ def test_a_gated_run_exports_under_another_test_gate_rule(gated_translator_run, 
     served = [text.decode() for text in serve(sentences=tf.constant(sources))["translations"].numpy()]
     every = {"inference_mode": "top_k", "inference_density": 1.0}
     assert served == load_translator(gated_translator_run, every).predict(sources)
+
+
+def test_a_full_disk_is_one_error_line_and_keeps_the_earlier_version(translator_run, tmp_path):
+    base = tmp_path / "saved_models"
+    export_translator(translator_run, "copy", base=str(base))
+    argv = ["export", "--model", translator_run, "--name", "copy", "--base", str(base)]
+    check_full_disk_changes_nothing(argv, base, base / "copy" / "2")
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """The shared reliability helpers, one by one (the per-command suite is tests/reliability)."""
 
+import errno
 import gzip
 import os
 import signal
@@ -16,9 +17,11 @@ from ganet_tf.policy import check_output_folders
 from ganet_tf.policy import critical_section
 from ganet_tf.policy import explicit_flags
 from ganet_tf.policy import install_signal_handlers
+from ganet_tf.policy import os_error_message
 from ganet_tf.policy import read_input_lines
 from ganet_tf.policy import read_run_json
 from ganet_tf.policy import restore_signal_handlers
+from ganet_tf.policy import tensorflow_disk_errors
 from ganet_tf.policy import write_file_atomically
 
 
@@ -115,3 +118,30 @@ def test_sigterm_is_an_interruption_and_held_back_during_a_swap(tmp_path):
         assert path.read_text() == "swapped"
     finally:
         restore_signal_handlers(previous)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full, where every write finds no space")
+def test_a_full_disk_is_one_line_naming_the_fix_from_tensorflow_or_python(tmp_path):
+    import tensorflow as tf
+
+    with pytest.raises(OSError) as raised:
+        with tensorflow_disk_errors("out/model"):
+            tf.io.write_file("/dev/full", "x")  # TensorFlow's file system meets ENOSPC
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename == "out/model"
+    assert os_error_message(raised.value) == (
+        1,
+        "no room to write out/model (No space left on device): free space on its disk (or raise the file size "
+        "limit, ulimit -f) and run the command again; no output was replaced.",
+    )
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(tf.errors.OpError):  # not a full disk: as TensorFlow raised it
+        with tensorflow_disk_errors("out/model"):
+            tf.io.write_file(str(tmp_path / "notes.txt" / "x"), "x")
+    # Python's own writes (`model.save`) may name no file; other errors are the system's line, exit code 1.
+    assert os_error_message(OSError(errno.EFBIG, "File too large"))[1].startswith(
+        "no room to write the output (File too large): free space"
+    )
+    assert os_error_message(PermissionError(errno.EACCES, "Permission denied", "x")) == (
+        1,
+        "[Errno 13] Permission denied: 'x'",
+    )

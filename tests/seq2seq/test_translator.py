@@ -16,6 +16,8 @@ from ganet_tf.seq2seq.translator import save_translator
 from ganet_tf.seq2seq.vocabulary import build_vocabulary
 from ganet_tf.seq2seq.vocabulary import make_dataset
 from ganet_tf.seq2seq.word_vocabulary import WordVocabulary
+from tests.command_checks import run_with_file_size_limit
+from tests.command_checks import snapshot
 
 SOURCE_VOCABULARY = WordVocabulary(["ein", "hund", "läuft", ".", "zwei", "katzen"])
 TARGET_VOCABULARY = WordVocabulary(["[start]", "[end]", "a", "dog", "runs", ".", ",", "two", "cats"])
@@ -28,6 +30,13 @@ TARGET_TEXTS = ["A dog runs.", "Two cats sleep.", "A man rides a bike."] * 20
 
 WORD_SOURCE = WordVocabulary(build_vocabulary(SOURCE_TEXTS))
 WORD_TARGET = WordVocabulary(build_vocabulary(TARGET_TEXTS, target=True))
+
+
+def _untrained_model():
+    """A tiny word-level `EncoderDecoder`, built, not trained."""
+    model = EncoderDecoder(SOURCE_VOCABULARY.size, TARGET_VOCABULARY.size, embedding_dim=4, hidden=4)
+    model.build()
+    return model
 
 
 def _subword_sides():
@@ -91,8 +100,7 @@ def test_export_folder_is_checked_and_replaced_all_or_nothing(tmp_path):
     from ganet_tf.seq2seq.translator import is_translator_folder
     from ganet_tf.training.run_folder import check_output_folder
 
-    model = EncoderDecoder(SOURCE_VOCABULARY.size, TARGET_VOCABULARY.size, embedding_dim=4, hidden=4)
-    model.build()
+    model = _untrained_model()
     export = tmp_path / "sm"
     save_translator(model, SOURCE_VOCABULARY, TARGET_VOCABULARY, str(export))
     first = (export / "saved_model.pb").stat().st_mtime_ns
@@ -107,3 +115,27 @@ def test_export_folder_is_checked_and_replaced_all_or_nothing(tmp_path):
     (mine / "notes.txt").write_text("mine")
     with pytest.raises(GANetInputError, match="--export"):
         check_output_folder(str(mine), "--export", owned=is_translator_folder)
+
+
+# In a process whose files may not grow past 16,000 bytes (the graph is
+# about 400 kB): what the system's error of the save becomes.
+SAVE_ON_A_FULL_DISK = """
+from ganet_tf.seq2seq.translator import save_translator
+from tests.seq2seq.test_translator import SOURCE_VOCABULARY, TARGET_VOCABULARY, _untrained_model
+try:
+    save_translator(_untrained_model(), SOURCE_VOCABULARY, TARGET_VOCABULARY, sys.argv[1])
+except OSError as error:
+    print(error.errno, error.filename)
+"""
+
+
+def test_a_full_disk_is_an_os_error_naming_the_export_and_keeps_the_earlier_one(tmp_path):
+    import errno
+
+    export = str(tmp_path / "sm")
+    save_translator(_untrained_model(), SOURCE_VOCABULARY, TARGET_VOCABULARY, export)
+    before = snapshot(tmp_path)
+    done = run_with_file_size_limit(16_000, SAVE_ON_A_FULL_DISK, export)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == f"{errno.EFBIG} {export}"
+    assert snapshot(tmp_path) == before
