@@ -88,13 +88,16 @@ try:
 
     globals().update({name: getattr(layers, name) for name in _LAYER_NAMES})
     globals().update({name: getattr(models, name) for name in _MODEL_NAMES})
-    __all__ = [*_LAYER_NAMES, *_MODEL_NAMES]
 except ImportError as error:
     if error is not _missing_layers and (_TENSORFLOW_BACKEND or not backends.is_missing_tensorflow(error)):
         raise
     _missing_layers = error
 
+__all__ = ["GANetInputError", "KerasBackendError", "TensorFlowRequiredError"]
+if _missing_layers is None:
+    __all__ += [*_LAYER_NAMES, *_MODEL_NAMES]
 if _TENSORFLOW_BACKEND:
+    __all__ += list(_INFERENCE_NAMES)
     from ganet_tf import inference
     from ganet_tf.inference import TextClassifier
     from ganet_tf.inference import TextTranslator

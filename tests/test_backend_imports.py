@@ -198,3 +198,87 @@ def test_is_missing_tensorflow():
     assert backends.is_missing_tensorflow(ModuleNotFoundError("x", name="keras_hub"))
     assert not backends.is_missing_tensorflow(ModuleNotFoundError("x", name="jax"))
     assert not backends.is_missing_tensorflow(ValueError("tensorflow"))
+
+
+# A backend Keras cannot run: misspelt, or not installed (PyTorch is not
+# among the requirements), set by KERAS_BACKEND or by a keras.json.
+UNKNOWN_BACKEND = "the Keras backend 'tensorflw' (set by KERAS_BACKEND) is not one Keras knows: set KERAS_BACKEND to"
+
+
+def _without_torch():
+    done = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, timeout=120)
+    if done.returncode == 0:
+        pytest.skip("PyTorch is installed here")
+
+
+@pytest.mark.parametrize("command", ["train --dataset trec --out X", "export --model run --name m", "predict --help"])
+def test_every_command_on_an_unknown_backend_is_one_line(tmp_path, command):
+    done = _run(CLI, command.split(), backend="tensorflw", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ganet_tf: error: {UNKNOWN_BACKEND}"), done.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_backend_that_is_not_installed_is_one_line_also_from_keras_json(tmp_path):
+    _without_torch()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keras.json").write_text('{"backend": "torch"}', encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "KERAS_BACKEND"}
+    done = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", "train", "--dataset", "trec", "--out", "X"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "KERAS_HOME": str(home), "PYTHONPATH": REPO},
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"ganet_tf: error: the Keras backend torch (set by {home / 'keras.json'}) is not installed: "
+        "install it with python -m pip install torch, or run with KERAS_BACKEND=tensorflow."
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["home"]
+
+
+def test_on_an_unknown_backend_import_succeeds_and_the_layers_say_why():
+    code = (
+        "import ganet_tf\n"
+        "for name in ('build_ganet', 'GateSampler', 'layers'):\n"
+        "    try:\n"
+        "        getattr(ganet_tf, name)\n"
+        "    except ganet_tf.KerasBackendError as error:\n"
+        "        print(error)\n"
+        "try:\n"
+        "    from ganet_tf.models import build_ganet_transformer\n"
+        "except ganet_tf.KerasBackendError as error:\n"
+        "    print(error)\n"
+    )
+    done = _run(code, backend="tensorflw")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and all(line.startswith(UNKNOWN_BACKEND) for line in lines)
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("inference.text_classifier", "load_classifier"),
+        ("export.export_saved_model", "export_saved_model"),
+        ("seq2seq.translator", "Translator"),
+        ("interpret.token_explanations", "explain_texts"),
+    ],
+)
+def test_a_tensorflow_part_imported_by_its_own_path_on_another_backend_says_so_at_import(module, name):
+    # TensorFlow installed, Keras on JAX: the error `ganet_tf.load_classifier` gives, at import.
+    code = (
+        f"try:\n    from ganet_tf.{module} import {name}\n"
+        "except ImportError as error:\n    print(type(error).__name__, error)\n"
+    )
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = done.stdout.splitlines()
+    package = module.split(".")[0]
+    assert line.startswith(f"TensorFlowRequiredError ganet_tf.{package} needs the TensorFlow backend (")
+    assert "but Keras runs on jax: run it with KERAS_BACKEND=tensorflow" in line

@@ -35,3 +35,19 @@ def test_help_prints_nothing_on_stderr():
     )
     assert done.returncode == 0 and "usage: python -m ganet_tf" in done.stdout
     assert done.stderr == ""
+
+
+def test_a_later_import_of_tensorflow_on_another_backend_is_quiet():
+    # Keras on JAX imports TensorFlow for a part that needs it (tf.data).
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    code = "import ganet_tf, sys\nassert 'tensorflow' not in sys.modules\nimport tensorflow\nprint(tensorflow.__name__)"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**env, "KERAS_BACKEND": "jax"},
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout == "tensorflow\n", done.stderr[-2000:]
+    assert done.stderr == ""

@@ -41,17 +41,19 @@ class LayerMean(keras.metrics.Metric):
     file is the same with and without them.
 
     Args:
-        layer: the `keras.layers.Layer` that owns the metric and calls
-            `update_state` from its `call`; the sums are added to its
-            weights.
+        layer: the `keras.layers.Layer` that owns the metric (as an
+            attribute, so that it tracks it) and calls `update_state` from
+            its `call`; the sums are added to its weights, and its
+            `save_own_variables`/`load_own_variables` leave them out with
+            `save_variables`/`load_variables`.
         name: string, the metric's name in the logs.
 
     Example:
 
     >>> layer = keras.layers.Layer()
-    >>> mean = LayerMean(layer, name="density")
-    >>> mean.update_state(np.array([0.5, 1.0]), sample_weight=np.array([1.0, 0.0]))
-    >>> float(mean.result())
+    >>> layer.density = LayerMean(layer, name="density")  # tracked by the layer
+    >>> layer.density.update_state(np.array([0.5, 1.0]), sample_weight=np.array([1.0, 0.0]))
+    >>> float(layer.density.result())
     0.5
     """
 
