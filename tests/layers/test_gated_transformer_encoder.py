@@ -1,3 +1,5 @@
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -228,3 +230,20 @@ def test_sparse_training_with_dropout_fits():
     model.compile(optimizer="sgd", loss="mse")
     history = model.fit([X, RELAXED], np.zeros((len(X), 1), "float32"), epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
+
+
+@pytest.mark.backends
+def test_one_open_token_attends_without_a_softmax_over_one_key():
+    # The smallest bucket holds two slots: Keras' Softmax warns on an axis of
+    # size 1 ("likely not what you intended"), which a row with one open
+    # token would otherwise give. The result still equals the dense block.
+    gates = np.zeros([3, 10], "float32")
+    gates[:, 4] = 1.0
+    dense, dropping = blocks(dropout=0.1)  # with dropout Keras' attention takes its softmax path
+    dropping.sparse_buckets = [0.1, 1.0]  # a bucket of one slot, if nothing kept it at two
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = dropping(X, padding_mask=PADDING, gates=gates)
+    expected = np.asarray(dense(X, padding_mask=PADDING, gates=gates))
+    np.testing.assert_allclose(np.asarray(got)[:, 4], expected[:, 4], atol=1e-5)
+    np.testing.assert_allclose(np.asarray(got)[:, :4], X[:, :4])  # closed tokens pass through

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from keras import ops
 
 from ganet_tf.layers import GateSampler
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
@@ -81,3 +82,11 @@ def test_check_sparse_training():
     ):
         with pytest.raises(ValueError, match=match):
             check_sparse_training(*arguments)
+
+
+def test_bucket_sizes_start_at_the_smallest_and_stay_within_the_steps():
+    assert bucket_sizes([0.05, 0.5, 1.0], 20, smallest=2)[0] == [2, 10, 20]
+    assert bucket_sizes([0.05, 0.5, 1.0], 20)[0] == [1, 10, 20]
+    assert bucket_sizes([0.5, 1.0], 1, smallest=2)[0] == [1]
+    _, sizes = bucket_sizes([0.05, 0.5, 1.0], ops.convert_to_tensor(20), smallest=2)
+    assert list(ops.convert_to_numpy(sizes)) == [2, 10, 20]
