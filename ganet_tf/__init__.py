@@ -16,6 +16,7 @@ succeeds and the layers and builders raise `KerasBackendError` in one line.
 """
 
 from ganet_tf import backends
+from ganet_tf import namespace
 from ganet_tf.errors import GANetInputError
 from ganet_tf.errors import KerasBackendError
 from ganet_tf.errors import TensorFlowRequiredError
@@ -25,38 +26,8 @@ __version__ = "0.1.0"
 # The names of `ganet_tf.inference` that `ganet_tf` gives on the TensorFlow backend.
 _INFERENCE_NAMES = ("TextClassifier", "TextTranslator", "load_classifier", "load_translator")
 _INFERENCE_USES = "SavedModel, TextVectorization on strings"
-# Every layer of `ganet_tf.layers` and every builder of `ganet_tf.models`,
-# which `ganet_tf` also gives at its top level, on every backend (written out
-# so that their names can say why where Keras cannot import;
-# tests/test_namespace.py keeps them equal to the two packages' `__all__`).
-_LAYER_NAMES = (
-    "AuxiliaryNetwork",
-    "BahdanauAttention",
-    "ComplementClassifier",
-    "GateSampler",
-    "GateSparsity",
-    "GatedAttentionPooling",
-    "GatedMultiHeadAttention",
-    "GatedSourceAttention",
-    "GatedTransformerEncoder",
-    "HierarchicalAttention",
-    "LayerMean",
-    "LocalAttentionPooling",
-    "PositionEmbedding",
-    "SparseAttentionPooling",
-)
-_MODEL_NAMES = (
-    "build_bilstm",
-    "build_entmax_attention",
-    "build_explainer",
-    "build_ganet",
-    "build_ganet_transformer",
-    "build_local_attention",
-    "build_model",
-    "build_soft_attention",
-    "build_sparsemax_attention",
-    "build_transformer",
-)
+_LAYER_NAMES = namespace.LAYER_NAMES
+_MODEL_NAMES = namespace.BUILDER_NAMES
 _KERAS_NAMES = ("layers", "models", *_LAYER_NAMES, *_MODEL_NAMES)
 
 _TENSORFLOW_BACKEND = backends.tensorflow_backend()

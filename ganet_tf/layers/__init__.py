@@ -5,6 +5,7 @@ is `ganet_tf.layers.GateSampler`).
 """
 
 from ganet_tf import backends
+from ganet_tf.namespace import LAYER_NAMES
 
 # Keras itself would fail on an unknown or uninstalled backend with a
 # traceback from its import; this says which, and the fix, in one line.
@@ -25,19 +26,4 @@ from ganet_tf.layers.local_attention_pooling import LocalAttentionPooling
 from ganet_tf.layers.position_embedding import PositionEmbedding
 from ganet_tf.layers.sparse_attention_pooling import SparseAttentionPooling
 
-__all__ = [
-    "AuxiliaryNetwork",
-    "BahdanauAttention",
-    "ComplementClassifier",
-    "GateSampler",
-    "GateSparsity",
-    "GatedAttentionPooling",
-    "GatedMultiHeadAttention",
-    "GatedSourceAttention",
-    "GatedTransformerEncoder",
-    "HierarchicalAttention",
-    "LayerMean",
-    "LocalAttentionPooling",
-    "PositionEmbedding",
-    "SparseAttentionPooling",
-]
+__all__ = list(LAYER_NAMES)

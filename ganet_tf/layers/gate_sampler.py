@@ -3,6 +3,7 @@ import numpy as np
 from keras import ops
 
 from ganet_tf.layers.argument_checks import is_real
+from ganet_tf.layers.layer_state import add_state_scalar
 
 INFERENCE_MODES = ("threshold", "sample", "top_k", "relative", "nucleus")
 # The parameter of each inference mode that has one.
@@ -211,17 +212,9 @@ class GateSampler(keras.layers.Layer):
         self.anneal_steps = int(anneal_steps)
         self.supports_masking = True
         if self.final_temperature is not None:
-            self.anneal_step = self.add_weight(
-                shape=(),
-                initializer="zeros",
-                trainable=False,
-                autocast=False,
-                dtype="float32",
-                # Each replica counts its share of a global batch as one
-                # step; the mean of the replicas' counts is the step.
-                aggregation="mean",
-                name="anneal_step",
-            )
+            # Each replica counts its share of a global batch as one step;
+            # the mean of the replicas' counts is the step.
+            self.anneal_step = add_state_scalar(self, "anneal_step", aggregation="mean")
         self._build_at_init()
 
     def current_temperature(self):

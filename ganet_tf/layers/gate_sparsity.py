@@ -5,6 +5,7 @@ from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.layer_mean import LayerMean
 from ganet_tf.layers.layer_mean import load_variables
 from ganet_tf.layers.layer_mean import save_variables
+from ganet_tf.layers.layer_state import add_state_scalar
 from ganet_tf.layers.masking import masked_mean
 
 
@@ -186,15 +187,7 @@ def frozen_value(variable):
 def add_multiplier(layer, start, bound, name):
     """A Lagrange multiplier of `layer`: a non-trainable float32 scalar
     weight (saved with the model) that starts at `min(start, bound)`, for a
-    dual ascent step after each training batch."""
-    return layer.add_weight(
-        shape=(),
-        initializer=keras.initializers.Constant(min(start, bound)),
-        trainable=False,
-        autocast=False,
-        dtype="float32",
-        # Under a distribution strategy each replica steps on its own
-        # batch; the replicas' steps are averaged.
-        aggregation="mean",
-        name=name,
-    )
+    dual ascent step after each training batch. Under a distribution
+    strategy each replica steps on its own batch; the replicas' steps are
+    averaged."""
+    return add_state_scalar(layer, name, aggregation="mean", value=min(start, bound))

@@ -3,6 +3,8 @@ from keras import ops
 from keras.src.backend import get_stateless_scope
 from keras.src.backend import in_stateless_scope
 
+from ganet_tf.layers.layer_state import add_state_scalar
+
 # The names of a `LayerMean`'s sums among its layer's weights end so.
 SUM_SUFFIXES = ("_total", "_count")
 
@@ -59,7 +61,9 @@ class LayerMean(keras.metrics.Metric):
 
     def __init__(self, layer, name):
         super().__init__(name=name, dtype="float32")
-        self._sums = _Sums(*(_add_sum(layer, f"{name}{suffix}") for suffix in SUM_SUFFIXES))
+        # Under a distribution strategy the replicas' additions are summed.
+        sums = (add_state_scalar(layer, f"{name}{suffix}", aggregation="sum") for suffix in SUM_SUFFIXES)
+        self._sums = _Sums(*sums)
 
     def update_state(self, values, sample_weight=None):
         """Adds the `values` (any shape), weighted by `sample_weight`
@@ -81,20 +85,6 @@ class LayerMean(keras.metrics.Metric):
     def reset_state(self):
         self._sums.total.assign(0.0)
         self._sums.count.assign(0.0)
-
-
-def _add_sum(layer, name):
-    """A non-trainable float32 scalar weight of `layer`, starting at zero."""
-    return layer.add_weight(
-        shape=(),
-        initializer="zeros",
-        trainable=False,
-        autocast=False,
-        dtype="float32",
-        # Under a distribution strategy the replicas' additions are summed.
-        aggregation="sum",
-        name=name,
-    )
 
 
 def _current(variable):

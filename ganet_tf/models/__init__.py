@@ -6,6 +6,8 @@ is `ganet_tf.models.build_ganet`).
 """
 
 from ganet_tf import backends
+from ganet_tf.namespace import BUILDER_NAMES
+from ganet_tf.namespace import MODEL_HELPER_NAMES
 
 backends.require_backend()
 
@@ -41,19 +43,4 @@ def build_model(model, num_classes, **kwargs):
     return MODEL_BUILDERS[model](num_classes, **kwargs)
 
 
-__all__ = [
-    "InputComplementModel",
-    "MODEL_BUILDERS",
-    "build_bilstm",
-    "build_entmax_attention",
-    "build_explainer",
-    "build_ganet",
-    "build_ganet_transformer",
-    "build_local_attention",
-    "build_model",
-    "build_soft_attention",
-    "build_sparsemax_attention",
-    "build_transformer",
-    "gate_rule",
-    "with_gate_inference",
-]
+__all__ = [*BUILDER_NAMES, *MODEL_HELPER_NAMES]
