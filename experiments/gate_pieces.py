@@ -6,15 +6,15 @@
 Loads each run's model from `runs/seq2seq/NAME` (as `seq2seq_tables.py`
 leaves it), encodes the run's test sources and reads the binary test gates
 (the source states decoding attends to). It splits the pieces by their
-place in a word (`hierarchy_levels.word_begins`): a word of one piece, the
-first piece of a longer word, a later piece of one, a punctuation piece;
+place in a word (`ganet_tf.seq2seq.source_explanations.word_begins`, which
+`translate --explain` reads too): a word of one piece, the first piece of a
+longer word, a later piece of one, a punctuation piece;
 and counts the words the open pieces reach, beside the same number of
 pieces opened at random in each sentence. Writes
 `results/seq2seq/gates_<names' table>.md` and `.json`.
 """
 
 import collections
-import itertools
 import os
 import sys
 
@@ -22,12 +22,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
-from hierarchy_levels import WORD_START  # noqa: E402
-from hierarchy_levels import word_begins  # noqa: E402
 from seq2seq_analysis import analysis_parser  # noqa: E402
 from seq2seq_analysis import finished_runs  # noqa: E402
 from seq2seq_analysis import recorded_command  # noqa: E402
-from seq2seq_analysis import source_gates  # noqa: E402
 from seq2seq_analysis import write_tables  # noqa: E402
 
 from runner import machine  # noqa: E402
@@ -38,6 +35,9 @@ FREQUENT = 12  # the most frequent test pieces listed with their open share
 
 def piece_kinds(pieces):
     """Each piece's place in its word, one of `KINDS`."""
+    from ganet_tf.seq2seq.source_explanations import WORD_START
+    from ganet_tf.seq2seq.source_explanations import word_begins
+
     begins = word_begins(pieces) + [True]
     kinds = []
     for index, piece in enumerate(pieces):
@@ -51,12 +51,6 @@ def piece_kinds(pieces):
     return kinds
 
 
-def sentence_words(pieces):
-    """`(begin, end)` piece spans of a sentence's words and punctuation marks."""
-    firsts = [i for i, begins in enumerate(word_begins(pieces)) if begins] + [len(pieces)]
-    return list(itertools.pairwise(firsts))
-
-
 def gate_stats(rows, draws=20, seed=0):
     """Over sentences, each `(pieces, open)` (a list of pieces and a bool
     array, whether each piece's test gate is open): the open share of
@@ -66,6 +60,8 @@ def gate_stats(rows, draws=20, seed=0):
     `draws` draws); for words of two or more pieces, the shares wholly open
     and wholly closed; the open share of the `FREQUENT` most frequent pieces."""
     import numpy as np
+
+    from ganet_tf.seq2seq.source_explanations import word_spans
 
     rng = np.random.default_rng(seed)
     opened, seen = collections.Counter(), collections.Counter()
@@ -77,7 +73,7 @@ def gate_stats(rows, draws=20, seed=0):
             opened[kind] += int(gate)
             piece_count[piece] += 1
             by_piece[piece] += int(gate)
-        spans = sentence_words(pieces)
+        spans = word_spans(pieces)
         words += len(spans)
         reached += sum(gates[begin:end].any() for begin, end in spans)
         for _ in range(draws):
@@ -112,6 +108,7 @@ def run_gates(run_dir, data_dir, batch_size=200):
     """A finished gated subword run's test sentences, each `(pieces, open)`
     under the run's test gates (`gate_stats`' rows)."""
     from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.source_explanations import source_gates
 
     _, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     pieces = vocabularies[0].pieces

@@ -29,7 +29,6 @@ from runner import _read_json  # noqa: E402
 from runner import machine  # noqa: E402
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
-WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
@@ -49,6 +48,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
     largest block's tokens. A subword run's ACT blocks add `word_stats`.
     """
     from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.source_explanations import word_begins
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     word_starts = None
@@ -56,21 +56,6 @@ def level_stats(run_dir, data_dir, batch_size=200):
         pieces = vocabularies[0].pieces
         word_starts = [word_begins([pieces[index] for index in row]) for row in ids[0]]
     return config, model_level_stats(model, ids[0], batch_size, word_starts)
-
-
-def word_begins(pieces):
-    """Whether each SentencePiece piece of a sentence begins a word: a piece
-    marked with U+2581 does, and a punctuation piece and the piece after one
-    each begin a unit of their own (so "bike." is the word "bike" and ".")."""
-
-    def punctuation(piece):
-        text = piece.lstrip(WORD_START)
-        return bool(text) and not any(character.isalnum() for character in text)
-
-    return [
-        index == 0 or piece.startswith(WORD_START) or punctuation(piece) or punctuation(pieces[index - 1])
-        for index, piece in enumerate(pieces)
-    ]
 
 
 def word_stats(block_starts, word_starts, draws=20, seed=0):
@@ -114,35 +99,26 @@ def model_level_stats(model, source_ids, batch_size=200, word_starts=None):
     `word_starts`, per sentence whether each token begins a word, adds
     `word_stats` for ACT blocks."""
     import numpy as np
-    from keras import ops
 
-    from ganet_tf.seq2seq.run import decoder_batches
+    from ganet_tf.seq2seq.source_explanations import source_levels
 
     counts, sizes, largest, block_starts = [], [], [], []
-    for source, _ in decoder_batches(source_ids, batch_size):
-        memory, _, _ = model.encode(source)  # the compact memory decoding reads
-        levels = memory["levels"]
-        counts.append(
-            np.stack([ops.convert_to_numpy(ops.sum(ops.cast(level["mask"], "int32"), -1)) for level in levels], -1)
-        )
-        if len(levels) > 1:
-            bottom = levels[0]
-            if "sizes" in bottom:  # ACT: children per block slot (0: unused)
-                block = ops.convert_to_numpy(bottom["sizes"])
-                starts = ops.convert_to_numpy(bottom["starts"])
-                block_starts += [row_starts[row_sizes > 0] for row_starts, row_sizes in zip(starts, block, strict=True)]
-            else:  # fixed blocks: `(b, p, k)` children masks
-                block = ops.convert_to_numpy(ops.sum(ops.cast(bottom["block_mask"], "int32"), -1))
-            sizes.append(block[block > 0])
-            largest.append(block.max(-1))  # `block` is `(b, slots)` in both branches
-    counts = np.concatenate(counts)  # (sentences, levels)
+    # The compact memory decoding reads (`source_levels`), one sentence at a time.
+    for nodes, block, starts in source_levels(model, source_ids, batch_size):
+        counts.append(nodes)
+        if len(nodes) > 1:
+            sizes.append(block)
+            largest.append(block.max(initial=0))
+            if model.attention == "hier-act":  # learned block starts
+                block_starts.append(starts)
+    counts = np.stack(counts)  # (sentences, levels)
     sizes = np.concatenate(sizes) if sizes else np.zeros(0)
     stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
     if counts.shape[1] > 1:
         stats["level1_share"] = float(np.mean(counts[:, 1] / counts[:, 0]))
         stats["block_size_mean"], stats["block_size_std"] = float(sizes.mean()), float(sizes.std())
         stats["token_block_size"] = float(np.sum(sizes.astype("float64") ** 2) / np.sum(sizes))
-        stats["largest_block"] = float(np.concatenate(largest).mean())
+        stats["largest_block"] = float(np.mean(largest))
         long = counts[counts[:, 0] >= LONG]
         stats["long_sentences"] = len(long)
         stats["long_level1"] = float(long[:, 1].mean())

@@ -1,6 +1,8 @@
 """What the analyses of finished seq2seq runs share (`hierarchy_levels.py`,
 `gate_pieces.py`, `seq2seq_test_densities.py`): their flags, the checks of
-the runs they read and the tables they write."""
+the runs they read and the tables they write. What they read from a model
+(its test gates, its hierarchy's levels, a subword sentence's words) is
+`ganet_tf.seq2seq.source_explanations`, which `translate --explain` reads."""
 
 import argparse
 import os
@@ -49,24 +51,6 @@ def finished_runs(args, names, problem):
                 f"train it again: python experiments/seq2seq_tables.py --rerun {name}"
             )
     return runs
-
-
-def source_gates(model, source_ids, batch_size):
-    """Each source sentence as `(ids, open)`: its token ids without the
-    padding and, beside them, whether the model's test gates leave each
-    token open (every token, for a model without gates)."""
-    import numpy as np
-    from keras import ops
-
-    from ganet_tf.seq2seq.run import decoder_batches
-
-    sentences = []
-    for source, _ in decoder_batches(source_ids, batch_size):
-        _, _, gates = model.encode(source, training=False)
-        source = ops.convert_to_numpy(source)
-        opened = ops.convert_to_numpy(gates) > 0 if gates is not None else np.ones(source.shape, bool)
-        sentences.extend((row[row > 0], row_open[row > 0]) for row, row_open in zip(source, opened, strict=True))
-    return sentences
 
 
 def write_tables(out, stem, rows, lines):

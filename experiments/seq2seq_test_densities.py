@@ -25,7 +25,6 @@ sys.path.insert(0, os.path.join(REPO, "experiments"))
 from seq2seq_analysis import analysis_parser  # noqa: E402
 from seq2seq_analysis import finished_runs  # noqa: E402
 from seq2seq_analysis import recorded_command  # noqa: E402
-from seq2seq_analysis import source_gates  # noqa: E402
 from seq2seq_analysis import write_tables  # noqa: E402
 
 from runner import machine  # noqa: E402
@@ -42,6 +41,7 @@ def validation_bleu(run_dir, data_dir, densities=()):
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.run_translator import with_translation_gates
     from ganet_tf.seq2seq.scores import corpus_bleu
+    from ganet_tf.seq2seq.source_explanations import source_gates
 
     _, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, "val", with_pairs=True)
     own = model.gate_sampler.inference_density if model.attention == "gated" else None

@@ -75,6 +75,33 @@ def gated_translator_run(tmp_path_factory):
     return str(out)
 
 
+@pytest.fixture(scope="session")
+def hierarchical_translator_run(tmp_path_factory):
+    """A `hier-cnn` run folder (blocks of 2, 2 levels) on the copy task's
+    symbols, as `seq2seq --out` lays it out but untrained: made in seconds,
+    for what needs only the blocks (`translate --explain`), not good
+    translations."""
+    import json
+
+    from ganet_tf.seq2seq import EncoderDecoder
+    from ganet_tf.seq2seq.run_vocabularies import vocabularies_to_json
+    from ganet_tf.seq2seq.vocabulary import END
+    from ganet_tf.seq2seq.vocabulary import START
+    from ganet_tf.seq2seq.word_vocabulary import WordVocabulary
+
+    out = tmp_path_factory.mktemp("seq2seq") / "hier-cnn"
+    out.mkdir()
+    symbols = [f"s{index}" for index in range(20)]
+    source, target = WordVocabulary(symbols), WordVocabulary([START, END, *symbols])
+    model = EncoderDecoder(
+        source.size, target.size, embedding_dim=4, hidden=4, attention="hier-cnn", levels=2, block_size=2, seed=0
+    )
+    model.build()
+    model.save(out / "model.keras")
+    (out / "vocabularies.json").write_text(json.dumps(vocabularies_to_json(source, target, "word")), encoding="utf-8")
+    return str(out)
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line for all the tests skipped for want of the data."""
     skipped = [report for report in terminalreporter.stats.get("skipped", []) if MISSING_DATA in str(report.longrepr)]

@@ -33,6 +33,13 @@ TRANSLATE_FORMAT = (
     'Output: one JSON object a line: {"line": N (with --file), "source": ..., "translation": ...}. '
     "Line breaks inside a text are escaped, so each object is one line."
 )
+EXPLAIN_FORMAT = (
+    'With --explain each line adds "explain": for a gated run {"words": [[WORD, OPEN], ...], "open": [...], '
+    '"closed": [...], "open_share": S}, the source words its test gates leave open (a subword run\'s word is '
+    'open if any of its pieces is; it adds "pieces", "open_pieces" and "piece_open_share"); for a hierarchical '
+    'run (hier-*) {"blocks": [[TOKEN, ...], ...], "nodes": [N0, N1, ...]}, the source tokens grouped into the '
+    "level-1 nodes and the nodes of each level; null for a blank line. A bahdanau run has nothing to explain."
+)
 
 
 # Line breaks to `str.splitlines` that JSON leaves unescaped (it escapes those below U+0020).
@@ -124,8 +131,16 @@ def add_translate_arguments(parser):
     """The flags of `translate`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = "Translate sentences with a run written by `python -m ganet_tf seq2seq --out` (greedy)."
-    parser.epilog = _paragraphs(TRANSLATE_FORMAT, INPUT_RULES.format(blank='"translation": null (nothing is skipped)'))
+    parser.epilog = _paragraphs(
+        TRANSLATE_FORMAT, EXPLAIN_FORMAT, INPUT_RULES.format(blank='"translation": null (nothing is skipped)')
+    )
     _add_common_arguments(parser, "folder written by `seq2seq --out`", 64)
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help='add "explain" to each line: the source words a gated run\'s test gates leave open, or the blocks '
+        "a hierarchical run (hier-*) groups them in",
+    )
     add_test_gate_arguments(parser)
 
 
@@ -213,9 +228,19 @@ def translate_command(args):
     test_gates = inference_rule_of(args)
     source = _inputs(args)
     translator = TextTranslator.from_run(args.model, test_gates)
+    if args.explain and translator.model.attention == "bahdanau":
+        raise GANetInputError(
+            f"--explain needs a gated or hierarchical run; {args.model} was trained with --attention bahdanau, "
+            "which attends to every source word: drop --explain, or train with --attention gated "
+            "(or hier-cnn, hier-rnn, hier-act)."
+        )
 
     def translate(texts):
         kept = [text for text in texts if text.strip()]
+        if args.explain:
+            items = iter(translator.explain(kept, batch_size=max(len(kept), 1)) if kept else [])
+            blank = {"translation": None, "explain": None}
+            return [next(items) if text.strip() else {"source": text, **blank} for text in texts]
         translations = iter(translator.predict(kept, batch_size=max(len(kept), 1)) if kept else [])
         return [{"source": text, "translation": next(translations) if text.strip() else None} for text in texts]
 

@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from ganet_tf.inference.text_classifier import as_texts
 from ganet_tf.seq2seq.run_translator import load_translator_parts
+from ganet_tf.seq2seq.source_explanations import explain_sources
 from ganet_tf.seq2seq.translator import Translator
 
 
@@ -34,6 +35,8 @@ class TextTranslator:
     >>> translator = TextTranslator.from_run("runs/m30k")  # doctest: +SKIP
     >>> translator.predict(["Ein Hund läuft."])  # doctest: +SKIP
     ['a dog runs.']
+    >>> translator.explain(["Ein Hund läuft."])[0]["explain"]["open"]  # doctest: +SKIP
+    ['hund', 'läuft']
     """
 
     def __init__(self, model, source_vocabulary, target_vocabulary):
@@ -75,8 +78,7 @@ class TextTranslator:
             1.5 times its own source's tokens plus 10, so it does not
             depend on `batch_size` or on the other sentences.
         """
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer. Received: batch_size={batch_size}")
+        _check_batch_size(batch_size)
         sentences = as_texts(sentences)
         translations = []
         for start in range(0, len(sentences), batch_size):
@@ -84,6 +86,38 @@ class TextTranslator:
             output = self.translator.translate(batch)["translations"].numpy()
             translations.extend(text.decode("utf-8") for text in output)
         return translations
+
+    def explain(self, sentences, batch_size=64):
+        """Translates `sentences` and says what the model attended to in each.
+
+        Args:
+            sentences: a list (or array) of raw source sentences.
+            batch_size: sentences decoded and encoded at once.
+
+        Returns:
+            One JSON-ready dict per sentence: `{"source": ..., "translation":
+            ..., "explain": ...}`, the translation as `predict` gives it and
+            the explanation of `ganet_tf.seq2seq.source_explanations.
+            explain_sources`: for a gated run the source words its test gates
+            leave open and close (`"words"`, `"open"`, `"closed"`,
+            `"open_share"`; a subword run adds its `"pieces"`), for a
+            hierarchical run the level-1 blocks and the nodes per level
+            (`"blocks"`, `"nodes"`). A run of `--attention bahdanau`, which
+            has neither, raises `ValueError`.
+        """
+        _check_batch_size(batch_size)
+        sentences = as_texts(sentences)
+        explanations = explain_sources(self.model, self.source_vocabulary, sentences, batch_size)
+        translations = self.predict(sentences, batch_size)
+        return [
+            {"source": sentence, "translation": translation, "explain": explanation}
+            for sentence, translation, explanation in zip(sentences, translations, explanations, strict=True)
+        ]
+
+
+def _check_batch_size(batch_size):
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be a positive integer. Received: batch_size={batch_size}")
 
 
 def load_translator(path, test_gates=None):

@@ -206,3 +206,47 @@ def test_predict_serves_another_test_gate_rule(classifier_run, capsys):
     assert any(len(a["attended"]) != len(b["attended"]) for a, b in zip(relative, own, strict=True))
     assert main(["predict", "--model", classifier_run, "--text", "x", "--inference-ratio", "0.5"]) == 2
     assert "--inference-ratio is the parameter of --inference-mode relative" in error_text_line(capsys.readouterr().err)
+
+
+def test_translate_explain_adds_what_the_gates_left_open(gated_translator_run, capsys):
+    from ganet_tf import load_translator
+    from ganet_tf.seq2seq.source_explanations import explain_sources
+
+    with open(os.path.join(gated_translator_run, "examples.json"), encoding="utf-8") as handle:
+        sources = [example["source"] for example in json.load(handle)][:3]
+    texts = [flag for source in [*sources, " "] for flag in ("--text", source)]
+    assert main(["translate", "--model", gated_translator_run, *texts, "--explain", "--batch-size", "2"]) == 0
+    results = _lines(capsys.readouterr().out)
+    translator = load_translator(gated_translator_run)
+    assert [item["translation"] for item in results[:3]] == translator.predict(sources)
+    explanations = explain_sources(translator.model, translator.source_vocabulary, sources)
+    assert [item["explain"] for item in results[:3]] == explanations
+    assert results[3] == {"source": " ", "translation": None, "explain": None}
+    for item in results[:3]:
+        explain = item["explain"]
+        assert explain["open"] and explain["closed"]  # top_k at 0.5
+        assert explain["open_share"] == len(explain["open"]) / len(explain["words"])
+    assert translator.explain(sources) == results[:3]
+
+
+def test_translate_explain_gives_a_hierarchical_runs_blocks(hierarchical_translator_run, capsys):
+    argv = ["translate", "--model", hierarchical_translator_run, "--text", "s1 s2 s3 s4 s5", "--explain"]
+    assert main(argv) == 0
+    (result,) = _lines(capsys.readouterr().out)
+    assert result["explain"] == {"blocks": [["s1", "s2"], ["s3", "s4"], ["s5"]], "nodes": [5, 3]}
+
+
+def test_translate_explain_of_a_bahdanau_run_is_one_error_line(translator_run, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert main(["translate", "--model", translator_run, "--text", "1 2", "--explain"]) == 2
+    captured = capsys.readouterr()
+    line = error_text_line(captured.err)
+    assert "--explain needs a gated or hierarchical run" in line and translator_run in line
+    assert "--attention bahdanau" in line and "train with --attention gated" in line
+    assert captured.out == ""
+    assert main(["translate", "--model", translator_run, "--text", "1 2", "--explain", "--out", str(out)]) == 2
+    assert not out.exists()
+    with pytest.raises(SystemExit):
+        main(["translate", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--explain" in help_text and '"explain"' in help_text

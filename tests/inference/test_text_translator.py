@@ -66,3 +66,17 @@ def test_a_gated_run_serves_another_test_gate_rule(gated_translator_run, transla
     assert len(every.predict(sources)) == len(sources)
     with pytest.raises(GANetInputError, match="has no gates to serve under --inference-mode"):
         load_translator(translator_run, {"inference_mode": "top_k", "inference_density": 0.5})
+
+
+def test_explain_gives_each_translation_and_what_the_model_attended_to(hierarchical_translator_run, translator_run):
+    translator = load_translator(hierarchical_translator_run)
+    sentences = ["s1 s2 s3", "S4 s5", ""]
+    results = translator.explain(np.asarray(sentences), batch_size=2)
+    assert [item["source"] for item in results] == sentences
+    assert [item["translation"] for item in results] == translator.predict(sentences)
+    assert [item["explain"]["blocks"] for item in results] == [[["s1", "s2"], ["s3"]], [["s4", "s5"]], []]
+    assert [item["explain"]["nodes"] for item in results] == [[3, 2], [2, 1], [0, 0]]
+    with pytest.raises(ValueError, match="batch_size"):
+        translator.explain(sentences, batch_size=0)
+    with pytest.raises(ValueError, match="Received: attention=bahdanau"):
+        load_translator(translator_run).explain(sentences)
