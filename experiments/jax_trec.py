@@ -112,10 +112,10 @@ def write_readme(runs, seeds):
     """`results/backends/README.md`: the JAX seeds beside the main job's files."""
     from main_job import rule_text
 
-    from runner import _read_json
     from runner import mean_std
+    from runner import read_json
 
-    main_runs = [_read_json(os.path.join(MAIN_JOB, f"seed_{run['seed']}.json")) for run in runs]
+    main_runs = [read_json(os.path.join(MAIN_JOB, f"seed_{run['seed']}.json")) for run in runs]
     rows = [
         row
         for jax_run, tf_run in zip(runs, main_runs, strict=True)
@@ -161,16 +161,16 @@ def main():
     if args.child:
         return child_main(args.child)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from runner import _read_json
-    from runner import _write_json
+    from runner import read_json
+    from runner import write_json
 
     os.makedirs(RESULTS, exist_ok=True)
     runs = []
     for seed in args.seeds:
         path = os.path.join(RESULTS, f"jax_trec_seed_{seed}.json")
         if not os.path.exists(path):
-            _write_json(path, run_seed(seed))
-        runs.append(_read_json(path))
+            write_json(path, run_seed(seed))
+        runs.append(read_json(path))
     write_readme(runs, args.seeds)
     print(f"JAX test accuracy over seeds {args.seeds}: {[run['test_accuracy'] for run in runs]}")
 

@@ -14,11 +14,11 @@ import sys
 import tempfile
 
 from runner import REPO
-from runner import _read_json
-from runner import _write_json
 from runner import machine
 from runner import mean_std
+from runner import read_json
 from runner import run_command
+from runner import write_json
 
 RESULTS = os.path.join(REPO, "results", "main_job")
 SUMMARY_KEYS = ("test_accuracy", "test_attended_density", "test_all_closed_rate", "epochs_trained", "train_seconds")
@@ -80,8 +80,8 @@ def main():
     for seed in args.seeds:
         path = os.path.join(RESULTS, f"seed_{seed}.json")
         if not os.path.exists(path):
-            _write_json(path, run_seed(seed))
-        runs.append(_read_json(path))
+            write_json(path, run_seed(seed))
+        runs.append(read_json(path))
     write_readme(runs)
     print(f"test accuracy over seeds {args.seeds}: {mean_std([run['test_accuracy'] for run in runs])}")
 

@@ -7,7 +7,7 @@ run continues from its last finished epoch, finished runs are skipped):
 
 - table2: accuracy (and density) of bilstm, local, soft and ganet on IMDB,
   SST-1, SST-2 and TREC. TREC and SST runs are those of
-  `experiments/run_core.py` (same flags); IMDB runs live here, with the
+  `python -m experiments run core` (same flags); IMDB runs live here, with the
   setting of `IMDB_SETTINGS` whose GA-Net (seed 0) has the best validation
   accuracy: GA-Net and soft attention on every seed, then the BiLSTM and
   local attention on the first.
@@ -39,9 +39,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_core import GANET_SETTINGS
-from run_core import PROTOCOL
-
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.studies import CORE_GANET as GANET_SETTINGS
+from experiments.studies import CORE_PROTOCOL as PROTOCOL
 from runner import PAPER_GATES
 from runner import REPO
 from runner import attended_density

@@ -62,16 +62,16 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
 from runner import RunBusy
-from runner import _exclusive
-from runner import _read_json
-from runner import _write_json
 from runner import attended_density
+from runner import exclusive
 from runner import load_runs
 from runner import machine
 from runner import mean_std
+from runner import read_json
 from runner import run_or_skip
 from runner import seed_list
 from runner import training_elsewhere
+from runner import write_json
 from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "transformer_check")
@@ -363,8 +363,8 @@ def part_serve(args):
     if pair is None:
         return
     try:
-        with _exclusive(path):
-            _write_json(path, measure(pair, args))
+        with exclusive(path):
+            write_json(path, measure(pair, args))
     except RunBusy:
         print("    part serve: another process is timing the models, skipped", flush=True)
     write_readme(args.results)
@@ -395,8 +395,8 @@ def part_serve_sparse(args):
             "run --parts sparse epochs on this machine first"
         )
     try:
-        with _exclusive(path):
-            _write_json(path, measure({key: {"name": name} for key, name in folders.items()}, args))
+        with exclusive(path):
+            write_json(path, measure({key: {"name": name} for key, name in folders.items()}, args))
     except RunBusy:
         print("    part serve_sparse: another process is timing the models, skipped", flush=True)
     write_readme(args.results)
@@ -547,7 +547,7 @@ def sparse_section(runs, results):
     chosen = choice(runs)
     timed = load_runs(os.path.join(results, "epoch_time"))
     path = os.path.join(results, "serving_sparse.json")
-    serving = _read_json(path) if os.path.exists(path) else None
+    serving = read_json(path) if os.path.exists(path) else None
     if not chosen or not (timed or serving or find(runs, SPARSE, 0)):
         return []
     lines = [
@@ -651,7 +651,7 @@ def serving_table(serving):
 def write_readme(results):
     runs = load_runs(os.path.join(results, "runs"))
     path = os.path.join(results, "serving.json")
-    serving = _read_json(path) if os.path.exists(path) else None
+    serving = read_json(path) if os.path.exists(path) else None
     design = __doc__.split("\n\n", 2)[2].split("\n\nRun summaries")[0]
     head = [
         "# GA-Net gates on a Transformer, IMDB (issue 17)",
