@@ -79,8 +79,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
 from runner import load_runs
-from runner import machine
 from runner import portable
+from runner import recorded_machine
 from runner import run_or_skip
 from runner import test_rule_config
 from runner import train_config
@@ -813,7 +813,7 @@ def write_tables(results):
             if seeds:
                 by_length.setdefault(dataset, {})[key] = {"seeds": seeds, "texts": texts, "mean_density": means}
     curves = {
-        "machine": machine(),
+        "machine": recorded_machine(os.path.join(results, "runs")),
         "ratios": list(RATIOS),
         "length_edges": list(LENGTH_EDGES),
         "choice": choice,
@@ -827,7 +827,7 @@ def write_tables(results):
         "# Adaptive test gates on real data (issue 39)",
         "",
         "Written by `python experiments/adaptive_real.py --data-dir ../shared/data` (its docstring has the",
-        f"design) on {machine()}, shared with other jobs. GA-Net is trained with the defaults of `train` at",
+        f"design) on {curves['machine']}, shared with other jobs. GA-Net is trained with the defaults of `train` at",
         "`--target-density` 0.1, 0.3 (the defaults) and 0.5, `top_k` test gates at the same rho; the target-0.3",
         "models are scored again under the relative rule (open t where p_t >= r max p) at every r of the grid",
         "(`with_gate_inference`, no retraining). One r for all datasets is chosen on TREC and SST-2 validation",

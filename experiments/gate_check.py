@@ -33,7 +33,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
 from runner import load_runs
-from runner import machine
 from runner import mean_std
 from runner import run_or_skip
 from runner import seed_list
@@ -269,7 +268,7 @@ def write_tables(data_dir=None):
         "# GA-Net's default gates (issue 13)",
         "",
         "Written by `python experiments/gate_check.py --data-dir ../shared/data`",
-        f"on {machine()}. Test scores, mean ± std over the seeds listed.",
+        f"on {runs[0]['machine']}. Test scores, mean ± std over the seeds listed.",
         "Attended density counts every token that attention weighs, the fallback's",
         "tokens of all-closed rows included. SST-1 and IMDB were held out of the",
         "choice of the defaults (made on TREC and SST-2 validation data, `results/gates/`).",

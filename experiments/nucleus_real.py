@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import adaptive_real  # noqa: I001 - beside runner, in experiments/
 from runner import REPO
-from runner import machine
+from runner import recorded_machine
 
 RESULTS = os.path.join(adaptive_real.RESULTS, "nucleus")
 MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -136,7 +136,8 @@ def write_readme(args, grid, choice, tests, relative_ratio):
     lines = [
         "# The nucleus rule on real data (issue 39)",
         "",
-        f"Written by `python experiments/nucleus_real.py {' '.join(sys.argv[1:])}` on {machine()}",
+        "Written by `python experiments/nucleus_real.py --data-dir ../shared/data --table-only` on "
+        + recorded_machine(os.path.join(REPO, adaptive_real.RESULTS, "runs")),
         "(shared with other jobs); the design is in the script's docstring. Models: the target-0.3 GA-Net",
         "runs of `experiments/adaptive_real.py` (`train`'s defaults, `top_k` test gates), scored again under",
         '`GateSampler(inference_mode="nucleus", inference_mass=pi)`; nothing is trained here.',

@@ -43,6 +43,13 @@ def machine():
     return f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, no GPU"
 
 
+def recorded_machine(runs_dir):
+    """The machine that the first summary in `runs_dir` records: a table
+    names the machine its runs were made on, not the one that renders it."""
+    runs = load_runs(runs_dir)
+    return runs[0]["machine"] if runs else "-"
+
+
 def provenance():
     """What a summary records of where and when it was made: the machine and the date."""
     return {"machine": machine(), "date": time.strftime("%Y-%m-%d")}

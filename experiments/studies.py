@@ -141,3 +141,67 @@ STUDIES = {
         ),
     )
 }
+
+
+def _script_study(name, folder, doc, script, *flags, needs_models=False):
+    return Study(name=name, folder=folder, doc=doc, script=(script, *flags), needs_models=needs_models)
+
+
+# Studies still run by their own script (`experiments/FILE`): `run` and
+# `table` call it; their tables rebuild from the committed summaries unless
+# `needs_models`.
+for _study in (
+    _script_study(
+        "reproduce", "reproduce", "the paper's tables and Figure 5 (TREC, SST, IMDB)", "reproduce.py", "--table-only"
+    ),
+    _script_study(
+        "gate_check",
+        "gate_check",
+        "GA-Net's default gates on every dataset (issue 13)",
+        "gate_check.py",
+        "--table-only",
+    ),
+    _script_study(
+        "adaptive_real",
+        "adaptive_real",
+        "the relative test rule against top_k, sparsemax, entmax and soft on real data (issue 39)",
+        "adaptive_real.py",
+        "--table-only",
+    ),
+    _script_study(
+        "nucleus_real",
+        "adaptive_real/nucleus",
+        "the nucleus test rule on real data: the default's choice (issue 39)",
+        "nucleus_real.py",
+        "--table-only",
+    ),
+    _script_study(
+        "transformer_check",
+        "transformer_check",
+        "GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
+        "transformer_check.py",
+        "--table-only",
+    ),
+    _script_study(
+        "seq2seq",
+        "seq2seq",
+        "the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
+        "seq2seq_tables.py",
+        "--table-only",
+    ),
+    _script_study(
+        "pooling_gather",
+        "pooling_gather",
+        "sparse against dense inference of GatedAttentionPooling (issue 17)",
+        "bench_pooling_gather.py",
+        "--readme-only",
+    ),
+    _script_study(
+        "seq2seq_lengths",
+        "seq2seq_lengths",
+        "decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)",
+        "bench_seq2seq_lengths.py",
+        "--from-json",
+    ),
+):
+    STUDIES[_study.name] = _study

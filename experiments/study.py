@@ -13,6 +13,8 @@ import dataclasses
 import fnmatch
 import itertools
 import os
+import subprocess
+import sys
 
 from experiments import runner
 
@@ -44,12 +46,15 @@ class Study:
         tables: `(study, results_root) -> None`: writes the tables.
         needs_models: the tables read trained models (`runs/`), not only summaries.
         data_flag: runs take `--data-dir`.
+        script: `(file, *table flags)` of a study not yet declared as runs:
+            `run` calls `python experiments/FILE --data-dir DIR`, `table`
+            calls it with the table flags (e.g. `--table-only`).
     """
 
     name: str
     folder: str
     doc: str
-    tables: object
+    tables: object = None
     command: str = "train"
     flags: tuple = ()
     axes: dict = dataclasses.field(default_factory=dict)
@@ -61,6 +66,7 @@ class Study:
     models: bool = True
     needs_models: bool = False
     data_flag: bool = True
+    script: tuple = ()
 
     def runs_dir(self, root=RESULTS):
         return os.path.join(root, self.folder, "runs")
@@ -93,6 +99,8 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
     to `models/NAME/`; `dry_run` prints the missing runs' names and flags only."""
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
+    if study.script:
+        return _script(study, root, ["--data-dir", data_dir, *options])
     runs_dir = study.runs_dir(root)
     out_root = os.path.join(models, study.name) if study.models else None
     reuse = [_registry()[name].runs_dir(root) for name in study.reuse]
@@ -124,7 +132,19 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
 
 def render_study(study, root=RESULTS):
     """Writes the tables of `study` into `root/FOLDER` from its summaries."""
-    study.tables(study, root)
+    if study.script:
+        _script(study, root, study.script[1:])
+    else:
+        study.tables(study, root)
+
+
+def _script(study, root, flags):
+    """Runs `python experiments/FILE FLAGS` of a script study in the
+    repository whose results folder is `root`."""
+    repo = os.path.dirname(os.path.abspath(root))
+    path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
+    command = [sys.executable, os.path.join("experiments", study.script[0]), *flags]
+    subprocess.run(command, cwd=repo, env={**os.environ, "PYTHONPATH": path}, check=True)
 
 
 def _registry():

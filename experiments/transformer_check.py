@@ -65,7 +65,6 @@ from runner import RunBusy
 from runner import attended_density
 from runner import exclusive
 from runner import load_runs
-from runner import machine
 from runner import mean_std
 from runner import read_json
 from runner import run_or_skip
@@ -657,7 +656,7 @@ def write_readme(results):
         "# GA-Net gates on a Transformer, IMDB (issue 17)",
         "",
         "Written by `python experiments/transformer_check.py --data-dir ../shared/data`",
-        f"on {machine()}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed.",
+        f"on {runs[0]['machine']}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed.",
         "",
         design,
         "",
