@@ -60,8 +60,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from bench import machine_line  # noqa: E402
+from bench import set_threads  # noqa: E402
 from bench_seq2seq_decode import paired_quartiles  # noqa: E402
-from bench_sparse_attention import machine_line  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -111,7 +112,6 @@ def parse_args():
         parser.error("--lengths and --batches must be positive")
     default_out = os.path.join("results", "seq2seq_lengths", "quick" if args.quick else "")
     args.out = args.out or os.path.join(REPO, default_out)
-    args.xla = False  # read by machine_line
     return args
 
 
@@ -454,10 +454,8 @@ def main():
             setattr(args, key, value)
         write_outputs(args.out, stored, cells, args)
         return
-    import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     models = build_models(args)
     sample = np.full([2, 8], 5, "int32")
     functions = {name: model_functions(model, args.steps, sample) for name, model in models.items()}
@@ -471,7 +469,7 @@ def main():
     niceness = os.nice(0)  # as the command ran
     prefix = f"nice -n {niceness} " if niceness else ""
     command = portable(prefix + "python experiments/bench_seq2seq_lengths.py " + shlex.join(sys.argv[1:]))
-    machine = machine_line(args)
+    machine = machine_line(args.threads)
     setting = {k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary")}
     setting["seconds"] = seconds
     result = {"command": command, "machine": machine, "setting": setting, "crossovers": crossovers(cells)}

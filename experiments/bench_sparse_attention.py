@@ -38,19 +38,22 @@ the command and machine) and `OUT/bench.png`. `OUT` is
 """
 
 import argparse
+import functools
 import json
 import math
 import os
-import platform
 import shlex
 import sys
-import time
 
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
+
+from bench import machine_line  # noqa: E402
+from bench import median_ms  # noqa: E402
+from bench import set_threads  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -109,50 +112,11 @@ def bucket_k(open_count, steps, buckets):
     return next(size for size in sizes if size >= open_count)
 
 
-def machine_line(args):
-    import tensorflow as tf
-
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{model}, {os.cpu_count()} CPU cores (load average {load} when written), no GPU; "
-        f"TensorFlow {tf.__version__}, "
-        f"{args.threads} intra-op / 1 inter-op threads, {'XLA' if args.xla else 'graph mode'}"
-    )
-
-
-def median_ms(calls, warmup, runs):
-    """Median milliseconds of each `(function, inputs)` in `calls`, timed in
-    turn within every run (the order alternating), so drift in the
-    machine's speed reaches all of them alike."""
-    for function, inputs in calls:
-        for _ in range(warmup):
-            np.asarray(function(*inputs))
-    times = [[] for _ in calls]
-    for run in range(runs):
-        order = range(len(calls)) if run % 2 == 0 else reversed(range(len(calls)))
-        for index in order:
-            function, inputs = calls[index]
-            start = time.perf_counter()
-            np.asarray(function(*inputs))
-            times[index].append(time.perf_counter() - start)
-    return [(1e3 * float(np.median(t)), [round(1e3 * s, 3) for s in t]) for t in times]
-
-
 def main():
     args = parse_args()
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     import keras
 
     from ganet_tf.layers import GatedMultiHeadAttention
@@ -237,7 +201,9 @@ def main():
                     for row in gates:
                         row[rng.choice(length, open_count, replace=False)] = 1.0
                     k = bucket_k(open_count, length, buckets)
-                    calls = [(gated, [x, tf.constant(gates)])] + ([] if skipped else [(dense, [x])])
+                    calls = [functools.partial(gated, x, tf.constant(gates))] + (
+                        [] if skipped else [functools.partial(dense, x)]
+                    )
                     timed = median_ms(calls, args.warmup, args.runs)
                     gated_ms, gated_runs = timed[0]
                     dense_ms, dense_runs = timed[1] if len(timed) > 1 else (None, None)
@@ -278,7 +244,7 @@ def main():
 
 def write(args, path, cells, command):
     ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
-    machine = machine_line(args)
+    machine = machine_line(args.threads, getattr(args, "xla", False))
     for cell in ordered:  # the cells this command measured
         if cell["command"] == command:
             cell["machine"] = machine

@@ -35,11 +35,11 @@ missing ones run; `--force` re-measures) and `OUT/README.md`, `OUT` being
 """
 
 import argparse
+import functools
 import json
 import os
 import shlex
 import sys
-import time
 
 import numpy as np
 
@@ -47,8 +47,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from bench import alternating  # noqa: E402
+from bench import machine_line  # noqa: E402
+from bench import set_threads  # noqa: E402
 from bench_sparse_attention import encoder_flops  # noqa: E402
-from bench_sparse_attention import machine_line  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -119,29 +121,11 @@ def quartiles(values):
     return [float(q) for q in np.percentile(values, [25, 50, 75])]
 
 
-def time_steps(calls, warmup, runs):
-    """Per-round seconds of each `(step, x)`, timed in turn within every
-    round (the order alternating)."""
-    for step, x in calls:
-        for _ in range(warmup):
-            np.asarray(step(x))
-    times = [[] for _ in calls]
-    for run in range(runs):
-        order = range(len(calls)) if run % 2 == 0 else reversed(range(len(calls)))
-        for index in order:
-            step, x = calls[index]
-            start = time.perf_counter()
-            np.asarray(step(x))
-            times[index].append(time.perf_counter() - start)
-    return times
-
-
 def main():
     args = parse_args()
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     import keras
 
     from ganet_tf.layers import GatedTransformerEncoder
@@ -179,7 +163,7 @@ def main():
                     "flops_ratio": dense_flops / sparse_flops,
                     "dense_step_gflop": 3 * dense_flops / 1e9,
                     "command": command,
-                    "machine": machine_line(args) + (f"; {args.note}" if args.note else ""),
+                    "machine": machine_line(args.threads) + (f"; {args.note}" if args.note else ""),
                 }
                 if cell["dense_step_gflop"] > args.max_dense_gflop:
                     cell["skipped"] = (
@@ -215,7 +199,9 @@ def main():
                     sampler = GateSampler(temperature=0.5, seed=args.seed)
                     logits = tf.Variable(initial_logits)
                     calls.append((training_step(args, blocks, sampler, logits, readout, compile_), x))
-                dense_s, sparse_s = time_steps(calls, args.warmup, args.runs)
+                dense_s, sparse_s = alternating(
+                    [functools.partial(step, x) for step, x in calls], args.warmup, args.runs
+                )
                 ratios = [d / s for d, s in zip(dense_s, sparse_s, strict=True)]
                 cell.update(
                     dense_ms=1e3 * float(np.median(dense_s)),

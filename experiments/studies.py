@@ -143,8 +143,8 @@ STUDIES = {
 }
 
 
-def _script_study(name, folder, doc, script, *flags, needs_models=False):
-    return Study(name=name, folder=folder, doc=doc, script=(script, *flags), needs_models=needs_models)
+def _script_study(name, folder, doc, script, *flags, needs_models=False, data_flag=True):
+    return Study(name, folder, doc, script=(script, *flags), needs_models=needs_models, data_flag=data_flag)
 
 
 # Studies still run by their own script (`experiments/FILE`): `run` and
@@ -195,6 +195,7 @@ for _study in (
         "sparse against dense inference of GatedAttentionPooling (issue 17)",
         "bench_pooling_gather.py",
         "--readme-only",
+        data_flag=False,
     ),
     _script_study(
         "seq2seq_lengths",
@@ -202,6 +203,66 @@ for _study in (
         "decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)",
         "bench_seq2seq_lengths.py",
         "--from-json",
+        data_flag=False,
+    ),
+    # `--model` is read only to time a model; the README is rewritten from latency.json.
+    _script_study(
+        "serving",
+        "serving",
+        "CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)",
+        "bench_serving.py",
+        "--readme-only",
+        "--model",
+        "runs/core/trec_ganet_seed0",
+        data_flag=False,
+    ),
+    # Their tables come with their runs (trained models, or this machine's timings).
+    _script_study(
+        "adaptive_gates",
+        "adaptive_gates",
+        "adaptive test-gate rules on the synthetic selection family (issue 39)",
+        "adaptive_gates.py",
+        needs_models=True,
+        data_flag=False,
+    ),
+    _script_study(
+        "complement",
+        "adaptive_real/complement",
+        "the complement objective on real data (issue 39)",
+        "complement_real.py",
+        needs_models=True,
+    ),
+    _script_study(
+        "backends",
+        "backends",
+        "GA-Net under JAX, no TensorFlow, on prepared TREC ids",
+        "jax_trec.py",
+        needs_models=True,
+        data_flag=False,
+    ),
+    _script_study(
+        "main_job",
+        "main_job",
+        "the README's main job (TREC, packaged data), seeds 0-2",
+        "main_job.py",
+        needs_models=True,
+        data_flag=False,
+    ),
+    _script_study(
+        "sparse_attention",
+        "sparse_attention",
+        "gated sparse attention against dense Keras attention, wall-clock (issue 17)",
+        "bench_sparse_attention.py",
+        needs_models=True,
+        data_flag=False,
+    ),
+    _script_study(
+        "sparse_training",
+        "sparse_training",
+        "training on the open tokens only against dense training, wall-clock (issue 17)",
+        "bench_sparse_training.py",
+        needs_models=True,
+        data_flag=False,
     ),
 ):
     STUDIES[_study.name] = _study

@@ -47,8 +47,9 @@ class Study:
         needs_models: the tables read trained models (`runs/`), not only summaries.
         data_flag: runs take `--data-dir`.
         script: `(file, *table flags)` of a study not yet declared as runs:
-            `run` calls `python experiments/FILE --data-dir DIR`, `table`
-            calls it with the table flags (e.g. `--table-only`).
+            `run` calls `python experiments/FILE [--data-dir DIR] [-- FLAGS]`,
+            `table` calls it with the table flags (e.g. `--table-only`; none:
+            its tables come with its runs only).
     """
 
     name: str
@@ -97,10 +98,10 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
     (smoke runs: `--limit 50 --epochs 1`), which then need a `root` other
     than the committed `results/`. Summaries go to `root/FOLDER/runs`, models
     to `models/NAME/`; `dry_run` prints the missing runs' names and flags only."""
+    if study.script:
+        return _script(study, root, [*(["--data-dir", data_dir] if study.data_flag else []), *options])
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
-    if study.script:
-        return _script(study, root, ["--data-dir", data_dir, *options])
     runs_dir = study.runs_dir(root)
     out_root = os.path.join(models, study.name) if study.models else None
     reuse = [_registry()[name].runs_dir(root) for name in study.reuse]
@@ -132,6 +133,8 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
 
 def render_study(study, root=RESULTS):
     """Writes the tables of `study` into `root/FOLDER` from its summaries."""
+    if study.script and study.needs_models and not study.script[1:]:
+        raise SystemExit(f"error: {study.name}'s tables come with its runs: python -m experiments run {study.name}")
     if study.script:
         _script(study, root, study.script[1:])
     else:
