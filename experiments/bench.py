@@ -12,6 +12,17 @@ import platform
 import time
 
 
+def encoder_flags(parser):
+    """The flags of the encoder benchmarks: `--warmup`, the encoder's
+    `--hidden`, `--heads`, `--intermediate`, `--threads`, `--xla`."""
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--intermediate", type=int, default=1024)
+    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
+    parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
+
+
 def set_threads(threads):
     """TensorFlow's intra-op threads to `threads`, inter-op to 1."""
     import tensorflow as tf

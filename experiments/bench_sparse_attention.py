@@ -51,6 +51,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from bench import encoder_flags  # noqa: E402
 from bench import machine_line  # noqa: E402
 from bench import median_ms  # noqa: E402
 from bench import set_threads  # noqa: E402
@@ -70,12 +71,7 @@ def parse_args():
     parser.add_argument("--batches", type=int, nargs="+")
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--runs", type=int, help="timed runs per cell (median reported)")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--intermediate", type=int, default=1024)
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
+    encoder_flags(parser)
     parser.add_argument("--exact-k", action="store_true", help="sparse_buckets=None: k = open count")
     parser.add_argument("--max-dense-gib", type=float, default=6.0)
     parser.add_argument("--seed", type=int, default=0)

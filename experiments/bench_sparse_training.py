@@ -48,6 +48,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
 from bench import alternating  # noqa: E402
+from bench import encoder_flags  # noqa: E402
 from bench import machine_line  # noqa: E402
 from bench import set_threads  # noqa: E402
 from bench_sparse_attention import encoder_flops  # noqa: E402
@@ -63,12 +64,7 @@ def parse_args():
     parser.add_argument("--densities", type=float, nargs="+", default=FULL["densities"])
     parser.add_argument("--batches", type=int, nargs="+", default=FULL["batches"])
     parser.add_argument("--runs", type=int, default=FULL["runs"], help="timed rounds per cell")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--intermediate", type=int, default=1024)
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
+    encoder_flags(parser)
     parser.add_argument(
         "--max-dense-gflop",
         type=float,
