@@ -63,7 +63,8 @@ cached per dataset and seed (`rescored/`), written after each rule.
 Outputs under `results/adaptive_real/`: `runs/NAME.json` (train summaries
 with command and machine), `rescored/DATASET_seedS.json`, `curves.json`
 (the points of every curve and the per-text densities by length),
-`README.md` (tables and checks) and `curves.png`; models under the
+`copies.json` (whether the target-0.3 runs repeat gate_check's,
+checked after training), `README.md` (tables and checks) and `curves.png`; models under the
 git-ignored `runs/adaptive_real/`. Datasets go in the order of
 `--datasets` (cheap ones first), each with all its seeds.
 """
@@ -114,6 +115,7 @@ RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95)
 REUSE = os.path.join(REPO, "results", "gate_check", "runs")
 # Left edges of the text-length bins (real tokens) of the per-text densities.
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
+COPIES = "copies.json"  # check_copies' verdict
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
@@ -758,15 +760,19 @@ def plot(all_points, by_length, ratio, path):
     pyplot.close(figure)
 
 
-def copies_lines(records):
-    """How many runs were copied from gate_check, and whether the target-0.3
-    runs trained here repeat gate_check's runs of the same config."""
+def _all_runs(records):
+    return [run for seeds in records.values() for record in seeds.values() for run in record["runs"].values()]
+
+
+def check_copies(results, records):
+    """Whether the target-0.3 runs trained here repeat gate_check's runs of
+    the same config (test accuracy, attended density, epochs), into
+    `copies.json`: run after training, as it reads configs with `ganet_tf`;
+    the tables read its verdict."""
     import shlex
 
-    runs = [run for seeds in records.values() for record in seeds.values() for run in record["runs"].values()]
-    copied = [run for run in runs if run.get("copied_from")]
     same, differ = [], []
-    for run in runs:
+    for run in _all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
         source = older_run(shlex.split(run["command"])[4:], REUSE)
@@ -777,6 +783,15 @@ def copies_lines(records):
                 f"{run['name']} ({run['test_accuracy']:.4f} here, {older['test_accuracy']:.4f} in "
                 f"{os.path.relpath(source, REPO)})"
             )
+    write_json(os.path.join(results, COPIES), {"same": same, "differ": differ})
+
+
+def copies_lines(results, records):
+    """How many runs were copied from gate_check, and `check_copies`' verdict."""
+    runs = _all_runs(records)
+    copied = [run for run in runs if run.get("copied_from")]
+    checked = read_json(os.path.join(results, COPIES), {})
+    same, differ = checked.get("same", []), checked.get("differ", [])
     if not copied and not same and not differ:
         return []
     lines = [
@@ -851,11 +866,11 @@ def write_tables(results):
         *check_lines(all_checks, records, ratio),
         *curve_lines(all_points, ratio),
         *length_lines(by_length, ratio),
-        *copies_lines(records),
+        *copies_lines(results, records),
         *tail,
     ]
-    runs = [run for seeds in records.values() for record in seeds.values() for run in record["runs"].values()]
-    runs.sort(key=lambda run: (DATASETS.index(run["dataset"]), run["seed"], list(SETTINGS).index(run["setting"])))
+    order = lambda run: (DATASETS.index(run["dataset"]), run["seed"], list(SETTINGS).index(run["setting"]))  # noqa: E731
+    runs = sorted(_all_runs(records), key=order)
     write_results_readme(results, lines, runs)
     return ratio
 
@@ -866,6 +881,7 @@ def update(args, pairs):
     if not args.table_only:
         for dataset, seed in pairs:
             rescore(dataset, seed, args, None)
+        check_copies(args.results, collect(args.results, DATASETS))
     ratio = write_tables(args.results)
     if ratio is not None and not args.table_only:
         for dataset, seed in pairs:

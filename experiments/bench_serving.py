@@ -30,24 +30,20 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras
 import numpy as np
-import tensorflow as tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "experiments"))
 
-from ganet_tf.data import load_dataset  # noqa: E402
-from ganet_tf.export import export_saved_model  # noqa: E402
-from ganet_tf.training.trained_run import load_run  # noqa: E402
-from ganet_tf.training.trained_run import read_metrics  # noqa: E402
-from runner import portable  # noqa: E402
+from experiments.runner import portable  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "serving")
 
 
 def machine():
+    import keras
+    import tensorflow as tf
+
     gpus = tf.config.list_physical_devices("GPU")
     return (
         f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, "
@@ -154,7 +150,7 @@ machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, help="folder written by `train --out`")
+    parser.add_argument("--model", help="folder written by `train --out` (needed unless --readme-only)")
     parser.add_argument("--saved-model", help="an existing export (default: export --model now)")
     parser.add_argument("--data-dir", help="datasets folder (default: the run's data_dir)")
     parser.add_argument("--calls", type=int, default=200)
@@ -167,6 +163,14 @@ def main(argv=None):
         with open(os.path.join(RESULTS, "latency.json")) as handle:
             write_readme(json.load(handle))
         return
+    if not args.model:
+        parser.error("--model is required unless --readme-only")
+    import tensorflow as tf
+
+    from ganet_tf.data import load_dataset
+    from ganet_tf.export import export_saved_model
+    from ganet_tf.training.trained_run import load_run
+    from ganet_tf.training.trained_run import read_metrics
 
     metrics = read_metrics(args.model)
     data_dir = args.data_dir or metrics["config"]["data_dir"]

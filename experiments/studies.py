@@ -205,15 +205,13 @@ for _study in (
         "--from-json",
         data_flag=False,
     ),
-    # `--model` is read only to time a model; the README is rewritten from latency.json.
+    # The README is rewritten from latency.json.
     _script_study(
         "serving",
         "serving",
         "CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)",
         "bench_serving.py",
         "--readme-only",
-        "--model",
-        "runs/core/trec_ganet_seed0",
         data_flag=False,
     ),
     # Their tables come with their runs (trained models, or this machine's timings).
