@@ -192,17 +192,30 @@ def rule_key(mode, value):
     return f"{mode}:{value:g}"
 
 
-class Rescorer:
-    """Scores one trained run's model under other test-gate rules, on the
-    validation and test splits of its own config, caching each result in
-    `cache[setting]`. Without the model (a checkout has the summaries and
-    caches, not the git-ignored models) only cached scores are given, and
-    None for the others."""
+_CACHES = {}  # cache file -> its scores, shared by every Rescorer of that file
 
-    def __init__(self, run_dir, flags, cache, setting, save):
-        self.run_dir, self.flags, self.cache, self.setting, self.save = run_dir, flags, cache, setting, save
+
+class Rescorer:
+    """Scores one trained run's model (`models/NAME`, trained with `flags`)
+    under other test-gate rules, on the validation and test splits of its
+    own config, caching each result in the JSON file `cache_path` under
+    `setting` (written after each rule). Without the model (a checkout has
+    the summaries and caches, not the git-ignored models), or with
+    `cached_only`, only cached scores are given, and None for the others.
+    `adaptive_real`, `nucleus_real` and `complement_real` all score with it."""
+
+    def __init__(self, cache_path, name, setting, flags, models=MODELS, cached_only=False):
+        self.run_dir, self.flags, self.setting = os.path.join(REPO, models, name), flags, setting
+        if cache_path not in _CACHES:
+            _CACHES[cache_path] = read_json(cache_path, {})
+        self.cache = _CACHES[cache_path]
+        self.save = lambda: write_json(cache_path, self.cache)
         self._loaded = None
-        self.has_model = os.path.isfile(os.path.join(run_dir, "model.keras"))
+        self.has_model = not cached_only and os.path.isfile(os.path.join(self.run_dir, "model.keras"))
+
+    def grid(self, split, mode, values):
+        """`{value: score(split, mode, value)}` for each of `values`."""
+        return {value: self.score(split, mode, value) for value in values}
 
     def _load(self):
         if self._loaded is None:
@@ -223,45 +236,46 @@ class Rescorer:
             self._loaded = model, class_names, data
         return self._loaded
 
-    def score(self, split, mode, value):
-        """The scores of `evaluate_model` under `mode` at `value`, cached."""
-        entry = self.cache.setdefault(self.setting, {}).setdefault(split, {})
+    def _cached(self, section, mode, value, compute):
+        """`cache[setting][section][mode:value]`, computed by
+        `compute(class_names, data, served model)` when missing and scorable."""
+        entry = self.cache.setdefault(self.setting, {}).setdefault(section, {})
         key = rule_key(mode, value)
         if key not in entry and not self.has_model:
             return None
         if key not in entry:
             from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
             from ganet_tf.models import with_gate_inference
-            from ganet_tf.training.evaluate import evaluate_model
 
             model, class_names, data = self._load()
-            ids, labels = data[split]
-            served = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
-            scores = evaluate_model(served, ids, labels, class_names)
-            entry[key] = {name: scores[name] for name in SCORES}
+            entry[key] = compute(class_names, data, with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value}))
             self.save()
         return entry[key]
+
+    def score(self, split, mode, value):
+        """The scores of `evaluate_model` under `mode` at `value`, cached."""
+
+        def compute(class_names, data, served):
+            from ganet_tf.training.evaluate import evaluate_model
+
+            scores = evaluate_model(served, *data[split], class_names)
+            return {name: scores[name] for name in SCORES}
+
+        return self._cached(split, mode, value, compute)
 
     def lengths(self, mode, value):
         """Test texts binned by length (`LENGTH_EDGES`): per bin, the number
         of texts and the sum of their attended densities, under `mode`,
         cached; None when neither cached nor scorable."""
-        entry = self.cache.setdefault(self.setting, {}).setdefault("test_by_length", {})
-        key = rule_key(mode, value)
-        if key not in entry and not self.has_model:
-            return None
-        if key not in entry:
-            from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
-            from ganet_tf.models import build_explainer
-            from ganet_tf.models import with_gate_inference
 
-            model, _, data = self._load()
+        def compute(class_names, data, served):
+            from ganet_tf.models import build_explainer
+
             ids = data["test"][0]
-            model = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
-            attention = build_explainer(model).predict(ids, batch_size=128, verbose=0)["attention"]
-            entry[key] = length_bins(ids != 0, attention > 0)
-            self.save()
-        return entry[key]
+            attention = build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"]
+            return length_bins(ids != 0, attention > 0)
+
+        return self._cached("test_by_length", mode, value, compute)
 
 
 def length_bins(real, attended):
@@ -283,24 +297,21 @@ def rescore(dataset, seed, args, chosen):
     everywhere); with `chosen` r, the 0.1 and 0.5 models under it and the
     per-text densities of top_k 0.3 and relative r."""
     path = os.path.join(args.results, "rescored", f"{dataset}_seed{seed}.json")
-    cache = read_json(path, {})
     data_dir = os.path.abspath(args.data_dir)
 
     def rescorer(setting):
-        run_dir = os.path.join(REPO, args.out_root, run_name(dataset, setting, seed))
-        summary = os.path.join(args.results, "runs", f"{run_name(dataset, setting, seed)}.json")
-        if not os.path.exists(summary):
+        name = run_name(dataset, setting, seed)
+        if not os.path.exists(os.path.join(args.results, "runs", f"{name}.json")):
             return None
         flags = train_flags(dataset, setting, seed, data_dir, args.limit, args.epochs)
-        return Rescorer(run_dir, flags, cache, setting, lambda: write_json(path, cache))
+        return Rescorer(path, name, setting, flags, args.out_root)
 
     default = rescorer(DEFAULT)
     if default is None:
         return
-    for ratio in RATIOS:
-        if dataset in TUNING:
-            default.score("validation", "relative", ratio)
-        default.score("test", "relative", ratio)
+    if dataset in TUNING:
+        default.grid("validation", "relative", RATIOS)
+    default.grid("test", "relative", RATIOS)
     if chosen is None:
         return
     default.lengths("top_k", 0.3)

@@ -74,33 +74,30 @@ def train(dataset, seed, weight, args):
     return run_or_skip(name, flags, runs_dir, out_root=adaptive_real.MODELS, resumable=dataset == "imdb", extra=extra)
 
 
+def rescorer(dataset, seed, setting, extra, data_dir):
+    """The `adaptive_real.Rescorer` of the run of `setting` (the defaults'
+    flags plus `extra`), caching in `rescored/DATASET_seedSEED.json`."""
+    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
+    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, os.path.abspath(data_dir)) + extra
+    return adaptive_real.Rescorer(path, adaptive_real.run_name(dataset, setting, seed), setting, flags)
+
+
 def validation_scores(dataset, seed, weight, args):
     """{setting: {"top_k": scores, ratio: scores}} on validation, cached in
     `rescored/DATASET_seedSEED.json`."""
-    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
     complement = (setting_name(weight, args.target_density), complement_flags(weight, args.target_density))
-    cache = adaptive_real.read_json(path, {})
-    data_dir = os.path.abspath(args.data_dir)
     result = {}
     for setting, extra in ((adaptive_real.DEFAULT, []), complement):
         name = adaptive_real.run_name(dataset, setting, seed)
-        run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
         runs = adaptive_real.RESULTS if setting == adaptive_real.DEFAULT else RESULTS
         metrics = adaptive_real.read_json(os.path.join(REPO, runs, "runs", f"{name}.json"))
         if metrics is None:
             raise SystemExit(f"No run {name}: train it first (experiments/adaptive_real.py for rho0.3).")
-        flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, data_dir) + extra
-        rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
-        result[setting] = {
-            "top_k": {
-                "accuracy": metrics["validation_accuracy"],
-                "attended_density": metrics["validation_attended_density"],
-            }
-        }
-        for ratio in RATIOS:
-            result[setting][ratio] = rescorer.score("validation", "relative", ratio)
-            if result[setting][ratio] is None:
-                raise SystemExit(f"No model in {run_dir} to score relative {ratio:g} with: train {name} again.")
+        scores = rescorer(dataset, seed, setting, extra, args.data_dir).grid("validation", "relative", RATIOS)
+        if None in scores.values():
+            raise SystemExit(f"No model of {name} to score the relative rule with: train it again.")
+        top_k = {"accuracy": metrics["validation_accuracy"], "attended_density": metrics["validation_attended_density"]}
+        result[setting] = {"top_k": top_k, **scores}
     return result
 
 
@@ -123,18 +120,13 @@ def test_scores(dataset, seed, weight, args, ratio):
     target) and under the relative rule at `ratio`, or None without a model."""
     setting = setting_name(weight, args.target_density)
     name = adaptive_real.run_name(dataset, setting, seed)
-    run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
     summary = os.path.join(REPO, RESULTS, "runs", f"{name}.json")
     if not os.path.isfile(summary):
         print(f"    {name}: not trained, left out of the test table", flush=True)
         return None
-    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
-    cache = adaptive_real.read_json(path, {})
-    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, os.path.abspath(args.data_dir))
-    flags += complement_flags(weight, args.target_density)
-    rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
+    extra = complement_flags(weight, args.target_density)
     run = adaptive_real.read_json(summary)
-    relative = rescorer.score("test", "relative", ratio)
+    relative = rescorer(dataset, seed, setting, extra, args.data_dir).score("test", "relative", ratio)
     if relative is None:
         print(f"    {name}: no model to score relative {ratio:g} with, left out of the test table", flush=True)
         return None

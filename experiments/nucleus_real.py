@@ -41,20 +41,16 @@ MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 DEFAULT = adaptive_real.DEFAULT
 
 
-def rescorer(dataset, seed, data_dir):
-    """The `Rescorer` of the target-0.3 model of `dataset` and `seed`
-    (trained by `adaptive_real.py`), caching here; None without its run (without
-    its model, only the cached scores)."""
+def rescorer(dataset, seed, data_dir, score):
+    """The `adaptive_real.Rescorer` of the target-0.3 model of `dataset` and
+    `seed` (trained by `adaptive_real.py`), caching here (`score` False:
+    cached scores only); None without its run."""
     name = adaptive_real.run_name(dataset, DEFAULT, seed)
-    run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
-    summary = os.path.join(REPO, adaptive_real.RESULTS, "runs", f"{name}.json")
-    if not os.path.isfile(summary):
+    if not os.path.isfile(os.path.join(REPO, adaptive_real.RESULTS, "runs", f"{name}.json")):
         return None
     path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    cache = adaptive_real.read_json(path, {})
     flags = adaptive_real.train_flags(dataset, DEFAULT, seed, data_dir)
-    return adaptive_real.Rescorer(run_dir, flags, cache, DEFAULT, lambda: adaptive_real.write_json(path, cache))
+    return adaptive_real.Rescorer(path, name, DEFAULT, flags, cached_only=not score)
 
 
 def validation_grid(records, seeds, data_dir, score):
@@ -66,16 +62,11 @@ def validation_grid(records, seeds, data_dir, score):
         rows = []
         for seed in seeds:
             run = records.get(dataset, {}).get(seed, {}).get("runs", {}).get(DEFAULT)
-            scorer = rescorer(dataset, seed, data_dir)
-            if run is None or scorer is None:
-                continue
-            points = {}
-            for mass in MASSES:
-                cached = scorer.cache.get(DEFAULT, {}).get("validation", {})
-                key = adaptive_real.rule_key("nucleus", mass)
-                points[mass] = scorer.score("validation", "nucleus", mass) if score else cached.get(key)
-            if all(points.values()):
-                rows.append((seed, run, points))
+            scorer = rescorer(dataset, seed, data_dir, score)
+            if run is not None and scorer is not None:
+                points = scorer.grid("validation", "nucleus", MASSES)
+                if all(points.values()):
+                    rows.append((seed, run, points))
         if not rows:
             continue
         top_k = [(run["validation_accuracy"], run["validation_attended_density"]) for _, run, _ in rows]
@@ -93,13 +84,10 @@ def test_point(dataset, seeds, data_dir, mass, score):
     densities by length; (None, None) without any."""
     found, lengths_found = {}, {}
     for seed in seeds:
-        scorer = rescorer(dataset, seed, data_dir)
+        scorer = rescorer(dataset, seed, data_dir, score)
         if scorer is None:
             continue
-        key = adaptive_real.rule_key("nucleus", mass)
-        entry = scorer.cache.get(DEFAULT, {})
-        scored = scorer.score("test", "nucleus", mass) if score else entry.get("test", {}).get(key)
-        lengths = scorer.lengths("nucleus", mass) if score else entry.get("test_by_length", {}).get(key)
+        scored, lengths = scorer.score("test", "nucleus", mass), scorer.lengths("nucleus", mass)
         if scored:
             found[seed] = scored
         if lengths:
