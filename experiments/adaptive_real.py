@@ -78,6 +78,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.studies import IMDB
+from experiments.studies import TOP_K
 from runner import REPO
 from runner import load_runs
 from runner import portable
@@ -92,17 +95,14 @@ MODELS = os.path.join("runs", "adaptive_real")
 DATASETS = ("trec", "sst2", "sst1", "imdb")
 TUNING = ("trec", "sst2")  # r is chosen on their validation scores
 HELD_OUT = ("sst1", "imdb")  # never looked at for any choice
-DATASET_FLAGS = {
-    "imdb": ["--sequence-length", "400", "--dropout", "0.5", "--buckets", "8", "--epochs", "8", "--patience", "2"],
-}
+DATASET_FLAGS = {"imdb": list(IMDB)}
 DENSITIES = (0.1, 0.3, 0.5)
 DEFAULT = "rho0.3"
 # Setting name -> `train` flags; rho0.3 is `train`'s defaults, tested with
 # `top_k` (the default test rule when these runs were made; it is nucleus now).
-TOP_K = ["--inference-mode", "top_k"]
 SETTINGS = {
     "rho0.1": ["--target-density", "0.1", *TOP_K],
-    "rho0.3": TOP_K,
+    "rho0.3": list(TOP_K),
     "rho0.5": ["--target-density", "0.5", *TOP_K],
     "soft": ["--model", "soft"],
     "sparsemax": ["--model", "sparsemax"],

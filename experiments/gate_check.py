@@ -31,6 +31,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.studies import IMDB
+from experiments.studies import TOP_K
 from runner import REPO
 from runner import load_runs
 from runner import mean_std
@@ -44,14 +47,11 @@ TUNED = ("trec", "sst2")  # the defaults were chosen on these (validation)
 HELD_OUT = ("sst1", "imdb")  # never looked at for any gate default
 SWEEP_DATASETS = ("trec", "sst2", "imdb")
 DENSITIES = (0.1, 0.3, 0.5)
-DATASET_FLAGS = {
-    "imdb": ["--sequence-length", "400", "--dropout", "0.5", "--buckets", "8", "--epochs", "8", "--patience", "2"],
-}
+DATASET_FLAGS = {"imdb": list(IMDB)}
 # Setting name -> `train` flags; "default" is `train`'s defaults, tested
 # with `top_k` (the default test rule when these runs were made; nucleus now).
-TOP_K = ["--inference-mode", "top_k"]
 SETTINGS = {
-    "default": TOP_K,
+    "default": list(TOP_K),
     "soft": ["--model", "soft"],
     "rho0.1": ["--target-density", "0.1", *TOP_K],
     "rho0.5": ["--target-density", "0.5", *TOP_K],

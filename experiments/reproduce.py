@@ -42,6 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments.studies import CORE_GANET as GANET_SETTINGS
 from experiments.studies import CORE_PROTOCOL as PROTOCOL
+from experiments.studies import IMDB_CHOSEN
+from experiments.studies import IMDB_PROTOCOL
 from runner import PAPER_GATES
 from runner import REPO
 from runner import attended_density
@@ -65,10 +67,10 @@ OUT_ROOT = os.path.join("runs", "reproduce")
 IMDB_SETTINGS = {
     "": (["--sequence-length", "256"], []),
     "-len400": (["--sequence-length", "400"], []),
-    "-len400-dropout5": (["--sequence-length", "400", "--dropout", "0.5"], []),
-    "-len400-dropout5-lam3e-3": (["--sequence-length", "400", "--dropout", "0.5"], ["--lam", "3e-3"]),
+    "-len400-dropout5": (list(IMDB_CHOSEN), []),
+    "-len400-dropout5-lam3e-3": (list(IMDB_CHOSEN), ["--lam", "3e-3"]),
 }
-IMDB_FLAGS = ["--dataset", "imdb", "--buckets", "8", "--epochs", "8", "--patience", "2"]
+IMDB_FLAGS = ["--dataset", "imdb", *IMDB_PROTOCOL]
 # The target of the reproduction issue; candidates above it are not chosen.
 IMDB_MAX_DENSITY = 0.25
 MODELS = ("bilstm", "local", "soft", "ganet")

@@ -17,6 +17,15 @@ from experiments.study import Study
 PAPER_GATES = ("--target-density", "0", "--inference-mode", "threshold")
 MONITOR_ACC = ("--monitor", "val_accuracy", "--patience", "5")
 THRESHOLD = ("--inference-mode", "threshold")
+# The test rule that GA-Net's default was when gate_check and adaptive_real
+# trained (nucleus now): their default-gate settings pin it.
+TOP_K = ("--inference-mode", "top_k")
+# IMDB: the protocol of every IMDB run (8 length buckets; the epochs and
+# patience a 25k-review epoch affords), and the setting `reproduce` chose
+# (400 tokens, dropout 0.5), which every later IMDB study trains with (IMDB).
+IMDB_PROTOCOL = ("--buckets", "8", "--epochs", "8", "--patience", "2")
+IMDB_CHOSEN = ("--sequence-length", "400", "--dropout", "0.5")
+IMDB = (*IMDB_CHOSEN, *IMDB_PROTOCOL)
 
 
 def seeds(*values):
