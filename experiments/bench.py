@@ -43,6 +43,21 @@ def processor():
     return platform.processor() or platform.machine()
 
 
+def machine(system=True, gpus=0, software=False):
+    """This machine in words: architecture, CPU cores, the OS (`system`), the
+    GPUs (`gpus`: a count, 0 for 'no GPU', None to say nothing) and, with
+    `software`, the versions of Python, TensorFlow and Keras. The summaries
+    record `machine()`; benchmarks write `machine_line` instead."""
+    parts = [platform.machine(), f"{os.cpu_count()} CPU cores", *([platform.system()] if system else [])]
+    parts += [] if gpus is None else [f"GPU: {gpus}" if gpus else "no GPU"]
+    if software:
+        import keras
+        import tensorflow as tf
+
+        parts += [f"Python {platform.python_version()}", f"TensorFlow {tf.__version__}", f"Keras {keras.__version__}"]
+    return ", ".join(parts)
+
+
 def machine_line(threads, xla=False):
     """The machine a TensorFlow benchmark ran on, in one line: CPU, cores,
     load average when written, TensorFlow's version, threads, graph mode or XLA."""

@@ -22,7 +22,6 @@ go to `results/serving/latency.json` and `results/serving/README.md`.
 import argparse
 import json
 import os
-import platform
 import shlex
 import sys
 import tempfile
@@ -35,22 +34,10 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from experiments.bench import machine  # noqa: E402
 from experiments.runner import portable  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "serving")
-
-
-def machine():
-    import keras
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    return (
-        f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, "
-        f"{'GPU: ' + str(len(gpus)) if gpus else 'no GPU'}, "
-        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-        f"Keras {keras.__version__}"
-    )
 
 
 def latency(fn, texts, calls, warmup):
@@ -206,7 +193,7 @@ def main(argv=None):
     result = portable(
         {
             "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "machine": machine(),
+            "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
             "load_average_1min": loads,
             "model": {
                 key: metrics[key]

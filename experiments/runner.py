@@ -5,7 +5,6 @@ import contextlib
 import fcntl
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -19,6 +18,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from experiments.bench import machine  # noqa: E402 - as the summaries record it
 from experiments.tables import mean_std  # noqa: E402, F401 - the statistics the scripts import from here
 
 # An absolute path inside a recorded string: a word that starts with the root.
@@ -36,11 +36,6 @@ def portable(value):
     if isinstance(value, dict):
         return {portable(key): portable(item) for key, item in value.items()}
     return value
-
-
-def machine():
-    """This machine in words, as the summaries record it."""
-    return f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, no GPU"
 
 
 def recorded_machine(runs_dir):

@@ -65,6 +65,7 @@ from runner import RunBusy
 from runner import attended_density
 from runner import exclusive
 from runner import load_runs
+from runner import machine
 from runner import mean_std
 from runner import read_json
 from runner import run_or_skip
@@ -404,7 +405,6 @@ def part_serve_sparse(args):
 def measure(pair, args):
     """Exports the runs, loads the exports and times them (`serving.json`)."""
     import tensorflow as tf
-    from bench_serving import machine as serving_machine
 
     from ganet_tf.export import export_saved_model
 
@@ -428,7 +428,7 @@ def measure(pair, args):
     timings, ratios = medians(rounds)
     return {
         "command": "python experiments/transformer_check.py " + shlex.join(sys.argv[1:]),
-        "machine": serving_machine(),
+        "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
         "load_average": {"before": loads[0], "after": loads[1]},
         "runs": {key: run["name"] for key, run in pair.items()},
         "sequence_length": length,
