@@ -668,19 +668,30 @@ def _summary(all_checks, not_met):
     return head + "; not met: " + ", ".join(not_met) + "."
 
 
+def section(title, text, header):
+    """`## title`, the lines of `text`, then a table's header of `header` cells."""
+    return [
+        f"## {title}",
+        "",
+        *text,
+        *([""] if text else []),
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+
+
 def curve_lines(all_points, ratio):
     datasets = [d for d, points in all_points.items() if any(n.startswith("relative") for n in points)]
     if not datasets:
         return []
-    lines = [
-        "## The relative rule's test curve (target-0.3 models, means over seeds)",
-        "",
-        "Every r of the grid on the test split, accuracy / attended density; the choice was made on",
-        "validation only (table above). `top_k` 0.3 of the same models for comparison.",
-        "",
-        "| rule | " + " | ".join(datasets) + " |",
-        "|---|" + "---|" * len(datasets),
-    ]
+    lines = section(
+        "The relative rule's test curve (target-0.3 models, means over seeds)",
+        [
+            "Every r of the grid on the test split, accuracy / attended density; the choice was made on",
+            "validation only (table above). `top_k` 0.3 of the same models for comparison.",
+        ],
+        ["rule", *datasets],
+    )
     rows = [("top_k 0.3", DEFAULT)] + [
         (f"relative {r:g}" + (" (chosen)" if r == ratio else ""), f"relative{r:g}@{DEFAULT}") for r in RATIOS
     ]
@@ -702,15 +713,14 @@ def length_lines(by_length, ratio):
     if not by_length:
         return []
     names = _bin_names()
-    lines = [
-        "## Attended density per text against its length (test, target-0.3 models)",
-        "",
-        "Texts binned by their real tokens (after the run's truncation), seeds pooled: mean attended density",
-        "(texts in the bin).",
-        "",
-        "| dataset | rule | seeds | " + " | ".join(names) + " |",
-        "|---|---|---|" + "---|" * len(names),
-    ]
+    lines = section(
+        "Attended density per text against its length (test, target-0.3 models)",
+        [
+            "Texts binned by their real tokens (after the run's truncation), seeds pooled: mean attended density",
+            "(texts in the bin).",
+        ],
+        ["dataset", "rule", "seeds", *names],
+    )
     for dataset, rules in by_length.items():
         for key, entry in rules.items():
             lines.append(length_row(dataset, key.replace(":", " "), entry))
@@ -900,11 +910,16 @@ def update(args, pairs):
         write_tables(args.results)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def data_flags(parser, datasets=DATASETS):
+    """`--data-dir`, `--datasets` (of `datasets`, all by default) and `--seeds` (0 1 2)."""
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
-    parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
+    parser.add_argument("--datasets", nargs="+", choices=datasets, default=list(datasets))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    return parser
+
+
+def main():
+    parser = data_flags(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
     parser.add_argument("--table-only", action="store_true", help="rewrite the tables from saved scores only")
     parser.add_argument("--no-reuse", action="store_true", help="train every run, copy none from gate_check")
     parser.add_argument("--no-train", action="store_true", help="rescore and tabulate the runs there are, train none")

@@ -235,10 +235,9 @@ def table(results, datasets, seeds, weight, density=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
-    parser.add_argument("--datasets", nargs="+", choices=adaptive_real.TUNING, default=list(adaptive_real.TUNING))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = adaptive_real.data_flags(
+        argparse.ArgumentParser(description=__doc__.splitlines()[0]), adaptive_real.TUNING
+    )
     parser.add_argument("--complement-weight", type=float, default=1.0)
     parser.add_argument("--target-density", type=float, help="the complement runs' --target-density (default 0.3)")
     parser.add_argument("--test", action="store_true", help="then choose r on validation and report the test split")

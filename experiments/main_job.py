@@ -16,9 +16,9 @@ import tempfile
 from runner import REPO
 from runner import machine
 from runner import mean_std
-from runner import read_json
 from runner import run_command
-from runner import write_json
+from runner import seed_results
+from runner import write_text
 
 RESULTS = os.path.join(REPO, "results", "main_job")
 SUMMARY_KEYS = ("test_accuracy", "test_attended_density", "test_all_closed_rate", "epochs_trained", "train_seconds")
@@ -67,21 +67,14 @@ def write_readme(runs):
         f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy "
         f"**{mean_std([run['test_accuracy'] for run in runs])}**.",
     ]
-    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(RESULTS, "README.md"), lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
-    os.makedirs(RESULTS, exist_ok=True)
-    runs = []
-    for seed in args.seeds:
-        path = os.path.join(RESULTS, f"seed_{seed}.json")
-        if not os.path.exists(path):
-            write_json(path, run_seed(seed))
-        runs.append(read_json(path))
+    runs = seed_results(args.seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
     write_readme(runs)
     print(f"test accuracy over seeds {args.seeds}: {mean_std([run['test_accuracy'] for run in runs])}")
 

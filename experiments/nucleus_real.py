@@ -184,12 +184,10 @@ def write_readme(args, grid, choice, tests, relative_ratio):
             )
             point_seeds = ",".join(map(str, points[name]["seeds"]))
             lines.append(f"| {dataset} | {role} | {label} | {point_seeds} | {_cell(points[name])} | {cells} |")
+    header = ["dataset", "rule", "seeds", *adaptive_real._bin_names()]
     lines += [
         "",
-        "## Attended density per text against its length (test, seeds pooled)",
-        "",
-        "| dataset | rule | seeds | " + " | ".join(adaptive_real._bin_names()) + " |",
-        "|---|---|---|" + "---|" * len(adaptive_real.LENGTH_EDGES),
+        *adaptive_real.section("Attended density per text against its length (test, seeds pooled)", [], header),
     ]
     for dataset, (_, _, by_length) in tests.items():
         for label, entry in by_length.items():
@@ -198,10 +196,7 @@ def write_readme(args, grid, choice, tests, relative_ratio):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
-    parser.add_argument("--datasets", nargs="+", choices=adaptive_real.DATASETS, default=list(adaptive_real.DATASETS))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = adaptive_real.data_flags(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
     parser.add_argument("--table-only", action="store_true", help="rewrite the README from cached scores only")
     args = parser.parse_args()
     data_dir = os.path.abspath(args.data_dir)

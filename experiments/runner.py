@@ -20,6 +20,7 @@ if REPO not in sys.path:
 
 from experiments.bench import machine  # noqa: E402 - as the summaries record it
 from experiments.tables import mean_std  # noqa: E402, F401 - the statistics the scripts import from here
+from experiments.tables import write_text  # noqa: E402, F401
 
 # An absolute path inside a recorded string: a word that starts with the root.
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
@@ -307,6 +308,19 @@ def write_json(path, result):
     with open(staging, "w") as handle:
         json.dump(portable(result), handle, indent=1)
     os.replace(staging, path)
+
+
+def seed_results(seeds, path_of, run_seed):
+    """The JSON result of each of `seeds` at `path_of(seed)`, `run_seed(seed)`
+    written there first where it is missing (resumable, one seed at a time)."""
+    results = []
+    for seed in seeds:
+        path = path_of(seed)
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_json(path, run_seed(seed))
+        results.append(read_json(path))
+    return results
 
 
 def attended_density(run, split="test"):

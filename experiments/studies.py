@@ -51,7 +51,6 @@ STUDIES = {
     for study in (
         Study(
             name="selection",
-            folder="selection",
             doc="GA-Net's settings per dataset, chosen on validation accuracy (seeds 0-2)",
             axes={
                 "dataset": datasets("trec", "sst1", "sst2"),
@@ -75,8 +74,8 @@ STUDIES = {
         ),
         Study(
             name="core",
-            folder="core",
             doc="every model on TREC, SST-1 and SST-2 (seeds 0-2), the protocol chosen by `selection`",
+            flags=("--epochs", "30"),
             axes={
                 "seed": seeds(0, 1, 2),
                 "dataset": datasets("trec", "sst1", "sst2"),
@@ -88,7 +87,6 @@ STUDIES = {
                     "soft": ("--model", "soft"),
                 },
             },
-            flags=("--epochs", "30"),
             extra=lambda point: (
                 *CORE_PROTOCOL.get(point["dataset"], ()),
                 *(CORE_GANET.get(point["dataset"], ()) if point["variant"].startswith("ganet") else ()),
@@ -99,7 +97,6 @@ STUDIES = {
         ),
         Study(
             name="gates",
-            folder="gates",
             doc="candidate default gate settings on the tuning datasets, validation only (issue 13)",
             axes={
                 "seed": seeds(0, 1, 2),
@@ -136,7 +133,6 @@ STUDIES = {
         ),
         Study(
             name="seq2seq_subwords",
-            folder="seq2seq_subwords",
             doc="seq2seq's subword tokenizer and vocabulary size, chosen on Multi30k validation BLEU (issue 54)",
             command="seq2seq",
             axes={

@@ -27,7 +27,7 @@ class Study:
 
     Args:
         name: what `python -m experiments run|table NAME` calls it.
-        folder: its folder under `results/`; summaries go to `folder/runs/`.
+        folder: its folder under `results/` (default: `name`); summaries go to `folder/runs/`.
         doc: one line: what the study finds (listed by `list`).
         command: the `python -m ganet_tf` command each run is (`train`, `seq2seq`).
         flags: flags every run shares.
@@ -53,8 +53,8 @@ class Study:
     """
 
     name: str
-    folder: str
-    doc: str
+    folder: str = ""
+    doc: str = ""
     tables: object = None
     command: str = "train"
     flags: tuple = ()
@@ -68,6 +68,10 @@ class Study:
     needs_models: bool = False
     data_flag: bool = True
     script: tuple = ()
+
+    def __post_init__(self):
+        if not self.folder:
+            object.__setattr__(self, "folder", self.name)
 
     def runs_dir(self, root=RESULTS):
         return os.path.join(root, self.folder, "runs")
