@@ -38,6 +38,10 @@ class Study:
         record: axes stored with each summary (e.g. `("variant",)`), or
             `point -> dict` of fields to store.
         extra: `point -> flags` added to a run (settings that depend on two axes).
+        keep: `point -> bool`: the points of the axes' product that are runs
+            (a study that is not a full product); default: every point.
+        resumable: `point -> bool`: the run keeps a training backup (resumes
+            when killed); default: seq2seq runs.
         after: `(study, point, summary, context) -> summary or None`: an
             analysis of the finished run (e.g. rescoring its model); a
             summary returned is written back.
@@ -62,6 +66,8 @@ class Study:
     pattern: str = "{dataset}_{setting}_seed{seed}"
     record: tuple = ()
     extra: object = None
+    keep: object = None
+    resumable: object = None
     after: object = None
     reuse: tuple = ()
     models: bool = True
@@ -83,6 +89,8 @@ class Study:
         for values in itertools.product(*(self.axes[axis] for axis in names)):
             point = dict(zip(names, values, strict=True))
             point["name"] = self.pattern.format(**point)
+            if self.keep and not self.keep(point):
+                continue
             if not only or any(fnmatch.fnmatch(point["name"], pattern) for pattern in only):
                 yield point
 
@@ -122,7 +130,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
             flags,
             runs_dir,
             out_root=out_root,
-            resumable=study.command == "seq2seq",
+            resumable=study.resumable(point) if study.resumable else study.command == "seq2seq",
             extra=record,
             reuse=reuse,
             command=study.command,
