@@ -173,117 +173,45 @@ STUDIES = {
 }
 
 
-def _script_study(name, folder, doc, script, *flags, needs_models=False, data_flag=True):
-    return Study(name, folder, doc, script=(script, *flags), needs_models=needs_models, data_flag=data_flag)
-
-
-# Studies still run by their own script (`experiments/FILE`): `run` and
-# `table` call it; their tables rebuild from the committed summaries unless
-# `needs_models`.
-for _study in (
-    _script_study(
-        "reproduce", "reproduce", "the paper's tables and Figure 5 (TREC, SST, IMDB)", "reproduce.py", "--table-only"
-    ),
-    _script_study(
-        "adaptive_real",
-        "adaptive_real",
-        "the relative test rule against top_k, sparsemax, entmax and soft on real data (issue 39)",
-        "adaptive_real.py",
-        "--table-only",
-    ),
-    _script_study(
-        "nucleus_real",
-        "adaptive_real/nucleus",
-        "the nucleus test rule on real data: the default's choice (issue 39)",
-        "nucleus_real.py",
-        "--table-only",
-    ),
-    _script_study(
-        "transformer_check",
-        "transformer_check",
-        "GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
-        "transformer_check.py",
-        "--table-only",
-    ),
-    _script_study(
-        "seq2seq",
-        "seq2seq",
-        "the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
-        "seq2seq_tables.py",
-        "--table-only",
-    ),
-    _script_study(
-        "pooling_gather",
-        "pooling_gather",
-        "sparse against dense inference of GatedAttentionPooling (issue 17)",
-        "bench_pooling_gather.py",
-        "--readme-only",
-        data_flag=False,
-    ),
-    _script_study(
-        "seq2seq_lengths",
-        "seq2seq_lengths",
-        "decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)",
-        "bench_seq2seq_lengths.py",
-        "--from-json",
-        data_flag=False,
-    ),
-    # The README is rewritten from latency.json.
-    _script_study(
-        "serving",
-        "serving",
-        "CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)",
-        "bench_serving.py",
-        "--readme-only",
-        data_flag=False,
-    ),
-    # Their tables come with their runs (trained models, or this machine's timings).
-    _script_study(
-        "adaptive_gates",
-        "adaptive_gates",
-        "adaptive test-gate rules on the synthetic selection family (issue 39)",
-        "adaptive_gates.py",
-        needs_models=True,
-        data_flag=False,
-    ),
-    _script_study(
-        "complement",
-        "adaptive_real/complement",
-        "the complement objective on real data (issue 39)",
-        "complement_real.py",
-        needs_models=True,
-    ),
-    _script_study(
-        "backends",
-        "backends",
-        "GA-Net under JAX, no TensorFlow, on prepared TREC ids",
-        "jax_trec.py",
-        needs_models=True,
-        data_flag=False,
-    ),
-    _script_study(
-        "main_job",
-        "main_job",
-        "the README's main job (TREC, packaged data), seeds 0-2",
-        "main_job.py",
-        needs_models=True,
-        data_flag=False,
-    ),
-    _script_study(
-        "sparse_attention",
-        "sparse_attention",
-        "gated sparse attention against dense Keras attention, wall-clock (issue 17)",
-        "bench_sparse_attention.py",
-        needs_models=True,
-        data_flag=False,
-    ),
-    _script_study(
-        "sparse_training",
-        "sparse_training",
-        "training on the open tokens only against dense training, wall-clock (issue 17)",
-        "bench_sparse_training.py",
-        needs_models=True,
-        data_flag=False,
-    ),
-):
-    STUDIES[_study.name] = _study
+# Studies still run by their own script (`experiments/FILE`): `run` calls
+# `python experiments/FILE [--data-dir DIR] [-- FLAGS]`, `table` calls it with
+# its table flags; without table flags (`needs_models`) its tables come with
+# its runs (trained models, or this machine's timings). Per study: the script
+# and its table flags, its folder under results/ ("": the name), whether its
+# runs take --data-dir; then what it finds.
+_SCRIPTS = {
+    "reproduce": ("reproduce.py --table-only", "", True),
+    "adaptive_real": ("adaptive_real.py --table-only", "", True),
+    "nucleus_real": ("nucleus_real.py --table-only", "adaptive_real/nucleus", True),
+    "transformer_check": ("transformer_check.py --table-only", "", True),
+    "seq2seq": ("seq2seq_tables.py --table-only", "", True),
+    "pooling_gather": ("bench_pooling_gather.py --readme-only", "", False),
+    "seq2seq_lengths": ("bench_seq2seq_lengths.py --from-json", "", False),
+    "serving": ("bench_serving.py --readme-only", "", False),
+    "adaptive_gates": ("adaptive_gates.py", "", False),
+    "complement": ("complement_real.py", "adaptive_real/complement", True),
+    "backends": ("jax_trec.py", "", False),
+    "main_job": ("main_job.py", "", False),
+    "sparse_attention": ("bench_sparse_attention.py", "", False),
+    "sparse_training": ("bench_sparse_training.py", "", False),
+}
+_SCRIPT_DOCS = {
+    "reproduce": "the paper's tables and Figure 5 (TREC, SST, IMDB)",
+    "adaptive_real": "the relative test rule against top_k, sparsemax, entmax and soft on real data (issue 39)",
+    "nucleus_real": "the nucleus test rule on real data: the default's choice (issue 39)",
+    "transformer_check": "GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
+    "seq2seq": "the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
+    "pooling_gather": "sparse against dense inference of GatedAttentionPooling (issue 17)",
+    "seq2seq_lengths": "decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)",
+    "serving": "CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)",
+    "adaptive_gates": "adaptive test-gate rules on the synthetic selection family (issue 39)",
+    "complement": "the complement objective on real data (issue 39)",
+    "backends": "GA-Net under JAX, no TensorFlow, on prepared TREC ids",
+    "main_job": "the README's main job (TREC, packaged data), seeds 0-2",
+    "sparse_attention": "gated sparse attention against dense Keras attention, wall-clock (issue 17)",
+    "sparse_training": "training on the open tokens only against dense training, wall-clock (issue 17)",
+}
+for _name, (_script, _folder, _data) in _SCRIPTS.items():
+    _file, *_flags = _script.split()
+    _doc = _SCRIPT_DOCS[_name]
+    STUDIES[_name] = Study(_name, _folder, _doc, script=(_file, *_flags), needs_models=not _flags, data_flag=_data)
