@@ -1,9 +1,12 @@
 """Adaptive test gates on real data: the relative rule against top_k, sparsemax, entmax and soft (issue 39).
 
-    python experiments/adaptive_real.py --data-dir ../shared/data [--datasets trec sst2 sst1 imdb]
-        [--seeds 0 1 2] [--table-only | --no-train]
-    smoke: ... --limit 200 --epochs 1 --results /tmp/DIR/results --out-root /tmp/DIR/runs
+    python -m experiments run adaptive_real [--data-dir ../shared/data] [--only 'trec_*']
+    python -m experiments table adaptive_real
+    # a smoke run:
+    python -m experiments run adaptive_real --results /tmp/D/results --models /tmp/D/runs -- --limit 200 --epochs 1
 
+The runs are declared in `experiments/studies.py`; this module rescores
+them (`after_run`, after each run) and writes the tables (`write_tables`).
 Per dataset and seed, `python -m ganet_tf train` trains GA-Net with the
 defaults at `--target-density` 0.1, 0.3 (the defaults) and 0.5, with
 `--inference-mode top_k`, whose test gates at the same rho give three points of the
@@ -50,8 +53,9 @@ it are set to their defaults (which reproduce the older behaviour); about
 here (their models are rescored); each is compared with gate_check's run
 of the same config (`train` is deterministic for a config and seed on one
 machine), a check that the copies still stand for the current code
-(README: "Copies"). `--no-reuse` trains everything, and then the chosen r
-also rescores the 0.1 and 0.5 models (extra rows).
+(README: "Copies"). Under another results root (without gate_check's
+summaries) everything is trained, and then the chosen r also rescores the
+0.1 and 0.5 models (extra rows).
 
 IMDB runs use the IMDB setting of `experiments/reproduce.py`
 (`--sequence-length 400 --dropout 0.5 --buckets 8 --epochs 8 --patience
@@ -65,127 +69,49 @@ with command and machine), `rescored/DATASET_seedS.json`, `curves.json`
 (the points of every curve and the per-text densities by length),
 `copies.json` (whether the target-0.3 runs repeat gate_check's,
 checked after training), `README.md` (tables and checks) and `curves.png`; models under the
-git-ignored `runs/adaptive_real/`. Datasets go in the order of
-`--datasets` (cheap ones first), each with all its seeds.
+git-ignored `runs/adaptive_real/`. Datasets go cheap ones first, each
+with all its seeds.
 """
 
-import argparse
-import dataclasses
-import json
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import studies
+from experiments.runner import REPO
+from experiments.runner import load_runs
+from experiments.runner import read_json
+from experiments.runner import recorded_machine
+from experiments.runner import same_run
+from experiments.runner import write_json
+from experiments.runner import write_results_readme
+from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
 from experiments.studies import IMDB
-from experiments.studies import TOP_K
-from runner import REPO
-from runner import load_runs
-from runner import portable
-from runner import recorded_machine
-from runner import run_or_skip
-from runner import test_rule_config
-from runner import train_config
-from runner import write_results_readme
+from experiments.studies import REAL_DATASETS as DATASETS
 
 RESULTS = os.path.join("results", "adaptive_real")
 MODELS = os.path.join("runs", "adaptive_real")
-DATASETS = ("trec", "sst2", "sst1", "imdb")
 TUNING = ("trec", "sst2")  # r is chosen on their validation scores
 HELD_OUT = ("sst1", "imdb")  # never looked at for any choice
-DATASET_FLAGS = {"imdb": list(IMDB)}
 DENSITIES = (0.1, 0.3, 0.5)
 DEFAULT = "rho0.3"
-# Setting name -> `train` flags; rho0.3 is `train`'s defaults, tested with
-# `top_k` (the default test rule when these runs were made; it is nucleus now).
-SETTINGS = {
-    "rho0.1": ["--target-density", "0.1", *TOP_K],
-    "rho0.3": list(TOP_K),
-    "rho0.5": ["--target-density", "0.5", *TOP_K],
-    "soft": ["--model", "soft"],
-    "sparsemax": ["--model", "sparsemax"],
-    "entmax": ["--model", "entmax"],
-}
 BASELINES = ("soft", "sparsemax", "entmax")
 RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95)
-# Runs of gate_check with the same flags are copied, not trained again
-# (all but the target-0.3 one, whose model is rescored).
-REUSE = os.path.join(REPO, "results", "gate_check", "runs")
 # Left edges of the text-length bins (real tokens) of the per-text densities.
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
 COPIES = "copies.json"  # check_copies' verdict
+GATE_CHECK = ("gate_check", "runs")  # the runs copied (beside results/adaptive_real)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
-WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
 def run_name(dataset, setting, seed):
     return f"{dataset}_{setting}_seed{seed}"
 
 
-def train_flags(dataset, setting, seed, data_dir, limit=None, epochs=None):
-    """The `train` flags of one run."""
-    flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed)]
-    flags += [*DATASET_FLAGS.get(dataset, []), *SETTINGS[setting]]
-    if limit:
-        flags += ["--limit", str(limit)]
-    if epochs:
-        flags += ["--epochs", str(epochs)]
-    return flags
-
-
-def older_run(flags, folder):
-    """The path of a finished run in `folder` with the config of `flags`,
-    counting a config field the older run lacks as equal when `flags` leave
-    it at its default (the field came later), or None."""
-    from ganet_tf.training import TrainConfig
-
-    defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
-    wanted = test_rule_config(train_config(flags))
-    for run in load_runs(folder):
-        config = {k: v for k, v in run.get("config", {}).items() if k not in WHERE}
-        if not config or set(config) - set(wanted):
-            continue
-        config = test_rule_config(config, legacy="test_gates" not in run)
-        later = set(wanted) - set(config)
-        if all(config[k] == wanted[k] for k in config) and all(wanted[k] == defaults[k] for k in later):
-            return os.path.join(folder, f"{run['name']}.json")
-    return None
-
-
-def train(dataset, setting, seed, args):
-    """Trains (or finds, or copies) one run; its summary, or None when
-    another process is training it."""
-    name = run_name(dataset, setting, seed)
-    flags = train_flags(dataset, setting, seed, os.path.abspath(args.data_dir), args.limit, args.epochs)
-    runs_dir = os.path.join(args.results, "runs")
-    path = os.path.join(runs_dir, f"{name}.json")
-    reuse = setting != DEFAULT and not args.no_reuse and not os.path.exists(path)
-    source = older_run(flags, REUSE) if reuse else None
-    if source:
-        with open(source) as handle:
-            result = json.load(handle)
-        result.update(name=name, setting=setting, copied_from=os.path.relpath(source, REPO))
-        write_json(path, result)
-        print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
-        return result
-    extra = {"setting": setting}
-    return run_or_skip(name, flags, runs_dir, out_root=args.out_root, resumable=dataset == "imdb", extra=extra)
-
-
-def write_json(path, value):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as handle:
-        json.dump(portable(value), handle, indent=1)
-    os.replace(path + ".tmp", path)
-
-
-def read_json(path, default=None):
-    if not os.path.exists(path):
-        return default
-    with open(path) as handle:
-        return json.load(handle)
+def train_flags(dataset, setting, seed, data_dir, options=()):
+    """The `train` flags of one run, as `python -m experiments run adaptive_real` gives them."""
+    point = {"dataset": dataset, "seed": seed, "setting": setting}
+    return [*studies.STUDIES["adaptive_real"].run_flags(point, data_dir), *options]
 
 
 def rule_key(mode, value):
@@ -291,20 +217,20 @@ def length_bins(real, attended):
     }
 
 
-def rescore(dataset, seed, args, chosen):
+def rescore(dataset, seed, where, chosen):
     """Rescores the runs of `dataset` and `seed` that have a model: the
     target-0.3 model under every r (validation on the tuning datasets, test
     everywhere); with `chosen` r, the 0.1 and 0.5 models under it and the
-    per-text densities of top_k 0.3 and relative r."""
-    path = os.path.join(args.results, "rescored", f"{dataset}_seed{seed}.json")
-    data_dir = os.path.abspath(args.data_dir)
+    per-text densities of top_k 0.3 and relative r. `where`: the results
+    folder, the models root, the data folder and the runs' added flags."""
+    results, models, data_dir, options = where
+    path = os.path.join(results, "rescored", f"{dataset}_seed{seed}.json")
 
     def rescorer(setting):
         name = run_name(dataset, setting, seed)
-        if not os.path.exists(os.path.join(args.results, "runs", f"{name}.json")):
+        if not os.path.exists(os.path.join(results, "runs", f"{name}.json")):
             return None
-        flags = train_flags(dataset, setting, seed, data_dir, args.limit, args.epochs)
-        return Rescorer(path, name, setting, flags, args.out_root)
+        return Rescorer(path, name, setting, train_flags(dataset, setting, seed, data_dir, options), models)
 
     default = rescorer(DEFAULT)
     if default is None:
@@ -796,7 +722,7 @@ def check_copies(results, records):
     for run in _all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
-        source = older_run(shlex.split(run["command"])[4:], REUSE)
+        source = same_run(shlex.split(run["command"])[4:], [os.path.join(os.path.dirname(results), *GATE_CHECK)])
         if source:
             older = read_json(source)
             keys = ("test_accuracy", "test_attended_density", "epochs_trained")
@@ -862,13 +788,13 @@ def write_tables(results):
     head = [
         "# Adaptive test gates on real data (issue 39)",
         "",
-        "Written by `python experiments/adaptive_real.py --data-dir ../shared/data` (its docstring has the",
-        f"design) on {curves['machine']}, shared with other jobs. GA-Net is trained with the defaults of `train` at",
+        "Written by `python -m experiments table adaptive_real` (the design: `experiments/adaptive_real.py`'s",
+        f"docstring) on {curves['machine']}, shared with other jobs. GA-Net is trained with the defaults of `train` at",
         "`--target-density` 0.1, 0.3 (the defaults) and 0.5, `top_k` test gates at the same rho; the target-0.3",
         "models are scored again under the relative rule (open t where p_t >= r max p) at every r of the grid",
         "(`with_gate_inference`, no retraining). One r for all datasets is chosen on TREC and SST-2 validation",
         "scores; SST-1 and IMDB are held out of every choice. Soft, sparsemax and 1.5-entmax attention are",
-        "trained with the same flags. IMDB: `" + " ".join(DATASET_FLAGS["imdb"]) + "`.",
+        "trained with the same flags. IMDB: `" + " ".join(IMDB) + "`.",
         "The nucleus rule, scored the same way on the same models: [nucleus/README.md](nucleus/README.md)",
         "(`experiments/nucleus_real.py`).",
         "",
@@ -896,18 +822,24 @@ def write_tables(results):
     return ratio
 
 
-def update(args, pairs):
-    """Rescores the runs of `pairs` (dataset, seed), chooses r, rescores
-    under it and rewrites the tables."""
-    if not args.table_only:
-        for dataset, seed in pairs:
-            rescore(dataset, seed, args, None)
-        check_copies(args.results, collect(args.results, DATASETS))
-    ratio = write_tables(args.results)
-    if ratio is not None and not args.table_only:
-        for dataset, seed in pairs:
-            rescore(dataset, seed, args, ratio)
-        write_tables(args.results)
+def after_run(study, point, summary, context):
+    """After each run of `python -m experiments run adaptive_real`: every
+    dataset and seed with a target-0.3 run is rescored under every r, r is
+    chosen on the validation scores, and they are rescored under it; a new
+    target-0.3 run is checked against gate_check's (`check_copies`)."""
+    results = os.path.dirname(context["runs_dir"])
+    where = (results, context["out_root"], os.path.abspath(context["data_dir"]), context["options"])
+    finished = [r for r in load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
+    pairs = sorted({(r["dataset"], r["seed"]) for r in finished}, key=lambda p: (DATASETS.index(p[0]), p[1]))
+    for dataset, seed in pairs:
+        rescore(dataset, seed, where, None)
+    records = collect(results, DATASETS)
+    if point["setting"] == DEFAULT:
+        check_copies(results, records)
+    choice = choose_ratio(validation_grid(records))
+    for dataset, seed in pairs if choice else ():
+        rescore(dataset, seed, where, choice["ratio"])
+    return None
 
 
 def data_flags(parser, datasets=DATASETS):
@@ -916,28 +848,3 @@ def data_flags(parser, datasets=DATASETS):
     parser.add_argument("--datasets", nargs="+", choices=datasets, default=list(datasets))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     return parser
-
-
-def main():
-    parser = data_flags(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
-    parser.add_argument("--table-only", action="store_true", help="rewrite the tables from saved scores only")
-    parser.add_argument("--no-reuse", action="store_true", help="train every run, copy none from gate_check")
-    parser.add_argument("--no-train", action="store_true", help="rescore and tabulate the runs there are, train none")
-    parser.add_argument("--limit", type=int, help="smoke runs: train's --limit (use with --results, --out-root)")
-    parser.add_argument("--epochs", type=int, help="smoke runs: train's --epochs")
-    parser.add_argument("--results", default=os.path.join(REPO, RESULTS), help="folder of the results")
-    parser.add_argument("--out-root", default=MODELS, help="folder of the models (relative: to the repository)")
-    args = parser.parse_args()
-    args.results = os.path.abspath(args.results)
-    datasets = [d for d in DATASETS if d in args.datasets]
-    pairs = [(d, seed) for d in datasets for seed in args.seeds]
-    if not (args.table_only or args.no_train):
-        for index, (dataset, seed) in enumerate(pairs):
-            for setting in SETTINGS:
-                train(dataset, setting, seed, args)
-            update(args, pairs[: index + 1])
-    update(args, pairs)
-
-
-if __name__ == "__main__":
-    main()

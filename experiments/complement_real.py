@@ -45,11 +45,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import adaptive_real  # noqa: I001 - beside runner, in experiments/
-from runner import REPO
-from runner import machine
-from runner import run_or_skip
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import adaptive_real
+from experiments.runner import REPO
+from experiments.runner import machine
+from experiments.runner import run_or_skip
 
 RESULTS = os.path.join(adaptive_real.RESULTS, "complement")
 RATIOS = (*adaptive_real.RATIOS, 0.97, 0.98, 0.99)

@@ -31,10 +31,10 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import adaptive_real  # noqa: I001 - beside runner, in experiments/
-from runner import REPO
-from runner import recorded_machine
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import adaptive_real
+from experiments.runner import REPO
+from experiments.runner import recorded_machine
 
 RESULTS = os.path.join(adaptive_real.RESULTS, "nucleus")
 MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)

@@ -496,3 +496,17 @@ def gate_check(study, root):
         *(["", "![accuracy against density](sweep.png)", ""] if points else []),
     ]
     _readme(study, root, lines, runs)
+
+
+def adaptive_real_rescore(study, point, summary, context):
+    """`experiments/adaptive_real.py`'s rescoring after each run."""
+    from experiments import adaptive_real
+
+    return adaptive_real.after_run(study, point, summary, context)
+
+
+def adaptive_real(study, root):
+    """`experiments/adaptive_real.py`'s choice of r, curves and tables."""
+    from experiments import adaptive_real as analysis
+
+    analysis.write_tables(os.path.join(root, study.folder))

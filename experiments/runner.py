@@ -100,13 +100,24 @@ def same_run(flags, runs_dirs):
 
     Training is deterministic for a given config and seed on this machine
     (checked: the TREC Figure 5 runs at hidden 20 repeat the core runs to the
-    last digit), so such a run need not be repeated.
+    last digit), so such a run need not be repeated. A config field that the
+    older run lacks counts as equal when `flags` leave it at its default:
+    the field came later, and its default reproduces the older behaviour.
     """
+    import dataclasses
+
+    from ganet_tf.training import TrainConfig
+
+    defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     wanted = test_rule_config(train_config(flags))
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
             config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}
-            if config and test_rule_config(config, legacy="test_gates" not in run) == wanted:
+            if not config or set(config) - set(wanted):
+                continue
+            config = test_rule_config(config, legacy="test_gates" not in run)
+            later = set(wanted) - set(config)
+            if all(config[k] == wanted[k] for k in config) and all(wanted[k] == defaults[k] for k in later):
                 return os.path.join(runs_dir, f"{run['name']}.json")
     return None
 
@@ -298,12 +309,20 @@ def exclusive(path):
             os.remove(lock)
 
 
-def read_json(path):
+_NO_DEFAULT = object()
+
+
+def read_json(path, default=_NO_DEFAULT):
+    """The JSON file `path`; `default` where it is missing, if given."""
+    if default is not _NO_DEFAULT and not os.path.exists(path):
+        return default
     with open(path) as handle:
         return json.load(handle)
 
 
 def write_json(path, result):
+    """Writes `result` (its paths made `portable`) to `path` atomically."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     staging = path + ".tmp"
     with open(staging, "w") as handle:
         json.dump(portable(result), handle, indent=1)

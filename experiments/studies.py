@@ -45,6 +45,30 @@ def datasets(*names, **protocol):
 CORE_PROTOCOL = {"sst1": (*MONITOR_ACC, "--dropout", "0.5"), "sst2": MONITOR_ACC}
 # GA-Net's own settings per dataset, chosen the same way (`selection`).
 CORE_GANET = {"sst1": ("--lam", "3e-3"), "sst2": ("--lam", "3e-3")}
+# The grid of the gate studies on every real dataset (cheap ones first).
+REAL_DATASETS = ("trec", "sst2", "sst1", "imdb")
+GATE_GRID = {"dataset": datasets(*REAL_DATASETS, imdb=IMDB), "seed": seeds(0, 1, 2)}
+# adaptive_real: GA-Net with `train`'s defaults at target density 0.1, 0.3 and
+# 0.5 under `top_k` test gates (three points of its curve), and soft,
+# sparsemax and 1.5-entmax attention; the target-0.3 models are rescored.
+ADAPTIVE_SETTINGS = {
+    "rho0.1": ("--target-density", "0.1", *TOP_K),
+    "rho0.3": TOP_K,
+    "rho0.5": ("--target-density", "0.5", *TOP_K),
+    "soft": ("--model", "soft"),
+    "sparsemax": ("--model", "sparsemax"),
+    "entmax": ("--model", "entmax"),
+}
+
+
+def imdb_resumes(point):
+    """IMDB runs keep a training backup (a killed run resumes)."""
+    return point["dataset"] == "imdb"
+
+
+# The gate studies' runs record their setting; IMDB runs resume.
+GATE_RUNS = {"record": ("setting",), "resumable": imdb_resumes}
+
 
 STUDIES = {
     study.name: study
@@ -127,8 +151,7 @@ STUDIES = {
             # (validation decides); target density 0.1, 0.3 (the defaults) and
             # 0.5 on TREC, SST-2 and IMDB (`reports.gate_check_runs`).
             axes={
-                "dataset": datasets("trec", "sst2", "sst1", "imdb", imdb=IMDB),
-                "seed": seeds(0, 1, 2),
+                **GATE_GRID,
                 "setting": {
                     "default": TOP_K,
                     "soft": ("--model", "soft"),
@@ -138,10 +161,20 @@ STUDIES = {
                 },
             },
             keep=reports.gate_check_runs,
-            record=("setting",),
-            resumable=lambda point: point["dataset"] == "imdb",
             after=reports.one_token_floor,
             tables=reports.gate_check,
+            **GATE_RUNS,
+        ),
+        Study(
+            name="adaptive_real",
+            doc="the relative test rule against top_k, sparsemax, entmax and soft on real data (issue 39)",
+            axes={**GATE_GRID, "setting": ADAPTIVE_SETTINGS},
+            # gate_check's runs of the same config are copied, all but the
+            # target-0.3 ones, whose models are rescored.
+            reuse=lambda point: () if point["setting"] == "rho0.3" else ("gate_check",),
+            after=reports.adaptive_real_rescore,
+            tables=reports.adaptive_real,
+            **GATE_RUNS,
         ),
         Study(
             name="nucleus_default",
@@ -176,42 +209,45 @@ STUDIES = {
 # Studies still run by their own script (`experiments/FILE`): `run` calls
 # `python experiments/FILE [--data-dir DIR] [-- FLAGS]`, `table` calls it with
 # its table flags; without table flags (`needs_models`) its tables come with
-# its runs (trained models, or this machine's timings). Per study: the script
-# and its table flags, its folder under results/ ("": the name), whether its
-# runs take --data-dir; then what it finds.
-_SCRIPTS = {
-    "reproduce": ("reproduce.py --table-only", "", True),
-    "adaptive_real": ("adaptive_real.py --table-only", "", True),
-    "nucleus_real": ("nucleus_real.py --table-only", "adaptive_real/nucleus", True),
-    "transformer_check": ("transformer_check.py --table-only", "", True),
-    "seq2seq": ("seq2seq_tables.py --table-only", "", True),
-    "pooling_gather": ("bench_pooling_gather.py --readme-only", "", False),
-    "seq2seq_lengths": ("bench_seq2seq_lengths.py --from-json", "", False),
-    "serving": ("bench_serving.py --readme-only", "", False),
-    "adaptive_gates": ("adaptive_gates.py", "", False),
-    "complement": ("complement_real.py", "adaptive_real/complement", True),
-    "backends": ("jax_trec.py", "", False),
-    "main_job": ("main_job.py", "", False),
-    "sparse_attention": ("bench_sparse_attention.py", "", False),
-    "sparse_training": ("bench_sparse_training.py", "", False),
-}
-_SCRIPT_DOCS = {
-    "reproduce": "the paper's tables and Figure 5 (TREC, SST, IMDB)",
-    "adaptive_real": "the relative test rule against top_k, sparsemax, entmax and soft on real data (issue 39)",
-    "nucleus_real": "the nucleus test rule on real data: the default's choice (issue 39)",
-    "transformer_check": "GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
-    "seq2seq": "the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
-    "pooling_gather": "sparse against dense inference of GatedAttentionPooling (issue 17)",
-    "seq2seq_lengths": "decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)",
-    "serving": "CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)",
-    "adaptive_gates": "adaptive test-gate rules on the synthetic selection family (issue 39)",
-    "complement": "the complement objective on real data (issue 39)",
-    "backends": "GA-Net under JAX, no TensorFlow, on prepared TREC ids",
-    "main_job": "the README's main job (TREC, packaged data), seeds 0-2",
-    "sparse_attention": "gated sparse attention against dense Keras attention, wall-clock (issue 17)",
-    "sparse_training": "training on the open tokens only against dense training, wall-clock (issue 17)",
-}
-for _name, (_script, _folder, _data) in _SCRIPTS.items():
+# its runs (trained models, or this machine's timings). A study a line: its
+# name | the script and its table flags | its folder under results/ (-: the
+# name) | whether its runs take --data-dir; then, indented, what it finds.
+SCRIPT_STUDIES = """
+reproduce | reproduce.py --table-only | - | yes
+    the paper's tables and Figure 5 (TREC, SST, IMDB)
+nucleus_real | nucleus_real.py --table-only | adaptive_real/nucleus | yes
+    the nucleus test rule on real data: the default's choice (issue 39)
+transformer_check | transformer_check.py --table-only | - | yes
+    GA-Net gates on a Transformer against the dense one, IMDB (issue 17)
+seq2seq | seq2seq_tables.py --table-only | - | yes
+    the hierarchical-attention report's tables beside our seq2seq runs (README.md)
+pooling_gather | bench_pooling_gather.py --readme-only | - | no
+    sparse against dense inference of GatedAttentionPooling (issue 17)
+seq2seq_lengths | bench_seq2seq_lengths.py --from-json | - | no
+    decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)
+serving | bench_serving.py --readme-only | - | no
+    CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
+adaptive_gates | adaptive_gates.py | - | no
+    adaptive test-gate rules on the synthetic selection family (issue 39)
+complement | complement_real.py | adaptive_real/complement | yes
+    the complement objective on real data (issue 39)
+backends | jax_trec.py | - | no
+    GA-Net under JAX, no TensorFlow, on prepared TREC ids
+main_job | main_job.py | - | no
+    the README's main job (TREC, packaged data), seeds 0-2
+sparse_attention | bench_sparse_attention.py | - | no
+    gated sparse attention against dense Keras attention, wall-clock (issue 17)
+sparse_training | bench_sparse_training.py | - | no
+    training on the open tokens only against dense training, wall-clock (issue 17)
+"""
+for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
+    _name, _script, _folder, _data = (field.strip() for field in _head.split("|"))
     _file, *_flags = _script.split()
-    _doc = _SCRIPT_DOCS[_name]
-    STUDIES[_name] = Study(_name, _folder, _doc, script=(_file, *_flags), needs_models=not _flags, data_flag=_data)
+    STUDIES[_name] = Study(
+        _name,
+        _folder.strip("-"),
+        _doc.strip(),
+        script=(_file, *_flags),
+        needs_models=not _flags,
+        data_flag=_data == "yes",
+    )

@@ -44,8 +44,11 @@ class Study:
             when killed); default: seq2seq runs.
         after: `(study, point, summary, context) -> summary or None`: an
             analysis of the finished run (e.g. rescoring its model); a
-            summary returned is written back.
-        reuse: studies whose runs of the same config are copied, not retrained.
+            summary returned is written back. `context`: `data_dir`,
+            `out_root` (the models), `runs_dir` (the summaries), `options`
+            (the flags added to every run).
+        reuse: studies whose runs of the same config are copied, not
+            retrained (`runner.same_run`), or `point -> studies`.
         models: the models are kept under `runs/NAME/` (resumable training).
         tables: `(study, results_root) -> None`: writes the tables.
         needs_models: the tables read trained models (`runs/`), not only summaries.
@@ -116,14 +119,14 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
     runs_dir = study.runs_dir(root)
     out_root = os.path.join(models, study.name) if study.models else None
-    reuse = [_registry()[name].runs_dir(root) for name in study.reuse]
-    context = {"data_dir": data_dir, "out_root": out_root, "runs_dir": runs_dir}
+    context = {"data_dir": data_dir, "out_root": out_root, "runs_dir": runs_dir, "options": list(options)}
     for point in study.points(only):
         flags = [*study.run_flags(point, data_dir), *options]
         if dry_run:
             if not os.path.exists(os.path.join(runs_dir, f"{point['name']}.json")):
                 print(point["name"], " ".join(flags))
             continue
+        reused = study.reuse(point) if callable(study.reuse) else study.reuse
         record = study.record(point) if callable(study.record) else {axis: point[axis] for axis in study.record}
         summary = runner.run_or_skip(
             point["name"],
@@ -132,7 +135,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
             out_root=out_root,
             resumable=study.resumable(point) if study.resumable else study.command == "seq2seq",
             extra=record,
-            reuse=reuse,
+            reuse=[_registry()[name].runs_dir(root) for name in reused],
             command=study.command,
         )
         if summary is not None and study.after:
