@@ -88,11 +88,10 @@ from experiments.runner import write_results_readme
 from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
 from experiments.studies import IMDB
 from experiments.studies import REAL_DATASETS as DATASETS
+from experiments.studies import TUNING
 
 RESULTS = os.path.join("results", "adaptive_real")
 MODELS = os.path.join("runs", "adaptive_real")
-TUNING = ("trec", "sst2")  # r is chosen on their validation scores
-HELD_OUT = ("sst1", "imdb")  # never looked at for any choice
 DENSITIES = (0.1, 0.3, 0.5)
 DEFAULT = "rho0.3"
 BASELINES = ("soft", "sparsemax", "entmax")

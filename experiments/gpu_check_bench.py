@@ -11,8 +11,6 @@ from bench_sparse_attention import encoder_flops
 from ganet_tf.layers.sparse_gather import kept_count
 
 SGD_RATE = 1e-4
-# A training step: forward, and a backward pass of about twice its cost.
-TRAIN_FLOPS_FACTOR = 3
 
 
 # The fused attention kernels' tile: every gathered length a multiple of it.

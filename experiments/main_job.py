@@ -21,7 +21,6 @@ from runner import seed_results
 from runner import write_text
 
 RESULTS = os.path.join(REPO, "results", "main_job")
-SUMMARY_KEYS = ("test_accuracy", "test_attended_density", "test_all_closed_rate", "epochs_trained", "train_seconds")
 
 
 def run_seed(seed):

@@ -303,8 +303,6 @@ def subwords(study, root):
 
 # --- gate_check: GA-Net's default gates on every dataset (issue 13) ----------
 
-GATE_TUNED = ("trec", "sst2")  # the defaults were chosen on these (validation)
-GATE_HELD_OUT = ("sst1", "imdb")  # never looked at for any gate default
 GATE_SWEEP = ("trec", "sst2", "imdb")
 _FLOORS = "floors.json"
 
@@ -312,9 +310,11 @@ _FLOORS = "floors.json"
 def gate_check_runs(point):
     """gate_check's runs: the defaults and soft attention everywhere,
     annealing on the tuning datasets, the density sweep on GATE_SWEEP."""
+    from experiments.studies import TUNING
+
     setting, dataset = point["setting"], point["dataset"]
     if setting == "anneal":
-        return dataset in GATE_TUNED
+        return dataset in TUNING
     return setting in ("default", "soft") or dataset in GATE_SWEEP
 
 
@@ -360,9 +360,12 @@ def _verdict(ganet, soft):
 
 
 def _gate_defaults(runs):
+    from experiments.studies import HELD_OUT
+    from experiments.studies import TUNING
+
     columns = [
         ("dataset", lambda pair: pair[0]),
-        ("role", lambda pair: "tuned on (validation)" if pair[0] in GATE_TUNED else "held out"),
+        ("role", lambda pair: "tuned on (validation)" if pair[0] in TUNING else "held out"),
         ("seeds", lambda pair: runner.seed_list(pair[1]) or "-"),
         ("GA-Net accuracy", lambda pair: stat("test_accuracy")(pair[1])),
         ("attended density", lambda pair: stat("test_attended_density")(pair[1])),
@@ -370,7 +373,7 @@ def _gate_defaults(runs):
         ("soft accuracy", lambda pair: stat("test_accuracy")(pair[2])),
         ("checks", lambda pair: _verdict(pair[1], pair[2])),
     ]
-    pairs = [(d, _group(runs, d, "default"), _group(runs, d, "soft")) for d in (*GATE_TUNED, *GATE_HELD_OUT)]
+    pairs = [(d, _group(runs, d, "default"), _group(runs, d, "soft")) for d in (*TUNING, *HELD_OUT)]
     return [
         "## Defaults against soft attention (test)",
         "",
@@ -383,6 +386,8 @@ def _gate_defaults(runs):
 def _gate_anneal(study, runs):
     """Fixed tau against annealed tau on the tuning datasets: VALIDATION
     scores decide, test scores beside them."""
+    from experiments.studies import TUNING
+
     columns = [
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
@@ -392,7 +397,7 @@ def _gate_anneal(study, runs):
         ("epochs", stat("epochs_trained")),
         ("test accuracy", stat("test_accuracy")),
     ]
-    annealed = [d for d in GATE_TUNED if _group(runs, d, "anneal")]
+    annealed = [d for d in TUNING if _group(runs, d, "anneal")]
     rows = tables.groups(runs, ("dataset", "setting"), (annealed, ("default", "anneal")))
     if not rows:
         return []
