@@ -515,3 +515,21 @@ def adaptive_real(study, root):
     from experiments import adaptive_real as analysis
 
     analysis.write_tables(os.path.join(root, study.folder))
+
+
+def reproduce_profile(study, point, summary, context):
+    """`reproduce`'s cross-check of the attention FLOPs count against
+    TensorFlow's profiler, once (`profiler_check.json`)."""
+    path = os.path.join(os.path.dirname(context["runs_dir"]), "profiler_check.json")
+    if not os.path.exists(path):
+        from experiments import reproduce
+
+        runner.write_json(path, reproduce.profiler_flops())
+
+
+def reproduce(study, root):
+    """`experiments/reproduce.py`'s Figure 5 and tables."""
+    from experiments import reproduce as analysis
+
+    analysis.plot_fig5(root)
+    analysis.write_readme(root)
