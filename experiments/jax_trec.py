@@ -108,15 +108,14 @@ def _mean(runs):
     return sum(run["test_accuracy"] for run in runs) / len(runs)
 
 
-def write_readme(runs, seeds):
+def write_readme(runs, seeds, results=RESULTS, main_job=MAIN_JOB):
     """`results/backends/README.md`: the JAX seeds beside the main job's files."""
-    from main_job import rule_text
+    from experiments.main_job import rule_text
+    from experiments.runner import mean_std
+    from experiments.runner import read_json
+    from experiments.runner import write_text
 
-    from runner import mean_std
-    from runner import read_json
-    from runner import write_text
-
-    main_runs = [read_json(os.path.join(MAIN_JOB, f"seed_{run['seed']}.json")) for run in runs]
+    main_runs = [read_json(os.path.join(main_job, f"seed_{run['seed']}.json")) for run in runs]
     rows = [
         row
         for jax_run, tf_run in zip(runs, main_runs, strict=True)
@@ -150,7 +149,7 @@ def write_readme(runs, seeds):
         f"{mean_std([run['test_attended_density'] for run in main_runs])}. Difference of the mean test accuracies "
         f"(JAX - TF): {100 * (_mean(runs) - _mean(main_runs)):+.2f} points.",
     ]
-    write_text(os.path.join(RESULTS, "README.md"), lines)
+    write_text(os.path.join(results, "README.md"), lines)
 
 
 def main():

@@ -13,12 +13,13 @@ import os
 import sys
 import tempfile
 
-from runner import REPO
-from runner import machine
-from runner import mean_std
-from runner import run_command
-from runner import seed_results
-from runner import write_text
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.runner import REPO
+from experiments.runner import machine
+from experiments.runner import mean_std
+from experiments.runner import run_command
+from experiments.runner import seed_results
+from experiments.runner import write_text
 
 RESULTS = os.path.join(REPO, "results", "main_job")
 
@@ -42,7 +43,7 @@ def rule_text(rule):
     return " ".join([rule["inference_mode"], *(f"{v:g}" for k, v in rule.items() if k != "inference_mode")])
 
 
-def write_readme(runs):
+def write_readme(runs, results=RESULTS):
     rows = [
         f"| {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
         f"{run['test_all_closed_rate']:.3f} | {run['epochs_trained']} | {run['train_seconds']:.0f} |"
@@ -66,7 +67,7 @@ def write_readme(runs):
         f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy "
         f"**{mean_std([run['test_accuracy'] for run in runs])}**.",
     ]
-    write_text(os.path.join(RESULTS, "README.md"), lines)
+    write_text(os.path.join(results, "README.md"), lines)
 
 
 def main():

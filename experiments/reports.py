@@ -533,3 +533,25 @@ def reproduce(study, root):
 
     analysis.plot_fig5(root)
     analysis.write_readme(root)
+
+
+def _seed_files(folder, prefix):
+    """The JSON files `PREFIX{seed}.json` in `folder`, by seed."""
+    seeds = sorted(int(name[len(prefix) : -5]) for name in os.listdir(folder) if name.startswith(prefix))
+    return [runner.read_json(os.path.join(folder, f"{prefix}{seed}.json")) for seed in seeds]
+
+
+def main_job(study, root):
+    """The README's main job, seed by seed (`experiments/main_job.py`)."""
+    from experiments import main_job as job
+
+    job.write_readme(_seed_files(os.path.join(root, study.folder), "seed_"), os.path.join(root, study.folder))
+
+
+def backends(study, root):
+    """The JAX seeds beside the main job's (`experiments/jax_trec.py`)."""
+    from experiments import jax_trec
+
+    runs = _seed_files(os.path.join(root, study.folder), "jax_trec_seed_")
+    folder = os.path.join(root, study.folder)
+    jax_trec.write_readme(runs, [run["seed"] for run in runs], folder, os.path.join(root, "main_job"))

@@ -247,6 +247,14 @@ STUDIES = {
             after=reports.reproduce_profile,
             tables=reports.reproduce,
         ),
+        # Run by their scripts (trained their own way); tables from the committed JSON.
+        *(
+            Study(name, doc=doc, script=(script,), data_flag=False, tables=getattr(reports, name))
+            for name, script, doc in (
+                ("main_job", "main_job.py", "the README's main job (TREC, packaged data), seeds 0-2"),
+                ("backends", "jax_trec.py", "GA-Net under JAX, no TensorFlow, on prepared TREC ids"),
+            )
+        ),
         Study(
             name="nucleus_default",
             folder="adaptive_real/nucleus_default",
@@ -300,10 +308,6 @@ adaptive_gates | adaptive_gates.py | - | no
     adaptive test-gate rules on the synthetic selection family (issue 39)
 complement | complement_real.py | adaptive_real/complement | yes
     the complement objective on real data (issue 39)
-backends | jax_trec.py | - | no
-    GA-Net under JAX, no TensorFlow, on prepared TREC ids
-main_job | main_job.py | - | no
-    the README's main job (TREC, packaged data), seeds 0-2
 sparse_attention | bench_sparse_attention.py | - | no
     gated sparse attention against dense Keras attention, wall-clock (issue 17)
 sparse_training | bench_sparse_training.py | - | no

@@ -55,8 +55,9 @@ class Study:
         data_flag: runs take `--data-dir`.
         script: `(file, *table flags)` of a study not yet declared as runs:
             `run` calls `python experiments/FILE [--data-dir DIR] [-- FLAGS]`,
-            `table` calls it with the table flags (e.g. `--table-only`; none:
-            its tables come with its runs only).
+            `table` calls `tables` where given, else the script with the
+            table flags (e.g. `--table-only`; none: its tables come with its
+            runs only).
     """
 
     name: str
@@ -150,10 +151,10 @@ def render_study(study, root=RESULTS):
     """Writes the tables of `study` into `root/FOLDER` from its summaries."""
     if study.script and study.needs_models and not study.script[1:]:
         raise SystemExit(f"error: {study.name}'s tables come with its runs: python -m experiments run {study.name}")
-    if study.script:
-        _script(study, root, study.script[1:])
-    else:
+    if study.tables:
         study.tables(study, root)
+    else:
+        _script(study, root, study.script[1:])
 
 
 def _script(study, root, flags):
