@@ -239,23 +239,25 @@ def main():
 
 
 def write(args, path, cells, command):
+    """`bench.json` (the cells this command measured name this machine),
+    then `readme`."""
     ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
     machine = machine_line(args.threads, getattr(args, "xla", False))
     for cell in ordered:  # the cells this command measured
         if cell["command"] == command:
             cell["machine"] = machine
-    setting = {
-        "hidden": args.hidden,
-        "heads": args.heads,
-        "intermediate": args.intermediate,
-        "threads": args.threads,
-        "xla": args.xla,
-        "exact_k": args.exact_k,
-        "warmup": args.warmup,
-        "runs": args.runs,
-    }
+    keys = ("hidden", "heads", "intermediate", "threads", "xla", "exact_k", "warmup", "runs")
+    setting = {key: getattr(args, key) for key in keys}
     with open(path, "w") as handle:
         json.dump({"command": command, "machine": machine, "setting": setting, "cells": ordered}, handle, indent=1)
+    readme(os.path.dirname(path))
+
+
+def readme(out):
+    """`README.md` and `bench.png` of `out` from its `bench.json` alone."""
+    with open(os.path.join(out, "bench.json")) as handle:
+        saved = json.load(handle)
+    ordered, setting = saved["cells"], saved["setting"]
     lines = [
         "# Gated sparse attention vs dense attention: wall-clock",
         "",
@@ -265,8 +267,8 @@ def write(args, path, cells, command):
             for command_, machine_ in sorted({(c["command"], c["machine"]) for c in ordered})
         ),
         (
-            f"Setting: hidden {args.hidden}, {args.heads} heads, feedforward {args.intermediate}; "
-            f"median of {args.runs} runs after {args.warmup} warm-up runs, gated and dense timed in turn "
+            f"Setting: hidden {setting['hidden']}, {setting['heads']} heads, feedforward {setting['intermediate']}; "
+            f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
             "within each run; "
             "gates: round(d T) open keys per row at random positions."
         ),
@@ -290,9 +292,9 @@ def write(args, path, cells, command):
             f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {dense} | "
             f"{c['gated_ms']:.1f} | {speedup} | {c['flops_ratio']:.2f}x |"
         )
-    with open(os.path.join(args.out, "README.md"), "w") as handle:
+    with open(os.path.join(out, "README.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
-    plot(ordered, os.path.join(args.out, "bench.png"))
+    plot(ordered, os.path.join(out, "bench.png"))
 
 
 def plot(cells, path):

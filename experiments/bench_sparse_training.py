@@ -222,10 +222,19 @@ def main():
 
 
 def write(args, path, cells):
+    """`bench.json`, then `readme`."""
     ordered = sorted(cells.values(), key=lambda c: (c["xla"], c["T"], c["batch"], c["density"]))
     setting = {"hidden": args.hidden, "heads": args.heads, "intermediate": args.intermediate, "threads": args.threads}
     with open(path, "w") as handle:
         json.dump({"setting": setting, "cells": ordered}, handle, indent=1)
+    readme(os.path.dirname(path))
+
+
+def readme(out):
+    """The table of `README.md` in `out` from its `bench.json` alone."""
+    with open(os.path.join(out, "bench.json")) as handle:
+        saved = json.load(handle)
+    ordered, setting = saved["cells"], saved["setting"]
     commands = {}  # each command, the machine when its first cell was measured
     for c in ordered:
         commands.setdefault(c["command"], c["machine"])
@@ -237,8 +246,8 @@ def write(args, path, cells):
         *(f"- `{command}` on {machine}" for command, machine in commands.items()),
         "",
         (
-            f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {args.hidden}, {args.heads} heads, "
-            f"feedforward {args.intermediate}; one step = forward, backward and an Adam update of the blocks and "
+            f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
+            f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks and "
             "of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
             "today's training (every token in every block, log-gate bias); `sparse`: "
             "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
@@ -263,17 +272,17 @@ def write(args, path, cells):
             f"{low:.2f} / {mid:.2f} / {high:.2f} | {c['flops_ratio']:.2f}x |"
         )
     table = "\n".join(lines) + "\n"
-    readme = os.path.join(args.out, "README.md")
+    readme_path = os.path.join(out, "README.md")
     # The hand-written part of the README (the rule, the reading) stays
     # above the marker; the table below it is rewritten.
     marker = "<!-- bench table: written by experiments/bench_sparse_training.py -->"
     head = ""
-    if os.path.exists(readme):
-        with open(readme) as handle:
+    if os.path.exists(readme_path):
+        with open(readme_path) as handle:
             text = handle.read()
         if marker in text:
             head = text.split(marker)[0]
-    with open(readme, "w") as handle:
+    with open(readme_path, "w") as handle:
         handle.write(head + marker + "\n\n" + table)
 
 

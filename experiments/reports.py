@@ -555,3 +555,17 @@ def backends(study, root):
     runs = _seed_files(os.path.join(root, study.folder), "jax_trec_seed_")
     folder = os.path.join(root, study.folder)
     jax_trec.write_readme(runs, [run["seed"] for run in runs], folder, os.path.join(root, "main_job"))
+
+
+def sparse_attention(study, root):
+    """`experiments/bench_sparse_attention.py`'s README and plot from its `bench.json`."""
+    from experiments import bench_sparse_attention
+
+    bench_sparse_attention.readme(os.path.join(root, study.folder))
+
+
+def sparse_training(study, root):
+    """`experiments/bench_sparse_training.py`'s table from its `bench.json`."""
+    from experiments import bench_sparse_training
+
+    bench_sparse_training.readme(os.path.join(root, study.folder))

@@ -247,12 +247,22 @@ STUDIES = {
             after=reports.reproduce_profile,
             tables=reports.reproduce,
         ),
-        # Run by their scripts (trained their own way); tables from the committed JSON.
+        # Run by their scripts (trained or timed their own way); tables from the committed JSON.
         *(
             Study(name, doc=doc, script=(script,), data_flag=False, tables=getattr(reports, name))
             for name, script, doc in (
                 ("main_job", "main_job.py", "the README's main job (TREC, packaged data), seeds 0-2"),
                 ("backends", "jax_trec.py", "GA-Net under JAX, no TensorFlow, on prepared TREC ids"),
+                (
+                    "sparse_attention",
+                    "bench_sparse_attention.py",
+                    "gated sparse attention against dense Keras attention, wall-clock (issue 17)",
+                ),
+                (
+                    "sparse_training",
+                    "bench_sparse_training.py",
+                    "training on the open tokens only against dense training, wall-clock (issue 17)",
+                ),
             )
         ),
         Study(
@@ -308,10 +318,6 @@ adaptive_gates | adaptive_gates.py | - | no
     adaptive test-gate rules on the synthetic selection family (issue 39)
 complement | complement_real.py | adaptive_real/complement | yes
     the complement objective on real data (issue 39)
-sparse_attention | bench_sparse_attention.py | - | no
-    gated sparse attention against dense Keras attention, wall-clock (issue 17)
-sparse_training | bench_sparse_training.py | - | no
-    training on the open tokens only against dense training, wall-clock (issue 17)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
     _name, _script, _folder, _data = (field.strip() for field in _head.split("|"))

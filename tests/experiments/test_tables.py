@@ -3,6 +3,7 @@ summaries alone, into exactly the committed files: `python -m experiments
 table NAME` in a copy of `experiments/` and `results/`."""
 
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -47,16 +48,43 @@ def differences(left, right):
     return sorted(found)
 
 
-@pytest.mark.parametrize("name", REBUILT)
-def test_table_rebuilds_byte_identical(name, copy):
-    folder = STUDIES[name].folder
+# Renders every study of argv[2:] into the results root argv[1] in one
+# process; prints the errors by study and whether TensorFlow got imported.
+RENDER = """
+import json, sys, traceback
+from experiments.studies import STUDIES
+from experiments.study import render_study
+errors = {}
+for name in sys.argv[2:]:
+    try:
+        render_study(STUDIES[name], sys.argv[1])
+    except BaseException:
+        errors[name] = traceback.format_exc()[-3000:]
+print(json.dumps({"errors": errors, "tensorflow": "tensorflow" in sys.modules}))
+"""
+
+
+@pytest.fixture(scope="module")
+def rebuilt(copy):
+    """`python -m experiments table` of every study in REBUILT, in one process."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), REPO])}
-    completed = subprocess.run(
-        [sys.executable, "-m", "experiments", "table", name], cwd=copy, env=environment, capture_output=True, text=True
-    )
+    command = [sys.executable, "-c", RENDER, str(copy / "results"), *REBUILT]
+    completed = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", REBUILT)
+def test_table_rebuilds_byte_identical(name, copy, rebuilt):
+    assert name not in rebuilt["errors"], rebuilt["errors"].get(name)
+    folder = STUDIES[name].folder
     changed = differences(str(copy / "results" / folder), os.path.join(REPO, "results", folder))
     assert not changed, f"python -m experiments table {name} changed: {changed}"
+
+
+def test_tables_need_no_tensorflow(rebuilt):
+    """The declared studies' tables read summaries only: TensorFlow stays unimported."""
+    assert not rebuilt["tensorflow"]
 
 
 def test_unknown_study_lists_the_known_ones():
