@@ -569,3 +569,10 @@ def sparse_training(study, root):
     from experiments import bench_sparse_training
 
     bench_sparse_training.readme(os.path.join(root, study.folder))
+
+
+def seq2seq(study, root):
+    """`experiments/seq2seq_tables.py`'s tables from the summaries."""
+    from experiments import seq2seq_tables
+
+    seq2seq_tables.write_table(os.path.join(root, study.folder))
