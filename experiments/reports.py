@@ -576,3 +576,10 @@ def seq2seq(study, root):
     from experiments import seq2seq_tables
 
     seq2seq_tables.write_table(os.path.join(root, study.folder))
+
+
+def transformer_check(study, root):
+    """`experiments/transformer_check.py`'s tables from its summaries and timings."""
+    from experiments import transformer_check as check
+
+    check.write_readme(os.path.join(root, study.folder))

@@ -249,6 +249,12 @@ STUDIES = {
         ),
         # Run by their scripts (trained or timed their own way); tables from the committed JSON.
         Study(
+            "transformer_check",
+            doc="GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
+            script=("transformer_check.py",),
+            tables=reports.transformer_check,
+        ),
+        Study(
             "seq2seq",
             doc="the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
             script=("seq2seq_tables.py",),
@@ -310,8 +316,6 @@ STUDIES = {
 SCRIPT_STUDIES = """
 nucleus_real | nucleus_real.py --table-only | adaptive_real/nucleus | yes
     the nucleus test rule on real data: the default's choice (issue 39)
-transformer_check | transformer_check.py --table-only | - | yes
-    GA-Net gates on a Transformer against the dense one, IMDB (issue 17)
 pooling_gather | bench_pooling_gather.py --readme-only | - | no
     sparse against dense inference of GatedAttentionPooling (issue 17)
 seq2seq_lengths | bench_seq2seq_lengths.py --from-json | - | no

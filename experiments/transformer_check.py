@@ -45,7 +45,7 @@ machine), models to the git-ignored `runs/transformer_check/`; training
 keeps a backup, so a killed command resumes where it stopped, and finished
 runs are skipped. Two processes started apart share the runs: a run that
 the other one is training is skipped. `RESULTS/README.md` is rewritten
-after each run and with `--table-only`. `--limit` and `--epochs` are for
+after each run and by `python -m experiments table transformer_check`. `--limit` and `--epochs` are for
 smoke runs and need their own `--results` and `--out-root`.
 """
 
@@ -682,7 +682,6 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--epochs-time", type=int, default=EPOCH_TIME_EPOCHS, help="part epochs: epochs per run")
     parser.add_argument("--epoch-rounds", type=int, default=1, help="part epochs: rounds of the three runs")
-    parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
     args.results = os.path.abspath(args.results)
     if os.path.normpath(args.out_root) != MODELS:
@@ -696,18 +695,18 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    if not args.table_only:
-        for part in PARTS:
-            if part in args.parts:
-                {
-                    "select": part_select,
-                    "seeds": part_seeds,
-                    "serve": part_serve,
-                    "sparse": part_sparse,
-                    "epochs": part_epochs,
-                    "serve_sparse": part_serve_sparse,
-                    "trec": part_trec,
-                }[part](args)
+    parts = {
+        "select": part_select,
+        "seeds": part_seeds,
+        "serve": part_serve,
+        "sparse": part_sparse,
+        "epochs": part_epochs,
+        "serve_sparse": part_serve_sparse,
+        "trec": part_trec,
+    }
+    for part in PARTS:
+        if part in args.parts:
+            parts[part](args)
     write_readme(args.results)
 
 
