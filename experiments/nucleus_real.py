@@ -1,7 +1,8 @@
 """The nucleus rule on real data, beside the relative rule and top_k (issue 39).
 
     python experiments/nucleus_real.py --data-dir ../shared/data [--datasets trec sst2 sst1 imdb]
-        [--seeds 0 1 2] [--table-only]
+        [--seeds 0 1 2]
+    python -m experiments table nucleus_real   # from the cached scores
 
 `experiments/adaptive_real.py` scores the relative rule (open t where
 p_t >= r max p) on the target-0.3 models; its r is chosen on TREC and SST-2,
@@ -35,25 +36,26 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import adaptive_real
 from experiments.runner import REPO
 from experiments.runner import recorded_machine
+from experiments.runner import write_text
 
-RESULTS = os.path.join(adaptive_real.RESULTS, "nucleus")
+FOLDER = os.path.join("adaptive_real", "nucleus")  # under the results root
 MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 DEFAULT = adaptive_real.DEFAULT
 
 
-def rescorer(dataset, seed, data_dir, score):
+def rescorer(root, dataset, seed, data_dir, score):
     """The `adaptive_real.Rescorer` of the target-0.3 model of `dataset` and
     `seed` (trained by `adaptive_real.py`), caching here (`score` False:
     cached scores only); None without its run."""
     name = adaptive_real.run_name(dataset, DEFAULT, seed)
-    if not os.path.isfile(os.path.join(REPO, adaptive_real.RESULTS, "runs", f"{name}.json")):
+    if not os.path.isfile(os.path.join(root, "adaptive_real", "runs", f"{name}.json")):
         return None
-    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
+    path = os.path.join(root, FOLDER, "rescored", f"{dataset}_seed{seed}.json")
     flags = adaptive_real.train_flags(dataset, DEFAULT, seed, data_dir)
     return adaptive_real.Rescorer(path, name, DEFAULT, flags, cached_only=not score)
 
 
-def validation_grid(records, seeds, data_dir, score):
+def validation_grid(root, records, seeds, data_dir, score):
     """{dataset: {"seeds", "top_k": (acc, density), pi: (acc, density)}} on
     the validation split of the tuning datasets, means over the seeds with a
     model; with `score` False only what is cached."""
@@ -62,7 +64,7 @@ def validation_grid(records, seeds, data_dir, score):
         rows = []
         for seed in seeds:
             run = records.get(dataset, {}).get(seed, {}).get("runs", {}).get(DEFAULT)
-            scorer = rescorer(dataset, seed, data_dir, score)
+            scorer = rescorer(root, dataset, seed, data_dir, score)
             if run is not None and scorer is not None:
                 points = scorer.grid("validation", "nucleus", MASSES)
                 if all(points.values()):
@@ -78,13 +80,13 @@ def validation_grid(records, seeds, data_dir, score):
     return grid
 
 
-def test_point(dataset, seeds, data_dir, mass, score):
+def test_point(root, dataset, seeds, data_dir, mass, score):
     """Test scores at `mass` per seed, then their point (as
     `adaptive_real.dataset_points` makes them), and the pooled per-text
     densities by length; (None, None) without any."""
     found, lengths_found = {}, {}
     for seed in seeds:
-        scorer = rescorer(dataset, seed, data_dir, score)
+        scorer = rescorer(root, dataset, seed, data_dir, score)
         if scorer is None:
             continue
         scored, lengths = scorer.score("test", "nucleus", mass), scorer.lengths("nucleus", mass)
@@ -120,13 +122,13 @@ def _check_cell(check, name):
     return mark if gap is None else f"{mark} ({100 * gap:+.2f})"
 
 
-def write_readme(args, grid, choice, tests, relative_ratio):
+def write_readme(root, grid, choice, tests, relative_ratio):
     lines = [
         "# The nucleus rule on real data (issue 39)",
         "",
-        "Written by `python experiments/nucleus_real.py --data-dir ../shared/data --table-only` on "
-        + recorded_machine(os.path.join(REPO, adaptive_real.RESULTS, "runs")),
-        "(shared with other jobs); the design is in the script's docstring. Models: the target-0.3 GA-Net",
+        "Written by `python -m experiments table nucleus_real` on "
+        + recorded_machine(os.path.join(root, "adaptive_real", "runs")),
+        "(shared with other jobs); the design is in `experiments/nucleus_real.py`. Models: the target-0.3 GA-Net",
         "runs of `experiments/adaptive_real.py` (`train`'s defaults, `top_k` test gates), scored again under",
         '`GateSampler(inference_mode="nucleus", inference_mass=pi)`; nothing is trained here.',
         "",
@@ -195,23 +197,22 @@ def write_readme(args, grid, choice, tests, relative_ratio):
     return lines
 
 
-def main():
-    parser = adaptive_real.data_flags(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
-    parser.add_argument("--table-only", action="store_true", help="rewrite the README from cached scores only")
-    args = parser.parse_args()
-    data_dir = os.path.abspath(args.data_dir)
-    score = not args.table_only
-    results = os.path.join(REPO, adaptive_real.RESULTS)
+def write(root, data_dir=None, datasets=adaptive_real.DATASETS, seeds=(0, 1, 2), score=False):
+    """Chooses pi on the validation scores and writes the README under the
+    results root `root`; with `score`, scores what is not cached (models
+    needed), else reads the cached scores only."""
+    data_dir = data_dir and os.path.abspath(data_dir)
+    results = os.path.join(root, "adaptive_real")
     records = adaptive_real.collect(results, adaptive_real.DATASETS)
-    grid = validation_grid(records, args.seeds, data_dir, score)
+    grid = validation_grid(root, records, seeds, data_dir, score)
     choice = adaptive_real.choose_ratio(grid, MASSES)
     relative = (adaptive_real.read_json(os.path.join(results, "curves.json"), {}).get("choice") or {}).get("ratio")
     tests = {}
     if choice is not None:
         mass = choice["ratio"]
-        for dataset in [d for d in adaptive_real.DATASETS if d in args.datasets]:
+        for dataset in [d for d in adaptive_real.DATASETS if d in datasets]:
             points = adaptive_real.dataset_points(records, dataset, relative)
-            point, by_length = test_point(dataset, args.seeds, data_dir, mass, score)
+            point, by_length = test_point(root, dataset, seeds, data_dir, mass, score)
             if point is None:
                 continue
             name = f"nucleus{mass:g}"
@@ -222,17 +223,19 @@ def main():
                     checks[candidate] = adaptive_real.checks(points, None, name=candidate)
             lengths = {}
             for label, key in (("top_k 0.3", "top_k:0.3"), (f"relative {relative:g}", f"relative:{relative:g}")):
-                seeds, texts, means = adaptive_real.pooled_lengths(records, dataset, key)
-                if seeds:
-                    lengths[label] = {"seeds": seeds, "texts": texts, "mean_density": means}
+                pooled, texts, means = adaptive_real.pooled_lengths(records, dataset, key)
+                if pooled:
+                    lengths[label] = {"seeds": pooled, "texts": texts, "mean_density": means}
             if by_length:
                 lengths[f"nucleus {mass:g}"] = by_length
             tests[dataset] = (points, checks, lengths)
-            print(f"    {dataset}: nucleus {mass:g} scored", flush=True)
-    lines = write_readme(args, grid, choice, tests, relative)
-    os.makedirs(os.path.join(REPO, RESULTS), exist_ok=True)
-    with open(os.path.join(REPO, RESULTS, "README.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(root, FOLDER, "README.md"), write_readme(root, grid, choice, tests, relative))
+
+
+def main():
+    """Scores the target-0.3 models under nucleus (models needed), then `write`."""
+    args = adaptive_real.data_flags(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args()
+    write(os.path.join(REPO, "results"), args.data_dir, args.datasets, args.seeds, score=True)
 
 
 if __name__ == "__main__":

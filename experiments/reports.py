@@ -583,3 +583,10 @@ def transformer_check(study, root):
     from experiments import transformer_check as check
 
     check.write_readme(os.path.join(root, study.folder))
+
+
+def nucleus_real(study, root):
+    """`experiments/nucleus_real.py`'s choice of pi and tables from the cached scores."""
+    from experiments import nucleus_real as nucleus
+
+    nucleus.write(root)

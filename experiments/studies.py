@@ -249,6 +249,13 @@ STUDIES = {
         ),
         # Run by their scripts (trained or timed their own way); tables from the committed JSON.
         Study(
+            "nucleus_real",
+            folder="adaptive_real/nucleus",
+            doc="the nucleus test rule on real data: the default's choice (issue 39)",
+            script=("nucleus_real.py",),
+            tables=reports.nucleus_real,
+        ),
+        Study(
             "transformer_check",
             doc="GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
             script=("transformer_check.py",),
@@ -314,8 +321,6 @@ STUDIES = {
 # name | the script and its table flags | its folder under results/ (-: the
 # name) | whether its runs take --data-dir; then, indented, what it finds.
 SCRIPT_STUDIES = """
-nucleus_real | nucleus_real.py --table-only | adaptive_real/nucleus | yes
-    the nucleus test rule on real data: the default's choice (issue 39)
 pooling_gather | bench_pooling_gather.py --readme-only | - | no
     sparse against dense inference of GatedAttentionPooling (issue 17)
 seq2seq_lengths | bench_seq2seq_lengths.py --from-json | - | no
