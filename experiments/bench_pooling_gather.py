@@ -63,7 +63,6 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=os.path.join(REPO, "results", "pooling_gather"))
-    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from OUT/bench.json")
     args = parser.parse_args()
     return args
 
@@ -188,16 +187,17 @@ def ganet_cell(args, rng):
     return cell
 
 
+def rebuild(out):
+    """`README.md` of `out` again from its `bench.json` alone."""
+    with open(os.path.join(out, "bench.json")) as handle:
+        saved = json.load(handle)
+    args = argparse.Namespace(runs=saved["setting"]["runs"], warmup=saved["setting"]["warmup"])
+    with open(os.path.join(out, "README.md"), "w") as handle:
+        handle.write(readme(saved["command"], saved["machine"], args, saved["cells"]))
+
+
 def main():
     args = parse_args()
-    if args.readme_only:
-        with open(os.path.join(args.out, "bench.json")) as handle:
-            saved = json.load(handle)
-        args.runs, args.warmup = saved["setting"]["runs"], saved["setting"]["warmup"]
-        with open(os.path.join(args.out, "README.md"), "w") as handle:
-            handle.write(readme(saved["command"], saved["machine"], args, saved["cells"]))
-        return
-
     set_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     started = time.time()

@@ -82,7 +82,7 @@ MODELS = {
 }
 
 
-def parse_args():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T 16 and 64, batch 1, 3 rounds")
     parser.add_argument("--lengths", type=int, nargs="+")
@@ -97,8 +97,7 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
-    parser.add_argument("--from-json", action="store_true", help="rewrite README and plot from OUT/bench.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     grid = QUICK if args.quick else FULL
     for name in grid:
         if getattr(args, name) is None:
@@ -444,17 +443,20 @@ def write_outputs(out, result, cells, args):
         plot(cells, os.path.join(out, PLOT))
 
 
+def rebuild(out):
+    """`README.md` and the plot of `out` again from its `bench.json` alone
+    (the flags of its setting, the others at their defaults)."""
+    args = parse_args([])
+    with open(os.path.join(out, "bench.json")) as handle:
+        stored = json.load(handle)
+    cells = stored.pop("cells")
+    for key, value in stored["setting"].items():
+        setattr(args, key, value)
+    write_outputs(out, stored, cells, args)
+
+
 def main():
     args = parse_args()
-    if args.from_json:
-        with open(os.path.join(args.out, "bench.json")) as handle:
-            stored = json.load(handle)
-        cells = stored.pop("cells")
-        for key, value in stored["setting"].items():
-            setattr(args, key, value)
-        write_outputs(args.out, stored, cells, args)
-        return
-
     set_threads(args.threads)
     models = build_models(args)
     sample = np.full([2, 8], 5, "int32")

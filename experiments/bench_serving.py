@@ -74,7 +74,7 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
     }
 
 
-def write_readme(result):
+def write_readme(result, results=RESULTS):
     rows = []
     for name, scores in result["paths"].items():
         lat, thr = scores["latency"], scores["throughput"]
@@ -131,27 +131,20 @@ The SavedModel was exported on a
 machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
 (Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).
 """
-    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
+    with open(os.path.join(results, "README.md"), "w", encoding="utf-8") as handle:
         handle.write(text)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", help="folder written by `train --out` (needed unless --readme-only)")
+    parser.add_argument("--model", required=True, help="folder written by `train --out`")
     parser.add_argument("--saved-model", help="an existing export (default: export --model now)")
     parser.add_argument("--data-dir", help="datasets folder (default: the run's data_dir)")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--batches", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the existing latency.json")
     args = parser.parse_args(argv)
-    if args.readme_only:
-        with open(os.path.join(RESULTS, "latency.json")) as handle:
-            write_readme(json.load(handle))
-        return
-    if not args.model:
-        parser.error("--model is required unless --readme-only")
     import tensorflow as tf
 
     from ganet_tf.data import load_dataset

@@ -590,3 +590,25 @@ def nucleus_real(study, root):
     from experiments import nucleus_real as nucleus
 
     nucleus.write(root)
+
+
+def pooling_gather(study, root):
+    """`experiments/bench_pooling_gather.py`'s README from its `bench.json`."""
+    from experiments import bench_pooling_gather
+
+    bench_pooling_gather.rebuild(os.path.join(root, study.folder))
+
+
+def seq2seq_lengths(study, root):
+    """`experiments/bench_seq2seq_lengths.py`'s README and plot from its `bench.json`."""
+    from experiments import bench_seq2seq_lengths
+
+    bench_seq2seq_lengths.rebuild(os.path.join(root, study.folder))
+
+
+def serving(study, root):
+    """`experiments/bench_serving.py`'s README from its `latency.json`."""
+    from experiments import bench_serving
+
+    folder = os.path.join(root, study.folder)
+    bench_serving.write_readme(runner.read_json(os.path.join(folder, "latency.json")), folder)

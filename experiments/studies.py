@@ -247,43 +247,6 @@ STUDIES = {
             after=reports.reproduce_profile,
             tables=reports.reproduce,
         ),
-        # Run by their scripts (trained or timed their own way); tables from the committed JSON.
-        Study(
-            "nucleus_real",
-            folder="adaptive_real/nucleus",
-            doc="the nucleus test rule on real data: the default's choice (issue 39)",
-            script=("nucleus_real.py",),
-            tables=reports.nucleus_real,
-        ),
-        Study(
-            "transformer_check",
-            doc="GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
-            script=("transformer_check.py",),
-            tables=reports.transformer_check,
-        ),
-        Study(
-            "seq2seq",
-            doc="the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
-            script=("seq2seq_tables.py",),
-            tables=reports.seq2seq,
-        ),
-        *(
-            Study(name, doc=doc, script=(script,), data_flag=False, tables=getattr(reports, name))
-            for name, script, doc in (
-                ("main_job", "main_job.py", "the README's main job (TREC, packaged data), seeds 0-2"),
-                ("backends", "jax_trec.py", "GA-Net under JAX, no TensorFlow, on prepared TREC ids"),
-                (
-                    "sparse_attention",
-                    "bench_sparse_attention.py",
-                    "gated sparse attention against dense Keras attention, wall-clock (issue 17)",
-                ),
-                (
-                    "sparse_training",
-                    "bench_sparse_training.py",
-                    "training on the open tokens only against dense training, wall-clock (issue 17)",
-                ),
-            )
-        ),
         Study(
             name="nucleus_default",
             folder="adaptive_real/nucleus_default",
@@ -314,32 +277,47 @@ STUDIES = {
 }
 
 
-# Studies still run by their own script (`experiments/FILE`): `run` calls
-# `python experiments/FILE [--data-dir DIR] [-- FLAGS]`, `table` calls it with
-# its table flags; without table flags (`needs_models`) its tables come with
-# its runs (trained models, or this machine's timings). A study a line: its
-# name | the script and its table flags | its folder under results/ (-: the
-# name) | whether its runs take --data-dir; then, indented, what it finds.
+# Studies still run by their own script (`experiments/FILE`, which trains or
+# times its own way): `run` calls `python experiments/FILE [--data-dir DIR]
+# [-- FLAGS]`; `table` calls `reports.NAME`, which rebuilds the tables from
+# the committed files, where the study has one (else its tables come with
+# its runs). A study a line: its name | the script | its folder under
+# results/ (-: the name) | whether its runs take --data-dir | whether
+# `reports.NAME` rebuilds its tables; then, indented, what it finds.
 SCRIPT_STUDIES = """
-pooling_gather | bench_pooling_gather.py --readme-only | - | no
+nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | yes
+    the nucleus test rule on real data: the default's choice (issue 39)
+transformer_check | transformer_check.py | - | yes | yes
+    GA-Net gates on a Transformer against the dense one, IMDB (issue 17)
+seq2seq | seq2seq_tables.py | - | yes | yes
+    the hierarchical-attention report's tables beside our seq2seq runs (README.md)
+pooling_gather | bench_pooling_gather.py | - | no | yes
     sparse against dense inference of GatedAttentionPooling (issue 17)
-seq2seq_lengths | bench_seq2seq_lengths.py --from-json | - | no
+seq2seq_lengths | bench_seq2seq_lengths.py | - | no | yes
     decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)
-serving | bench_serving.py --readme-only | - | no
+serving | bench_serving.py | - | no | yes
     CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
-adaptive_gates | adaptive_gates.py | - | no
+adaptive_gates | adaptive_gates.py | - | no | no
     adaptive test-gate rules on the synthetic selection family (issue 39)
-complement | complement_real.py | adaptive_real/complement | yes
+complement | complement_real.py | adaptive_real/complement | yes | no
     the complement objective on real data (issue 39)
+backends | jax_trec.py | - | no | yes
+    GA-Net under JAX, no TensorFlow, on prepared TREC ids
+main_job | main_job.py | - | no | yes
+    the README's main job (TREC, packaged data), seeds 0-2
+sparse_attention | bench_sparse_attention.py | - | no | yes
+    gated sparse attention against dense Keras attention, wall-clock (issue 17)
+sparse_training | bench_sparse_training.py | - | no | yes
+    training on the open tokens only against dense training, wall-clock (issue 17)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
-    _name, _script, _folder, _data = (field.strip() for field in _head.split("|"))
-    _file, *_flags = _script.split()
+    _name, _script, _folder, _data, _tables = (field.strip() for field in _head.split("|"))
     STUDIES[_name] = Study(
         _name,
         _folder.strip("-"),
         _doc.strip(),
-        script=(_file, *_flags),
-        needs_models=not _flags,
+        script=(_script,),
         data_flag=_data == "yes",
+        tables=getattr(reports, _name) if _tables == "yes" else None,
+        needs_models=_tables == "no",
     )

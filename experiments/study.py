@@ -53,11 +53,8 @@ class Study:
         tables: `(study, results_root) -> None`: writes the tables.
         needs_models: the tables read trained models (`runs/`), not only summaries.
         data_flag: runs take `--data-dir`.
-        script: `(file, *table flags)` of a study not yet declared as runs:
-            `run` calls `python experiments/FILE [--data-dir DIR] [-- FLAGS]`,
-            `table` calls `tables` where given, else the script with the
-            table flags (e.g. `--table-only`; none: its tables come with its
-            runs only).
+        script: `(file,)` of a study not yet declared as runs: `run` calls
+            `python experiments/FILE [--data-dir DIR] [-- FLAGS]`.
     """
 
     name: str
@@ -149,12 +146,9 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
 
 def render_study(study, root=RESULTS):
     """Writes the tables of `study` into `root/FOLDER` from its summaries."""
-    if study.script and study.needs_models and not study.script[1:]:
+    if not study.tables:
         raise SystemExit(f"error: {study.name}'s tables come with its runs: python -m experiments run {study.name}")
-    if study.tables:
-        study.tables(study, root)
-    else:
-        _script(study, root, study.script[1:])
+    study.tables(study, root)
 
 
 def _script(study, root, flags):
