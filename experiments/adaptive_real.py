@@ -361,17 +361,24 @@ def dataset_points(records, dataset, ratio):
         found = per_seed(records, dataset, name)
         if not found:
             continue
-        values = list(found.values())
-        accuracies = [v["accuracy"] for v in values]
-        closed = [v["all_closed"] for v in values if v["all_closed"] is not None]
-        points[name] = {
-            "seeds": list(found),
-            "accuracy": float(np.mean(accuracies)),
-            "accuracy_std": float(np.std(accuracies, ddof=1)) if len(values) > 1 else None,
-            "density": float(np.mean([v["density"] for v in values])),
-            "all_closed": float(np.mean(closed)) if closed else None,
-        }
+        points[name] = mean_point(found)
     return points
+
+
+def mean_point(found):
+    """The point of per-seed scores `{seed: {"accuracy", "density",
+    "all_closed"}}`: `{"seeds", "accuracy", "accuracy_std", "density",
+    "all_closed"}`, means over the seeds."""
+    values = list(found.values())
+    accuracies = [v["accuracy"] for v in values]
+    closed = [v["all_closed"] for v in values if v["all_closed"] is not None]
+    return {
+        "seeds": list(found),
+        "accuracy": float(np.mean(accuracies)),
+        "accuracy_std": float(np.std(accuracies, ddof=1)) if len(values) > 1 else None,
+        "density": float(np.mean([v["density"] for v in values])),
+        "all_closed": float(np.mean(closed)) if closed else None,
+    }
 
 
 def top_k_at(points, density):
@@ -432,7 +439,7 @@ def paired_gain(records, dataset, ratio):
 
 def pooled_lengths(records, dataset, key):
     """The per-text densities by length of rule `key` on the target-0.3
-    models, pooled over seeds: (seeds, texts per bin, mean density per bin)."""
+    models, pooled over seeds (`pool_lengths`)."""
     found = {}
     for seed, record in sorted(records.get(dataset, {}).items()):
         entry = record.get("rescored", {}).get(DEFAULT, {}).get("test_by_length", {}).get(key)
@@ -442,14 +449,16 @@ def pooled_lengths(records, dataset, key):
 
 
 def pool_lengths(entries):
-    """`{seed: Rescorer.lengths entry}` pooled: (seeds, texts per bin, mean
-    attended density per bin, None for an empty bin)."""
+    """`{seed: Rescorer.lengths entry}` pooled: `{"seeds", "texts" per bin,
+    "mean_density" per bin (None for an empty bin)}`, or None without entries."""
+    if not entries:
+        return None
     texts, sums = np.zeros(len(LENGTH_EDGES)), np.zeros(len(LENGTH_EDGES))
     for entry in entries.values():
         texts += entry["texts"]
         sums += entry["density_sum"]
     means = [float(s / t) if t else None for s, t in zip(sums, texts, strict=True)]
-    return list(entries), [int(t) for t in texts], means
+    return {"seeds": list(entries), "texts": [int(t) for t in texts], "mean_density": means}
 
 
 def _ratio_of(name):
@@ -770,9 +779,9 @@ def write_tables(results):
     by_length = {}
     for dataset in all_points:
         for key in ("top_k:0.3", None if ratio is None else rule_key("relative", ratio)):
-            seeds, texts, means = pooled_lengths(records, dataset, key) if key else ([], [], [])
-            if seeds:
-                by_length.setdefault(dataset, {})[key] = {"seeds": seeds, "texts": texts, "mean_density": means}
+            pooled = pooled_lengths(records, dataset, key) if key else None
+            if pooled:
+                by_length.setdefault(dataset, {})[key] = pooled
     curves = {
         "machine": recorded_machine(os.path.join(results, "runs")),
         "ratios": list(RATIOS),

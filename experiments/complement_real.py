@@ -49,6 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import adaptive_real
 from experiments.runner import REPO
 from experiments.runner import machine
+from experiments.runner import mean_std
 from experiments.runner import run_or_skip
 
 RESULTS = os.path.join(adaptive_real.RESULTS, "complement")
@@ -137,9 +138,7 @@ def test_scores(dataset, seed, weight, args, ratio):
 
 
 def _cell(points):
-    accuracies = [p["accuracy"] for p in points]
-    std = f" ± {np.std(accuracies, ddof=1):.4f}" if len(points) > 1 else ""
-    return f"{np.mean(accuracies):.4f}{std}", f"{np.mean([p['density'] for p in points]):.3f}"
+    return mean_std([p["accuracy"] for p in points]), f"{np.mean([p['density'] for p in points]):.3f}"
 
 
 def test_table(scores, choice, weight, density):

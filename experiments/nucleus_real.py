@@ -96,19 +96,9 @@ def test_point(root, dataset, seeds, data_dir, mass, score):
             lengths_found[seed] = lengths
     if not found:
         return None, None
-    accuracies = [s["accuracy"] for s in found.values()]
-    point = {
-        "seeds": list(found),
-        "accuracy": float(np.mean(accuracies)),
-        "accuracy_std": float(np.std(accuracies, ddof=1)) if len(found) > 1 else None,
-        "density": float(np.mean([s["attended_density"] for s in found.values()])),
-        "all_closed": float(np.mean([s["all_closed_rate"] for s in found.values()])),
-    }
-    by_length = None
-    if lengths_found:
-        pooled_seeds, texts, means = adaptive_real.pool_lengths(lengths_found)
-        by_length = {"seeds": pooled_seeds, "texts": texts, "mean_density": means}
-    return point, by_length
+    keys = {"accuracy": "accuracy", "density": "attended_density", "all_closed": "all_closed_rate"}
+    point = adaptive_real.mean_point({seed: {k: s[v] for k, v in keys.items()} for seed, s in found.items()})
+    return point, adaptive_real.pool_lengths(lengths_found)
 
 
 def _cell(point):
@@ -223,9 +213,9 @@ def write(root, data_dir=None, datasets=adaptive_real.DATASETS, seeds=(0, 1, 2),
                     checks[candidate] = adaptive_real.checks(points, None, name=candidate)
             lengths = {}
             for label, key in (("top_k 0.3", "top_k:0.3"), (f"relative {relative:g}", f"relative:{relative:g}")):
-                pooled, texts, means = adaptive_real.pooled_lengths(records, dataset, key)
+                pooled = adaptive_real.pooled_lengths(records, dataset, key)
                 if pooled:
-                    lengths[label] = {"seeds": pooled, "texts": texts, "mean_density": means}
+                    lengths[label] = pooled
             if by_length:
                 lengths[f"nucleus {mass:g}"] = by_length
             tests[dataset] = (points, checks, lengths)
