@@ -612,3 +612,11 @@ def serving(study, root):
 
     folder = os.path.join(root, study.folder)
     bench_serving.write_readme(runner.read_json(os.path.join(folder, "latency.json")), folder)
+
+
+def complement(study, root):
+    """`experiments/complement_real.py`'s tables of its committed settings from the cached scores."""
+    from experiments import complement_real
+
+    for variant in complement_real.VARIANTS:
+        complement_real.write(root, **variant)

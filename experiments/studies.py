@@ -299,7 +299,7 @@ serving | bench_serving.py | - | no | yes
     CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
 adaptive_gates | adaptive_gates.py | - | no | no
     adaptive test-gate rules on the synthetic selection family (issue 39)
-complement | complement_real.py | adaptive_real/complement | yes | no
+complement | complement_real.py | adaptive_real/complement | yes | yes
     the complement objective on real data (issue 39)
 backends | jax_trec.py | - | no | yes
     GA-Net under JAX, no TensorFlow, on prepared TREC ids
