@@ -336,7 +336,6 @@ def seed_results(seeds, path_of, run_seed):
     for seed in seeds:
         path = path_of(seed)
         if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
             write_json(path, run_seed(seed))
         results.append(read_json(path))
     return results

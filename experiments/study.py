@@ -112,7 +112,8 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
     than the committed `results/`. Summaries go to `root/FOLDER/runs`, models
     to `models/NAME/`; `dry_run` prints the missing runs' names and flags only."""
     if study.script:
-        return _script(study, root, [*(["--data-dir", data_dir] if study.data_flag else []), *options])
+        flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
+        return _script(study, root, flags, dry_run)
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
     runs_dir = study.runs_dir(root)
@@ -151,10 +152,13 @@ def render_study(study, root=RESULTS):
     study.tables(study, root)
 
 
-def _script(study, root, flags):
+def _script(study, root, flags, dry_run=False):
     """Runs `python experiments/FILE FLAGS` of a script study in the
-    repository whose results folder is `root`."""
+    repository whose results folder is `root` (`dry_run`: prints it only;
+    the script decides what it trains)."""
     repo = os.path.dirname(os.path.abspath(root))
+    if dry_run:
+        return print("python", os.path.join("experiments", study.script[0]), *flags)
     path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
     command = [sys.executable, os.path.join("experiments", study.script[0]), *flags]
     subprocess.run(command, cwd=repo, env={**os.environ, "PYTHONPATH": path}, check=True)
