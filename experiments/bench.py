@@ -100,6 +100,13 @@ def alternating(calls, warmup, runs, block=None, first=False):
     return (times, firsts) if first else times
 
 
+def quartiles(values):
+    """The 25, 50 and 75 % quantiles of `values` (the spread of round ratios)."""
+    import numpy as np
+
+    return [float(q) for q in np.percentile(values, [25, 50, 75])]
+
+
 def median_ms(calls, warmup, runs):
     """`(median milliseconds, [milliseconds of each run])` of each call, by `alternating`."""
     import numpy as np

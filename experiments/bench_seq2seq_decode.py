@@ -38,6 +38,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
 from bench import machine_line  # noqa: E402
+from bench import quartiles  # noqa: E402
 from bench import set_threads  # noqa: E402
 
 from runner import load_runs  # noqa: E402
@@ -145,8 +146,7 @@ def paired_quartiles(seconds, reference):
     """Quartiles (25, 50, 75 %) of the per-round ratios `seconds[r] /
     reference[r]`: both were timed in round r, so load that moves a whole
     round cancels out."""
-    ratios = np.asarray(seconds) / np.asarray(reference)
-    return [float(q) for q in np.percentile(ratios, [25, 50, 75])]
+    return quartiles(np.asarray(seconds) / np.asarray(reference))
 
 
 def main():

@@ -50,6 +50,7 @@ sys.path.insert(0, os.path.join(REPO, "experiments"))
 from bench import alternating  # noqa: E402
 from bench import encoder_flags  # noqa: E402
 from bench import machine_line  # noqa: E402
+from bench import quartiles  # noqa: E402
 from bench import set_threads  # noqa: E402
 from bench_sparse_attention import encoder_flops  # noqa: E402
 
@@ -111,10 +112,6 @@ def training_step(args, blocks, sampler, logits, readout, compile_):
         return loss
 
     return compile_(step)
-
-
-def quartiles(values):
-    return [float(q) for q in np.percentile(values, [25, 50, 75])]
 
 
 def main():
