@@ -20,7 +20,8 @@ if REPO not in sys.path:
 
 from experiments.bench import machine  # noqa: E402 - as the summaries record it
 from experiments.tables import mean_std  # noqa: E402, F401 - the statistics the scripts import from here
-from experiments.tables import write_text  # noqa: E402, F401
+from experiments.tables import run_lines  # noqa: E402
+from experiments.tables import write_text  # noqa: E402
 
 # An absolute path inside a recorded string: a word that starts with the root.
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
@@ -369,9 +370,7 @@ def load_runs(runs_dir):
 
 def write_results_readme(results_dir, lines, runs):
     """Writes `results_dir/README.md`: `lines`, then the command of every run."""
-    lines = [*lines, "", "## Runs", "", *(f"- `{r['command']}`" for r in runs)]
-    with open(os.path.join(results_dir, "README.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(results_dir, "README.md"), [*lines, *run_lines(runs)])
 
 
 def seed_list(runs):
