@@ -1,9 +1,12 @@
 """Adaptive test gates on real data: the relative rule against top_k, sparsemax, entmax and soft (issue 39).
 
-    python experiments/adaptive_real.py --data-dir ../shared/data [--datasets trec sst2 sst1 imdb]
-        [--seeds 0 1 2] [--table-only | --no-train]
-    smoke: ... --limit 200 --epochs 1 --results /tmp/DIR/results --out-root /tmp/DIR/runs
+    python -m experiments run adaptive_real [--data-dir ../shared/data] [--only 'trec_*']
+    python -m experiments table adaptive_real
+    # a smoke run:
+    python -m experiments run adaptive_real --results /tmp/D/results --models /tmp/D/runs -- --limit 200 --epochs 1
 
+The runs are declared in `experiments/studies.py`; this module rescores
+them (`after_run`, after each run) and writes the tables (`write_tables`).
 Per dataset and seed, `python -m ganet_tf train` trains GA-Net with the
 defaults at `--target-density` 0.1, 0.3 (the defaults) and 0.5, with
 `--inference-mode top_k`, whose test gates at the same rho give three points of the
@@ -50,8 +53,9 @@ it are set to their defaults (which reproduce the older behaviour); about
 here (their models are rescored); each is compared with gate_check's run
 of the same config (`train` is deterministic for a config and seed on one
 machine), a check that the copies still stand for the current code
-(README: "Copies"). `--no-reuse` trains everything, and then the chosen r
-also rescores the 0.1 and 0.5 models (extra rows).
+(README: "Copies"). Under another results root (without gate_check's
+summaries) everything is trained, and then the chosen r also rescores the
+0.1 and 0.5 models (extra rows).
 
 IMDB runs use the IMDB setting of `experiments/reproduce.py`
 (`--sequence-length 400 --dropout 0.5 --buckets 8 --epochs 8 --patience
@@ -63,144 +67,80 @@ cached per dataset and seed (`rescored/`), written after each rule.
 Outputs under `results/adaptive_real/`: `runs/NAME.json` (train summaries
 with command and machine), `rescored/DATASET_seedS.json`, `curves.json`
 (the points of every curve and the per-text densities by length),
-`README.md` (tables and checks) and `curves.png`; models under the
-git-ignored `runs/adaptive_real/`. Datasets go in the order of
-`--datasets` (cheap ones first), each with all its seeds.
+`copies.json` (whether the target-0.3 runs repeat gate_check's,
+checked after training), `README.md` (tables and checks) and `curves.png`; models under the
+git-ignored `runs/adaptive_real/`. Datasets go cheap ones first, each
+with all its seeds.
 """
 
-import argparse
-import dataclasses
-import json
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO
-from runner import load_runs
-from runner import machine
-from runner import portable
-from runner import run_or_skip
-from runner import test_rule_config
-from runner import train_config
-from runner import write_results_readme
+from experiments import studies
+from experiments.runner import REPO
+from experiments.runner import load_runs
+from experiments.runner import read_json
+from experiments.runner import recorded_machine
+from experiments.runner import same_run
+from experiments.runner import write_json
+from experiments.runner import write_results_readme
+from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
+from experiments.studies import IMDB
+from experiments.studies import REAL_DATASETS as DATASETS
+from experiments.studies import TUNING
 
 RESULTS = os.path.join("results", "adaptive_real")
 MODELS = os.path.join("runs", "adaptive_real")
-DATASETS = ("trec", "sst2", "sst1", "imdb")
-TUNING = ("trec", "sst2")  # r is chosen on their validation scores
-HELD_OUT = ("sst1", "imdb")  # never looked at for any choice
-DATASET_FLAGS = {
-    "imdb": ["--sequence-length", "400", "--dropout", "0.5", "--buckets", "8", "--epochs", "8", "--patience", "2"],
-}
 DENSITIES = (0.1, 0.3, 0.5)
 DEFAULT = "rho0.3"
-# Setting name -> `train` flags; rho0.3 is `train`'s defaults, tested with
-# `top_k` (the default test rule when these runs were made; it is nucleus now).
-TOP_K = ["--inference-mode", "top_k"]
-SETTINGS = {
-    "rho0.1": ["--target-density", "0.1", *TOP_K],
-    "rho0.3": TOP_K,
-    "rho0.5": ["--target-density", "0.5", *TOP_K],
-    "soft": ["--model", "soft"],
-    "sparsemax": ["--model", "sparsemax"],
-    "entmax": ["--model", "entmax"],
-}
 BASELINES = ("soft", "sparsemax", "entmax")
 RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95)
-# Runs of gate_check with the same flags are copied, not trained again
-# (all but the target-0.3 one, whose model is rescored).
-REUSE = os.path.join(REPO, "results", "gate_check", "runs")
 # Left edges of the text-length bins (real tokens) of the per-text densities.
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
+COPIES = "copies.json"  # check_copies' verdict
+GATE_CHECK = ("gate_check", "runs")  # the runs copied (beside results/adaptive_real)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
-WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
 def run_name(dataset, setting, seed):
     return f"{dataset}_{setting}_seed{seed}"
 
 
-def train_flags(dataset, setting, seed, data_dir, limit=None, epochs=None):
-    """The `train` flags of one run."""
-    flags = ["--dataset", dataset, "--data-dir", data_dir, "--seed", str(seed)]
-    flags += [*DATASET_FLAGS.get(dataset, []), *SETTINGS[setting]]
-    if limit:
-        flags += ["--limit", str(limit)]
-    if epochs:
-        flags += ["--epochs", str(epochs)]
-    return flags
-
-
-def older_run(flags, folder):
-    """The path of a finished run in `folder` with the config of `flags`,
-    counting a config field the older run lacks as equal when `flags` leave
-    it at its default (the field came later), or None."""
-    from ganet_tf.training import TrainConfig
-
-    defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
-    wanted = test_rule_config(train_config(flags))
-    for run in load_runs(folder):
-        config = {k: v for k, v in run.get("config", {}).items() if k not in WHERE}
-        if not config or set(config) - set(wanted):
-            continue
-        config = test_rule_config(config, legacy="test_gates" not in run)
-        later = set(wanted) - set(config)
-        if all(config[k] == wanted[k] for k in config) and all(wanted[k] == defaults[k] for k in later):
-            return os.path.join(folder, f"{run['name']}.json")
-    return None
-
-
-def train(dataset, setting, seed, args):
-    """Trains (or finds, or copies) one run; its summary, or None when
-    another process is training it."""
-    name = run_name(dataset, setting, seed)
-    flags = train_flags(dataset, setting, seed, os.path.abspath(args.data_dir), args.limit, args.epochs)
-    runs_dir = os.path.join(args.results, "runs")
-    path = os.path.join(runs_dir, f"{name}.json")
-    reuse = setting != DEFAULT and not args.no_reuse and not os.path.exists(path)
-    source = older_run(flags, REUSE) if reuse else None
-    if source:
-        with open(source) as handle:
-            result = json.load(handle)
-        result.update(name=name, setting=setting, copied_from=os.path.relpath(source, REPO))
-        write_json(path, result)
-        print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
-        return result
-    extra = {"setting": setting}
-    return run_or_skip(name, flags, runs_dir, out_root=args.out_root, resumable=dataset == "imdb", extra=extra)
-
-
-def write_json(path, value):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as handle:
-        json.dump(portable(value), handle, indent=1)
-    os.replace(path + ".tmp", path)
-
-
-def read_json(path, default=None):
-    if not os.path.exists(path):
-        return default
-    with open(path) as handle:
-        return json.load(handle)
+def train_flags(dataset, setting, seed, data_dir, options=()):
+    """The `train` flags of one run, as `python -m experiments run adaptive_real` gives them."""
+    point = {"dataset": dataset, "seed": seed, "setting": setting}
+    return [*studies.STUDIES["adaptive_real"].run_flags(point, data_dir), *options]
 
 
 def rule_key(mode, value):
     return f"{mode}:{value:g}"
 
 
-class Rescorer:
-    """Scores one trained run's model under other test-gate rules, on the
-    validation and test splits of its own config, caching each result in
-    `cache[setting]`. Without the model (a checkout has the summaries and
-    caches, not the git-ignored models) only cached scores are given, and
-    None for the others."""
+_CACHES = {}  # cache file -> its scores, shared by every Rescorer of that file
 
-    def __init__(self, run_dir, flags, cache, setting, save):
-        self.run_dir, self.flags, self.cache, self.setting, self.save = run_dir, flags, cache, setting, save
+
+class Rescorer:
+    """Scores one trained run's model (`models/NAME`, trained with `flags`)
+    under other test-gate rules, on the validation and test splits of its
+    own config, caching each result in the JSON file `cache_path` under
+    `setting` (written after each rule). Without the model (a checkout has
+    the summaries and caches, not the git-ignored models), or with
+    `cached_only`, only cached scores are given, and None for the others.
+    `adaptive_real`, `nucleus_real` and `complement_real` all score with it."""
+
+    def __init__(self, cache_path, name, setting, flags, models=MODELS, cached_only=False):
+        self.run_dir, self.flags, self.setting = os.path.join(REPO, models, name), flags, setting
+        if cache_path not in _CACHES:
+            _CACHES[cache_path] = read_json(cache_path, {})
+        self.cache = _CACHES[cache_path]
+        self.save = lambda: write_json(cache_path, self.cache)
         self._loaded = None
-        self.has_model = os.path.isfile(os.path.join(run_dir, "model.keras"))
+        self.has_model = not cached_only and os.path.isfile(os.path.join(self.run_dir, "model.keras"))
+
+    def grid(self, split, mode, values):
+        """`{value: score(split, mode, value)}` for each of `values`."""
+        return {value: self.score(split, mode, value) for value in values}
 
     def _load(self):
         if self._loaded is None:
@@ -221,45 +161,46 @@ class Rescorer:
             self._loaded = model, class_names, data
         return self._loaded
 
-    def score(self, split, mode, value):
-        """The scores of `evaluate_model` under `mode` at `value`, cached."""
-        entry = self.cache.setdefault(self.setting, {}).setdefault(split, {})
+    def _cached(self, section, mode, value, compute):
+        """`cache[setting][section][mode:value]`, computed by
+        `compute(class_names, data, served model)` when missing and scorable."""
+        entry = self.cache.setdefault(self.setting, {}).setdefault(section, {})
         key = rule_key(mode, value)
         if key not in entry and not self.has_model:
             return None
         if key not in entry:
             from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
             from ganet_tf.models import with_gate_inference
-            from ganet_tf.training.evaluate import evaluate_model
 
             model, class_names, data = self._load()
-            ids, labels = data[split]
-            served = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
-            scores = evaluate_model(served, ids, labels, class_names)
-            entry[key] = {name: scores[name] for name in SCORES}
+            entry[key] = compute(class_names, data, with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value}))
             self.save()
         return entry[key]
+
+    def score(self, split, mode, value):
+        """The scores of `evaluate_model` under `mode` at `value`, cached."""
+
+        def compute(class_names, data, served):
+            from ganet_tf.training.evaluate import evaluate_model
+
+            scores = evaluate_model(served, *data[split], class_names)
+            return {name: scores[name] for name in SCORES}
+
+        return self._cached(split, mode, value, compute)
 
     def lengths(self, mode, value):
         """Test texts binned by length (`LENGTH_EDGES`): per bin, the number
         of texts and the sum of their attended densities, under `mode`,
         cached; None when neither cached nor scorable."""
-        entry = self.cache.setdefault(self.setting, {}).setdefault("test_by_length", {})
-        key = rule_key(mode, value)
-        if key not in entry and not self.has_model:
-            return None
-        if key not in entry:
-            from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
-            from ganet_tf.models import build_explainer
-            from ganet_tf.models import with_gate_inference
 
-            model, _, data = self._load()
+        def compute(class_names, data, served):
+            from ganet_tf.models import build_explainer
+
             ids = data["test"][0]
-            model = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
-            attention = build_explainer(model).predict(ids, batch_size=128, verbose=0)["attention"]
-            entry[key] = length_bins(ids != 0, attention > 0)
-            self.save()
-        return entry[key]
+            attention = build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"]
+            return length_bins(ids != 0, attention > 0)
+
+        return self._cached("test_by_length", mode, value, compute)
 
 
 def length_bins(real, attended):
@@ -275,30 +216,27 @@ def length_bins(real, attended):
     }
 
 
-def rescore(dataset, seed, args, chosen):
+def rescore(dataset, seed, where, chosen):
     """Rescores the runs of `dataset` and `seed` that have a model: the
     target-0.3 model under every r (validation on the tuning datasets, test
     everywhere); with `chosen` r, the 0.1 and 0.5 models under it and the
-    per-text densities of top_k 0.3 and relative r."""
-    path = os.path.join(args.results, "rescored", f"{dataset}_seed{seed}.json")
-    cache = read_json(path, {})
-    data_dir = os.path.abspath(args.data_dir)
+    per-text densities of top_k 0.3 and relative r. `where`: the results
+    folder, the models root, the data folder and the runs' added flags."""
+    results, models, data_dir, options = where
+    path = os.path.join(results, "rescored", f"{dataset}_seed{seed}.json")
 
     def rescorer(setting):
-        run_dir = os.path.join(REPO, args.out_root, run_name(dataset, setting, seed))
-        summary = os.path.join(args.results, "runs", f"{run_name(dataset, setting, seed)}.json")
-        if not os.path.exists(summary):
+        name = run_name(dataset, setting, seed)
+        if not os.path.exists(os.path.join(results, "runs", f"{name}.json")):
             return None
-        flags = train_flags(dataset, setting, seed, data_dir, args.limit, args.epochs)
-        return Rescorer(run_dir, flags, cache, setting, lambda: write_json(path, cache))
+        return Rescorer(path, name, setting, train_flags(dataset, setting, seed, data_dir, options), models)
 
     default = rescorer(DEFAULT)
     if default is None:
         return
-    for ratio in RATIOS:
-        if dataset in TUNING:
-            default.score("validation", "relative", ratio)
-        default.score("test", "relative", ratio)
+    if dataset in TUNING:
+        default.grid("validation", "relative", RATIOS)
+    default.grid("test", "relative", RATIOS)
     if chosen is None:
         return
     default.lengths("top_k", 0.3)
@@ -423,17 +361,24 @@ def dataset_points(records, dataset, ratio):
         found = per_seed(records, dataset, name)
         if not found:
             continue
-        values = list(found.values())
-        accuracies = [v["accuracy"] for v in values]
-        closed = [v["all_closed"] for v in values if v["all_closed"] is not None]
-        points[name] = {
-            "seeds": list(found),
-            "accuracy": float(np.mean(accuracies)),
-            "accuracy_std": float(np.std(accuracies, ddof=1)) if len(values) > 1 else None,
-            "density": float(np.mean([v["density"] for v in values])),
-            "all_closed": float(np.mean(closed)) if closed else None,
-        }
+        points[name] = mean_point(found)
     return points
+
+
+def mean_point(found):
+    """The point of per-seed scores `{seed: {"accuracy", "density",
+    "all_closed"}}`: `{"seeds", "accuracy", "accuracy_std", "density",
+    "all_closed"}`, means over the seeds."""
+    values = list(found.values())
+    accuracies = [v["accuracy"] for v in values]
+    closed = [v["all_closed"] for v in values if v["all_closed"] is not None]
+    return {
+        "seeds": list(found),
+        "accuracy": float(np.mean(accuracies)),
+        "accuracy_std": float(np.std(accuracies, ddof=1)) if len(values) > 1 else None,
+        "density": float(np.mean([v["density"] for v in values])),
+        "all_closed": float(np.mean(closed)) if closed else None,
+    }
 
 
 def top_k_at(points, density):
@@ -494,7 +439,7 @@ def paired_gain(records, dataset, ratio):
 
 def pooled_lengths(records, dataset, key):
     """The per-text densities by length of rule `key` on the target-0.3
-    models, pooled over seeds: (seeds, texts per bin, mean density per bin)."""
+    models, pooled over seeds (`pool_lengths`)."""
     found = {}
     for seed, record in sorted(records.get(dataset, {}).items()):
         entry = record.get("rescored", {}).get(DEFAULT, {}).get("test_by_length", {}).get(key)
@@ -504,14 +449,16 @@ def pooled_lengths(records, dataset, key):
 
 
 def pool_lengths(entries):
-    """`{seed: Rescorer.lengths entry}` pooled: (seeds, texts per bin, mean
-    attended density per bin, None for an empty bin)."""
+    """`{seed: Rescorer.lengths entry}` pooled: `{"seeds", "texts" per bin,
+    "mean_density" per bin (None for an empty bin)}`, or None without entries."""
+    if not entries:
+        return None
     texts, sums = np.zeros(len(LENGTH_EDGES)), np.zeros(len(LENGTH_EDGES))
     for entry in entries.values():
         texts += entry["texts"]
         sums += entry["density_sum"]
     means = [float(s / t) if t else None for s, t in zip(sums, texts, strict=True)]
-    return list(entries), [int(t) for t in texts], means
+    return {"seeds": list(entries), "texts": [int(t) for t in texts], "mean_density": means}
 
 
 def _ratio_of(name):
@@ -655,19 +602,30 @@ def _summary(all_checks, not_met):
     return head + "; not met: " + ", ".join(not_met) + "."
 
 
+def section(title, text, header):
+    """`## title`, the lines of `text`, then a table's header of `header` cells."""
+    return [
+        f"## {title}",
+        "",
+        *text,
+        *([""] if text else []),
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+
+
 def curve_lines(all_points, ratio):
     datasets = [d for d, points in all_points.items() if any(n.startswith("relative") for n in points)]
     if not datasets:
         return []
-    lines = [
-        "## The relative rule's test curve (target-0.3 models, means over seeds)",
-        "",
-        "Every r of the grid on the test split, accuracy / attended density; the choice was made on",
-        "validation only (table above). `top_k` 0.3 of the same models for comparison.",
-        "",
-        "| rule | " + " | ".join(datasets) + " |",
-        "|---|" + "---|" * len(datasets),
-    ]
+    lines = section(
+        "The relative rule's test curve (target-0.3 models, means over seeds)",
+        [
+            "Every r of the grid on the test split, accuracy / attended density; the choice was made on",
+            "validation only (table above). `top_k` 0.3 of the same models for comparison.",
+        ],
+        ["rule", *datasets],
+    )
     rows = [("top_k 0.3", DEFAULT)] + [
         (f"relative {r:g}" + (" (chosen)" if r == ratio else ""), f"relative{r:g}@{DEFAULT}") for r in RATIOS
     ]
@@ -689,15 +647,14 @@ def length_lines(by_length, ratio):
     if not by_length:
         return []
     names = _bin_names()
-    lines = [
-        "## Attended density per text against its length (test, target-0.3 models)",
-        "",
-        "Texts binned by their real tokens (after the run's truncation), seeds pooled: mean attended density",
-        "(texts in the bin).",
-        "",
-        "| dataset | rule | seeds | " + " | ".join(names) + " |",
-        "|---|---|---|" + "---|" * len(names),
-    ]
+    lines = section(
+        "Attended density per text against its length (test, target-0.3 models)",
+        [
+            "Texts binned by their real tokens (after the run's truncation), seeds pooled: mean attended density",
+            "(texts in the bin).",
+        ],
+        ["dataset", "rule", "seeds", *names],
+    )
     for dataset, rules in by_length.items():
         for key, entry in rules.items():
             lines.append(length_row(dataset, key.replace(":", " "), entry))
@@ -758,18 +715,22 @@ def plot(all_points, by_length, ratio, path):
     pyplot.close(figure)
 
 
-def copies_lines(records):
-    """How many runs were copied from gate_check, and whether the target-0.3
-    runs trained here repeat gate_check's runs of the same config."""
+def _all_runs(records):
+    return [run for seeds in records.values() for record in seeds.values() for run in record["runs"].values()]
+
+
+def check_copies(results, records):
+    """Whether the target-0.3 runs trained here repeat gate_check's runs of
+    the same config (test accuracy, attended density, epochs), into
+    `copies.json`: run after training, as it reads configs with `ganet_tf`;
+    the tables read its verdict."""
     import shlex
 
-    runs = [run for seeds in records.values() for record in seeds.values() for run in record["runs"].values()]
-    copied = [run for run in runs if run.get("copied_from")]
     same, differ = [], []
-    for run in runs:
+    for run in _all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
-        source = older_run(shlex.split(run["command"])[4:], REUSE)
+        source = same_run(shlex.split(run["command"])[4:], [os.path.join(os.path.dirname(results), *GATE_CHECK)])
         if source:
             older = read_json(source)
             keys = ("test_accuracy", "test_attended_density", "epochs_trained")
@@ -777,6 +738,15 @@ def copies_lines(records):
                 f"{run['name']} ({run['test_accuracy']:.4f} here, {older['test_accuracy']:.4f} in "
                 f"{os.path.relpath(source, REPO)})"
             )
+    write_json(os.path.join(results, COPIES), {"same": same, "differ": differ})
+
+
+def copies_lines(results, records):
+    """How many runs were copied from gate_check, and `check_copies`' verdict."""
+    runs = _all_runs(records)
+    copied = [run for run in runs if run.get("copied_from")]
+    checked = read_json(os.path.join(results, COPIES), {})
+    same, differ = checked.get("same", []), checked.get("differ", [])
     if not copied and not same and not differ:
         return []
     lines = [
@@ -809,11 +779,11 @@ def write_tables(results):
     by_length = {}
     for dataset in all_points:
         for key in ("top_k:0.3", None if ratio is None else rule_key("relative", ratio)):
-            seeds, texts, means = pooled_lengths(records, dataset, key) if key else ([], [], [])
-            if seeds:
-                by_length.setdefault(dataset, {})[key] = {"seeds": seeds, "texts": texts, "mean_density": means}
+            pooled = pooled_lengths(records, dataset, key) if key else None
+            if pooled:
+                by_length.setdefault(dataset, {})[key] = pooled
     curves = {
-        "machine": machine(),
+        "machine": recorded_machine(os.path.join(results, "runs")),
         "ratios": list(RATIOS),
         "length_edges": list(LENGTH_EDGES),
         "choice": choice,
@@ -826,13 +796,13 @@ def write_tables(results):
     head = [
         "# Adaptive test gates on real data (issue 39)",
         "",
-        "Written by `python experiments/adaptive_real.py --data-dir ../shared/data` (its docstring has the",
-        f"design) on {machine()}, shared with other jobs. GA-Net is trained with the defaults of `train` at",
+        "Written by `python -m experiments table adaptive_real` (the design: `experiments/adaptive_real.py`'s",
+        f"docstring) on {curves['machine']}, shared with other jobs. GA-Net is trained with the defaults of `train` at",
         "`--target-density` 0.1, 0.3 (the defaults) and 0.5, `top_k` test gates at the same rho; the target-0.3",
         "models are scored again under the relative rule (open t where p_t >= r max p) at every r of the grid",
         "(`with_gate_inference`, no retraining). One r for all datasets is chosen on TREC and SST-2 validation",
         "scores; SST-1 and IMDB are held out of every choice. Soft, sparsemax and 1.5-entmax attention are",
-        "trained with the same flags. IMDB: `" + " ".join(DATASET_FLAGS["imdb"]) + "`.",
+        "trained with the same flags. IMDB: `" + " ".join(IMDB) + "`.",
         "The nucleus rule, scored the same way on the same models: [nucleus/README.md](nucleus/README.md)",
         "(`experiments/nucleus_real.py`).",
         "",
@@ -851,51 +821,38 @@ def write_tables(results):
         *check_lines(all_checks, records, ratio),
         *curve_lines(all_points, ratio),
         *length_lines(by_length, ratio),
-        *copies_lines(records),
+        *copies_lines(results, records),
         *tail,
     ]
-    runs = [run for seeds in records.values() for record in seeds.values() for run in record["runs"].values()]
-    runs.sort(key=lambda run: (DATASETS.index(run["dataset"]), run["seed"], list(SETTINGS).index(run["setting"])))
+    order = lambda run: (DATASETS.index(run["dataset"]), run["seed"], list(SETTINGS).index(run["setting"]))  # noqa: E731
+    runs = sorted(_all_runs(records), key=order)
     write_results_readme(results, lines, runs)
     return ratio
 
 
-def update(args, pairs):
-    """Rescores the runs of `pairs` (dataset, seed), chooses r, rescores
-    under it and rewrites the tables."""
-    if not args.table_only:
-        for dataset, seed in pairs:
-            rescore(dataset, seed, args, None)
-    ratio = write_tables(args.results)
-    if ratio is not None and not args.table_only:
-        for dataset, seed in pairs:
-            rescore(dataset, seed, args, ratio)
-        write_tables(args.results)
+def after_run(study, point, summary, context):
+    """After each run of `python -m experiments run adaptive_real`: every
+    dataset and seed with a target-0.3 run is rescored under every r, r is
+    chosen on the validation scores, and they are rescored under it; a new
+    target-0.3 run is checked against gate_check's (`check_copies`)."""
+    results = os.path.dirname(context["runs_dir"])
+    where = (results, context["out_root"], os.path.abspath(context["data_dir"]), context["options"])
+    finished = [r for r in load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
+    pairs = sorted({(r["dataset"], r["seed"]) for r in finished}, key=lambda p: (DATASETS.index(p[0]), p[1]))
+    for dataset, seed in pairs:
+        rescore(dataset, seed, where, None)
+    records = collect(results, DATASETS)
+    if point["setting"] == DEFAULT:
+        check_copies(results, records)
+    choice = choose_ratio(validation_grid(records))
+    for dataset, seed in pairs if choice else ():
+        rescore(dataset, seed, where, choice["ratio"])
+    return None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def data_flags(parser, datasets=DATASETS):
+    """`--data-dir`, `--datasets` (of `datasets`, all by default) and `--seeds` (0 1 2)."""
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
-    parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
+    parser.add_argument("--datasets", nargs="+", choices=datasets, default=list(datasets))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--table-only", action="store_true", help="rewrite the tables from saved scores only")
-    parser.add_argument("--no-reuse", action="store_true", help="train every run, copy none from gate_check")
-    parser.add_argument("--no-train", action="store_true", help="rescore and tabulate the runs there are, train none")
-    parser.add_argument("--limit", type=int, help="smoke runs: train's --limit (use with --results, --out-root)")
-    parser.add_argument("--epochs", type=int, help="smoke runs: train's --epochs")
-    parser.add_argument("--results", default=os.path.join(REPO, RESULTS), help="folder of the results")
-    parser.add_argument("--out-root", default=MODELS, help="folder of the models (relative: to the repository)")
-    args = parser.parse_args()
-    args.results = os.path.abspath(args.results)
-    datasets = [d for d in DATASETS if d in args.datasets]
-    pairs = [(d, seed) for d in datasets for seed in args.seeds]
-    if not (args.table_only or args.no_train):
-        for index, (dataset, seed) in enumerate(pairs):
-            for setting in SETTINGS:
-                train(dataset, setting, seed, args)
-            update(args, pairs[: index + 1])
-    update(args, pairs)
-
-
-if __name__ == "__main__":
-    main()
+    return parser

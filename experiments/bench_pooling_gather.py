@@ -29,6 +29,7 @@ Writes `OUT/bench.json` and `OUT/README.md` (`OUT`: `results/pooling_gather`).
 """
 
 import argparse
+import functools
 import json
 import os
 import shlex
@@ -41,8 +42,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from bench import machine_line  # noqa: E402
+from bench import median_ms  # noqa: E402
+from bench import set_threads  # noqa: E402
 from bench_sparse_attention import bucket_k  # noqa: E402
-from bench_sparse_attention import machine_line  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -60,25 +63,15 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=os.path.join(REPO, "results", "pooling_gather"))
-    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from OUT/bench.json")
     args = parser.parse_args()
-    args.xla = False  # read by machine_line
     return args
 
 
 def paired_median_ms(functions, inputs, warmup, runs):
-    """Median milliseconds of each function on its inputs, the functions
-    timed in turn within every run so that load hits them alike."""
-    for function, arguments in zip(functions, inputs, strict=True):
-        for _ in range(warmup):
-            np.asarray(function(*arguments))
-    times = [[] for _ in functions]
-    for _ in range(runs):
-        for function, arguments, spent in zip(functions, inputs, times, strict=True):
-            start = time.perf_counter()
-            np.asarray(function(*arguments))
-            spent.append(1e3 * (time.perf_counter() - start))
-    return [float(np.median(spent)) for spent in times], [[round(t, 3) for t in spent] for spent in times]
+    """Median milliseconds of each function on its inputs, and each run's
+    milliseconds, by the harness's alternating timer."""
+    timed = median_ms([functools.partial(f, *a) for f, a in zip(functions, inputs, strict=True)], warmup, runs)
+    return [median for median, _ in timed], [spent for _, spent in timed]
 
 
 def binary_gates(rng, batch, length, density):
@@ -194,25 +187,24 @@ def ganet_cell(args, rng):
     return cell
 
 
+def rebuild(out):
+    """`README.md` of `out` again from its `bench.json` alone."""
+    with open(os.path.join(out, "bench.json")) as handle:
+        saved = json.load(handle)
+    args = argparse.Namespace(runs=saved["setting"]["runs"], warmup=saved["setting"]["warmup"])
+    with open(os.path.join(out, "README.md"), "w") as handle:
+        handle.write(readme(saved["command"], saved["machine"], args, saved["cells"]))
+
+
 def main():
     args = parse_args()
-    if args.readme_only:
-        with open(os.path.join(args.out, "bench.json")) as handle:
-            saved = json.load(handle)
-        args.runs, args.warmup = saved["setting"]["runs"], saved["setting"]["warmup"]
-        with open(os.path.join(args.out, "README.md"), "w") as handle:
-            handle.write(readme(saved["command"], saved["machine"], args, saved["cells"]))
-        return
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     started = time.time()
     cells = pooling_cells(args, rng)
     cells.append(ganet_cell(args, rng))
     command = portable("nice -n 5 python experiments/bench_pooling_gather.py " + shlex.join(sys.argv[1:]))
-    machine = machine_line(args)
+    machine = machine_line(args.threads)
     os.makedirs(args.out, exist_ok=True)
     setting = {"threads": args.threads, "warmup": args.warmup, "runs": args.runs, "seconds": time.time() - started}
     with open(os.path.join(args.out, "bench.json"), "w") as handle:

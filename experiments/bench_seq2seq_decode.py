@@ -37,7 +37,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
-from bench_sparse_attention import machine_line  # noqa: E402
+from bench import machine_line  # noqa: E402
+from bench import quartiles  # noqa: E402
+from bench import set_threads  # noqa: E402
 
 from runner import load_runs  # noqa: E402
 from runner import portable  # noqa: E402
@@ -67,7 +69,6 @@ def parse_args():
     args.table = args.table or args.task
     if not args.table.startswith(args.task):
         parser.error(f"--table {args.table} holds no {args.task} runs: pass its task too")
-    args.xla = False  # read by machine_line
     return args
 
 
@@ -145,18 +146,15 @@ def paired_quartiles(seconds, reference):
     """Quartiles (25, 50, 75 %) of the per-round ratios `seconds[r] /
     reference[r]`: both were timed in round r, so load that moves a whole
     round cancels out."""
-    ratios = np.asarray(seconds) / np.asarray(reference)
-    return [float(q) for q in np.percentile(ratios, [25, 50, 75])]
+    return quartiles(np.asarray(seconds) / np.asarray(reference))
 
 
 def main():
     args = parse_args()
-    import tensorflow as tf
 
     from ganet_tf.seq2seq.run import load_run
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     runs = chosen_runs(args)
     models, sources = [], None
     for run in runs:
@@ -203,7 +201,7 @@ def main():
                 }
             )
     command = portable("nice -n 5 python experiments/bench_seq2seq_decode.py " + shlex.join(sys.argv[1:]))
-    machine = machine_line(args)
+    machine = machine_line(args.threads)
     setting = {
         "threads": args.threads,
         "warmup": args.warmup,

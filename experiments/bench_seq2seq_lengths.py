@@ -60,8 +60,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from bench import machine_line  # noqa: E402
+from bench import set_threads  # noqa: E402
 from bench_seq2seq_decode import paired_quartiles  # noqa: E402
-from bench_sparse_attention import machine_line  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -81,7 +82,7 @@ MODELS = {
 }
 
 
-def parse_args():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T 16 and 64, batch 1, 3 rounds")
     parser.add_argument("--lengths", type=int, nargs="+")
@@ -96,8 +97,7 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
-    parser.add_argument("--from-json", action="store_true", help="rewrite README and plot from OUT/bench.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     grid = QUICK if args.quick else FULL
     for name in grid:
         if getattr(args, name) is None:
@@ -111,7 +111,6 @@ def parse_args():
         parser.error("--lengths and --batches must be positive")
     default_out = os.path.join("results", "seq2seq_lengths", "quick" if args.quick else "")
     args.out = args.out or os.path.join(REPO, default_out)
-    args.xla = False  # read by machine_line
     return args
 
 
@@ -444,20 +443,21 @@ def write_outputs(out, result, cells, args):
         plot(cells, os.path.join(out, PLOT))
 
 
+def rebuild(out):
+    """`README.md` and the plot of `out` again from its `bench.json` alone
+    (the flags of its setting, the others at their defaults)."""
+    args = parse_args([])
+    with open(os.path.join(out, "bench.json")) as handle:
+        stored = json.load(handle)
+    cells = stored.pop("cells")
+    for key, value in stored["setting"].items():
+        setattr(args, key, value)
+    write_outputs(out, stored, cells, args)
+
+
 def main():
     args = parse_args()
-    if args.from_json:
-        with open(os.path.join(args.out, "bench.json")) as handle:
-            stored = json.load(handle)
-        cells = stored.pop("cells")
-        for key, value in stored["setting"].items():
-            setattr(args, key, value)
-        write_outputs(args.out, stored, cells, args)
-        return
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     models = build_models(args)
     sample = np.full([2, 8], 5, "int32")
     functions = {name: model_functions(model, args.steps, sample) for name, model in models.items()}
@@ -471,7 +471,7 @@ def main():
     niceness = os.nice(0)  # as the command ran
     prefix = f"nice -n {niceness} " if niceness else ""
     command = portable(prefix + "python experiments/bench_seq2seq_lengths.py " + shlex.join(sys.argv[1:]))
-    machine = machine_line(args)
+    machine = machine_line(args.threads)
     setting = {k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary")}
     setting["seconds"] = seconds
     result = {"command": command, "machine": machine, "setting": setting, "crossovers": crossovers(cells)}

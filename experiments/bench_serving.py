@@ -22,7 +22,6 @@ go to `results/serving/latency.json` and `results/serving/README.md`.
 import argparse
 import json
 import os
-import platform
 import shlex
 import sys
 import tempfile
@@ -30,31 +29,15 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras
 import numpy as np
-import tensorflow as tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "experiments"))
 
-from ganet_tf.data import load_dataset  # noqa: E402
-from ganet_tf.export import export_saved_model  # noqa: E402
-from ganet_tf.training.trained_run import load_run  # noqa: E402
-from ganet_tf.training.trained_run import read_metrics  # noqa: E402
-from runner import portable  # noqa: E402
+from experiments.bench import machine  # noqa: E402
+from experiments.runner import portable  # noqa: E402
 
 RESULTS = os.path.join(REPO, "results", "serving")
-
-
-def machine():
-    gpus = tf.config.list_physical_devices("GPU")
-    return (
-        f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, "
-        f"{'GPU: ' + str(len(gpus)) if gpus else 'no GPU'}, "
-        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-        f"Keras {keras.__version__}"
-    )
 
 
 def latency(fn, texts, calls, warmup):
@@ -91,7 +74,7 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
     }
 
 
-def write_readme(result):
+def write_readme(result, results=RESULTS):
     rows = []
     for name, scores in result["paths"].items():
         lat, thr = scores["latency"], scores["throughput"]
@@ -148,7 +131,7 @@ The SavedModel was exported on a
 machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
 (Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).
 """
-    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
+    with open(os.path.join(results, "README.md"), "w", encoding="utf-8") as handle:
         handle.write(text)
 
 
@@ -161,12 +144,13 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--batches", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the existing latency.json")
     args = parser.parse_args(argv)
-    if args.readme_only:
-        with open(os.path.join(RESULTS, "latency.json")) as handle:
-            write_readme(json.load(handle))
-        return
+    import tensorflow as tf
+
+    from ganet_tf.data import load_dataset
+    from ganet_tf.export import export_saved_model
+    from ganet_tf.training.trained_run import load_run
+    from ganet_tf.training.trained_run import read_metrics
 
     metrics = read_metrics(args.model)
     data_dir = args.data_dir or metrics["config"]["data_dir"]
@@ -202,7 +186,7 @@ def main(argv=None):
     result = portable(
         {
             "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "machine": machine(),
+            "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
             "load_average_1min": loads,
             "model": {
                 key: metrics[key]

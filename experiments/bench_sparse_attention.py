@@ -38,19 +38,23 @@ the command and machine) and `OUT/bench.png`. `OUT` is
 """
 
 import argparse
+import functools
 import json
 import math
 import os
-import platform
 import shlex
 import sys
-import time
 
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
+
+from bench import encoder_flags  # noqa: E402
+from bench import machine_line  # noqa: E402
+from bench import median_ms  # noqa: E402
+from bench import set_threads  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -67,12 +71,7 @@ def parse_args():
     parser.add_argument("--batches", type=int, nargs="+")
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--runs", type=int, help="timed runs per cell (median reported)")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--intermediate", type=int, default=1024)
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
+    encoder_flags(parser)
     parser.add_argument("--exact-k", action="store_true", help="sparse_buckets=None: k = open count")
     parser.add_argument("--max-dense-gib", type=float, default=6.0)
     parser.add_argument("--seed", type=int, default=0)
@@ -109,50 +108,11 @@ def bucket_k(open_count, steps, buckets):
     return next(size for size in sizes if size >= open_count)
 
 
-def machine_line(args):
-    import tensorflow as tf
-
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{model}, {os.cpu_count()} CPU cores (load average {load} when written), no GPU; "
-        f"TensorFlow {tf.__version__}, "
-        f"{args.threads} intra-op / 1 inter-op threads, {'XLA' if args.xla else 'graph mode'}"
-    )
-
-
-def median_ms(calls, warmup, runs):
-    """Median milliseconds of each `(function, inputs)` in `calls`, timed in
-    turn within every run (the order alternating), so drift in the
-    machine's speed reaches all of them alike."""
-    for function, inputs in calls:
-        for _ in range(warmup):
-            np.asarray(function(*inputs))
-    times = [[] for _ in calls]
-    for run in range(runs):
-        order = range(len(calls)) if run % 2 == 0 else reversed(range(len(calls)))
-        for index in order:
-            function, inputs = calls[index]
-            start = time.perf_counter()
-            np.asarray(function(*inputs))
-            times[index].append(time.perf_counter() - start)
-    return [(1e3 * float(np.median(t)), [round(1e3 * s, 3) for s in t]) for t in times]
-
-
 def main():
     args = parse_args()
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     import keras
 
     from ganet_tf.layers import GatedMultiHeadAttention
@@ -237,7 +197,9 @@ def main():
                     for row in gates:
                         row[rng.choice(length, open_count, replace=False)] = 1.0
                     k = bucket_k(open_count, length, buckets)
-                    calls = [(gated, [x, tf.constant(gates)])] + ([] if skipped else [(dense, [x])])
+                    calls = [functools.partial(gated, x, tf.constant(gates))] + (
+                        [] if skipped else [functools.partial(dense, x)]
+                    )
                     timed = median_ms(calls, args.warmup, args.runs)
                     gated_ms, gated_runs = timed[0]
                     dense_ms, dense_runs = timed[1] if len(timed) > 1 else (None, None)
@@ -277,23 +239,25 @@ def main():
 
 
 def write(args, path, cells, command):
+    """`bench.json` (the cells this command measured name this machine),
+    then `readme`."""
     ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
-    machine = machine_line(args)
+    machine = machine_line(args.threads, getattr(args, "xla", False))
     for cell in ordered:  # the cells this command measured
         if cell["command"] == command:
             cell["machine"] = machine
-    setting = {
-        "hidden": args.hidden,
-        "heads": args.heads,
-        "intermediate": args.intermediate,
-        "threads": args.threads,
-        "xla": args.xla,
-        "exact_k": args.exact_k,
-        "warmup": args.warmup,
-        "runs": args.runs,
-    }
+    keys = ("hidden", "heads", "intermediate", "threads", "xla", "exact_k", "warmup", "runs")
+    setting = {key: getattr(args, key) for key in keys}
     with open(path, "w") as handle:
         json.dump({"command": command, "machine": machine, "setting": setting, "cells": ordered}, handle, indent=1)
+    readme(os.path.dirname(path))
+
+
+def readme(out):
+    """`README.md` and `bench.png` of `out` from its `bench.json` alone."""
+    with open(os.path.join(out, "bench.json")) as handle:
+        saved = json.load(handle)
+    ordered, setting = saved["cells"], saved["setting"]
     lines = [
         "# Gated sparse attention vs dense attention: wall-clock",
         "",
@@ -303,8 +267,8 @@ def write(args, path, cells, command):
             for command_, machine_ in sorted({(c["command"], c["machine"]) for c in ordered})
         ),
         (
-            f"Setting: hidden {args.hidden}, {args.heads} heads, feedforward {args.intermediate}; "
-            f"median of {args.runs} runs after {args.warmup} warm-up runs, gated and dense timed in turn "
+            f"Setting: hidden {setting['hidden']}, {setting['heads']} heads, feedforward {setting['intermediate']}; "
+            f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
             "within each run; "
             "gates: round(d T) open keys per row at random positions."
         ),
@@ -328,9 +292,9 @@ def write(args, path, cells, command):
             f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {dense} | "
             f"{c['gated_ms']:.1f} | {speedup} | {c['flops_ratio']:.2f}x |"
         )
-    with open(os.path.join(args.out, "README.md"), "w") as handle:
+    with open(os.path.join(out, "README.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
-    plot(ordered, os.path.join(args.out, "bench.png"))
+    plot(ordered, os.path.join(out, "bench.png"))
 
 
 def plot(cells, path):

@@ -35,11 +35,11 @@ missing ones run; `--force` re-measures) and `OUT/README.md`, `OUT` being
 """
 
 import argparse
+import functools
 import json
 import os
 import shlex
 import sys
-import time
 
 import numpy as np
 
@@ -47,8 +47,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "experiments"))
 
+from bench import alternating  # noqa: E402
+from bench import encoder_flags  # noqa: E402
+from bench import machine_line  # noqa: E402
+from bench import quartiles  # noqa: E402
+from bench import set_threads  # noqa: E402
 from bench_sparse_attention import encoder_flops  # noqa: E402
-from bench_sparse_attention import machine_line  # noqa: E402
 
 from runner import portable  # noqa: E402
 
@@ -61,12 +65,7 @@ def parse_args():
     parser.add_argument("--densities", type=float, nargs="+", default=FULL["densities"])
     parser.add_argument("--batches", type=int, nargs="+", default=FULL["batches"])
     parser.add_argument("--runs", type=int, default=FULL["runs"], help="timed rounds per cell")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--intermediate", type=int, default=1024)
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
+    encoder_flags(parser)
     parser.add_argument(
         "--max-dense-gflop",
         type=float,
@@ -115,33 +114,11 @@ def training_step(args, blocks, sampler, logits, readout, compile_):
     return compile_(step)
 
 
-def quartiles(values):
-    return [float(q) for q in np.percentile(values, [25, 50, 75])]
-
-
-def time_steps(calls, warmup, runs):
-    """Per-round seconds of each `(step, x)`, timed in turn within every
-    round (the order alternating)."""
-    for step, x in calls:
-        for _ in range(warmup):
-            np.asarray(step(x))
-    times = [[] for _ in calls]
-    for run in range(runs):
-        order = range(len(calls)) if run % 2 == 0 else reversed(range(len(calls)))
-        for index in order:
-            step, x = calls[index]
-            start = time.perf_counter()
-            np.asarray(step(x))
-            times[index].append(time.perf_counter() - start)
-    return times
-
-
 def main():
     args = parse_args()
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    set_threads(args.threads)
     import keras
 
     from ganet_tf.layers import GatedTransformerEncoder
@@ -179,7 +156,7 @@ def main():
                     "flops_ratio": dense_flops / sparse_flops,
                     "dense_step_gflop": 3 * dense_flops / 1e9,
                     "command": command,
-                    "machine": machine_line(args) + (f"; {args.note}" if args.note else ""),
+                    "machine": machine_line(args.threads) + (f"; {args.note}" if args.note else ""),
                 }
                 if cell["dense_step_gflop"] > args.max_dense_gflop:
                     cell["skipped"] = (
@@ -215,7 +192,9 @@ def main():
                     sampler = GateSampler(temperature=0.5, seed=args.seed)
                     logits = tf.Variable(initial_logits)
                     calls.append((training_step(args, blocks, sampler, logits, readout, compile_), x))
-                dense_s, sparse_s = time_steps(calls, args.warmup, args.runs)
+                dense_s, sparse_s = alternating(
+                    [functools.partial(step, x) for step, x in calls], args.warmup, args.runs
+                )
                 ratios = [d / s for d, s in zip(dense_s, sparse_s, strict=True)]
                 cell.update(
                     dense_ms=1e3 * float(np.median(dense_s)),
@@ -240,10 +219,19 @@ def main():
 
 
 def write(args, path, cells):
+    """`bench.json`, then `readme`."""
     ordered = sorted(cells.values(), key=lambda c: (c["xla"], c["T"], c["batch"], c["density"]))
     setting = {"hidden": args.hidden, "heads": args.heads, "intermediate": args.intermediate, "threads": args.threads}
     with open(path, "w") as handle:
         json.dump({"setting": setting, "cells": ordered}, handle, indent=1)
+    readme(os.path.dirname(path))
+
+
+def readme(out):
+    """The table of `README.md` in `out` from its `bench.json` alone."""
+    with open(os.path.join(out, "bench.json")) as handle:
+        saved = json.load(handle)
+    ordered, setting = saved["cells"], saved["setting"]
     commands = {}  # each command, the machine when its first cell was measured
     for c in ordered:
         commands.setdefault(c["command"], c["machine"])
@@ -255,8 +243,8 @@ def write(args, path, cells):
         *(f"- `{command}` on {machine}" for command, machine in commands.items()),
         "",
         (
-            f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {args.hidden}, {args.heads} heads, "
-            f"feedforward {args.intermediate}; one step = forward, backward and an Adam update of the blocks and "
+            f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
+            f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks and "
             "of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
             "today's training (every token in every block, log-gate bias); `sparse`: "
             "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
@@ -281,17 +269,17 @@ def write(args, path, cells):
             f"{low:.2f} / {mid:.2f} / {high:.2f} | {c['flops_ratio']:.2f}x |"
         )
     table = "\n".join(lines) + "\n"
-    readme = os.path.join(args.out, "README.md")
+    readme_path = os.path.join(out, "README.md")
     # The hand-written part of the README (the rule, the reading) stays
     # above the marker; the table below it is rewritten.
     marker = "<!-- bench table: written by experiments/bench_sparse_training.py -->"
     head = ""
-    if os.path.exists(readme):
-        with open(readme) as handle:
+    if os.path.exists(readme_path):
+        with open(readme_path) as handle:
             text = handle.read()
         if marker in text:
             head = text.split(marker)[0]
-    with open(readme, "w") as handle:
+    with open(readme_path, "w") as handle:
         handle.write(head + marker + "\n\n" + table)
 
 

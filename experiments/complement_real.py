@@ -45,14 +45,20 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import adaptive_real  # noqa: I001 - beside runner, in experiments/
-from runner import REPO
-from runner import machine
-from runner import run_or_skip
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import adaptive_real
+from experiments.runner import REPO
+from experiments.runner import mean_std
+from experiments.runner import recorded_machine
+from experiments.runner import run_or_skip
+from experiments.runner import write_text
 
-RESULTS = os.path.join(adaptive_real.RESULTS, "complement")
+FOLDER = os.path.join("adaptive_real", "complement")  # under the results root
 RATIOS = (*adaptive_real.RATIOS, 0.97, 0.98, 0.99)
+# The settings whose tables are committed, as `write` takes them: the
+# complement at weight 1 at the defaults' target (README.md), and at target
+# density 0.05 with its test table (README_rho0.05.md, README_rho0.05_test.md).
+VARIANTS = ({}, {"density": 0.05, "test": True})
 
 
 def setting_name(weight, density=None):
@@ -64,43 +70,43 @@ def complement_flags(weight, density=None):
     return flags + ([] if density is None else ["--target-density", f"{density:g}"])
 
 
-def train(dataset, seed, weight, args):
-    setting = setting_name(weight, args.target_density)
-    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, os.path.abspath(args.data_dir))
-    flags += complement_flags(weight, args.target_density)
-    runs_dir = os.path.join(REPO, RESULTS, "runs")
+def train(dataset, seed, weight, density, data_dir):
+    setting = setting_name(weight, density)
+    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, os.path.abspath(data_dir))
+    flags += complement_flags(weight, density)
+    runs_dir = os.path.join(REPO, "results", FOLDER, "runs")
     name = adaptive_real.run_name(dataset, setting, seed)
     extra = {"setting": setting}
     return run_or_skip(name, flags, runs_dir, out_root=adaptive_real.MODELS, resumable=dataset == "imdb", extra=extra)
 
 
-def validation_scores(dataset, seed, weight, args):
+def rescorer(root, dataset, seed, setting, extra, data_dir):
+    """The `adaptive_real.Rescorer` of the run of `setting` (the defaults'
+    flags plus `extra`), caching in `rescored/DATASET_seedSEED.json`;
+    without `data_dir`, cached scores only."""
+    path = os.path.join(root, FOLDER, "rescored", f"{dataset}_seed{seed}.json")
+    data = data_dir and os.path.abspath(data_dir)
+    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, data) + extra
+    name = adaptive_real.run_name(dataset, setting, seed)
+    return adaptive_real.Rescorer(path, name, setting, flags, cached_only=not data_dir)
+
+
+def validation_scores(root, dataset, seed, weight, density, data_dir):
     """{setting: {"top_k": scores, ratio: scores}} on validation, cached in
     `rescored/DATASET_seedSEED.json`."""
-    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
-    complement = (setting_name(weight, args.target_density), complement_flags(weight, args.target_density))
-    cache = adaptive_real.read_json(path, {})
-    data_dir = os.path.abspath(args.data_dir)
+    complement = (setting_name(weight, density), complement_flags(weight, density))
     result = {}
     for setting, extra in ((adaptive_real.DEFAULT, []), complement):
         name = adaptive_real.run_name(dataset, setting, seed)
-        run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
-        runs = adaptive_real.RESULTS if setting == adaptive_real.DEFAULT else RESULTS
-        metrics = adaptive_real.read_json(os.path.join(REPO, runs, "runs", f"{name}.json"))
+        runs = "adaptive_real" if setting == adaptive_real.DEFAULT else FOLDER
+        metrics = adaptive_real.read_json(os.path.join(root, runs, "runs", f"{name}.json"), None)
         if metrics is None:
             raise SystemExit(f"No run {name}: train it first (experiments/adaptive_real.py for rho0.3).")
-        flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, data_dir) + extra
-        rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
-        result[setting] = {
-            "top_k": {
-                "accuracy": metrics["validation_accuracy"],
-                "attended_density": metrics["validation_attended_density"],
-            }
-        }
-        for ratio in RATIOS:
-            result[setting][ratio] = rescorer.score("validation", "relative", ratio)
-            if result[setting][ratio] is None:
-                raise SystemExit(f"No model in {run_dir} to score relative {ratio:g} with: train {name} again.")
+        scores = rescorer(root, dataset, seed, setting, extra, data_dir).grid("validation", "relative", RATIOS)
+        if None in scores.values():
+            raise SystemExit(f"No model of {name} to score the relative rule with: train it again.")
+        top_k = {"accuracy": metrics["validation_accuracy"], "attended_density": metrics["validation_attended_density"]}
+        result[setting] = {"top_k": top_k, **scores}
     return result
 
 
@@ -118,23 +124,18 @@ def validation_choice(results, seeds, weight, density):
     return adaptive_real.choose_ratio(grid, RATIOS)
 
 
-def test_scores(dataset, seed, weight, args, ratio):
+def test_scores(root, dataset, seed, weight, density, data_dir, ratio):
     """The complement setting's test scores, as trained (`top_k` at its
     target) and under the relative rule at `ratio`, or None without a model."""
-    setting = setting_name(weight, args.target_density)
+    setting = setting_name(weight, density)
     name = adaptive_real.run_name(dataset, setting, seed)
-    run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
-    summary = os.path.join(REPO, RESULTS, "runs", f"{name}.json")
+    summary = os.path.join(root, FOLDER, "runs", f"{name}.json")
     if not os.path.isfile(summary):
         print(f"    {name}: not trained, left out of the test table", flush=True)
         return None
-    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
-    cache = adaptive_real.read_json(path, {})
-    flags = adaptive_real.train_flags(dataset, adaptive_real.DEFAULT, seed, os.path.abspath(args.data_dir))
-    flags += complement_flags(weight, args.target_density)
-    rescorer = adaptive_real.Rescorer(run_dir, flags, cache, setting, lambda: adaptive_real.write_json(path, cache))
+    extra = complement_flags(weight, density)
     run = adaptive_real.read_json(summary)
-    relative = rescorer.score("test", "relative", ratio)
+    relative = rescorer(root, dataset, seed, setting, extra, data_dir).score("test", "relative", ratio)
     if relative is None:
         print(f"    {name}: no model to score relative {ratio:g} with, left out of the test table", flush=True)
         return None
@@ -145,24 +146,22 @@ def test_scores(dataset, seed, weight, args, ratio):
 
 
 def _cell(points):
-    accuracies = [p["accuracy"] for p in points]
-    std = f" ± {np.std(accuracies, ddof=1):.4f}" if len(points) > 1 else ""
-    return f"{np.mean(accuracies):.4f}{std}", f"{np.mean([p['density'] for p in points]):.3f}"
+    return mean_std([p["accuracy"] for p in points]), f"{np.mean([p['density'] for p in points]):.3f}"
 
 
-def test_table(scores, choice, weight, density):
+def test_table(root, scores, choice, weight, density):
     """The test table of `--test`: `scores[dataset][seed]` of the complement
     setting beside `adaptive_real.py`'s test rows of the same seeds."""
     adv = setting_name(weight, density)
     ratio = choice["ratio"]
-    theirs = adaptive_real.read_json(os.path.join(REPO, adaptive_real.RESULTS, "curves.json"), {}).get("choice")
+    theirs = adaptive_real.read_json(os.path.join(root, "adaptive_real", "curves.json"), {}).get("choice")
     default_ratio = theirs["ratio"] if theirs else None
-    records = adaptive_real.collect(os.path.join(REPO, adaptive_real.RESULTS), tuple(scores))
+    records = adaptive_real.collect(os.path.join(root, "adaptive_real"), tuple(scores))
     trained_at = 0.3 if density is None else density
     lines = [
         f"# The adversarial complement `{adv}` on the test split (issue 39)",
         "",
-        f"Written by `python experiments/complement_real.py {' '.join(sys.argv[1:])}` on {machine()}",
+        f"Written by `python -m experiments table complement` on {_machine(root)}; {_runs(weight, density, True)}",
         "(shared with other jobs). Mean ± sample std over the seeds listed; attended density as `train`",
         "reports it (soft attention: 1).",
         "",
@@ -214,12 +213,12 @@ def seed_text(seeds):
     return ",".join(str(seed) for seed in seeds)
 
 
-def table(results, datasets, seeds, weight, density=None):
+def table(root, results, datasets, seeds, weight, density=None):
     adv = setting_name(weight, density)
     lines = [
         "# The adversarial complement on TREC and SST-2, validation (issue 39)",
         "",
-        f"Written by `python experiments/complement_real.py {' '.join(sys.argv[1:])}` on {machine()}",
+        f"Written by `python -m experiments table complement` on {_machine(root)}; {_runs(weight, density)}",
         "(shared with other jobs). Seeds " + ", ".join(str(s) for s in seeds) + "; means over them.",
         "",
         f"`rho0.3`: `train` with its defaults (the models of `experiments/adaptive_real.py`); `{adv}`: the same",
@@ -242,11 +241,54 @@ def table(results, datasets, seeds, weight, density=None):
     return lines
 
 
+def _machine(root):
+    return recorded_machine(os.path.join(root, FOLDER, "runs"))
+
+
+def _runs(weight, density, test=False):
+    """The command of the runs of a table: `runs: python -m experiments run complement -- ...`."""
+    flags = [*([f"--complement-weight {weight:g}"] if weight != 1 else [])]
+    flags += [*([f"--target-density {density:g}"] if density is not None else []), *(["--test"] if test else [])]
+    return "runs: `python -m experiments run complement" + (" -- " + " ".join(flags) if flags else "") + "`"
+
+
+def write(root, weight=1.0, density=None, test=False, data_dir=None, **given):
+    """The validation table of the complement at `weight` and `density`
+    (`README.md`, or `README_rhoRHO.md`) and, with `test`, its test table,
+    under the results root `root`. With `data_dir` it trains what is missing
+    and scores what is not cached (`given`: `datasets`, `seeds`,
+    `test_datasets`, `test_seeds`); without, it reads the cached scores."""
+    datasets, seeds = given.get("datasets", adaptive_real.TUNING), given.get("seeds", (0, 1, 2))
+    for dataset in datasets if data_dir else ():
+        for seed in seeds:
+            train(dataset, seed, weight, density, data_dir)
+    results = {
+        d: {seed: validation_scores(root, d, seed, weight, density, data_dir) for seed in seeds} for d in datasets
+    }
+    name = "README.md" if density is None else f"README_rho{density:g}.md"
+    write_text(os.path.join(root, FOLDER, name), table(root, results, datasets, seeds, weight, density))
+    if not test:
+        return
+    if sorted(datasets) != sorted(adaptive_real.TUNING):
+        raise SystemExit("error: --test chooses r on every tuning dataset: leave --datasets at trec sst2")
+    choice = validation_choice(results, seeds, weight, density)
+    scores = {}
+    test_seeds = given.get("test_seeds") or seeds
+    for dataset in [d for d in adaptive_real.DATASETS if d in given.get("test_datasets", ("trec", "sst2", "sst1"))]:
+        for seed in test_seeds if data_dir else ():
+            train(dataset, seed, weight, density, data_dir)
+        scored = sorted(set(seeds) | set(test_seeds))  # every seed with a model: others are left out
+        scores[dataset] = {
+            seed: test_scores(root, dataset, seed, weight, density, data_dir, choice["ratio"]) for seed in scored
+        }
+    lines = test_table(root, scores, choice, weight, density)
+    write_text(os.path.join(root, FOLDER, name.replace(".md", "_test.md")), lines)
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
-    parser.add_argument("--datasets", nargs="+", choices=adaptive_real.TUNING, default=list(adaptive_real.TUNING))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = adaptive_real.data_flags(
+        argparse.ArgumentParser(description=__doc__.splitlines()[0]), adaptive_real.TUNING
+    )
     parser.add_argument("--complement-weight", type=float, default=1.0)
     parser.add_argument("--target-density", type=float, help="the complement runs' --target-density (default 0.3)")
     parser.add_argument("--test", action="store_true", help="then choose r on validation and report the test split")
@@ -261,35 +303,8 @@ def main():
     args = parser.parse_args()
     if not args.complement_weight > 0:
         parser.error(f"--complement-weight must be > 0, got {args.complement_weight}")
-    for dataset in args.datasets:
-        for seed in args.seeds:
-            train(dataset, seed, args.complement_weight, args)
-    results = {
-        dataset: {seed: validation_scores(dataset, seed, args.complement_weight, args) for seed in args.seeds}
-        for dataset in args.datasets
-    }
-    name = "README.md" if args.target_density is None else f"README_rho{args.target_density:g}.md"
-    lines = table(results, args.datasets, args.seeds, args.complement_weight, args.target_density)
-    with open(os.path.join(REPO, RESULTS, name), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
-    if not args.test:
-        return
-    if sorted(args.datasets) != sorted(adaptive_real.TUNING):
-        parser.error("--test chooses r on every tuning dataset: leave --datasets at trec sst2")
-    choice = validation_choice(results, args.seeds, args.complement_weight, args.target_density)
-    print(f"chosen on validation: relative r = {choice['ratio']:g}", flush=True)
-    scores = {}
-    test_seeds = args.test_seeds or args.seeds
-    for dataset in [d for d in adaptive_real.DATASETS if d in args.test_datasets]:
-        for seed in test_seeds:
-            train(dataset, seed, args.complement_weight, args)
-        scored = sorted(set(args.seeds) | set(test_seeds))  # every seed with a model: others are left out
-        scores[dataset] = {
-            seed: test_scores(dataset, seed, args.complement_weight, args, choice["ratio"]) for seed in scored
-        }
-    lines = test_table(scores, choice, args.complement_weight, args.target_density)
-    with open(os.path.join(REPO, RESULTS, name.replace(".md", "_test.md")), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    given = {k: getattr(args, k) for k in ("datasets", "seeds", "test_datasets", "test_seeds")}
+    write(os.path.join(REPO, "results"), args.complement_weight, args.target_density, args.test, args.data_dir, **given)
 
 
 if __name__ == "__main__":

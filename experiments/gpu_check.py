@@ -201,6 +201,7 @@ def main(argv=None):
     from tests import tensorflow_blocker
 
     tensorflow_blocker.install()
+    import bench
     import jax
     import keras
 
@@ -211,7 +212,7 @@ def main(argv=None):
         "command": args.command,
         "smoke": args.smoke,
         "devices": device_names(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
+        "machine": bench.machine(gpus=None),
         "versions": {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__},
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "settings": {name: getattr(args, name) for name in (*FULL, "flash")},

@@ -4,7 +4,6 @@ encoder with fused attention, under JAX, in bf16. See `gpu_check.py`."""
 
 import math
 import statistics
-import time
 
 import numpy as np
 from bench_sparse_attention import encoder_flops
@@ -12,8 +11,6 @@ from bench_sparse_attention import encoder_flops
 from ganet_tf.layers.sparse_gather import kept_count
 
 SGD_RATE = 1e-4
-# A training step: forward, and a backward pass of about twice its cost.
-TRAIN_FLOPS_FACTOR = 3
 
 
 # The fused attention kernels' tile: every gathered length a multiple of it.
@@ -152,25 +149,13 @@ def compiled_steps(model):
 
 def time_calls(calls, warmup, runs):
     """`{name: (compile seconds, [seconds per run])}` of `{name: call}`, each
-    call returning something to block on; the first call (compile) timed
-    alone, then `warmup` untimed calls, then `runs` rounds in turn, the
-    order alternating."""
+    call returning something to block on: the harness's alternating timer,
+    the first call (compile) timed alone."""
     import jax
+    from bench import alternating
 
-    times = {}
-    for name, call in calls.items():
-        started = time.perf_counter()
-        jax.block_until_ready(call())
-        times[name] = (time.perf_counter() - started, [])
-        for _ in range(warmup):
-            jax.block_until_ready(call())
-    names = list(calls)
-    for run in range(runs):
-        for name in names if run % 2 == 0 else reversed(names):
-            started = time.perf_counter()
-            jax.block_until_ready(calls[name]())
-            times[name][1].append(time.perf_counter() - started)
-    return times
+    times, firsts = alternating(list(calls.values()), warmup, runs, block=jax.block_until_ready, first=True)
+    return {name: (firsts[i], times[i]) for i, name in enumerate(calls)}
 
 
 def _calls(models, x, readout):

@@ -25,8 +25,8 @@ from seq2seq_analysis import finished_runs  # noqa: E402
 from seq2seq_analysis import recorded_command  # noqa: E402
 from seq2seq_analysis import write_tables  # noqa: E402
 
-from runner import _read_json  # noqa: E402
 from runner import machine  # noqa: E402
+from runner import read_json  # noqa: E402
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
 
@@ -162,7 +162,7 @@ def main(argv=None):
     table = args.names[0].split("_")[0]
     path = os.path.join(args.out, f"levels_{table}.json")
     # Rows of earlier commands stay (their models may be gone), each with its command.
-    kept = _read_json(path) if os.path.exists(path) else {"rows": []}
+    kept = read_json(path) if os.path.exists(path) else {"rows": []}
     rows = [r for r in kept["rows"] if r["run"] not in args.names]
     for row in rows:
         row.setdefault("command", kept.get("command"))

@@ -108,14 +108,14 @@ def _mean(runs):
     return sum(run["test_accuracy"] for run in runs) / len(runs)
 
 
-def write_readme(runs, seeds):
+def write_readme(runs, seeds, results=RESULTS, main_job=MAIN_JOB):
     """`results/backends/README.md`: the JAX seeds beside the main job's files."""
-    from main_job import rule_text
+    from experiments.main_job import rule_text
+    from experiments.runner import mean_std
+    from experiments.runner import read_json
+    from experiments.runner import write_text
 
-    from runner import _read_json
-    from runner import mean_std
-
-    main_runs = [_read_json(os.path.join(MAIN_JOB, f"seed_{run['seed']}.json")) for run in runs]
+    main_runs = [read_json(os.path.join(main_job, f"seed_{run['seed']}.json")) for run in runs]
     rows = [
         row
         for jax_run, tf_run in zip(runs, main_runs, strict=True)
@@ -149,28 +149,20 @@ def write_readme(runs, seeds):
         f"{mean_std([run['test_attended_density'] for run in main_runs])}. Difference of the mean test accuracies "
         f"(JAX - TF): {100 * (_mean(runs) - _mean(main_runs)):+.2f} points.",
     ]
-    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(results, "README.md"), lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # the JAX process: one seed's spec
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child_main(args.child)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from runner import _read_json
-    from runner import _write_json
+    from runner import seed_results
 
-    os.makedirs(RESULTS, exist_ok=True)
-    runs = []
-    for seed in args.seeds:
-        path = os.path.join(RESULTS, f"jax_trec_seed_{seed}.json")
-        if not os.path.exists(path):
-            _write_json(path, run_seed(seed))
-        runs.append(_read_json(path))
+    runs = seed_results(args.seeds, lambda seed: os.path.join(RESULTS, f"jax_trec_seed_{seed}.json"), run_seed)
     write_readme(runs, args.seeds)
     print(f"JAX test accuracy over seeds {args.seeds}: {[run['test_accuracy'] for run in runs]}")
 

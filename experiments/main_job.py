@@ -13,15 +13,15 @@ import os
 import sys
 import tempfile
 
-from runner import REPO
-from runner import _read_json
-from runner import _write_json
-from runner import machine
-from runner import mean_std
-from runner import run_command
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.runner import REPO
+from experiments.runner import machine
+from experiments.runner import mean_std
+from experiments.runner import run_command
+from experiments.runner import seed_results
+from experiments.runner import write_text
 
 RESULTS = os.path.join(REPO, "results", "main_job")
-SUMMARY_KEYS = ("test_accuracy", "test_attended_density", "test_all_closed_rate", "epochs_trained", "train_seconds")
 
 
 def run_seed(seed):
@@ -43,7 +43,7 @@ def rule_text(rule):
     return " ".join([rule["inference_mode"], *(f"{v:g}" for k, v in rule.items() if k != "inference_mode")])
 
 
-def write_readme(runs):
+def write_readme(runs, results=RESULTS):
     rows = [
         f"| {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
         f"{run['test_all_closed_rate']:.3f} | {run['epochs_trained']} | {run['train_seconds']:.0f} |"
@@ -67,21 +67,14 @@ def write_readme(runs):
         f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy "
         f"**{mean_std([run['test_accuracy'] for run in runs])}**.",
     ]
-    with open(os.path.join(RESULTS, "README.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(results, "README.md"), lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
-    os.makedirs(RESULTS, exist_ok=True)
-    runs = []
-    for seed in args.seeds:
-        path = os.path.join(RESULTS, f"seed_{seed}.json")
-        if not os.path.exists(path):
-            _write_json(path, run_seed(seed))
-        runs.append(_read_json(path))
+    runs = seed_results(args.seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
     write_readme(runs)
     print(f"test accuracy over seeds {args.seeds}: {mean_std([run['test_accuracy'] for run in runs])}")
 

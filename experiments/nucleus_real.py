@@ -1,7 +1,8 @@
 """The nucleus rule on real data, beside the relative rule and top_k (issue 39).
 
     python experiments/nucleus_real.py --data-dir ../shared/data [--datasets trec sst2 sst1 imdb]
-        [--seeds 0 1 2] [--table-only]
+        [--seeds 0 1 2]
+    python -m experiments table nucleus_real   # from the cached scores
 
 `experiments/adaptive_real.py` scores the relative rule (open t where
 p_t >= r max p) on the target-0.3 models; its r is chosen on TREC and SST-2,
@@ -31,33 +32,30 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import adaptive_real  # noqa: I001 - beside runner, in experiments/
-from runner import REPO
-from runner import machine
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import adaptive_real
+from experiments.runner import REPO
+from experiments.runner import recorded_machine
+from experiments.runner import write_text
 
-RESULTS = os.path.join(adaptive_real.RESULTS, "nucleus")
+FOLDER = os.path.join("adaptive_real", "nucleus")  # under the results root
 MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 DEFAULT = adaptive_real.DEFAULT
 
 
-def rescorer(dataset, seed, data_dir):
-    """The `Rescorer` of the target-0.3 model of `dataset` and `seed`
-    (trained by `adaptive_real.py`), caching here; None without its run (without
-    its model, only the cached scores)."""
+def rescorer(root, dataset, seed, data_dir, score):
+    """The `adaptive_real.Rescorer` of the target-0.3 model of `dataset` and
+    `seed` (trained by `adaptive_real.py`), caching here (`score` False:
+    cached scores only); None without its run."""
     name = adaptive_real.run_name(dataset, DEFAULT, seed)
-    run_dir = os.path.join(REPO, adaptive_real.MODELS, name)
-    summary = os.path.join(REPO, adaptive_real.RESULTS, "runs", f"{name}.json")
-    if not os.path.isfile(summary):
+    if not os.path.isfile(os.path.join(root, "adaptive_real", "runs", f"{name}.json")):
         return None
-    path = os.path.join(REPO, RESULTS, "rescored", f"{dataset}_seed{seed}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    cache = adaptive_real.read_json(path, {})
+    path = os.path.join(root, FOLDER, "rescored", f"{dataset}_seed{seed}.json")
     flags = adaptive_real.train_flags(dataset, DEFAULT, seed, data_dir)
-    return adaptive_real.Rescorer(run_dir, flags, cache, DEFAULT, lambda: adaptive_real.write_json(path, cache))
+    return adaptive_real.Rescorer(path, name, DEFAULT, flags, cached_only=not score)
 
 
-def validation_grid(records, seeds, data_dir, score):
+def validation_grid(root, records, seeds, data_dir, score):
     """{dataset: {"seeds", "top_k": (acc, density), pi: (acc, density)}} on
     the validation split of the tuning datasets, means over the seeds with a
     model; with `score` False only what is cached."""
@@ -66,16 +64,11 @@ def validation_grid(records, seeds, data_dir, score):
         rows = []
         for seed in seeds:
             run = records.get(dataset, {}).get(seed, {}).get("runs", {}).get(DEFAULT)
-            scorer = rescorer(dataset, seed, data_dir)
-            if run is None or scorer is None:
-                continue
-            points = {}
-            for mass in MASSES:
-                cached = scorer.cache.get(DEFAULT, {}).get("validation", {})
-                key = adaptive_real.rule_key("nucleus", mass)
-                points[mass] = scorer.score("validation", "nucleus", mass) if score else cached.get(key)
-            if all(points.values()):
-                rows.append((seed, run, points))
+            scorer = rescorer(root, dataset, seed, data_dir, score)
+            if run is not None and scorer is not None:
+                points = scorer.grid("validation", "nucleus", MASSES)
+                if all(points.values()):
+                    rows.append((seed, run, points))
         if not rows:
             continue
         top_k = [(run["validation_accuracy"], run["validation_attended_density"]) for _, run, _ in rows]
@@ -87,38 +80,25 @@ def validation_grid(records, seeds, data_dir, score):
     return grid
 
 
-def test_point(dataset, seeds, data_dir, mass, score):
+def test_point(root, dataset, seeds, data_dir, mass, score):
     """Test scores at `mass` per seed, then their point (as
     `adaptive_real.dataset_points` makes them), and the pooled per-text
     densities by length; (None, None) without any."""
     found, lengths_found = {}, {}
     for seed in seeds:
-        scorer = rescorer(dataset, seed, data_dir)
+        scorer = rescorer(root, dataset, seed, data_dir, score)
         if scorer is None:
             continue
-        key = adaptive_real.rule_key("nucleus", mass)
-        entry = scorer.cache.get(DEFAULT, {})
-        scored = scorer.score("test", "nucleus", mass) if score else entry.get("test", {}).get(key)
-        lengths = scorer.lengths("nucleus", mass) if score else entry.get("test_by_length", {}).get(key)
+        scored, lengths = scorer.score("test", "nucleus", mass), scorer.lengths("nucleus", mass)
         if scored:
             found[seed] = scored
         if lengths:
             lengths_found[seed] = lengths
     if not found:
         return None, None
-    accuracies = [s["accuracy"] for s in found.values()]
-    point = {
-        "seeds": list(found),
-        "accuracy": float(np.mean(accuracies)),
-        "accuracy_std": float(np.std(accuracies, ddof=1)) if len(found) > 1 else None,
-        "density": float(np.mean([s["attended_density"] for s in found.values()])),
-        "all_closed": float(np.mean([s["all_closed_rate"] for s in found.values()])),
-    }
-    by_length = None
-    if lengths_found:
-        pooled_seeds, texts, means = adaptive_real.pool_lengths(lengths_found)
-        by_length = {"seeds": pooled_seeds, "texts": texts, "mean_density": means}
-    return point, by_length
+    keys = {"accuracy": "accuracy", "density": "attended_density", "all_closed": "all_closed_rate"}
+    point = adaptive_real.mean_point({seed: {k: s[v] for k, v in keys.items()} for seed, s in found.items()})
+    return point, adaptive_real.pool_lengths(lengths_found)
 
 
 def _cell(point):
@@ -132,12 +112,13 @@ def _check_cell(check, name):
     return mark if gap is None else f"{mark} ({100 * gap:+.2f})"
 
 
-def write_readme(args, grid, choice, tests, relative_ratio):
+def write_readme(root, grid, choice, tests, relative_ratio):
     lines = [
         "# The nucleus rule on real data (issue 39)",
         "",
-        f"Written by `python experiments/nucleus_real.py {' '.join(sys.argv[1:])}` on {machine()}",
-        "(shared with other jobs); the design is in the script's docstring. Models: the target-0.3 GA-Net",
+        "Written by `python -m experiments table nucleus_real` on "
+        + recorded_machine(os.path.join(root, "adaptive_real", "runs")),
+        "(shared with other jobs); the design is in `experiments/nucleus_real.py`. Models: the target-0.3 GA-Net",
         "runs of `experiments/adaptive_real.py` (`train`'s defaults, `top_k` test gates), scored again under",
         '`GateSampler(inference_mode="nucleus", inference_mass=pi)`; nothing is trained here.',
         "",
@@ -195,12 +176,10 @@ def write_readme(args, grid, choice, tests, relative_ratio):
             )
             point_seeds = ",".join(map(str, points[name]["seeds"]))
             lines.append(f"| {dataset} | {role} | {label} | {point_seeds} | {_cell(points[name])} | {cells} |")
+    header = ["dataset", "rule", "seeds", *adaptive_real._bin_names()]
     lines += [
         "",
-        "## Attended density per text against its length (test, seeds pooled)",
-        "",
-        "| dataset | rule | seeds | " + " | ".join(adaptive_real._bin_names()) + " |",
-        "|---|---|---|" + "---|" * len(adaptive_real.LENGTH_EDGES),
+        *adaptive_real.section("Attended density per text against its length (test, seeds pooled)", [], header),
     ]
     for dataset, (_, _, by_length) in tests.items():
         for label, entry in by_length.items():
@@ -208,26 +187,22 @@ def write_readme(args, grid, choice, tests, relative_ratio):
     return lines
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
-    parser.add_argument("--datasets", nargs="+", choices=adaptive_real.DATASETS, default=list(adaptive_real.DATASETS))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--table-only", action="store_true", help="rewrite the README from cached scores only")
-    args = parser.parse_args()
-    data_dir = os.path.abspath(args.data_dir)
-    score = not args.table_only
-    results = os.path.join(REPO, adaptive_real.RESULTS)
+def write(root, data_dir=None, datasets=adaptive_real.DATASETS, seeds=(0, 1, 2), score=False):
+    """Chooses pi on the validation scores and writes the README under the
+    results root `root`; with `score`, scores what is not cached (models
+    needed), else reads the cached scores only."""
+    data_dir = data_dir and os.path.abspath(data_dir)
+    results = os.path.join(root, "adaptive_real")
     records = adaptive_real.collect(results, adaptive_real.DATASETS)
-    grid = validation_grid(records, args.seeds, data_dir, score)
+    grid = validation_grid(root, records, seeds, data_dir, score)
     choice = adaptive_real.choose_ratio(grid, MASSES)
     relative = (adaptive_real.read_json(os.path.join(results, "curves.json"), {}).get("choice") or {}).get("ratio")
     tests = {}
     if choice is not None:
         mass = choice["ratio"]
-        for dataset in [d for d in adaptive_real.DATASETS if d in args.datasets]:
+        for dataset in [d for d in adaptive_real.DATASETS if d in datasets]:
             points = adaptive_real.dataset_points(records, dataset, relative)
-            point, by_length = test_point(dataset, args.seeds, data_dir, mass, score)
+            point, by_length = test_point(root, dataset, seeds, data_dir, mass, score)
             if point is None:
                 continue
             name = f"nucleus{mass:g}"
@@ -238,17 +213,19 @@ def main():
                     checks[candidate] = adaptive_real.checks(points, None, name=candidate)
             lengths = {}
             for label, key in (("top_k 0.3", "top_k:0.3"), (f"relative {relative:g}", f"relative:{relative:g}")):
-                seeds, texts, means = adaptive_real.pooled_lengths(records, dataset, key)
-                if seeds:
-                    lengths[label] = {"seeds": seeds, "texts": texts, "mean_density": means}
+                pooled = adaptive_real.pooled_lengths(records, dataset, key)
+                if pooled:
+                    lengths[label] = pooled
             if by_length:
                 lengths[f"nucleus {mass:g}"] = by_length
             tests[dataset] = (points, checks, lengths)
-            print(f"    {dataset}: nucleus {mass:g} scored", flush=True)
-    lines = write_readme(args, grid, choice, tests, relative)
-    os.makedirs(os.path.join(REPO, RESULTS), exist_ok=True)
-    with open(os.path.join(REPO, RESULTS, "README.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(root, FOLDER, "README.md"), write_readme(root, grid, choice, tests, relative))
+
+
+def main():
+    """Scores the target-0.3 models under nucleus (models needed), then `write`."""
+    args = adaptive_real.data_flags(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args()
+    write(os.path.join(REPO, "results"), args.data_dir, args.datasets, args.seeds, score=True)
 
 
 if __name__ == "__main__":

@@ -1,36 +1,37 @@
 """Reproduce the GA-Net paper's tables and figures with this package.
 
-    python experiments/reproduce.py --data-dir ../shared/data [--only table2 ...]
+    python -m experiments run reproduce [--data-dir ../shared/data] [--only 'imdb_*']
+    python -m experiments table reproduce
+    python experiments/reproduce.py explain --data-dir ../shared/data
 
-Experiments (each run is `python -m ganet_tf train`, resumable: a killed
-run continues from its last finished epoch, finished runs are skipped):
+The runs are declared in `experiments/studies.py` (`_reproduce_runs`), each
+`python -m ganet_tf train`, resumable (a killed IMDB run continues from its
+last finished epoch; finished runs are skipped; several processes can share
+the work with `--only`):
 
-- table2: accuracy (and density) of bilstm, local, soft and ganet on IMDB,
+- Table 2: accuracy (and density) of bilstm, local, soft and ganet on IMDB,
   SST-1, SST-2 and TREC. TREC and SST runs are those of
-  `experiments/run_core.py` (same flags); IMDB runs live here, with the
+  `python -m experiments run core` (same flags); IMDB runs live here, with the
   setting of `IMDB_SETTINGS` whose GA-Net (seed 0) has the best validation
-  accuracy: GA-Net and soft attention on every seed, then the BiLSTM and
-  local attention on the first.
-- table3: attention FLOPs per test example, soft vs gated, from the runs,
-  and a cross-check of the count against TensorFlow's profiler.
-- table5: GA-Net on IMDB with auxiliary FNN, self-attention, LSTM, BiLSTM.
-- fig5: accuracy and density against the auxiliary hidden size 20..100 on
-  TREC and SST-1 (PNG plots and the data behind them).
+  accuracy (`imdb_setting`; `IMDB_SETTING` declares that choice): GA-Net
+  and soft attention on every seed, the BiLSTM and local attention on the
+  first. `imdb_{bilstm,local,soft}_seed0` are the baselines of an earlier
+  choice (the first setting), kept for the record.
+- Table 3: attention FLOPs per test example, soft vs gated, from the runs,
+  and a cross-check of the count against TensorFlow's profiler (after the
+  first run: `profiler_check.json`).
+- Table 5: GA-Net on IMDB with auxiliary FNN, self-attention, LSTM, BiLSTM.
+- Figure 5: accuracy and density against the auxiliary hidden size 20..100
+  on TREC and SST-1 (PNG plots and the data behind them).
 - report: per-class precision/recall/F1 and confusion matrix of the best
   GA-Net on TREC.
 - explain: `python -m ganet_tf explain` on two short IMDB test reviews with
   the seed-0 IMDB models trained so far (`results/reproduce/explain_imdb/`).
 
-Several processes can share the work on a machine with cores to spare, each
-with its own runs, e.g. `--only table2 --models ganet` beside `--only table2
---models soft` and `--only table5 --aux fnn`; a run already training in
-another process stops the second one with an error.
-
 Results: `results/reproduce/runs/*.json`, `results/reproduce/README.md`,
 `results/reproduce/fig5_*.png`; models under the git-ignored `runs/reproduce/`.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -38,38 +39,16 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_core import GANET_SETTINGS
-from run_core import PROTOCOL
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.runner import REPO
+from experiments.runner import attended_density
+from experiments.runner import load_runs
+from experiments.runner import mean_std
+from experiments.studies import IMDB_SETTINGS
+from experiments.studies import imdb_run_name
 
-from runner import PAPER_GATES
-from runner import REPO
-from runner import attended_density
-from runner import load_runs
-from runner import machine
-from runner import mean_std
-from runner import run_train
-
-RESULTS = os.path.join(REPO, "results", "reproduce")
-RUNS = os.path.join(RESULTS, "runs")
-CORE_RUNS = os.path.join(REPO, "results", "core", "runs")
-GATE_CHECK_RUNS = os.path.join(REPO, "results", "gate_check", "runs")
+RESULTS = os.path.join(REPO, "results")
 OUT_ROOT = os.path.join("runs", "reproduce")
-
-# IMDB settings: run-name suffix -> (`train` flags of every model, flags of
-# GA-Net only). Sequence length: here the training reviews have a mean of ~239 and a
-# 75th percentile of ~295 tokens; the Rutgers re-implementation found its best
-# IMDB results between the two (256, which truncates 29 % of the reviews);
-# 400 (~87th percentile) truncates 13 %. Dropout 0.5 against the overfitting
-# seen at 256 (train accuracy 0.97, validation 0.90 by epoch 6). λ = 3e-3
-# (chosen on SST) against the low density (0.10) at the default 1e-2.
-IMDB_SETTINGS = {
-    "": (["--sequence-length", "256"], []),
-    "-len400": (["--sequence-length", "400"], []),
-    "-len400-dropout5": (["--sequence-length", "400", "--dropout", "0.5"], []),
-    "-len400-dropout5-lam3e-3": (["--sequence-length", "400", "--dropout", "0.5"], ["--lam", "3e-3"]),
-}
-IMDB_FLAGS = ["--dataset", "imdb", "--buckets", "8", "--epochs", "8", "--patience", "2"]
 # The target of the reproduction issue; candidates above it are not chosen.
 IMDB_MAX_DENSITY = 0.25
 MODELS = ("bilstm", "local", "soft", "ganet")
@@ -78,40 +57,15 @@ MODELS = ("bilstm", "local", "soft", "ganet")
 PAPER = {("trec", "ganet"): "0.9124 / 0.4431", ("imdb", "ganet"): "0.8941 / 0.1999"}
 
 
-def imdb_flags(setting, model, seed, data_dir):
-    every, ganet_only = IMDB_SETTINGS[setting]
-    return [
-        *IMDB_FLAGS,
-        *every,
-        *([*ganet_only, *PAPER_GATES] if model == "ganet" else []),
-        "--data-dir",
-        data_dir,
-        "--model",
-        model,
-        "--seed",
-        str(seed),
-    ]
-
-
-def imdb_run_name(model, setting, seed):
-    """A baseline's run is named after the first setting with its flags: the
-    settings that differ only in GA-Net's flags share their baselines."""
-    if model != "ganet":
-        setting = next(other for other in IMDB_SETTINGS if IMDB_SETTINGS[other][0] == IMDB_SETTINGS[setting][0])
-    return f"imdb_{model}{setting}_seed{seed}"
+def _folders(root):
+    """This study's folder, its runs, and those of `core` and `gate_check`, under the results root `root`."""
+    folders = (("reproduce",), ("reproduce", "runs"), ("core", "runs"), ("gate_check", "runs"))
+    return tuple(os.path.join(root, *parts) for parts in folders)
 
 
 def _setting_text(setting):
     every, ganet_only = IMDB_SETTINGS[setting]
     return f"`{' '.join(every)}`" + (f" (GA-Net: `{' '.join(ganet_only)}`)" if ganet_only else "")
-
-
-def imdb_select(data_dir):
-    """GA-Net, seed 0, with every candidate setting: the runs `imdb_setting` reads."""
-    for setting in IMDB_SETTINGS:
-        run_train(
-            f"imdb_ganet{setting}_seed0", imdb_flags(setting, "ganet", 0, data_dir), RUNS, OUT_ROOT, resumable=True
-        )
 
 
 def imdb_candidates(runs):
@@ -143,77 +97,6 @@ def shown_imdb_setting(runs):
     return next(iter(IMDB_SETTINGS))
 
 
-def _chosen_imdb_setting(data_dir):
-    imdb_select(data_dir)
-    chosen = imdb_setting(load_runs(RUNS))
-    if chosen is None:
-        raise SystemExit(
-            f"no IMDB candidate setting reached validation density <= "
-            f"{IMDB_MAX_DENSITY}; add a candidate to IMDB_SETTINGS"
-        )
-    return chosen
-
-
-IMDB_MODELS = ("ganet", "soft", "bilstm", "local")
-TABLE5_AUX = ("fnn", "attention", "lstm")
-
-
-def imdb_table2(data_dir, seeds, models=IMDB_MODELS):
-    setting = _chosen_imdb_setting(data_dir)
-    # GA-Net and soft attention on every seed first: the comparison the issue
-    # asks for; then the BiLSTM and local attention on the first seed.
-    runs = [(model, seed) for seed in seeds for model in ("ganet", "soft")]
-    runs += [(model, seeds[0]) for model in ("bilstm", "local")]
-    for model, seed in runs:
-        if model not in models:
-            continue
-        run_train(
-            imdb_run_name(model, setting, seed),
-            imdb_flags(setting, model, seed, data_dir),
-            RUNS,
-            OUT_ROOT,
-            resumable=True,
-        )
-
-
-def imdb_table5(data_dir, auxes=TABLE5_AUX):
-    setting = _chosen_imdb_setting(data_dir)
-    for aux in auxes:
-        run_train(
-            f"imdb_ganet-aux-{aux}{setting}_seed0",
-            [*imdb_flags(setting, "ganet", 0, data_dir), "--aux", aux],
-            RUNS,
-            OUT_ROOT,
-            resumable=True,
-        )
-
-
-def fig5(data_dir, datasets, seeds):
-    for dataset in datasets:
-        for seed in seeds:
-            for hidden in (20, 40, 60, 80, 100):
-                run_train(
-                    f"{dataset}_ganet-aux{hidden}_seed{seed}",
-                    [
-                        "--dataset",
-                        dataset,
-                        "--data-dir",
-                        data_dir,
-                        "--model",
-                        "ganet",
-                        "--aux-hidden",
-                        str(hidden),
-                        "--seed",
-                        str(seed),
-                        *PROTOCOL.get(dataset, []),
-                        *GANET_SETTINGS.get(dataset, []),
-                        *PAPER_GATES,
-                    ],
-                    RUNS,
-                    reuse=[CORE_RUNS],
-                )
-
-
 def explain_imdb(data_dir, max_words=80):
     """Explains two IMDB test reviews with every seed-0 IMDB model trained so
     far with the shown setting (`shown_imdb_setting`; nothing is trained here).
@@ -225,11 +108,11 @@ def explain_imdb(data_dir, max_words=80):
     from ganet_tf.data import load_dataset
     from ganet_tf.training.trained_run import model_file
 
-    setting = shown_imdb_setting(load_runs(RUNS))
+    setting = shown_imdb_setting(load_runs(_folders(RESULTS)[1]))
     models = [os.path.join(OUT_ROOT, imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")]
     models = [path for path in models if os.path.exists(model_file(os.path.join(REPO, path)))]
     if not models:
-        print("explain: no IMDB model trained yet; run --only table2 first")
+        print("explain: no IMDB model trained yet: python -m experiments run reproduce")
         return
     splits = load_dataset("imdb", data_dir)
     chosen = []
@@ -241,7 +124,7 @@ def explain_imdb(data_dir, max_words=80):
                 if y == label and len(text.split()) <= max_words
             )
         )
-    out = os.path.join(RESULTS, "explain_imdb")
+    out = os.path.join(RESULTS, "reproduce", "explain_imdb")
     os.makedirs(out, exist_ok=True)
     reviews = os.path.join(out, "reviews.txt")
     with open(reviews, "w", encoding="utf-8") as handle:
@@ -296,8 +179,8 @@ def _imdb_setting_section(here, chosen, shown):
     lines = [
         "### IMDB setting, chosen on validation",
         "",
-        "GA-Net, seed 0, with each candidate setting (`--only table2` trains them first; "
-        "`IMDB_SETTINGS` in `experiments/reproduce.py`). The setting with the best "
+        "GA-Net, seed 0, with each candidate setting (trained first; "
+        "`IMDB_SETTINGS` in `experiments/studies.py`). The setting with the best "
         f"*validation* accuracy at validation density <= {IMDB_MAX_DENSITY} (open gates: these runs "
         "did not record the validation all-closed rate; the test one is at most 0.4 %) is used for "
         "every IMDB model above; test accuracy is shown but plays no part in the choice. "
@@ -348,11 +231,13 @@ def _imdb_setting_section(here, chosen, shown):
     return lines
 
 
-def write_readme():
-    core = load_runs(CORE_RUNS)
+def write_readme(root=RESULTS):
+    """`README.md`: Tables 2, 3 and 5, the explanations, Figure 5 and TREC's per-class scores."""
+    results, runs_dir, core_runs, gate_check_runs = _folders(root)
+    core = load_runs(core_runs)
     for run in core:
         run.setdefault("name", f"{run['dataset']}_{run.get('variant', run['model'])}_seed{run['seed']}")
-    here = load_runs(RUNS)
+    here = load_runs(runs_dir)
     everything = core + here
     chosen = imdb_setting(here)
     # Run-name suffix of the runs each dataset's rows show.
@@ -360,8 +245,8 @@ def write_readme():
     lines = [
         "# Reproducing the GA-Net paper",
         "",
-        "Generated by `python experiments/reproduce.py --data-dir ../shared/data` "
-        f"(machine: {machine()}). GloVe 6B **50d** everywhere (the paper: 100d). "
+        "Generated by `python -m experiments table reproduce` "
+        f"(machine: {everything[0]['machine']}). GloVe 6B **50d** everywhere (the paper: 100d). "
         "Each run's exact command and seed is in its JSON file under `runs/` "
         "(TREC/SST: `../core/runs/`). AG News: not run (no copy offline).",
         "",
@@ -380,7 +265,7 @@ def write_readme():
         "| dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d) |",
         "|---|---|---|---|---|---|---|",
     ]
-    defaults = [r for r in load_runs(GATE_CHECK_RUNS) if r.get("setting") == "default"]
+    defaults = [r for r in load_runs(gate_check_runs) if r.get("setting") == "default"]
     for dataset in ("imdb", "sst1", "sst2", "trec"):
         for model in (*MODELS, "ganet (defaults)"):
             if model == "ganet (defaults)":
@@ -421,7 +306,7 @@ def write_readme():
                 new = f"{np.mean([r['attention_flops_gated'] for r in mine]):,.0f}"
                 ratio = f"{np.mean([r['attention_flops_soft'] / r['attention_flops_gated'] for r in mine]):.2f}x"
             lines.append(f"| {dataset} | {soft:,.0f} | {gated:,.0f} | {soft / gated:.2f}x | {new} | {ratio} |")
-    check_path = os.path.join(RESULTS, "profiler_check.json")
+    check_path = os.path.join(results, "profiler_check.json")
     if os.path.exists(check_path):
         with open(check_path) as handle:
             check = json.load(handle)
@@ -455,7 +340,7 @@ def write_readme():
         "",
         f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(suffix['imdb'])}), "
         f"auxiliary hidden size {hidden}; the BiLSTM row is Table 2's seed-0 GA-Net. "
-        "Made by `--only table5` (one process per auxiliary network: `--aux fnn` and so on). "
+        "Made by `python -m experiments run reproduce --only 'imdb_ganet-aux-*'`. "
         f"One run per row.{spread}",
         "",
         "| auxiliary | accuracy | attended density | all-closed rate |",
@@ -472,7 +357,7 @@ def write_readme():
             else "not run yet | |"
         )
         lines.append(f"| {aux} | {row} |")
-    explanations = os.path.join(RESULTS, "explain_imdb", "explanations.json")
+    explanations = os.path.join(results, "explain_imdb", "explanations.json")
     if os.path.exists(explanations):
         with open(explanations) as handle:
             shown = [os.path.basename(rows[0]["model_dir"]) for rows in json.load(handle)]
@@ -482,7 +367,7 @@ def write_readme():
             "",
             f"Two test reviews ({', '.join(shown)}): "
             "[page](explain_imdb/index.html), made by `python -m ganet_tf explain` "
-            "with these models on `explain_imdb/reviews.txt` (`--only explain` picks the "
+            "with these models on `explain_imdb/reviews.txt` (`python experiments/reproduce.py explain` picks the "
             "reviews and uses the shown setting's models).",
             "",
             "![IMDB review 1](explain_imdb/text_1.png)",
@@ -491,7 +376,7 @@ def write_readme():
         ]
     lines += ["", "## Figure 5: auxiliary hidden size", ""]
     for dataset in ("trec", "sst1"):
-        if os.path.exists(os.path.join(RESULTS, f"fig5_{dataset}.png")):
+        if os.path.exists(os.path.join(results, f"fig5_{dataset}.png")):
             lines.append(f"![{dataset}](fig5_{dataset}.png)")
     trec = _group(everything, "trec", "ganet")
     best = max((r for r in trec if r.get("report")), key=lambda r: r["test_accuracy"], default=None)
@@ -520,17 +405,19 @@ def write_readme():
         ]
         for name, row in zip(names, report["confusion_matrix"], strict=True):
             lines.append(f"| {name} | " + " | ".join(map(str, row)) + " |")
-    with open(os.path.join(RESULTS, "README.md"), "w") as handle:
+    with open(os.path.join(results, "README.md"), "w") as handle:
         handle.write("\n".join(lines) + "\n")
 
 
-def plot_fig5():
+def plot_fig5(root=RESULTS):
+    """Figure 5 (`fig5_DATASET.png`) and the data behind it (`fig5.json`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    here = load_runs(RUNS)
+    results, runs_dir, _, _ = _folders(root)
+    here = load_runs(runs_dir)
     data = {}
     for dataset in ("trec", "sst1"):
         points = {}
@@ -557,50 +444,19 @@ def plot_fig5():
         axis.set_title(f"{dataset}: mean over {min(data[dataset]['seeds'])}+ seeds")
         axis.legend()
         figure.tight_layout()
-        figure.savefig(os.path.join(RESULTS, f"fig5_{dataset}.png"), dpi=110)
+        figure.savefig(os.path.join(results, f"fig5_{dataset}.png"), dpi=110)
         pyplot.close(figure)
-    with open(os.path.join(RESULTS, "fig5.json"), "w") as handle:
+    with open(os.path.join(results, "fig5.json"), "w") as handle:
         json.dump(data, handle, indent=1)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
-    parser.add_argument(
-        "--only",
-        nargs="+",
-        default=["fig5", "table3", "table2", "table5"],
-        choices=["table2", "table3", "table5", "fig5", "report", "explain"],
-    )
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--fig5-datasets", nargs="+", default=["trec", "sst1"])
-    # Subsets of the IMDB runs, so that several processes can share the work.
-    parser.add_argument(
-        "--models", nargs="+", default=list(IMDB_MODELS), choices=IMDB_MODELS, help="IMDB Table 2 models to run"
-    )
-    parser.add_argument(
-        "--aux", nargs="+", default=list(TABLE5_AUX), choices=TABLE5_AUX, help="Table 5 auxiliary networks to run"
-    )
-    parser.add_argument("--table-only", action="store_true")
-    args = parser.parse_args()
-    os.makedirs(RUNS, exist_ok=True)
-    if not args.table_only:
-        if not args.data_dir:
-            raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
-        if "table3" in args.only:
-            with open(os.path.join(RESULTS, "profiler_check.json"), "w") as handle:
-                json.dump(profiler_flops(), handle, indent=1)
-        if "fig5" in args.only:
-            fig5(args.data_dir, args.fig5_datasets, args.seeds)
-            plot_fig5()
-        if "table2" in args.only:
-            imdb_table2(args.data_dir, args.seeds, args.models)
-        if "table5" in args.only:
-            imdb_table5(args.data_dir, args.aux)
-        if "explain" in args.only:
-            explain_imdb(args.data_dir)
-    plot_fig5()
-    write_readme()
+    """`python experiments/reproduce.py explain --data-dir DIR`: `explain_imdb`."""
+    if sys.argv[1:2] != ["explain"] or len(sys.argv) != 4 or sys.argv[2] != "--data-dir":
+        raise SystemExit(
+            "usage: python experiments/reproduce.py explain --data-dir DIR (runs: python -m experiments run)"
+        )
+    explain_imdb(sys.argv[3])
 
 
 if __name__ == "__main__":

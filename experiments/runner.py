@@ -5,7 +5,6 @@ import contextlib
 import fcntl
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -14,13 +13,15 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The scripts read run folders with ganet_tf itself, installed or not.
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from experiments.bench import machine  # noqa: E402 - as the summaries record it
+from experiments.tables import mean_std  # noqa: E402, F401 - the statistics the scripts import from here
+from experiments.tables import run_lines  # noqa: E402
+from experiments.tables import write_text  # noqa: E402
 
 # An absolute path inside a recorded string: a word that starts with the root.
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
@@ -39,8 +40,16 @@ def portable(value):
     return value
 
 
-def machine():
-    return f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}, no GPU"
+def recorded_machine(runs_dir):
+    """The machine that the first summary in `runs_dir` records: a table
+    names the machine its runs were made on, not the one that renders it."""
+    runs = load_runs(runs_dir)
+    return runs[0]["machine"] if runs else "-"
+
+
+def provenance():
+    """What a summary records of where and when it was made: the machine and the date."""
+    return {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
 
 
 # The paper's gates, which the reproduction runs measured before the defaults
@@ -92,24 +101,37 @@ def same_run(flags, runs_dirs):
 
     Training is deterministic for a given config and seed on this machine
     (checked: the TREC Figure 5 runs at hidden 20 repeat the core runs to the
-    last digit), so such a run need not be repeated.
+    last digit), so such a run need not be repeated. A config field that the
+    older run lacks counts as equal when `flags` leave it at its default:
+    the field came later, and its default reproduces the older behaviour.
     """
+    import dataclasses
+
+    from ganet_tf.training import TrainConfig
+
+    defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     wanted = test_rule_config(train_config(flags))
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
             config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}
-            if config and test_rule_config(config, legacy="test_gates" not in run) == wanted:
+            if not config or set(config) - set(wanted):
+                continue
+            config = test_rule_config(config, legacy="test_gates" not in run)
+            later = set(wanted) - set(config)
+            if all(config[k] == wanted[k] for k in config) and all(wanted[k] == defaults[k] for k in later):
                 return os.path.join(runs_dir, f"{run['name']}.json")
     return None
 
 
-def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=()):
-    """Runs `train` with `flags` unless `runs_dir/NAME.json` exists.
+def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=(), command="train"):
+    """Runs `python -m ganet_tf COMMAND` (`train`, or `seq2seq`) with
+    `flags` unless `runs_dir/NAME.json` exists.
 
     With `reuse` (folders of run JSONs), a finished run there with the same
     config is copied instead, its command kept and `copied_from` added.
 
-    The summary (with `report`, the exact command and the machine) is written
+    The summary (with `report`; its provenance: the exact command, the
+    machine and the date) is written
     atomically to `runs_dir/NAME.json`; the model to `out_root/NAME` when
     `out_root` is given, its output (epochs included) to `out_root/NAME.log`
     as it trains; with `resumable`, `out_root/NAME.backup` holds the
@@ -124,36 +146,38 @@ def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None,
     path = os.path.join(runs_dir, f"{name}.json")
     os.makedirs(runs_dir, exist_ok=True)
     if os.path.exists(path):
-        return _read_json(path)
-    with _exclusive(path):
+        return read_json(path)
+    with exclusive(path):
         # Checked again under the lock: another process may have just finished it.
         if os.path.exists(path):
-            return _read_json(path)
-        return _run_train(path, name, flags, out_root, resumable, extra, reuse)
+            return read_json(path)
+        return _run_train(path, name, flags, out_root, resumable, extra, reuse, command)
 
 
-def _run_train(path, name, flags, out_root, resumable, extra, reuse):
+def _run_train(path, name, flags, out_root, resumable, extra, reuse, subcommand):
     source = same_run(flags, reuse) if reuse else None
     if source:
-        result = _read_json(source)
+        result = read_json(source)
         result.update(name=name, copied_from=os.path.relpath(source, REPO), **(extra or {}))
-        _write_json(path, result)
+        write_json(path, result)
         print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
         return result
-    command = [sys.executable, "-m", "ganet_tf", "train", *flags, "--verbose", "2"]
+    command = [sys.executable, "-m", "ganet_tf", subcommand, *flags, "--verbose", "2"]
     if out_root:
         command += ["--out", os.path.join(out_root, name)]
         if resumable:
             command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")]
-    shown = "python -m ganet_tf train " + shlex.join(command[4:])
+    shown = f"python -m ganet_tf {subcommand} " + shlex.join(command[4:])
     log = os.path.join(REPO, out_root, f"{name}.log") if out_root else None
     result = run_command(command, shown, log)
-    if out_root:
+    if out_root and subcommand == "train":
         from ganet_tf.training.trained_run import read_metrics
 
         result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
-    result.update(command=shown, name=name, machine=machine(), **(extra or {}))
-    _write_json(path, result)
+    result.update(command=shown, name=name, **provenance(), **(extra or {}))
+    write_json(path, result)
+    if subcommand != "train":
+        return result
     print(
         f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
         f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s",
@@ -217,35 +241,17 @@ def run_command(command, shown, log=None, cwd=REPO, unset=()):
 
 
 def run_seq2seq(name, flags, path, args, data_dir=None):
-    """Runs `python -m ganet_tf seq2seq FLAGS` unless its summary `path`
-    exists, as `run_train` does for `train` (read without a lock; trained
-    under `PATH.lock`, checked again once held); returns the summary.
-
-    The model goes to `args.runs_root/NAME`, the resumable backup beside it
-    (`NAME.backup`), the output to `NAME.log`; `data_dir` is passed as
-    `--data-dir`, and the smoke flags `args.limit` and `args.hidden` where
-    given. The summary, with the command shown, `name` and the machine, is
-    written atomically to `path`.
-    """
-    if os.path.exists(path):
-        return _read_json(path)
-    with _exclusive(path):
-        if os.path.exists(path):
-            return _read_json(path)
-        out = os.path.join(args.runs_root, name)
-        command = [sys.executable, "-m", "ganet_tf", "seq2seq", *flags]
-        command += ["--out", out, "--backup-dir", out + ".backup", "--verbose", "2"]
-        if data_dir:
-            command += ["--data-dir", data_dir]
-        if args.limit:
-            command += ["--limit", str(args.limit)]
-        if args.hidden:
-            command += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
-        shown = "python -m ganet_tf seq2seq " + shlex.join(command[4:])
-        result = run_command(command, shown, out + ".log")
-        result.update(command=shown, name=name, machine=machine())
-        _write_json(path, result)
-        return result
+    """`run_train` for `python -m ganet_tf seq2seq FLAGS` (resumable), its
+    summary at `path`, the model under `args.runs_root/NAME`; `data_dir` is
+    passed as `--data-dir`, and the smoke flags `args.limit` and
+    `args.hidden` where given."""
+    flags = [*flags, *(["--data-dir", data_dir] if data_dir else [])]
+    if args.limit:
+        flags += ["--limit", str(args.limit)]
+    if args.hidden:
+        flags += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
+    runs_dir = os.path.dirname(path)
+    return run_train(name, flags, runs_dir, out_root=args.runs_root, resumable=True, command="seq2seq")
 
 
 class RunBusy(SystemExit):
@@ -281,7 +287,7 @@ def training_elsewhere(runs_dir, names):
 
 
 @contextlib.contextmanager
-def _exclusive(path):
+def exclusive(path):
     """Holds `PATH.lock` for the run whose summary is `PATH`, so that two
     processes never train (and back up) the same run; the lock goes with the
     process that held it."""
@@ -304,16 +310,36 @@ def _exclusive(path):
             os.remove(lock)
 
 
-def _read_json(path):
+_NO_DEFAULT = object()
+
+
+def read_json(path, default=_NO_DEFAULT):
+    """The JSON file `path`; `default` where it is missing, if given."""
+    if default is not _NO_DEFAULT and not os.path.exists(path):
+        return default
     with open(path) as handle:
         return json.load(handle)
 
 
-def _write_json(path, result):
+def write_json(path, result):
+    """Writes `result` (its paths made `portable`) to `path` atomically."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     staging = path + ".tmp"
     with open(staging, "w") as handle:
         json.dump(portable(result), handle, indent=1)
     os.replace(staging, path)
+
+
+def seed_results(seeds, path_of, run_seed):
+    """The JSON result of each of `seeds` at `path_of(seed)`, `run_seed(seed)`
+    written there first where it is missing (resumable, one seed at a time)."""
+    results = []
+    for seed in seeds:
+        path = path_of(seed)
+        if not os.path.exists(path):
+            write_json(path, run_seed(seed))
+        results.append(read_json(path))
+    return results
 
 
 def attended_density(run, split="test"):
@@ -338,27 +364,15 @@ def load_runs(runs_dir):
     if os.path.isdir(runs_dir):
         for name in sorted(os.listdir(runs_dir)):
             if name.endswith(".json"):
-                runs.append(_read_json(os.path.join(runs_dir, name)))
+                runs.append(read_json(os.path.join(runs_dir, name)))
     return runs
 
 
 def write_results_readme(results_dir, lines, runs):
     """Writes `results_dir/README.md`: `lines`, then the command of every run."""
-    lines = [*lines, "", "## Runs", "", *(f"- `{r['command']}`" for r in runs)]
-    with open(os.path.join(results_dir, "README.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_text(os.path.join(results_dir, "README.md"), [*lines, *run_lines(runs)])
 
 
 def seed_list(runs):
     """The seeds of `runs`, sorted, as '0,1,2'."""
     return ",".join(str(run["seed"]) for run in sorted(runs, key=lambda run: run["seed"]))
-
-
-def mean_std(values):
-    """'mean ± sample std' of the non-None values, '-' when there are none."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.4f}"
-    return f"{np.mean(values):.4f} ± {np.std(values, ddof=1):.4f}"

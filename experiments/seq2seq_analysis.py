@@ -10,8 +10,8 @@ import shlex
 import sys
 
 from runner import REPO
-from runner import _write_json
 from runner import load_runs
+from runner import write_json
 
 
 def analysis_parser(description, names_help="run folders under runs/seq2seq"):
@@ -58,7 +58,7 @@ def write_tables(out, stem, rows, lines):
     and, below them, the commands of the rows), and prints the table."""
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
     text = "\n".join([*lines, "", "Commands:", "", *(f"- `{command}`" for command in commands)])
-    _write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
+    write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
     with open(os.path.join(out, f"{stem}.md"), "w", encoding="utf-8") as handle:
         handle.write(text + "\n")
     print(text)

@@ -43,11 +43,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
-from runner import _read_json
-from runner import _write_json
 from runner import load_runs
 from runner import mean_std
+from runner import read_json
 from runner import run_seq2seq
+from runner import write_json
 
 # The report's figures: (task, row) -> (k, L, loss, perplexity, BLEU).
 REPORT = {
@@ -229,7 +229,7 @@ def seeds(table, row, results):
 def _chosen(results):
     """The selected gated recipe, or None until every candidate is scored."""
     path = os.path.join(results, SELECTION)
-    selection = _read_json(path) if os.path.exists(path) else {}
+    selection = read_json(path) if os.path.exists(path) else {}
     if set(GATED_CANDIDATES) - set(selection.get("validation_bleu", {})):
         return None
     return selection["chosen"]
@@ -248,7 +248,7 @@ def run_one(name, table, row, seed, flags, args, runs_dir):
         raise SystemExit("error: pass --data-dir (or set GANET_DATA_DIR)")
     path = os.path.join(runs_dir, f"{name}.json")
     if os.path.exists(path):
-        return _read_json(path)
+        return read_json(path)
     task, table_flags, epochs, _ = TABLES[table]
     flags = [*flags, *table_flags]
     epochs = args.epochs or epochs
@@ -309,7 +309,7 @@ def select(args, runs_dir):
     path = os.path.join(args.results, SELECTION)
     if _chosen(args.results):
         return
-    bleu = _read_json(path)["validation_bleu"] if os.path.exists(path) else {}
+    bleu = read_json(path)["validation_bleu"] if os.path.exists(path) else {}
     for row in GATED_CANDIDATES:
         name = f"multi30k_{row}_seed0"
         if row not in bleu and os.path.exists(os.path.join(runs_dir, f"{name}.json")):
@@ -319,7 +319,7 @@ def select(args, runs_dir):
         chosen = max(GATED_CANDIDATES, key=lambda row: (bleu[row], -GATED_CANDIDATES.index(row)))
         print(f"selected {chosen}: validation BLEU {bleu}", flush=True)
     rule = " ".join(select.__doc__.split("\n\n")[0].split())
-    _write_json(path, {"validation_bleu": bleu, "chosen": chosen, "rule": rule})
+    write_json(path, {"validation_bleu": bleu, "chosen": chosen, "rule": rule})
 
 
 def rescore(args, runs_dir):
@@ -338,13 +338,13 @@ def rescore(args, runs_dir):
 
     for name, *_ in planned_runs(args.results):
         path = os.path.join(runs_dir, f"{name}.json")
-        result = _read_json(path) if os.path.exists(path) else {}
+        result = read_json(path) if os.path.exists(path) else {}
         run_dir = os.path.join(args.runs_root, name)
         if result and "test_all_closed_rate" not in result:
             print(f"rescoring {name}", flush=True)
             result.update(rescore_run(run_dir, args.data_dir))
             result["rescored"] = "test scores recomputed from model.keras by seq2seq_tables.py --rescore"
-            _write_json(path, result)
+            write_json(path, result)
         _redecode(name, path, result, run_dir, args.data_dir)
         if not result or result.get("test_exact_match") is None or "test_symbol_error_rate" in result:
             continue
@@ -362,7 +362,7 @@ def rescore(args, runs_dir):
             continue
         result["test_symbol_error_rate"] = decoded["symbol_error_rate"]
         result["symbol_error_rate_from"] = "a greedy decode of model.keras by seq2seq_tables.py --rescore"
-        _write_json(path, result)
+        write_json(path, result)
 
 
 def _redecode(name, path, result, run_dir, data_dir):
@@ -384,7 +384,7 @@ def _redecode(name, path, result, run_dir, data_dir):
     result["test_unknown_translations"] = decoded["unknown_translations"]
     result["decode_length_limit"] = "sentence"
     result["redecoded"] = "test BLEU from a greedy decode of model.keras by seq2seq_tables.py --rescore"
-    _write_json(path, result)
+    write_json(path, result)
 
 
 def _format(value, digits=3):

@@ -11,7 +11,6 @@ Run it on an otherwise idle machine: timings are only comparable then.
 import argparse
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import PAPER_GATES
 from runner import REPO
+from runner import machine
 
 OUT = os.path.join(REPO, "results", "core")
 VARIANTS = {
@@ -74,15 +74,15 @@ def main():
             }
         )
         print(f"    median epoch {rows[-1]['median_epoch_seconds']:.2f}s", flush=True)
-    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, no GPU"
+    cores = machine(system=False)
     with open(os.path.join(OUT, "epoch_time.json"), "w") as handle:
-        json.dump({"machine": machine, "dataset": args.dataset, "runs": rows}, handle, indent=1)
+        json.dump({"machine": cores, "dataset": args.dataset, "runs": rows}, handle, indent=1)
     base = rows[-1]["median_epoch_seconds"]
     lines = [
         f"# Epoch time on {args.dataset}",
         "",
         f"`python experiments/time_epochs.py --data-dir ../shared/data --dataset {args.dataset} "
-        f"--epochs {args.epochs} --seed {args.seed}`, machine: {machine}, nothing else running.",
+        f"--epochs {args.epochs} --seed {args.seed}`, machine: {cores}, nothing else running.",
         f"{rows[0]['train_examples']} training examples padded to {rows[0]['sequence_length']} "
         "tokens, batch 32; median of epochs 2.. (validation included).",
         "",

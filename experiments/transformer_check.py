@@ -45,7 +45,7 @@ machine), models to the git-ignored `runs/transformer_check/`; training
 keeps a backup, so a killed command resumes where it stopped, and finished
 runs are skipped. Two processes started apart share the runs: a run that
 the other one is training is skipped. `RESULTS/README.md` is rewritten
-after each run and with `--table-only`. `--limit` and `--epochs` are for
+after each run and by `python -m experiments table transformer_check`. `--limit` and `--epochs` are for
 smoke runs and need their own `--results` and `--out-root`.
 """
 
@@ -62,16 +62,16 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
 from runner import RunBusy
-from runner import _exclusive
-from runner import _read_json
-from runner import _write_json
 from runner import attended_density
+from runner import exclusive
 from runner import load_runs
 from runner import machine
 from runner import mean_std
+from runner import read_json
 from runner import run_or_skip
 from runner import seed_list
 from runner import training_elsewhere
+from runner import write_json
 from runner import write_results_readme
 
 RESULTS = os.path.join(REPO, "results", "transformer_check")
@@ -363,8 +363,8 @@ def part_serve(args):
     if pair is None:
         return
     try:
-        with _exclusive(path):
-            _write_json(path, measure(pair, args))
+        with exclusive(path):
+            write_json(path, measure(pair, args))
     except RunBusy:
         print("    part serve: another process is timing the models, skipped", flush=True)
     write_readme(args.results)
@@ -395,8 +395,8 @@ def part_serve_sparse(args):
             "run --parts sparse epochs on this machine first"
         )
     try:
-        with _exclusive(path):
-            _write_json(path, measure({key: {"name": name} for key, name in folders.items()}, args))
+        with exclusive(path):
+            write_json(path, measure({key: {"name": name} for key, name in folders.items()}, args))
     except RunBusy:
         print("    part serve_sparse: another process is timing the models, skipped", flush=True)
     write_readme(args.results)
@@ -405,7 +405,6 @@ def part_serve_sparse(args):
 def measure(pair, args):
     """Exports the runs, loads the exports and times them (`serving.json`)."""
     import tensorflow as tf
-    from bench_serving import machine as serving_machine
 
     from ganet_tf.export import export_saved_model
 
@@ -429,7 +428,7 @@ def measure(pair, args):
     timings, ratios = medians(rounds)
     return {
         "command": "python experiments/transformer_check.py " + shlex.join(sys.argv[1:]),
-        "machine": serving_machine(),
+        "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
         "load_average": {"before": loads[0], "after": loads[1]},
         "runs": {key: run["name"] for key, run in pair.items()},
         "sequence_length": length,
@@ -547,7 +546,7 @@ def sparse_section(runs, results):
     chosen = choice(runs)
     timed = load_runs(os.path.join(results, "epoch_time"))
     path = os.path.join(results, "serving_sparse.json")
-    serving = _read_json(path) if os.path.exists(path) else None
+    serving = read_json(path) if os.path.exists(path) else None
     if not chosen or not (timed or serving or find(runs, SPARSE, 0)):
         return []
     lines = [
@@ -651,13 +650,13 @@ def serving_table(serving):
 def write_readme(results):
     runs = load_runs(os.path.join(results, "runs"))
     path = os.path.join(results, "serving.json")
-    serving = _read_json(path) if os.path.exists(path) else None
+    serving = read_json(path) if os.path.exists(path) else None
     design = __doc__.split("\n\n", 2)[2].split("\n\nRun summaries")[0]
     head = [
         "# GA-Net gates on a Transformer, IMDB (issue 17)",
         "",
         "Written by `python experiments/transformer_check.py --data-dir ../shared/data`",
-        f"on {machine()}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed.",
+        f"on {runs[0]['machine']}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed.",
         "",
         design,
         "",
@@ -683,7 +682,6 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--epochs-time", type=int, default=EPOCH_TIME_EPOCHS, help="part epochs: epochs per run")
     parser.add_argument("--epoch-rounds", type=int, default=1, help="part epochs: rounds of the three runs")
-    parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
     args.results = os.path.abspath(args.results)
     if os.path.normpath(args.out_root) != MODELS:
@@ -697,18 +695,18 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    if not args.table_only:
-        for part in PARTS:
-            if part in args.parts:
-                {
-                    "select": part_select,
-                    "seeds": part_seeds,
-                    "serve": part_serve,
-                    "sparse": part_sparse,
-                    "epochs": part_epochs,
-                    "serve_sparse": part_serve_sparse,
-                    "trec": part_trec,
-                }[part](args)
+    parts = {
+        "select": part_select,
+        "seeds": part_seeds,
+        "serve": part_serve,
+        "sparse": part_sparse,
+        "epochs": part_epochs,
+        "serve_sparse": part_serve_sparse,
+        "trec": part_trec,
+    }
+    for part in PARTS:
+        if part in args.parts:
+            parts[part](args)
     write_readme(args.results)
 
 

@@ -23,8 +23,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import REPO
-from runner import _write_json
 from runner import machine
+from runner import write_json
 
 # Runs in the fresh Python: SavedModel in, one JSON list of translations out.
 SERVE = """
@@ -89,7 +89,7 @@ def main():
         "command": f"python experiments/translator_check.py --data-dir ../shared/data --name {args.name}",
         "machine": machine(),
     }
-    _write_json(os.path.join(args.results, f"translator_check_{args.name}.json"), result)
+    write_json(os.path.join(args.results, f"translator_check_{args.name}.json"), result)
     print(json.dumps(result, ensure_ascii=False))
 
 

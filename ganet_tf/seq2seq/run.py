@@ -187,7 +187,7 @@ TASK_FLAGS = dict.fromkeys(("min_length", "max_length"), ("copy", "reverse"))
 # Multi30k's tokenizer and subword vocabulary size when `--tokenizer` and
 # `--vocabulary-size` are not given: of unigram and BPE at 8,000 and 16,000
 # joint ids, the one with the highest seed-0 validation BLEU
-# (experiments/subword_selection.py, docs/seq2seq.md).
+# (`python -m experiments run seq2seq_subwords`, docs/seq2seq.md).
 SUBWORD_DEFAULT = ("bpe", 8000)
 # The flags only some tokenizers read -> those tokenizers (`--tokenizer`).
 TOKENIZER_FLAGS = {"vocabulary_size": SUBWORD_TOKENIZERS, "min_count": (WORD,)}

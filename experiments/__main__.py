@@ -1,0 +1,55 @@
+"""The command line of the studies.
+
+    python -m experiments list                      # every study, its folder, what it finds
+    python -m experiments run NAME [--data-dir DIR] [--only PATTERN ...] [--dry-run]
+    python -m experiments run NAME --results /tmp/smoke -- --limit 50 --epochs 1   # a smoke run
+    python -m experiments table NAME [NAME ...]     # or `table all`
+
+`run` trains the runs of NAME whose summary is missing (resumable: killed,
+it continues where it stopped), then writes its tables; `table` writes the
+tables from the committed summaries alone (`all`: every study whose tables
+need no trained model).
+"""
+
+import argparse
+import os
+import sys
+
+
+def main(argv=None):
+    from experiments import study as studies
+
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="action", required=True)
+    commands.add_parser("list", help="every declared study")
+    run = commands.add_parser("run", help="train what is missing, then write the tables")
+    run.add_argument("name")
+    run.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", os.path.join("..", "shared", "data")))
+    run.add_argument("--only", nargs="+", help="run names or patterns (fnmatch), e.g. 'trec_*_seed0'")
+    run.add_argument("--results", default=studies.RESULTS, help="results root (smoke runs: another folder)")
+    run.add_argument("--models", default="runs", help="models root, relative to the repository")
+    run.add_argument("--dry-run", action="store_true", help="list the missing runs and their flags, train none")
+    table = commands.add_parser("table", help="write the tables from the committed summaries")
+    table.add_argument("names", nargs="+", help="studies, or `all`")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # After `--`: flags added to every run (smoke runs: `-- --limit 50 --epochs 1`).
+    options = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: len(argv) - len(options) - bool(options or "--" in argv)])
+    registry = studies._registry()
+    if args.action == "list":
+        for name, entry in registry.items():
+            models = " (tables need trained models)" if entry.needs_models else ""
+            print(f"{name:20} results/{entry.folder}/  {entry.doc}{models}")
+    elif args.action == "run":
+        study = studies.find(args.name)
+        data_dir = os.path.relpath(args.data_dir)
+        studies.run_study(study, data_dir, args.only, options, args.results, args.models, args.dry_run)
+    else:
+        names = [n for n in registry if not registry[n].needs_models] if args.names == ["all"] else args.names
+        for name in names:
+            studies.render_study(studies.find(name))
+            print(f"wrote results/{registry[name].folder}/", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""The one table renderer and the statistics every study's tables use.
+
+A table is a list of columns, each `(header, cell)` where `cell(group)`
+turns a group of run summaries (dicts) into the cell's text; rows are the
+groups of `groups(runs, by, order)`. The statistics are `mean_std` (mean ±
+sample std, 4 decimals), `average` and `seeds`; `stat`, `field`, `value`
+and `seed_cell` build the common columns from them.
+"""
+
+import os
+
+import numpy as np
+
+
+def mean_std(values, digits=4):
+    """'mean ± sample std' of the non-None values, '-' when there are none
+    (a single value is shown alone)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
+
+
+def average(values, spec=".1f"):
+    """The mean of the non-None values formatted with `spec`, '-' without any."""
+    values = [v for v in values if v is not None]
+    return format(float(np.mean(values)), spec) if values else "-"
+
+
+def seeds(runs):
+    """The seeds of `runs` in their order, as '0,1,2'."""
+    return ",".join(str(run["seed"]) for run in runs)
+
+
+def get(run, path):
+    """`run[path]` where `path` is a key, a tuple of keys (nested dicts) or a
+    function of the run; None where a key is missing."""
+    if callable(path):
+        try:
+            return path(run)
+        except (KeyError, TypeError):
+            return None
+    for key in path if isinstance(path, tuple) else (path,):
+        if not isinstance(run, dict) or key not in run:
+            return None
+        run = run[key]
+    return run
+
+
+def stat(path, digits=4):
+    """A cell: `mean_std` of `get(run, path)` over the group."""
+    return lambda group: mean_std([get(run, path) for run in group], digits)
+
+
+def field(path, spec=".1f"):
+    """A cell: `average` of `get(run, path)` over the group."""
+    return lambda group: average([get(run, path) for run in group], spec)
+
+
+def value(path):
+    """A cell: `get(first run, path)` as text (the group shares it)."""
+    return lambda group: str(get(group[0], path))
+
+
+def seed_cell(group):
+    """A cell: the group's seeds."""
+    return seeds(group)
+
+
+def groups(runs, by, order):
+    """`runs` grouped by the fields `by` (a tuple of keys), one group per
+    combination of `order` (a tuple of value tuples, one per key, in the
+    order the rows come); empty groups are left out."""
+    import itertools
+
+    found = []
+    for values in itertools.product(*order):
+        group = [run for run in runs if all(run.get(key) == v for key, v in zip(by, values, strict=True))]
+        if group:
+            found.append(group)
+    return found
+
+
+def markdown(columns, rows):
+    """A Markdown table: the header of `columns`, then one line per group in
+    `rows`, each cell `cell(group)`."""
+    lines = ["| " + " | ".join(header for header, _ in columns) + " |", "|" + "---|" * len(columns)]
+    for group in rows:
+        lines.append("| " + " | ".join(cell(group) for _, cell in columns) + " |")
+    return lines
+
+
+def run_lines(runs, machine=False):
+    """`## Runs` and one line per run: its recorded command (and machine)."""
+    shown = [f"- `{run['command']}`" + (f" ({run['machine']})" if machine else "") for run in runs]
+    return ["", "## Runs", "", *shown]
+
+
+def write_text(path, lines):
+    """Writes `lines` (and a final newline) to `path`, creating its folder."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
