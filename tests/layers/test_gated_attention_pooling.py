@@ -384,7 +384,7 @@ def test_exact_bucket_sizes_need_a_backend_with_dynamic_shapes():
         ):
             assert layer.sparse_buckets is None  # no sparse path: nothing to refuse
         for make in (
-            lambda: GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_training=True, sparse_buckets=None),
+            lambda: GatedMultiHeadAttention(num_heads=2, key_dim=4, sparse_inference=True, sparse_buckets=None),
             lambda: GatedTransformerEncoder(intermediate_dim=8, num_heads=2, token_dropping=True, sparse_buckets=None),
         ):
             with pytest.raises(ValueError, match="`sparse_buckets=None`"):
