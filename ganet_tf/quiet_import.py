@@ -63,20 +63,27 @@ def quiet_later_import():
 
 class _QuietFinder(importlib.abc.MetaPathFinder):
     """Finds `tensorflow` as the other finders do, with a loader that
-    executes it under `_quiet_stderr`; removes itself once used."""
+    executes it under `_quiet_stderr`. A lookup alone (`find_spec`, which
+    Keras makes to see what is installed) leaves it in place; the import
+    removes it."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "tensorflow":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _QuietLoader(spec.loader)
-        return spec
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _QuietLoader(spec.loader)
+                return spec
+        return None
 
 
 class _QuietLoader(importlib.abc.Loader):
-    """Wraps a module loader: `exec_module` under `_quiet_stderr`."""
+    """Wraps a module loader: `exec_module` under `_quiet_stderr`, once the
+    finder that made it is out of `sys.meta_path`."""
 
     def __init__(self, loader):
         self.loader = loader
@@ -85,6 +92,7 @@ class _QuietLoader(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
+        sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _QuietFinder)]
         with _quiet_stderr():
             self.loader.exec_module(module)
 
