@@ -50,17 +50,16 @@ else:
 # know or that is not installed), `import ganet_tf` still succeeds, for
 # `python -m ganet_tf` to say so in one line; their names then raise that
 # error.
-_missing_layers = backends.backend_problem()
+_missing_layers = None
 try:
-    if _missing_layers is not None:
-        raise _missing_layers
+    # `ganet_tf.layers` checks the backend before it imports Keras.
     from ganet_tf import layers
     from ganet_tf import models
 
     globals().update({name: getattr(layers, name) for name in _LAYER_NAMES})
     globals().update({name: getattr(models, name) for name in _MODEL_NAMES})
 except ImportError as error:
-    if error is not _missing_layers and (_TENSORFLOW_BACKEND or not backends.is_missing_tensorflow(error)):
+    if not isinstance(error, KerasBackendError) and (_TENSORFLOW_BACKEND or not backends.is_missing_tensorflow(error)):
         raise
     _missing_layers = error
 

@@ -580,7 +580,7 @@ def main(argv=None):
     2 (`--help` still lists them).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if backends.backend_problem() is not None or not backends.tensorflow_backend():
+    if not backends.tensorflow_backend():
         return _main_without_tensorflow(argv)
     from ganet_tf.policy.disk_space import os_error_message
     from ganet_tf.policy.interruption import install_signal_handlers

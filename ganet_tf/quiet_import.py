@@ -16,11 +16,12 @@ that first import quiet the same way.
 
 import contextlib
 import importlib.abc
-import importlib.util
 import os
 import re
 import sys
 import tempfile
+
+from ganet_tf.backends import tensorflow_installed
 
 # Default level: 3 drops TensorFlow's INFO, WARNING and ERROR C++ lines.
 DEFAULT_LOG_LEVEL = "3"
@@ -52,10 +53,7 @@ def quiet_later_import():
     """
     if "tensorflow" in sys.modules or any(isinstance(finder, _QuietFinder) for finder in sys.meta_path):
         return
-    try:
-        if importlib.util.find_spec("tensorflow") is None:
-            return
-    except (ImportError, ValueError):  # a finder that refuses it: not installed
+    if not tensorflow_installed():
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", DEFAULT_LOG_LEVEL)
     sys.meta_path.insert(0, _QuietFinder())

@@ -25,9 +25,10 @@ class GateSparsity(keras.layers.Layer):
     It also tracks the metric `density` (`val_density` in validation):
     the share of real tokens whose gate is open (`g > 0.5`), averaged over
     the examples that have at least one real token. With binary gates this
-    is exactly open gates / real tokens. The metric is a `ganet_tf.layers.LayerMean`: its
-    sums are state of the layer, so it counts every batch of `fit`,
-    `evaluate` and `predict` on every backend, compiled or not.
+    is exactly open gates / real tokens. The metric is a
+    `ganet_tf.layers.LayerMean`: its sums are state of the layer, so it
+    counts every batch of `fit`, `evaluate` and `predict` on every backend,
+    compiled or not.
 
     With a `target_density` rho the weight is no longer fixed: it is a
     Lagrange multiplier `lambda` of the constraint `d = rho`, where `d` is

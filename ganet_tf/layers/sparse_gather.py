@@ -116,7 +116,7 @@ def run_bucketed(branch, needed, steps, buckets, multiple=1, smallest=1):
     per size; with `buckets=None`, `k = max(needed, smallest)` exactly
     (dynamic shapes), at most `steps`."""
     if buckets is None:
-        check_dynamic_shapes("`sparse_buckets=None`", "pass `sparse_buckets` fractions (the default ladder)")
+        check_static_buckets(buckets, sparse=True)
         return branch(ops.minimum(ops.maximum(needed, smallest), steps))
     sizes, size_tensor = bucket_sizes(buckets, steps, multiple, smallest)
     index = ops.sum(ops.cast(ops.less(size_tensor, needed), "int32"))
