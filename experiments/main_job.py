@@ -1,9 +1,8 @@
 """The README's main job, as a stranger runs it: `python -m ganet_tf train
 --dataset trec --out runs/trec --seed S` from an empty folder outside the
-repository, with no data flag and no `GANET_DATA_DIR` (TREC ships with the
-package), for each seed. Writes `results/main_job/seed_S.json` (the summary,
-its command and the machine) and `results/main_job/README.md` (the table and
-the mean over the seeds). Resumable: a seed whose JSON exists is skipped.
+repository, no data flag and no `GANET_DATA_DIR` (TREC ships with the
+package). Writes `results/main_job/seed_S.json` (resumable: a seed with its
+JSON is skipped) and `README.md`.
 
     python experiments/main_job.py --seeds 0 1 2
 """
@@ -14,14 +13,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from experiments.runner import REPO
-from experiments.runner import machine
-from experiments.runner import mean_std
-from experiments.runner import run_command
-from experiments.runner import seed_results
-from experiments.runner import write_text
+from experiments import runner
+from experiments.tables import mean_std
 
-RESULTS = os.path.join(REPO, "results", "main_job")
+RESULTS = os.path.join(runner.REPO, "results", "main_job")
 
 
 def run_seed(seed):
@@ -29,11 +24,11 @@ def run_seed(seed):
     shown = f"python -m ganet_tf train --dataset trec --out runs/trec --seed {seed}"
     with tempfile.TemporaryDirectory(prefix="ganet_tf-stranger-") as empty:
         command = [sys.executable, "-m", "ganet_tf", *shown.split()[3:], "--verbose", "2"]
-        result = run_command(command, shown, cwd=empty, unset=("GANET_DATA_DIR",))
+        result = runner.run_command(command, shown, cwd=empty, unset=("GANET_DATA_DIR",))
     if result.get("data_source") != "packaged":
         raise SystemExit(f"seed {seed} read {result.get('data_source')!r}, not the packaged TREC copy")
     result.pop("report", None)
-    return {**result, "command": shown, "machine": machine(), "cwd": "an empty temporary folder"}
+    return {**result, "command": shown, **runner.provenance(), "cwd": "an empty temporary folder"}
 
 
 def rule_text(rule):
@@ -43,7 +38,15 @@ def rule_text(rule):
     return " ".join([rule["inference_mode"], *(f"{v:g}" for k, v in rule.items() if k != "inference_mode")])
 
 
-def write_readme(runs, results=RESULTS):
+def seed_files(folder, prefix):
+    """The JSON files `PREFIX{seed}.json` in `folder`, by seed."""
+    seeds = sorted(int(name[len(prefix) : -5]) for name in os.listdir(folder) if name.startswith(prefix))
+    return [runner.read_json(os.path.join(folder, f"{prefix}{seed}.json")) for seed in seeds]
+
+
+def write_readme(results=RESULTS):
+    """`README.md` of the folder `results` from its `seed_S.json` files."""
+    runs = seed_files(results, "seed_")
     rows = [
         f"| {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
         f"{run['test_all_closed_rate']:.3f} | {run['epochs_trained']} | {run['train_seconds']:.0f} |"
@@ -67,16 +70,15 @@ def write_readme(runs, results=RESULTS):
         f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy "
         f"**{mean_std([run['test_accuracy'] for run in runs])}**.",
     ]
-    write_text(os.path.join(results, "README.md"), lines)
+    runner.write_text(os.path.join(results, "README.md"), lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    args = parser.parse_args()
-    runs = seed_results(args.seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
-    write_readme(runs)
-    print(f"test accuracy over seeds {args.seeds}: {mean_std([run['test_accuracy'] for run in runs])}")
+    seeds = parser.parse_args().seeds
+    runner.seed_results(seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
+    write_readme()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ function each, `(study, results_root) -> None`, and the analyses their runs
 need once trained (`after`). Every table reads the committed summaries only,
 the provenance (command, machine) included."""
 
+import importlib
 import json
 import os
 
@@ -503,20 +504,6 @@ def gate_check(study, root):
     _readme(study, root, lines, runs)
 
 
-def adaptive_real_rescore(study, point, summary, context):
-    """`experiments/adaptive_real.py`'s rescoring after each run."""
-    from experiments import adaptive_real
-
-    return adaptive_real.after_run(study, point, summary, context)
-
-
-def adaptive_real(study, root):
-    """`experiments/adaptive_real.py`'s choice of r, curves and tables."""
-    from experiments import adaptive_real as analysis
-
-    analysis.write_tables(os.path.join(root, study.folder))
-
-
 def reproduce_profile(study, point, summary, context):
     """`reproduce`'s cross-check of the attention FLOPs count against
     TensorFlow's profiler, once (`profiler_check.json`)."""
@@ -535,83 +522,27 @@ def reproduce(study, root):
     analysis.write_readme(root)
 
 
-def _seed_files(folder, prefix):
-    """The JSON files `PREFIX{seed}.json` in `folder`, by seed."""
-    seeds = sorted(int(name[len(prefix) : -5]) for name in os.listdir(folder) if name.startswith(prefix))
-    return [runner.read_json(os.path.join(folder, f"{prefix}{seed}.json")) for seed in seeds]
+def lazy(module, function):
+    """`experiments/MODULE.py`'s FUNCTION, imported when called (listing the
+    studies imports no script, rendering a table no TensorFlow)."""
+    return lambda *args: getattr(importlib.import_module(f"experiments.{module}"), function)(*args)
 
 
-def main_job(study, root):
-    """The README's main job, seed by seed (`experiments/main_job.py`)."""
-    from experiments import main_job as job
-
-    job.write_readme(_seed_files(os.path.join(root, study.folder), "seed_"), os.path.join(root, study.folder))
-
-
-def backends(study, root):
-    """The JAX seeds beside the main job's (`experiments/jax_trec.py`)."""
-    from experiments import jax_trec
-
-    runs = _seed_files(os.path.join(root, study.folder), "jax_trec_seed_")
-    folder = os.path.join(root, study.folder)
-    jax_trec.write_readme(runs, [run["seed"] for run in runs], folder, os.path.join(root, "main_job"))
-
-
-def sparse_attention(study, root):
-    """`experiments/bench_sparse_attention.py`'s README and plot from its `bench.json`."""
-    from experiments import bench_sparse_attention
-
-    bench_sparse_attention.readme(os.path.join(root, study.folder))
-
-
-def sparse_training(study, root):
-    """`experiments/bench_sparse_training.py`'s table from its `bench.json`."""
-    from experiments import bench_sparse_training
-
-    bench_sparse_training.readme(os.path.join(root, study.folder))
-
-
-def seq2seq(study, root):
-    """`experiments/seq2seq_tables.py`'s tables from the summaries."""
-    from experiments import seq2seq_tables
-
-    seq2seq_tables.write_table(os.path.join(root, study.folder))
-
-
-def transformer_check(study, root):
-    """`experiments/transformer_check.py`'s tables from its summaries and timings."""
-    from experiments import transformer_check as check
-
-    check.write_readme(os.path.join(root, study.folder))
+def folder_tables(module, function):
+    """The tables `(study, root)` of a study whose `MODULE.FUNCTION(folder)`
+    rebuilds them in its results folder."""
+    return lambda study, root: lazy(module, function)(os.path.join(root, study.folder))
 
 
 def nucleus_real(study, root):
     """`experiments/nucleus_real.py`'s choice of pi and tables from the cached scores."""
-    from experiments import nucleus_real as nucleus
-
-    nucleus.write(root)
-
-
-def pooling_gather(study, root):
-    """`experiments/bench_pooling_gather.py`'s README from its `bench.json`."""
-    from experiments import bench_pooling_gather
-
-    bench_pooling_gather.rebuild(os.path.join(root, study.folder))
-
-
-def seq2seq_lengths(study, root):
-    """`experiments/bench_seq2seq_lengths.py`'s README and plot from its `bench.json`."""
-    from experiments import bench_seq2seq_lengths
-
-    bench_seq2seq_lengths.rebuild(os.path.join(root, study.folder))
+    lazy("nucleus_real", "write")(root)
 
 
 def serving(study, root):
     """`experiments/bench_serving.py`'s README from its `latency.json`."""
-    from experiments import bench_serving
-
     folder = os.path.join(root, study.folder)
-    bench_serving.write_readme(runner.read_json(os.path.join(folder, "latency.json")), folder)
+    lazy("bench_serving", "write_readme")(runner.read_json(os.path.join(folder, "latency.json")), folder)
 
 
 def complement(study, root):

@@ -1,7 +1,9 @@
-"""Shared by the experiment scripts: run `python -m ganet_tf train` once per
-configuration, keep its JSON summary, skip what is already done."""
+"""The runner of the studies: runs `python -m ganet_tf train|seq2seq` once per
+configuration and keeps its JSON summary (with its provenance: the command,
+the machine, the date), skipping what is already done."""
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -25,12 +27,16 @@ from experiments.tables import write_text  # noqa: E402
 
 # An absolute path inside a recorded string: a word that starts with the root.
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
+# The paper's gates, which the reproduction runs measured before the defaults
+# changed (issue 13): a fixed lambda, and a gate open at test when p > 0.5.
+PAPER_GATES = ("--target-density", "0", "--inference-mode", "threshold")
+# Config fields that say where a run reads and writes, not what it trains.
+_WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
 def portable(value):
-    """`value` (a string, or lists and dicts of them) with every absolute
-    path rewritten relative to the repository, so that recorded commands and
-    configs name `../shared/data` and `runs/...`, never this machine's folders."""
+    """`value` (a string, or lists and dicts of them) with every absolute path
+    made relative to the repository (`../shared/data`, `runs/...`)."""
     if isinstance(value, str):
         return _ABSOLUTE.sub(lambda match: os.path.relpath(match.group(0), REPO), value)
     if isinstance(value, list):
@@ -41,8 +47,7 @@ def portable(value):
 
 
 def recorded_machine(runs_dir):
-    """The machine that the first summary in `runs_dir` records: a table
-    names the machine its runs were made on, not the one that renders it."""
+    """The machine that the first summary in `runs_dir` records ('-' without any)."""
     runs = load_runs(runs_dir)
     return runs[0]["machine"] if runs else "-"
 
@@ -52,18 +57,8 @@ def provenance():
     return {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
 
 
-# The paper's gates, which the reproduction runs measured before the defaults
-# changed (issue 13): a fixed lambda, and a gate open at test when p > 0.5.
-PAPER_GATES = ["--target-density", "0", "--inference-mode", "threshold"]
-
-# Config fields that say where a run reads and writes, not what it trains.
-_WHERE = ("out", "backup_dir", "data_dir", "verbose")
-
-
 def train_config(flags):
     """The `TrainConfig` fields (a dict) that `train FLAGS` would run with."""
-    import dataclasses
-
     from ganet_tf.cli import _config_from
     from ganet_tf.cli import build_parser
 
@@ -72,11 +67,10 @@ def train_config(flags):
 
 
 def test_rule_config(config, legacy=False):
-    """A run's config (a dict) with the test-gate rule that a gated model
-    resolves to written out (mode and parameter, defaults filled in), so
-    that two configs compare by the rule they tested with. `legacy`: the
-    run was trained before GA-Net's default became `nucleus` (its summary
-    has no `test_gates`), when it was `top_k`."""
+    """A run's config with the test-gate rule of a gated model written out
+    (mode and parameters), so that configs compare by the rule they tested
+    with. `legacy`: the summary has no `test_gates` (trained when GA-Net's
+    default rule was `top_k`, not `nucleus`)."""
     from ganet_tf.models.gate_layers import resolve_gate_defaults
     from ganet_tf.models.gate_layers import target_density_argument
     from ganet_tf.training.train import GATED_MODELS
@@ -84,29 +78,21 @@ def test_rule_config(config, legacy=False):
     model = config.get("model", "ganet")
     if model not in GATED_MODELS:
         return config
-    rule = "nucleus" if model == "ganet" and not legacy else "top_k"
     _, mode, density, mass = resolve_gate_defaults(
         None,
         target_density_argument(config.get("target_density")),
         config.get("inference_mode"),
         config.get("inference_density"),
         inference_mass=config.get("inference_mass"),
-        target_rule=rule,
+        target_rule="nucleus" if model == "ganet" and not legacy else "top_k",
     )
     return {**config, "inference_mode": mode, "inference_density": density, "inference_mass": mass}
 
 
 def same_run(flags, runs_dirs):
-    """Path of a finished run in `runs_dirs` trained with the same config, or None.
-
-    Training is deterministic for a given config and seed on this machine
-    (checked: the TREC Figure 5 runs at hidden 20 repeat the core runs to the
-    last digit), so such a run need not be repeated. A config field that the
-    older run lacks counts as equal when `flags` leave it at its default:
-    the field came later, and its default reproduces the older behaviour.
-    """
-    import dataclasses
-
+    """Path of a finished run in `runs_dirs` trained with the config of `train
+    FLAGS`, or None (training is deterministic per config and seed). A field
+    the older run lacks counts as equal where `flags` leave it at its default."""
     from ganet_tf.training import TrainConfig
 
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
@@ -124,83 +110,63 @@ def same_run(flags, runs_dirs):
 
 
 def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=(), command="train"):
-    """Runs `python -m ganet_tf COMMAND` (`train`, or `seq2seq`) with
-    `flags` unless `runs_dir/NAME.json` exists.
-
-    With `reuse` (folders of run JSONs), a finished run there with the same
-    config is copied instead, its command kept and `copied_from` added.
-
-    The summary (with `report`; its provenance: the exact command, the
-    machine and the date) is written
-    atomically to `runs_dir/NAME.json`; the model to `out_root/NAME` when
-    `out_root` is given, its output (epochs included) to `out_root/NAME.log`
-    as it trains; with `resumable`, `out_root/NAME.backup` holds the
-    training backup, so a killed run continues from its last epoch.
-    `extra` fields (e.g. the variant name) are stored with the summary.
-    A finished run is read without a lock (summaries are written
-    atomically), so any number of processes may read it at once. Otherwise
-    `runs_dir/NAME.json.lock` is held while the run trains: a second process
-    asked for a run that another one is training stops with an error
-    instead of training it twice.
-    """
+    """`runs_dir/NAME.json`: read where it exists, else made by `python -m
+    ganet_tf COMMAND FLAGS` (or copied from a run of the same config in the
+    folders `reuse`, `copied_from` added) and written atomically with its
+    provenance and the `extra` fields. The model goes to `out_root/NAME`, its
+    output to `out_root/NAME.log`; with `resumable`, a training backup to
+    `out_root/NAME.backup`. `NAME.json.lock` is held while it trains: a
+    second process asked for it stops (`RunBusy`)."""
     path = os.path.join(runs_dir, f"{name}.json")
     os.makedirs(runs_dir, exist_ok=True)
     if os.path.exists(path):
         return read_json(path)
     with exclusive(path):
-        # Checked again under the lock: another process may have just finished it.
-        if os.path.exists(path):
+        if os.path.exists(path):  # another process may have just finished it
             return read_json(path)
-        return _run_train(path, name, flags, out_root, resumable, extra, reuse, command)
-
-
-def _run_train(path, name, flags, out_root, resumable, extra, reuse, subcommand):
-    source = same_run(flags, reuse) if reuse else None
-    if source:
-        result = read_json(source)
-        result.update(name=name, copied_from=os.path.relpath(source, REPO), **(extra or {}))
+        source = same_run(flags, reuse) if reuse else None
+        if source:
+            result = {**read_json(source), "name": name, "copied_from": os.path.relpath(source, REPO), **(extra or {})}
+            print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
+        else:
+            result = _train(name, flags, out_root, resumable, command)
+            result.update(name=name, **provenance(), **(extra or {}))
         write_json(path, result)
-        print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
         return result
+
+
+def _train(name, flags, out_root, resumable, subcommand):
+    """The summary of `python -m ganet_tf SUBCOMMAND FLAGS`, its `command` and `report` added."""
     command = [sys.executable, "-m", "ganet_tf", subcommand, *flags, "--verbose", "2"]
     if out_root:
         command += ["--out", os.path.join(out_root, name)]
-        if resumable:
-            command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")]
+        command += ["--backup-dir", os.path.join(out_root, f"{name}.backup")] if resumable else []
     shown = f"python -m ganet_tf {subcommand} " + shlex.join(command[4:])
-    log = os.path.join(REPO, out_root, f"{name}.log") if out_root else None
-    result = run_command(command, shown, log)
+    result = run_command(command, shown, os.path.join(REPO, out_root, f"{name}.log") if out_root else None)
     if out_root and subcommand == "train":
         from ganet_tf.training.trained_run import read_metrics
 
         result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
-    result.update(command=shown, name=name, **provenance(), **(extra or {}))
-    write_json(path, result)
-    if subcommand != "train":
-        return result
-    print(
-        f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
-        f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s",
-        flush=True,
-    )
-    return result
+    if subcommand == "train":
+        print(
+            f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
+            f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s",
+            flush=True,
+        )
+    return {**result, "command": shown}
 
 
-def run_command(command, shown, log=None, cwd=REPO, unset=()):
-    """Runs a `python -m ganet_tf ...` command line, printing `shown` first;
-    returns the JSON summary of its last stdout line, or exits with the end
-    of its error output when it fails. It runs in the folder `cwd`, without
-    the environment variables `unset`.
+def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
+    """Runs a `python ...` command line in the folder `cwd`, without the
+    environment variables `unset` and with those of `environment`, printing
+    `shown` first; its output goes to the file `log` (or a temporary one) as
+    it comes. Returns the JSON of its last stdout line; exits with the end of
+    its output when it fails.
 
-    The run's stdout and stderr go, as they come, to the file `log` (its
-    epochs, say, so an hours-long run can be watched with `tail -f`), or to
-    a temporary file without it; a failed run prints that output's end.
-
-    The run imports a copy of `ganet_tf` taken when it starts (`python -P`
-    keeps the working folder off its path): TensorFlow's autograph reads a
-    function's source from disk when it first traces it, maybe hours into
-    a run, so an edit of the working tree meanwhile would reach that run (a
-    Multi30k run failed at its decoding, after 10 epochs, that way).
+    It imports a copy of `ganet_tf` (and `tuning`) taken when it starts
+    (`python -P` keeps the working folder off its path): autograph reads a
+    function's source when it first traces it, maybe hours into a run, so an
+    edit of the working tree meanwhile would reach that run.
     """
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
@@ -211,28 +177,22 @@ def run_command(command, shown, log=None, cwd=REPO, unset=()):
         handle.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {shown}\n")
         handle.flush()
         with tempfile.TemporaryDirectory(prefix="ganet_tf-code-") as code:
-            # The package and the `tuning/` its CLI imports (as `tuning` when
-            # the snapshot's `ganet_tf/` shadows an installed one).
             for package in ("ganet_tf", "tuning"):
-                shutil.copytree(
-                    os.path.join(REPO, package),
-                    os.path.join(code, package),
-                    ignore=shutil.ignore_patterns("__pycache__"),
-                )
+                ignore = shutil.ignore_patterns("__pycache__")
+                shutil.copytree(os.path.join(REPO, package), os.path.join(code, package), ignore=ignore)
             path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
-            environment = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+            env = {**os.environ, **(environment or {}), "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
             for name in unset:
-                environment.pop(name, None)
+                env.pop(name, None)
             if command[:2] == [sys.executable, "-m"]:
                 command = [sys.executable, "-P", *command[1:]]
             with subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=cwd, env=environment
+                command, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=cwd, env=env
             ) as process:
                 for line in process.stdout:
                     handle.write(line)
                     handle.flush()
-                    if line.strip():
-                        last = line
+                    last = line if line.strip() else last
         if process.returncode != 0:
             handle.seek(0)
             print(handle.read()[-3000:], file=sys.stderr)
@@ -241,17 +201,12 @@ def run_command(command, shown, log=None, cwd=REPO, unset=()):
 
 
 def run_seq2seq(name, flags, path, args, data_dir=None):
-    """`run_train` for `python -m ganet_tf seq2seq FLAGS` (resumable), its
-    summary at `path`, the model under `args.runs_root/NAME`; `data_dir` is
-    passed as `--data-dir`, and the smoke flags `args.limit` and
-    `args.hidden` where given."""
+    """`run_train` of `seq2seq FLAGS` (resumable), its summary at `path`, the
+    model under `args.runs_root`; with `data_dir`, `args.limit` and `args.hidden` as flags."""
     flags = [*flags, *(["--data-dir", data_dir] if data_dir else [])]
-    if args.limit:
-        flags += ["--limit", str(args.limit)]
-    if args.hidden:
-        flags += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)]
-    runs_dir = os.path.dirname(path)
-    return run_train(name, flags, runs_dir, out_root=args.runs_root, resumable=True, command="seq2seq")
+    flags += ["--limit", str(args.limit)] if args.limit else []
+    flags += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)] if args.hidden else []
+    return run_train(name, flags, os.path.dirname(path), out_root=args.runs_root, resumable=True, command="seq2seq")
 
 
 class RunBusy(SystemExit):
@@ -259,9 +214,8 @@ class RunBusy(SystemExit):
 
 
 def run_or_skip(name, flags, runs_dir, **options):
-    """`run_train(name, flags, runs_dir, **options)`, or None when another
-    process is training that run (it says so and goes on): two processes
-    started apart split the runs between them."""
+    """`run_train(...)`, or None when another process is training that run:
+    two processes started apart split the runs between them."""
     try:
         return run_train(name, flags, runs_dir, **options)
     except RunBusy:
@@ -269,34 +223,15 @@ def run_or_skip(name, flags, runs_dir, **options):
         return None
 
 
-def training_elsewhere(runs_dir, names):
-    """The `names` whose run in `runs_dir` another process holds the lock of
-    (is training now); a lock file left by a killed process does not count."""
-    busy = []
-    for name in names:
-        try:
-            handle = open(os.path.join(runs_dir, f"{name}.json.lock"))
-        except FileNotFoundError:
-            continue
-        with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                busy.append(name)
-    return busy
-
-
 @contextlib.contextmanager
 def exclusive(path):
-    """Holds `PATH.lock` for the run whose summary is `PATH`, so that two
-    processes never train (and back up) the same run; the lock goes with the
-    process that held it."""
+    """Holds `PATH.lock` (the lock goes with the process that held it);
+    raises `RunBusy` where another process holds it."""
     lock = path + ".lock"
     with open(lock, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # The holder removes the file when done; a lock taken on a file that
-            # was removed meanwhile guards nothing, so count it as busy.
+            # A lock taken on a file that its holder removed meanwhile guards nothing.
             if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
                 raise BlockingIOError
         except (BlockingIOError, FileNotFoundError) as busy:
@@ -324,48 +259,36 @@ def read_json(path, default=_NO_DEFAULT):
 def write_json(path, result):
     """Writes `result` (its paths made `portable`) to `path` atomically."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    staging = path + ".tmp"
-    with open(staging, "w") as handle:
+    with open(path + ".tmp", "w") as handle:
         json.dump(portable(result), handle, indent=1)
-    os.replace(staging, path)
+    os.replace(path + ".tmp", path)
 
 
 def seed_results(seeds, path_of, run_seed):
     """The JSON result of each of `seeds` at `path_of(seed)`, `run_seed(seed)`
     written there first where it is missing (resumable, one seed at a time)."""
-    results = []
     for seed in seeds:
-        path = path_of(seed)
-        if not os.path.exists(path):
-            write_json(path, run_seed(seed))
-        results.append(read_json(path))
-    return results
+        if not os.path.exists(path_of(seed)):
+            write_json(path_of(seed), run_seed(seed))
+    return [read_json(path_of(seed)) for seed in seeds]
 
 
 def attended_density(run, split="test"):
     """The share of real tokens that attention weighs in a run's `split`.
-
-    Runs since issue 13 store it. Older ones (all with `fallback="all"`)
-    give it exactly as open-gate density + all-closed rate: an all-closed
-    row has open-gate density 0 and attends to all of its tokens.
-    """
+    Runs before issue 13 (all with `fallback="all"`) give it as open-gate
+    density + all-closed rate: an all-closed row attends to every token."""
     if f"{split}_attended_density" in run:
         return run[f"{split}_attended_density"]
     density, closed = run.get(f"{split}_density"), run.get(f"{split}_all_closed_rate")
-    if density is None or closed is None:
-        return None
-    if run.get("config", {}).get("fallback", "all") != "all":
+    if density is None or closed is None or run.get("config", {}).get("fallback", "all") != "all":
         return None
     return density + closed
 
 
 def load_runs(runs_dir):
-    runs = []
-    if os.path.isdir(runs_dir):
-        for name in sorted(os.listdir(runs_dir)):
-            if name.endswith(".json"):
-                runs.append(read_json(os.path.join(runs_dir, name)))
-    return runs
+    """The summaries (`*.json`) in `runs_dir`, by file name; none where it is missing."""
+    names = sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []
+    return [read_json(os.path.join(runs_dir, name)) for name in names if name.endswith(".json")]
 
 
 def write_results_readme(results_dir, lines, runs):

@@ -12,11 +12,9 @@ A new study is a new entry of `STUDIES` and, at most, one analysis function
 import itertools
 
 from experiments import reports
+from experiments.runner import PAPER_GATES
 from experiments.study import Study
 
-# The paper's gates, which the reproduction runs measured before the defaults
-# changed (issue 13): a fixed lambda, and a gate open at test when p > 0.5.
-PAPER_GATES = ("--target-density", "0", "--inference-mode", "threshold")
 MONITOR_ACC = ("--monitor", "val_accuracy", "--patience", "5")
 THRESHOLD = ("--inference-mode", "threshold")
 # The test rule that GA-Net's default was when gate_check and adaptive_real
@@ -126,6 +124,58 @@ def imdb_resumes(point):
     return point["dataset"] == "imdb"
 
 
+# transformer_check (issues 17, 41): IMDB at 512 tokens, the dense Transformer
+# against gated ones (target density 0.2) with two candidate auxiliary
+# networks at seed 0; the higher validation accuracy chose TRANSFORMER_CHOSEN
+# (its table shows the choice), trained on seeds 1-2 and with sparse
+# training; seed 0 of the three trained 2 epochs side by side (`epoch_time/`);
+# the held-out TREC check of sparse training (`trec/`).
+TRANSFORMER_CHOSEN = "fnn"
+_GATED_TRANSFORMER = ("--model", "ganet_transformer", "--target-density", "0.2", "--aux")
+TRANSFORMER_SETTINGS = {
+    "dense": ("--model", "transformer"),
+    "fnn": (*_GATED_TRANSFORMER, "fnn", "--no-sparse-training"),
+    "attention": (*_GATED_TRANSFORMER, "attention", "--no-sparse-training"),
+    "sparse": (*_GATED_TRANSFORMER, TRANSFORMER_CHOSEN, "--sparse-training"),
+}
+
+
+def _transformer_runs():
+    """Run name -> flags of `transformer_check`, in the order they ran."""
+    imdb = ("--dataset", "imdb", "--sequence-length", "512", "--buckets", "8", "--patience", "2")
+    chosen = TRANSFORMER_CHOSEN
+    trained = [("dense", 0), ("fnn", 0), ("attention", 0), *((s, seed) for seed in (1, 2) for s in ("dense", chosen))]
+    runs = {
+        f"imdb_{setting}_seed{seed}": (*imdb, "--epochs", "8", "--seed", str(seed), *TRANSFORMER_SETTINGS[setting])
+        for setting, seed in [*trained, *(("sparse", seed) for seed in (0, 1, 2))]
+    }
+    for setting in ("dense", chosen, "sparse"):
+        runs[f"imdb_{setting}_seed0_round0"] = (*imdb, "--epochs", "2", "--seed", "0", *TRANSFORMER_SETTINGS[setting])
+    for seed in (0, 1, 2):
+        for setting, flag in (("relaxed", "--no-sparse-training"), ("sparse", "--sparse-training")):
+            runs[f"trec_{setting}_seed{seed}"] = (
+                "--dataset",
+                "trec",
+                "--model",
+                "ganet_transformer",
+                "--seed",
+                str(seed),
+                flag,
+            )
+    return runs
+
+
+def _transformer_record(point):
+    setting = point["run"].split("_")[1]
+    return {"setting": setting, **({"gates_of": TRANSFORMER_CHOSEN} if point["run"].startswith("imdb_sparse") else {})}
+
+
+def _transformer_folder(point):
+    """The summaries' folder of a `transformer_check` run."""
+    run = point["run"]
+    return "trec" if run.startswith("trec") else "epoch_time" if run.endswith("round0") else "runs"
+
+
 # The gate studies' runs record their setting; IMDB runs resume.
 GATE_RUNS = {"record": ("setting",), "resumable": imdb_resumes}
 
@@ -232,8 +282,8 @@ STUDIES = {
             # gate_check's runs of the same config are copied, all but the
             # target-0.3 ones, whose models are rescored.
             reuse=lambda point: () if point["setting"] == "rho0.3" else ("gate_check",),
-            after=reports.adaptive_real_rescore,
-            tables=reports.adaptive_real,
+            after=reports.lazy("adaptive_real", "after_run"),
+            tables=reports.folder_tables("adaptive_real", "write_tables"),
             **GATE_RUNS,
         ),
         Study(
@@ -246,6 +296,17 @@ STUDIES = {
             resumable=lambda point: point["run"].startswith("imdb"),
             after=reports.reproduce_profile,
             tables=reports.reproduce,
+        ),
+        Study(
+            name="transformer_check",
+            doc="GA-Net gates on a Transformer against the dense one, IMDB (issue 17)",
+            axes={"run": _transformer_runs()},
+            pattern="{run}",
+            record=_transformer_record,
+            resumable=lambda point: point["run"].startswith("imdb"),
+            runs=_transformer_folder,
+            after=reports.lazy("transformer_check", "serve"),
+            tables=reports.folder_tables("transformer_check", "write_readme"),
         ),
         Study(
             name="nucleus_default",
@@ -279,35 +340,33 @@ STUDIES = {
 
 # Studies still run by their own script (`experiments/FILE`, which trains or
 # times its own way): `run` calls `python experiments/FILE [--data-dir DIR]
-# [-- FLAGS]`; `table` calls `reports.NAME`, which rebuilds the tables from
-# the committed files, where the study has one (else its tables come with
-# its runs). A study a line: its name | the script | its folder under
-# results/ (-: the name) | whether its runs take --data-dir | whether
-# `reports.NAME` rebuilds its tables; then, indented, what it finds.
+# [-- FLAGS]`. A study a line: its name | the script | its folder under
+# results/ (-: the name) | whether its runs take --data-dir | its tables:
+# FUNCTION of the script's module called with the results folder,
+# `reports` (`reports.NAME`), or - (they need trained models, made with the
+# runs); then, indented, what it finds.
 SCRIPT_STUDIES = """
-nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | yes
+nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | reports
     the nucleus test rule on real data: the default's choice (issue 39)
-transformer_check | transformer_check.py | - | yes | yes
-    GA-Net gates on a Transformer against the dense one, IMDB (issue 17)
-seq2seq | seq2seq_tables.py | - | yes | yes
+seq2seq | seq2seq_tables.py | - | yes | write_table
     the hierarchical-attention report's tables beside our seq2seq runs (README.md)
-pooling_gather | bench_pooling_gather.py | - | no | yes
+pooling_gather | bench_pooling_gather.py | - | no | rebuild
     sparse against dense inference of GatedAttentionPooling (issue 17)
-seq2seq_lengths | bench_seq2seq_lengths.py | - | no | yes
+seq2seq_lengths | bench_seq2seq_lengths.py | - | no | rebuild
     decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)
-serving | bench_serving.py | - | no | yes
+serving | bench_serving.py | - | no | reports
     CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
-adaptive_gates | adaptive_gates.py | - | no | no
+adaptive_gates | adaptive_gates.py | - | no | -
     adaptive test-gate rules on the synthetic selection family (issue 39)
-complement | complement_real.py | adaptive_real/complement | yes | yes
+complement | complement_real.py | adaptive_real/complement | yes | reports
     the complement objective on real data (issue 39)
-backends | jax_trec.py | - | no | yes
+backends | jax_trec.py | - | no | write_readme
     GA-Net under JAX, no TensorFlow, on prepared TREC ids
-main_job | main_job.py | - | no | yes
+main_job | main_job.py | - | no | write_readme
     the README's main job (TREC, packaged data), seeds 0-2
-sparse_attention | bench_sparse_attention.py | - | no | yes
+sparse_attention | bench_sparse_attention.py | - | no | readme
     gated sparse attention against dense Keras attention, wall-clock (issue 17)
-sparse_training | bench_sparse_training.py | - | no | yes
+sparse_training | bench_sparse_training.py | - | no | readme
     training on the open tokens only against dense training, wall-clock (issue 17)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
@@ -318,6 +377,8 @@ for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=
         _doc.strip(),
         script=(_script,),
         data_flag=_data == "yes",
-        tables=getattr(reports, _name) if _tables == "yes" else None,
-        needs_models=_tables == "no",
+        tables={"-": None, "reports": getattr(reports, _name, None)}.get(
+            _tables, reports.folder_tables(_script[:-3], _tables)
+        ),
+        needs_models=_tables == "-",
     )

@@ -1,13 +1,6 @@
-"""A study as data, and the two things done with one: run what is missing,
-render its tables from the committed summaries.
-
-A `Study` names its runs (`command`, shared `flags`, `axes` whose values
-each add flags, the name `pattern`) and its tables (`tables`, a function
-of the study and the results folder). `run_study` trains every run whose
-summary is missing, in the order of the axes (resumable: a finished run is
-skipped, a killed one continues from its backup); `render_study` writes the
-tables. `python -m experiments` is the command line of both.
-"""
+"""A study as data (`Study`), and the two things done with one: `run_study`
+trains the runs whose summary is missing (resumable), `render_study` writes
+the tables from the summaries. `python -m experiments` is their command line."""
 
 import dataclasses
 import fnmatch
@@ -27,34 +20,32 @@ class Study:
 
     Args:
         name: what `python -m experiments run|table NAME` calls it.
-        folder: its folder under `results/` (default: `name`); summaries go to `folder/runs/`.
+        folder: its folder under `results/` (default: `name`).
         doc: one line: what the study finds (listed by `list`).
-        command: the `python -m ganet_tf` command each run is (`train`, `seq2seq`).
+        tables: `(study, results_root) -> None`: writes the tables.
+        command: the `python -m ganet_tf` command of each run (`train`, `seq2seq`).
         flags: flags every run shares.
-        axes: `{axis: {value: flags}}`, in loop order (the first varies
+        axes: `{axis: {value: flags}}` in loop order (the first varies
             slowest); a run is one value of each axis, its flags those of
             its values, then `flags`, then `extra(point)`.
-        pattern: the run name, formatted with the point (`{dataset}_{setting}_seed{seed}`).
-        record: axes stored with each summary (e.g. `("variant",)`), or
-            `point -> dict` of fields to store.
-        extra: `point -> flags` added to a run (settings that depend on two axes).
-        keep: `point -> bool`: the points of the axes' product that are runs
-            (a study that is not a full product); default: every point.
-        resumable: `point -> bool`: the run keeps a training backup (resumes
-            when killed); default: seq2seq runs.
+        pattern: the run name, formatted with the point.
+        record: axes stored with each summary, or `point -> dict` of fields.
+        extra: `point -> flags` added to a run.
+        keep: `point -> bool`: the points of the axes' product that are runs.
+        resumable: `point -> bool`: the run keeps a training backup
+            (default: seq2seq runs).
         after: `(study, point, summary, context) -> summary or None`: an
-            analysis of the finished run (e.g. rescoring its model); a
-            summary returned is written back. `context`: `data_dir`,
-            `out_root` (the models), `runs_dir` (the summaries), `options`
-            (the flags added to every run).
-        reuse: studies whose runs of the same config are copied, not
-            retrained (`runner.same_run`), or `point -> studies`.
-        models: the models are kept under `runs/NAME/` (resumable training).
-        tables: `(study, results_root) -> None`: writes the tables.
-        needs_models: the tables read trained models (`runs/`), not only summaries.
+            analysis of each finished run; a summary returned is written
+            back. `context`: `data_dir`, `out_root` (the models), `runs_dir`
+            (the summaries), `options` (the flags added to every run).
+        reuse: studies (or `point -> studies`) whose runs of the same config
+            are copied, not retrained (`runner.same_run`).
+        models: the models are kept under `runs/NAME/`.
+        needs_models: the tables read trained models, not only summaries.
         data_flag: runs take `--data-dir`.
-        script: `(file,)` of a study not yet declared as runs: `run` calls
-            `python experiments/FILE [--data-dir DIR] [-- FLAGS]`.
+        script: `(file,)` of a study run by its own script:
+            `python experiments/FILE [--data-dir DIR] [FLAGS]`.
+        runs: the summaries' subfolder of `folder`, or `point -> subfolder`.
     """
 
     name: str
@@ -75,52 +66,45 @@ class Study:
     needs_models: bool = False
     data_flag: bool = True
     script: tuple = ()
+    runs: object = "runs"
 
     def __post_init__(self):
         if not self.folder:
             object.__setattr__(self, "folder", self.name)
 
-    def runs_dir(self, root=RESULTS):
-        return os.path.join(root, self.folder, "runs")
+    def runs_dir(self, root=RESULTS, point=None):
+        return os.path.join(root, self.folder, self.runs(point) if callable(self.runs) else self.runs)
 
     def points(self, only=None):
-        """Every run of the study as a dict `{axis: value, "name": ...}`;
-        `only`: name patterns (fnmatch) that a run must match one of."""
-        names = list(self.axes)
-        for values in itertools.product(*(self.axes[axis] for axis in names)):
-            point = dict(zip(names, values, strict=True))
+        """Every run as a dict `{axis: value, "name": ...}`; `only`: name
+        patterns (fnmatch), one of which a run must match."""
+        for values in itertools.product(*self.axes.values()):
+            point = dict(zip(self.axes, values, strict=True))
             point["name"] = self.pattern.format(**point)
-            if self.keep and not self.keep(point):
-                continue
-            if not only or any(fnmatch.fnmatch(point["name"], pattern) for pattern in only):
+            if (not self.keep or self.keep(point)) and (
+                not only or any(fnmatch.fnmatch(point["name"], pattern) for pattern in only)
+            ):
                 yield point
 
     def run_flags(self, point, data_dir=None):
-        flags = [flag for axis in self.axes for flag in _flags(self.axes[axis][point[axis]])]
+        flags = [flag for axis in self.axes for flag in self.axes[axis][point[axis]]]
         flags += [*self.flags, *(self.extra(point) if self.extra else ())]
         return [*flags, "--data-dir", data_dir] if self.data_flag and data_dir else flags
 
 
-def _flags(value):
-    return value(None) if callable(value) else value
-
-
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs", dry_run=False):
     """Trains the runs of `study` whose summary is missing (`only`: name
-    patterns), then renders its tables. `options`: flags added to every run
-    (smoke runs: `--limit 50 --epochs 1`), which then need a `root` other
-    than the committed `results/`. Summaries go to `root/FOLDER/runs`, models
-    to `models/NAME/`; `dry_run` prints the missing runs' names and flags only."""
+    patterns), then writes its tables. `options`: flags added to every run
+    (smoke runs, which need a `root` other than `results/`); models go to
+    `models/NAME/`; `dry_run` prints the missing runs' names and flags only."""
     if study.script:
         flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
         return _script(study, root, flags, dry_run)
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
-    runs_dir = study.runs_dir(root)
     out_root = os.path.join(models, study.name) if study.models else None
-    context = {"data_dir": data_dir, "out_root": out_root, "runs_dir": runs_dir, "options": list(options)}
     for point in study.points(only):
-        flags = [*study.run_flags(point, data_dir), *options]
+        flags, runs_dir = [*study.run_flags(point, data_dir), *options], study.runs_dir(root, point)
         if dry_run:
             if not os.path.exists(os.path.join(runs_dir, f"{point['name']}.json")):
                 print(point["name"], " ".join(flags))
@@ -138,6 +122,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs
             command=study.command,
         )
         if summary is not None and study.after:
+            context = {"data_dir": data_dir, "out_root": out_root, "runs_dir": runs_dir, "options": list(options)}
             changed = study.after(study, point, summary, context)
             if changed is not None:
                 runner.write_json(os.path.join(runs_dir, f"{point['name']}.json"), changed)
@@ -153,18 +138,18 @@ def render_study(study, root=RESULTS):
 
 
 def _script(study, root, flags, dry_run=False):
-    """Runs `python experiments/FILE FLAGS` of a script study in the
-    repository whose results folder is `root` (`dry_run`: prints it only;
-    the script decides what it trains)."""
-    repo = os.path.dirname(os.path.abspath(root))
+    """Runs `python experiments/FILE FLAGS` in the repository of the results
+    root `root` (`dry_run`: prints the command only)."""
+    command = [os.path.join("experiments", study.script[0]), *flags]
     if dry_run:
-        return print("python", os.path.join("experiments", study.script[0]), *flags)
+        return print("python", *command)
+    repo = os.path.dirname(os.path.abspath(root))
     path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
-    command = [sys.executable, os.path.join("experiments", study.script[0]), *flags]
-    subprocess.run(command, cwd=repo, env={**os.environ, "PYTHONPATH": path}, check=True)
+    subprocess.run([sys.executable, *command], cwd=repo, env={**os.environ, "PYTHONPATH": path}, check=True)
 
 
 def _registry():
+    """`studies.STUDIES`, imported late (`studies.py` imports this module)."""
     from experiments.studies import STUDIES
 
     return STUDIES
@@ -172,7 +157,6 @@ def _registry():
 
 def find(name):
     """The study called `name`; an unknown name exits with the known ones."""
-    studies = _registry()
-    if name not in studies:
-        raise SystemExit(f"error: unknown study {name!r}; known: {', '.join(studies)}")
-    return studies[name]
+    if name not in _registry():
+        raise SystemExit(f"error: unknown study {name!r}; known: {', '.join(_registry())}")
+    return _registry()[name]
