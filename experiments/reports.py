@@ -249,7 +249,7 @@ def subword_validation_bleu(study, point, summary, context):
     from ganet_tf.seq2seq.run import decoded_split_scores
 
     path = os.path.join(os.path.dirname(context["runs_dir"]), _SELECTION)
-    saved = runner.read_json(path) if os.path.exists(path) else {}
+    saved = runner.read_json(path, {})
     bleu = saved.get("validation_bleu", {})
     names = [point["name"] for point in study.points()]
     for name in names:
@@ -267,7 +267,7 @@ def subwords(study, root):
     """The subword candidates: validation BLEU (the choice), test BLEU beside."""
     runs = {run["name"]: run for run in _runs(study, root)}
     path = os.path.join(root, study.folder, _SELECTION)
-    selection = runner.read_json(path) if os.path.exists(path) else {"validation_bleu": {}, "chosen": None}
+    selection = runner.read_json(path, {"validation_bleu": {}, "chosen": None})
     lines = [
         "# Subword vocabularies for seq2seq: the choice (Multi30k de→en)",
         "",
@@ -325,7 +325,7 @@ def one_token_floor(study, point, summary, context):
     sees them), the least attended density of gates that never leave a text
     all-closed, into `floors.json`."""
     path = os.path.join(os.path.dirname(context["runs_dir"]), _FLOORS)
-    floors = runner.read_json(path) if os.path.exists(path) else {}
+    floors = runner.read_json(path, {})
     dataset, model_dir = point["dataset"], os.path.join(runner.REPO, context["out_root"], point["name"])
     if point["name"] != f"{dataset}_default_seed0" or dataset not in GATE_SWEEP or dataset in floors:
         return None
@@ -413,40 +413,30 @@ def _gate_anneal(study, runs):
     ]
 
 
-def _sweep_points(runs):
-    """One point per (dataset, rho): means over the seeds that have run."""
-    points = []
-    for dataset in GATE_SWEEP:
-        for rho in (0.1, 0.3, 0.5):
-            group = _group(runs, dataset, "default" if rho == 0.3 else f"rho{rho}")
-            if group:
-                points.append(
-                    {
-                        "dataset": dataset,
-                        "target_density": rho,
-                        "seeds": sorted(r["seed"] for r in group),
-                        **{key: float(np.mean([r[key] for r in group])) for key in _SWEPT},
-                    }
-                )
-    return points
-
-
 _SWEPT = ("test_accuracy", "test_attended_density", "test_all_closed_rate")
 
 
-def _sweep_row(floors):
-    def row(p):
-        within = abs(p["test_attended_density"] - p["target_density"]) <= 0.05
-        floor = floors.get(p["dataset"], {}).get("one_token_floor")
-        below = " (rho is below the floor)" if floor and floor > p["target_density"] else ""
-        cells = [p["dataset"], str(p["target_density"]), ",".join(map(str, p["seeds"]))]
-        cells += [f"{p[key]:.4f}" for key in _SWEPT] + [
-            f"{floor:.3f}" if floor else "-",
-            "yes" if within else "NO" + below,
-        ]
-        return "| " + " | ".join(cells) + " |"
+def _sweep_points(runs):
+    """One point per (dataset, rho): means over the seeds that have run."""
+    groups = [
+        (d, rho, _group(runs, d, "default" if rho == 0.3 else f"rho{rho}"))
+        for d in GATE_SWEEP
+        for rho in (0.1, 0.3, 0.5)
+    ]
+    return [
+        {"dataset": d, "target_density": rho, "seeds": sorted(r["seed"] for r in group)}
+        | {key: float(np.mean([r[key] for r in group])) for key in _SWEPT}
+        for d, rho, group in groups
+        if group
+    ]
 
-    return row
+
+def _sweep_row(floors, p):
+    within = abs(p["test_attended_density"] - p["target_density"]) <= 0.05
+    floor = floors.get(p["dataset"], {}).get("one_token_floor")
+    below = " (rho is below the floor)" if floor and floor > p["target_density"] else ""
+    cells = [p["dataset"], str(p["target_density"]), ",".join(map(str, p["seeds"])), *(f"{p[k]:.4f}" for k in _SWEPT)]
+    return "| " + " | ".join([*cells, f"{floor:.3f}" if floor else "-", "yes" if within else "NO" + below]) + " |"
 
 
 def _sweep_plot(points, path):
@@ -472,8 +462,7 @@ def gate_check(study, root):
     the target density sweep (test) with `sweep.json` and `sweep.png`."""
     runs, folder = _runs(study, root), os.path.join(root, study.folder)
     points = _sweep_points(runs)
-    floors_path = os.path.join(folder, _FLOORS)
-    floors = runner.read_json(floors_path) if os.path.exists(floors_path) else {}
+    floors = runner.read_json(os.path.join(folder, _FLOORS), {})
     with open(os.path.join(folder, "sweep.json"), "w") as handle:
         json.dump(points, handle, indent=1)
     if points:
@@ -498,7 +487,7 @@ def gate_check(study, root):
         "",
         "| dataset | rho | seeds | accuracy | attended density | all-closed rate | floor | within |",
         "|---|---|---|---|---|---|---|---|",
-        *map(_sweep_row(floors), points),
+        *(_sweep_row(floors, p) for p in points),
         *(["", "![accuracy against density](sweep.png)", ""] if points else []),
     ]
     _readme(study, root, lines, runs)
