@@ -1,19 +1,9 @@
-"""Train a model of `ganet_tf.models` on a prepared dataset on any Keras
-backend, as `python -m ganet_tf train` trains it.
-
-Two halves, for `experiments/jax_trec.py` and `experiments/gpu_check.py`:
-
-- `train_spec(flags, ...)`, on the TensorFlow side: the builder arguments and
-  fit settings `train FLAGS` uses, read from `ganet_tf.training.train`
-  (`TrainConfig`, `model_arguments`), as JSON, so nothing is copied by hand.
-- `fit_and_evaluate(spec, data)`, on any backend, TensorFlow absent: builds
-  the model with `build_model`, compiles it as `compile_model` does (Adam,
-  cross-entropy, accuracy), fits it with `model.fit` on the dense arrays of
-  `ganet_tf.data.prepared_dataset.load_prepared` with `train`'s callbacks
-  (`NonFiniteGuard`, `BestEpochStopping`: early stopping on the monitored
-  validation score with the best epoch's weights restored, `EpochTimer`),
-  and evaluates the test split with `train`'s `evaluate_model` (accuracy,
-  the gates' density read in NumPy from the model's test gates).
+"""Trains a model of `ganet_tf.models` on a prepared dataset on any Keras
+backend as `python -m ganet_tf train` trains it (`experiments/jax_trec.py`,
+`experiments/gpu_check.py`): `train_spec` reads the builder arguments and fit
+settings of `train FLAGS` (needs TensorFlow); `fit_and_evaluate` builds, fits
+and evaluates the model with `train`'s callbacks and test evaluation
+(TensorFlow absent).
 """
 
 import time
@@ -21,17 +11,10 @@ import types
 
 
 def train_spec(flags, train_examples, dataset):
-    """The JSON-ready spec of `python -m ganet_tf train FLAGS`: `model`,
-    `seed`, `builder` (the builder's keyword arguments, embeddings left
-    out) and `fit` (`lr`, `batch_size`, `epochs`, `patience`, `monitor`,
-    `mode`, `validation_batch_size`). Needs TensorFlow (imports
-    `ganet_tf.training.train`).
-
-    Args:
-        flags: the `train` flags, e.g. `["--dataset", "trec", "--seed", "0"]`.
-        train_examples: the training split's size (annealing steps).
-        dataset: the dataset's name (the local model's window).
-    """
+    """The JSON-ready spec of `train FLAGS`: `model`, `seed`, `builder` (the
+    builder's keyword arguments, embeddings left out) and `fit`;
+    `train_examples` (annealing steps) and `dataset` (the local window) are
+    those of the prepared data."""
     from ganet_tf.training import TrainConfig
     from ganet_tf.training.train import MONITORS
     from ganet_tf.training.train import model_arguments
@@ -49,20 +32,8 @@ def train_spec(flags, train_examples, dataset):
 
 
 def fit_and_evaluate(spec, data, epochs=None, verbose=2):
-    """Trains `spec` (`train_spec`) on the `PreparedArrays` `data`; a JSON-ready summary.
-
-    Args:
-        spec: a `train_spec` dict.
-        data: a `ganet_tf.data.prepared_dataset.PreparedArrays`.
-        epochs: optional cap replacing `spec["fit"]["epochs"]` (smoke runs).
-        verbose: `model.fit`'s verbosity.
-
-    Returns:
-        `test_accuracy`, `test_density`, `test_attended_density`,
-        `test_all_closed_rate`, `test_gates`, `epochs_trained`,
-        `best_epoch`, `train_seconds`, `epoch_seconds`, `keras_backend`,
-        `sequence_length`, `train_examples`.
-    """
+    """Trains `spec` (`train_spec`) on the `PreparedArrays` `data` (`epochs`:
+    a cap for smoke runs); the JSON-ready summary of its test evaluation."""
     import keras
 
     from ganet_tf.models import build_model
