@@ -14,6 +14,7 @@ and entmax beaten at no more density. Writes `rescored/`, `curves.json`, `copies
 training: do the target-0.3 runs repeat gate_check's?), `README.md` and `curves.png`.
 """
 
+import functools
 import os
 
 import numpy as np
@@ -76,68 +77,58 @@ class Rescorer:
         self.cache, self.setting, self.flags = _CACHES[self.path], setting, flags
         self.run_dir = os.path.join(REPO, models, run_name(dataset, setting, seed))
         self.has_model = flags is not None and os.path.isfile(os.path.join(self.run_dir, "model.keras"))
-        self._loaded = None
 
     def grid(self, split, mode, values):
         """`{value: score(split, mode, value)}` for each of `values`."""
         return {value: self.score(split, mode, value) for value in values}
 
     def score(self, split, mode, value):
-        """The scores of `evaluate_model` under `mode` at `value`."""
-
-        def compute(class_names, data, served):
-            from ganet_tf.training.evaluate import evaluate_model
-
-            scores = evaluate_model(served, *data[split], class_names)
-            return {name: scores[name] for name in SCORES}
-
-        return self._cached(split, mode, value, compute)
+        """The scores of `evaluate_model` on `split` under `mode` at `value`."""
+        return self._cached(split, mode, value)
 
     def lengths(self, mode, value):
-        """The test texts' attended densities under `mode`, binned by length (`length_bins`)."""
+        """The test texts' attended densities under `mode` at `value`, binned by length (`length_bins`)."""
+        return self._cached("test_by_length", mode, value)
 
-        def compute(class_names, data, served):
-            from ganet_tf.models import build_explainer
-
-            ids = data["test"][0]
-            attention = build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"]
-            return length_bins(ids != 0, attention > 0)
-
-        return self._cached("test_by_length", mode, value, compute)
-
-    def _cached(self, section, mode, value, compute):
-        """`cache[setting][section][mode:value]`, else `compute(class_names, data, served model)`."""
+    def _cached(self, section, mode, value):
         entry = self.cache.setdefault(self.setting, {}).setdefault(section, {})
         key = rule_key(mode, value)
-        if key not in entry:
-            if not self.has_model:
-                return None
-            from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
-            from ganet_tf.models import with_gate_inference
-
-            model, class_names, data = self._load()
-            entry[key] = compute(class_names, data, with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value}))
+        if key not in entry and self.has_model:
+            entry[key] = self._compute(section, mode, value)
             write_json(self.path, self.cache)
-        return entry[key]
+        return entry.get(key)
 
-    def _load(self):
-        if self._loaded is None:
-            from ganet_tf.cli import _config_from
-            from ganet_tf.cli import build_parser
-            from ganet_tf.data.vectorizer import vectorize
-            from ganet_tf.training.prepare import load_splits
-            from ganet_tf.training.trained_run import load_run
+    def _compute(self, section, mode, value):
+        from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
+        from ganet_tf.models import build_explainer
+        from ganet_tf.models import with_gate_inference
+        from ganet_tf.training.evaluate import evaluate_model
 
-            model, vectorizer, class_names = load_run(self.run_dir)
-            splits = load_splits(_config_from(build_parser().parse_args(["train", *self.flags])))
-            if list(splits.class_names) != list(class_names):
-                raise SystemExit(f"error: {self.run_dir} has other classes than its dataset: retrain it")
-            data = {
-                split: (vectorize(vectorizer, getattr(splits, f"{split}_texts")), getattr(splits, f"{split}_labels"))
-                for split in ("validation", "test")
-            }
-            self._loaded = model, class_names, data
-        return self._loaded
+        model, class_names, data = self._data
+        served = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
+        if section == "test_by_length":
+            ids = data["test"][0]
+            return length_bins(
+                ids != 0, build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"] > 0
+            )
+        scores = evaluate_model(served, *data[section], class_names)
+        return {name: scores[name] for name in SCORES}
+
+    @functools.cached_property
+    def _data(self):
+        """The model, its class names and `{split: (ids, labels)}` of its validation and test splits."""
+        from ganet_tf.cli import _config_from
+        from ganet_tf.cli import build_parser
+        from ganet_tf.data.vectorizer import vectorize
+        from ganet_tf.training.prepare import load_splits
+        from ganet_tf.training.trained_run import load_run
+
+        model, vectorizer, class_names = load_run(self.run_dir)
+        splits = load_splits(_config_from(build_parser().parse_args(["train", *self.flags])))
+        if list(splits.class_names) != list(class_names):
+            raise SystemExit(f"error: {self.run_dir} has other classes than its dataset: retrain it")
+        ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("validation", "test")}
+        return model, class_names, {split: (ids[split], getattr(splits, f"{split}_labels")) for split in ids}
 
 
 def length_bins(real, attended):
@@ -202,9 +193,30 @@ def choose_ratio(grid, ratios=RATIOS):
     }
 
 
-def tuning_grid(rows_of):
-    """`{dataset: mean_grid(rows_of(dataset))}` over `TUNING`, the datasets with rows."""
-    return {d: mean_grid(rows) for d in TUNING if (rows := rows_of(d))}
+def validation_grid(records, scores_of):
+    """`{dataset: mean_grid}` over `TUNING`: per seed with a target-0.3 run, its `top_k` as trained
+    and `scores_of(dataset, seed)` (`{value: validation scores}`); seeds with every value scored."""
+
+    def rows(dataset):
+        found = {}
+        for seed, record in sorted(records.get(dataset, {}).items()):
+            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values()):
+                found[seed] = {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
+        return found
+
+    return {dataset: mean_grid(found) for dataset in TUNING if (found := rows(dataset))}
+
+
+def relative_grid(records):
+    """The relative rule's validation grid (the cached scores of `rescore`)."""
+    return validation_grid(
+        records, lambda d, seed: {r: relative_scores(records[d][seed], "validation", r) for r in RATIOS}
+    )
+
+
+def chosen_ratio(root):
+    """The r that `write_tables` chose, from `root/adaptive_real/curves.json`."""
+    return read_json(os.path.join(root, "adaptive_real", "curves.json"))["choice"]["ratio"]
 
 
 # --- rescoring, after each run ----------------------------------------------
@@ -247,7 +259,7 @@ def after_run(study, point, summary, context):
     records = collect(results)
     if point["setting"] == DEFAULT:
         check_copies(results, records)
-    choice = choose_ratio(validation_grid(records))
+    choice = choose_ratio(relative_grid(records))
     for dataset, seed in pairs if choice else ():
         rescore(dataset, seed, where, choice["ratio"])
 
@@ -294,20 +306,6 @@ def all_runs(records):
 
 def relative_scores(record, split, ratio, setting=DEFAULT):
     return record.get("rescored", {}).get(setting, {}).get(split, {}).get(rule_key("relative", ratio))
-
-
-def validation_grid(records):
-    """The relative rule's validation grid, over the seeds with every r scored."""
-
-    def rows(dataset):
-        found = {}
-        for seed, record in sorted(records.get(dataset, {}).items()):
-            scores = {r: relative_scores(record, "validation", r) for r in RATIOS}
-            if DEFAULT in record["runs"] and all(scores.values()):
-                found[seed] = {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
-        return found
-
-    return tuning_grid(rows)
 
 
 def per_seed(records, dataset, name):
@@ -592,7 +590,7 @@ def write_tables(results):
     """Chooses r on the validation grid and writes `curves.json`, `README.md` and `curves.png` from the
     saved summaries and rescored scores (every setting run: the tables of a finished study)."""
     records = collect(results)
-    grid = validation_grid(records)
+    grid = relative_grid(records)
     choice = choose_ratio(grid)
     machine = recorded_machine(os.path.join(results, "runs"))
     lines = HEAD.format(machine=machine, imdb=" ".join(IMDB)).splitlines()
