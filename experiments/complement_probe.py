@@ -2,20 +2,11 @@
 
     python experiments/complement_probe.py RUN [RUN ...]
 
-For each trained `adaptive_gates.py` run of `build_ganet(complement="inputs")`
-(folders under `runs/adaptive_gates/`, named after their task), the complement
-loss `KL(u || p(y | x * (1 - g)))` of `InputComplementModel` on the task's 400
-validation texts, with the gates `g` set by hand (binary, no dropout):
-`none_open` (the whole text), `keywords_open` (the complement is the filler
-only: the target of the objective), `all_open` (an empty text) and the
-model's own test gates (`top_k`, as trained). The loss can only teach the
-gates to open every keyword if the filler-only complement reads as no label
-(KL near 0) while any kept keyword raises it.
-
-It also compares the classifier's prediction on the empty text with those on
-the filler only and on the filler with one keyword kept (the first of each
-text), `KL(p(y | empty) || p(y | x'))`: whether "the empty text's prediction"
-could stand for "no label" in place of the uniform distribution.
+For each `adaptive_gates.py` run of `build_ganet(complement="inputs")` (`runs/adaptive_gates/TASK_...`),
+prints the complement loss `KL(u || p(y | x * (1 - g)))` on the task's validation texts with the gates
+`g` set by hand: `none_open`, `keywords_open` (the filler only: the objective's target), `all_open`
+(an empty text) and the model's own test gates; and `KL(p(y | empty) || p(y | x'))` for the filler
+only and the filler with one keyword kept: could the empty text's prediction stand for "no label"?
 """
 
 import json
@@ -24,8 +15,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import adaptive_gates  # beside this file, in experiments/
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script
+from experiments import adaptive_gates
 
 
 def probe(run_dir):
@@ -36,7 +27,7 @@ def probe(run_dir):
 
     model, vectorizer, _ = load_run(run_dir)
     task = os.path.basename(run_dir).split("_")[0]
-    texts, _, keyword_masks = adaptive_gates.validation_data(task)
+    texts, _, keyword_masks = adaptive_gates.task_data(task, "validation")
     ids = vectorize(vectorizer, texts)
     real = ids != 0
     keywords = keyword_masks[:, : ids.shape[1]] & real

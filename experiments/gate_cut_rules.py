@@ -2,30 +2,13 @@
 
     python experiments/gate_cut_rules.py [--variant _cw1_cadversarial] [--seeds 0 1 2]
 
-Rescores the synthetic-family runs that `experiments/adaptive_gates.py`
-trained (the git-ignored `runs/adaptive_gates/TASK_ganet_seedS_lr0.01VARIANT`;
-run that script first) under cuts of the gate logits that `GateSampler` does
-not offer, to learn whether a better test rule could reach the issue's
-precision on every task, or whether the trained logits themselves open
-filler:
-
-- `margin`: open t where logit_t >= max_s logit_s - delta (a relative rule on
-  the logits rather than on p_t, which saturates near 1);
-- `relative`: GateSampler's rule, p_t >= r max_s p_s, for reference;
-- `gap`: open the tokens above the largest gap between consecutive sorted
-  logits of the text (no parameter);
-- `otsu`: the split of the text's sorted logits with the largest
-  between-group variance (no parameter);
-- `threshold`: p_t > 0.5.
-
-Every rule but `threshold` keeps the text's most probable token open
-(`relative` and `threshold` are `GateSampler`'s own). The parameter of
-`margin` and `relative` is ONE value for the family, the one with the
-highest smallest validation F1 over the tasks (the validation texts of
-`adaptive_gates.py`). Scores are of the open gates against the keywords, on
-the test texts. Beside them, the share of filler tokens with p_t > 0.5: the
-filler the trained gates open by themselves. Writes
-`results/adaptive_gates/cut_rules{VARIANT}.json` and `.md`.
+Rescores the runs of `adaptive_gates.py` (`runs/adaptive_gates/TASK_ganet_seedS_lr0.01VARIANT`)
+under cuts of the gate logits: `margin` (logit_t >= max logit - delta), `relative` (p_t >= r max
+p, `GateSampler`'s), `gap` (above the largest gap of the sorted logits), `otsu` (the split of
+largest between-group variance) and `threshold` (p_t > 0.5). All but `threshold` keep the most
+probable token open; `margin` and `relative` take ONE value for the family, of highest smallest
+validation F1. Test scores of the open gates against the keywords, and the share of filler with
+p_t > 0.5, go to `results/adaptive_gates/cut_rules{VARIANT}.json` and `.md`.
 """
 
 import argparse
@@ -35,20 +18,15 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import adaptive_gates  # noqa: I001 - beside runner, in experiments/
-import selection_family
-from runner import REPO
-from runner import machine
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script
+from experiments import adaptive_gates as gates
+from experiments.runner import REPO
+from experiments.runner import machine
 
 GRIDS = {
     "margin": [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0],
     "relative": [0.9, 0.95, 0.97, 0.98, 0.99],
 }
-
-
-def _sorted_real(row_logits, row_real):
-    return np.sort(row_logits[row_real])[::-1]
 
 
 def cut(rule, value, logits, real):
@@ -62,69 +40,66 @@ def cut(rule, value, logits, real):
     if rule == "margin":
         opened = masked >= masked.max(axis=1, keepdims=True) - value
     else:
-        opened = np.zeros_like(real)
-        for i in range(len(logits)):
-            ordered = _sorted_real(logits[i], real[i])
-            if len(ordered) < 2:
-                opened[i] = real[i]
-                continue
-            if rule == "gap":
-                k = int(np.argmax(ordered[:-1] - ordered[1:])) + 1
-            else:  # otsu: k tokens above, the rest below
-                n = len(ordered)
-                sums = np.cumsum(ordered)[:-1]
-                k_range = np.arange(1, n)
-                above, below = sums / k_range, (ordered.sum() - sums) / (n - k_range)
-                k = int(np.argmax(k_range * (n - k_range) * (above - below) ** 2)) + 1
-            opened[i] = real[i] & (logits[i] >= ordered[k - 1])
-    best = np.argmax(masked, axis=1)
-    opened[np.arange(len(logits)), best] |= real.any(axis=1)
+        opened = np.stack([_cut_row(rule, row, row_real) for row, row_real in zip(logits, real, strict=True)])
+    opened[np.arange(len(logits)), np.argmax(masked, axis=1)] |= real.any(axis=1)
     return opened & real
+
+
+def _cut_row(rule, logits, real):
+    """The open gates of one text under `gap` or `otsu`."""
+    ordered = np.sort(logits[real])[::-1]
+    if len(ordered) < 2:
+        return real
+    if rule == "gap":
+        k = int(np.argmax(ordered[:-1] - ordered[1:])) + 1
+    else:  # otsu: k tokens above, the rest below
+        n, sums, ks = len(ordered), np.cumsum(ordered)[:-1], np.arange(1, len(ordered))
+        above, below = sums / ks, (ordered.sum() - sums) / (n - ks)
+        k = int(np.argmax(ks * (n - ks) * (above - below) ** 2)) + 1
+    return real & (logits >= ordered[k - 1])
 
 
 def scores(opened, keywords, real):
     from ganet_tf.metrics import selection_scores
 
-    return adaptive_gates._summary(selection_scores(opened, keywords, real), 0.0)
+    return gates.summary(selection_scores(opened, keywords, real), 0.0)
+
+
+def split_data(run_dir, task, split):
+    """(logits, real-token mask, keyword masks) of `split`'s texts of `task` under the run."""
+    texts, _, keywords = gates.task_data(task, split)
+    logits, real = gates.gate_logits(run_dir, texts)
+    return logits, real, keywords[:, : logits.shape[1]]
 
 
 def rescore(seed, variant):
-    """Validation-chosen margin and relative values and every rule's test
-    scores, for each task's run of `seed`."""
+    """The validation-chosen margin and relative values and every rule's test scores, per task."""
     validation, test = {}, {}
-    for task in selection_family.TASKS:
-        run_dir = os.path.join(REPO, adaptive_gates.RUNS, f"{task}_ganet_seed{seed}_lr0.01{variant}")
+    for task in gates.TASKS:
+        run_dir = os.path.join(REPO, gates.RUNS, f"{task}_ganet_seed{seed}_lr0.01{variant}")
         if not os.path.isdir(run_dir):
             raise SystemExit(f"No run {run_dir}: train it with experiments/adaptive_gates.py first.")
-        texts, _, keywords = adaptive_gates.validation_data(task)
-        logits, real = adaptive_gates.gate_logits(run_dir, texts)
-        keywords = keywords[:, : logits.shape[1]]
+        logits, real, keywords = split_data(run_dir, task, "validation")
         validation[task] = {
             (rule, value): scores(cut(rule, value, logits, real), keywords, real)["f1"]
             for rule, grid in GRIDS.items()
             for value in grid
         }
-        texts, _, keywords = selection_family.task_data(task, "test", None)
-        logits, real = adaptive_gates.gate_logits(run_dir, texts)
-        keywords = keywords[:, : logits.shape[1]]
-        filler = real & ~keywords
-        test[task] = {
-            "filler_open_share": float(np.mean(logits[filler] > 0.0)),
-            "keyword_logit_mean": float(np.mean(logits[real & keywords])),
-            "filler_logit_mean": float(np.mean(logits[filler])),
-            "rules": {},
-        }
-        test[task]["_data"] = (logits, real, keywords)
+        test[task] = split_data(run_dir, task, "test")
     chosen = {}
     for rule, grid in GRIDS.items():
         worst = {value: min(validation[task][rule, value] for task in validation) for value in grid}
         best = max(grid, key=lambda value: worst[value])
         chosen[rule] = {"value": best, "smallest_validation_f1": worst[best]}
-    for entry in test.values():
-        logits, real, keywords = entry.pop("_data")
-        rules = [(rule, chosen[rule]["value"]) for rule in GRIDS] + [("gap", None), ("otsu", None), ("threshold", None)]
-        for rule, value in rules:
-            entry["rules"][rule] = {"value": value, **scores(cut(rule, value, logits, real), keywords, real)}
+    rules = [(rule, chosen[rule]["value"]) for rule in GRIDS] + [("gap", None), ("otsu", None), ("threshold", None)]
+    for task, (logits, real, keywords) in test.items():
+        filler = real & ~keywords
+        test[task] = {
+            "filler_open_share": float(np.mean(logits[filler] > 0.0)),
+            "keyword_logit_mean": float(np.mean(logits[real & keywords])),
+            "filler_logit_mean": float(np.mean(logits[filler])),
+            "rules": {r: {"value": v, **scores(cut(r, v, logits, real), keywords, real)} for r, v in rules},
+        }
     return {"chosen": chosen, "test": test}
 
 
@@ -163,7 +138,7 @@ def main():
     for seed in args.seeds:
         report["seeds"][str(seed)] = rescore(seed, args.variant)
         print(json.dumps({"seed": seed, "chosen": report["seeds"][str(seed)]["chosen"]}), flush=True)
-    out = os.path.join(REPO, adaptive_gates.RESULTS, f"cut_rules{args.variant}")
+    out = os.path.join(REPO, gates.RESULTS, f"cut_rules{args.variant}")
     with open(out + ".json", "w") as handle:
         json.dump(report, handle, indent=1)
     with open(out + ".md", "w") as handle:
