@@ -551,14 +551,22 @@ def plot(all_points, by_length, ratio, path):
 
     figure, axes = pyplot.subplots(2, len(all_points), figsize=(4 * len(all_points), 7), squeeze=False)
     for (top, bottom), (dataset, points) in zip(axes.T, all_points.items(), strict=True):
-        top_k = sorted((points[n]["density"], points[n]["accuracy"]) for n in ("rho0.1", "rho0.3", "rho0.5"))
+        top_k = sorted(
+            (points[n]["density"], points[n]["accuracy"]) for n in ("rho0.1", "rho0.3", "rho0.5") if n in points
+        )
         top.plot(*zip(*top_k, strict=True), "o-", label="top_k rho 0.1/0.3/0.5")
-        curve = [points[f"relative{r:g}@{DEFAULT}"] for r in RATIOS]
+        curve = [points[n] for r in RATIOS if (n := f"relative{r:g}@{DEFAULT}") in points]
         top.plot([p["density"] for p in curve], [p["accuracy"] for p in curve], ".-", label="relative r (rho 0.3)")
-        p = points[f"relative{ratio:g}@{DEFAULT}"]
-        top.plot(p["density"], p["accuracy"], "*", markersize=14, label=f"relative r = {ratio:g} (chosen)")
-        for name, marker in (("sparsemax", "s"), ("entmax", "^"), ("soft", "x")):
-            top.plot(points[name]["density"], points[name]["accuracy"], marker, markersize=8, label=name)
+        for name, marker in ((f"relative{ratio:g}@{DEFAULT}", "*"), ("sparsemax", "s"), ("entmax", "^"), ("soft", "x")):
+            label = f"relative r = {ratio:g} (chosen)" if marker == "*" else name
+            if name in points:
+                top.plot(
+                    points[name]["density"],
+                    points[name]["accuracy"],
+                    marker,
+                    markersize=14 if marker == "*" else 8,
+                    label=label,
+                )
         top.set(title=f"{dataset} (test)", xlabel="attended density", ylabel="accuracy", xlim=(0, 1.05))
         for key, entry in by_length.get(dataset, {}).items():
             shown = [(lo, m) for lo, m in zip(LENGTH_EDGES, entry["mean_density"], strict=True) if m is not None]
