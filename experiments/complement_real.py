@@ -31,6 +31,7 @@ SEEDS = (0, 1, 2)
 TEST_DATASETS = ("trec", "sst2", "sst1")
 # The committed tables: `--target-density` (None: the defaults' 0.3) and `--test`.
 VARIANTS = ((None, False), (0.05, True))
+DEFAULTS = False  # in place of a density: `adaptive_real`'s target-0.3 run, without the complement
 
 
 def setting(density):
@@ -44,35 +45,32 @@ def complement_flags(density):
 
 
 def rescorer(root, dataset, seed, density, data_dir):
-    """`adaptive_real.Rescorer` of the complement run (`density` False: the defaults' run), caching in
+    """`adaptive_real.Rescorer` of the complement run (`density` DEFAULTS: the defaults' run), caching in
     `rescored/`; without `data_dir`, cached scores only."""
-    extra = [] if density is False else complement_flags(density)
+    extra = [] if density is DEFAULTS else complement_flags(density)
     flags = data_dir and [*real.train_flags(dataset, real.DEFAULT, seed, data_dir), *extra]
-    name = real.DEFAULT if density is False else setting(density)
+    name = real.DEFAULT if density is DEFAULTS else setting(density)
     return real.Rescorer(os.path.join(root, FOLDER), dataset, seed, name, flags)
 
 
 def summary(root, dataset, seed, density):
-    """The run's summary (`density` False: adaptive_real's target-0.3 run), or None."""
-    folder = "adaptive_real" if density is False else FOLDER
-    name = real.run_name(dataset, real.DEFAULT if density is False else setting(density), seed)
+    """The run's summary (`density` DEFAULTS: adaptive_real's target-0.3 run), or None."""
+    folder = "adaptive_real" if density is DEFAULTS else FOLDER
+    name = real.run_name(dataset, real.DEFAULT if density is DEFAULTS else setting(density), seed)
     return read_json(os.path.join(root, folder, "runs", f"{name}.json"), None)
 
 
 def train(root, dataset, seed, density, data_dir):
     flags = [*real.train_flags(dataset, real.DEFAULT, seed, data_dir), *complement_flags(density)]
-    name = real.run_name(dataset, setting(density), seed)
-    runs = os.path.join(root, FOLDER, "runs")
-    run_or_skip(
-        name, flags, runs, out_root=real.MODELS, resumable=dataset == "imdb", extra={"setting": setting(density)}
-    )
+    name, runs = real.run_name(dataset, setting(density), seed), os.path.join(root, FOLDER, "runs")
+    run_or_skip(name, flags, runs, out_root=real.MODELS, extra={"setting": setting(density)})
 
 
 def validation(root, density, data_dir):
     """`{(dataset, settings): mean_grid}` of `rho0.3` and the complement on validation, seeds 0-2."""
     grids = {}
     for dataset in real.TUNING:
-        for key in (False, density):
+        for key in (DEFAULTS, density):
             rows = {}
             for seed in SEEDS:
                 run = summary(root, dataset, seed, key)
@@ -107,7 +105,7 @@ def validation_table(root, density, grids):
     ]
     rows = [
         [dataset, "top_k (as trained)" if rule == "top_k" else f"relative {rule:g}"]
-        + [f"{grids[dataset, key][rule][0]:.4f} / {grids[dataset, key][rule][1]:.3f}" for key in (False, density)]
+        + [f"{grids[dataset, key][rule][0]:.4f} / {grids[dataset, key][rule][1]:.3f}" for key in (DEFAULTS, density)]
         for dataset in real.TUNING
         for rule in ("top_k", *RATIOS)
     ]
@@ -182,7 +180,7 @@ def write(root, density=None, test=False, data_dir=None):
     write_text(os.path.join(root, FOLDER, name), validation_table(root, density, grids))
     if not test:
         return
-    grid = {d: {**grids[d, density], "top_k": grids[d, False]["top_k"]} for d in real.TUNING}
+    grid = {d: {**grids[d, density], "top_k": grids[d, DEFAULTS]["top_k"]} for d in real.TUNING}
     choice = real.choose_ratio(grid, RATIOS)
     scores = {}
     for dataset in TEST_DATASETS:
