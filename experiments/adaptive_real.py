@@ -339,7 +339,7 @@ def test_point(scored):
 def dataset_points(records, dataset, ratio):
     """{name: mean_point} of `dataset`'s test points (`per_seed` names)."""
     names = [*SETTINGS, *(f"relative{r:g}@{DEFAULT}" for r in RATIOS)]
-    names += [] if ratio is None else [f"relative{ratio:g}@{s}" for s in ("rho0.1", "rho0.5")]
+    names += [f"relative{ratio:g}@{s}" for s in ("rho0.1", "rho0.5")]
     return {name: mean_point(found) for name in names if (found := per_seed(records, dataset, name))}
 
 
@@ -382,8 +382,8 @@ def checks(points, name):
         return None
     accuracy, density = relative["accuracy"], relative["density"]
     reference, note = top_k_at(points, density)
-    met = reference is not None and accuracy >= reference
     gap = None if reference is None else accuracy - reference
+    met = bool(gap is not None and gap >= 0)
     result = {"seeds": relative["seeds"], "top_k": {"accuracy": reference, "note": note, "gap": gap, "met": met}}
     soft = accuracy - points["soft"]["accuracy"]
     result["soft"] = {"gap": soft, "met": bool(soft >= -0.01)}
@@ -399,11 +399,10 @@ def checks(points, name):
 
 def pooled_lengths(records, dataset, key):
     """The per-text densities by length of rule `key` on the target-0.3 models, seeds pooled."""
-    found = {}
-    for seed, record in sorted(records.get(dataset, {}).items()):
-        if entry := record.get("rescored", {}).get(DEFAULT, {}).get("test_by_length", {}).get(key):
-            found[seed] = entry
-    return pool_lengths(found)
+    entries = {
+        seed: r["rescored"].get(DEFAULT, {}).get("test_by_length", {}).get(key) for seed, r in records[dataset].items()
+    }
+    return pool_lengths({seed: entry for seed, entry in sorted(entries.items()) if entry})
 
 
 def _label(name, chosen):
