@@ -96,7 +96,7 @@ def validation_table(root, density, grids):
         "# The adversarial complement on TREC and SST-2, validation (issue 39)",
         "",
         written(root, density),
-        "(shared with other jobs). Seeds 0, 1, 2; means over them.",
+        f"(shared with other jobs). Seeds {', '.join(map(str, SEEDS))}; means over them.",
         "",
         f"`rho0.3`: `train` with its defaults (the models of `experiments/adaptive_real.py`); `{adv}`: the same",
         f"with `{' '.join(complement_flags(density))}`. Validation accuracy / attended density",
