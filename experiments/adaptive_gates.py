@@ -1,38 +1,20 @@
 """Adaptive test gates on the synthetic selection family (issue 39).
 
-    python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0]
-        [--complement-weight MU] [--complement inputs] [--target-density RHO] [--lam LAMBDA]
-        [--aux ENCODER] [--straight-through]
+    python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0] [--epochs 8]
+        [--lr 0.01] [--complement-weight MU] [--complement inputs] [--complement-target T]
+        [--target-density RHO] [--lam LAMBDA] [--aux ENCODER] [--straight-through] [--train-only]
 
-GA-Net is trained ONCE per task and seed with the defaults of `train`
-(target density 0.3; the tasks and flags of `experiments/selection_family.py`),
-then the same trained model is scored under each test-gate rule of
-`GateSampler`: `top_k` at rho 0.3 (the default), `relative` (open t where
-p_t >= r max_s p_s) and `nucleus` (the fewest tokens whose normalised p_t
-mass reaches pi). The gate probabilities do not depend on the rule, so one
-model serves every rule (`ganet_tf.models.with_gate_inference`).
-
-The rule's parameter is chosen on a validation set of each task (texts of
-the same generator, another seed, never seen in training): ONE value for the
-whole family, the one with the highest smallest F1 (of keywords against
-attended tokens) over the tasks, so the rule adapts rather than being tuned
-per task. Test scores of the chosen parameters, through the whole model
-(attended tokens: attention weight > 0, as `selection_family.py` scores
-them), go to `results/adaptive_gates/selection.json` and tables.md; the
-trained runs' summaries to `results/adaptive_gates/runs/`, their models to
-the git-ignored `runs/adaptive_gates/`. Finished runs are not trained again.
-
-`--complement-weight MU` trains with `train --complement-weight` (the
-classifier, held fixed, must find no label in the tokens whose gates are
-closed; `--complement inputs`: the closed tokens' embeddings re-encoded by
-the encoder, attention and classifier held fixed), `--target-density` and
-`--lam` set the sparsity side (`--straight-through`: hard training gates) (0: the
-paper's fixed penalty --lam); their results go to files named after them
-(e.g. `tables_cw1_td0.md`). `threshold` test gates (p_t > 0.5, no
-parameter) are scored beside the others.
+The family (`ganet_tf.data.synthetic_selection`): texts of 5-400 words whose label only their
+keywords carry, about 5 %, 20 % and 50 % of them per task. GA-Net is trained ONCE per task and seed
+with `train`'s defaults (the variant flags change them), then scored under each test rule of
+`GateSampler` (`with_gate_inference`): `top_k` at 0.3, `threshold`, and `relative` and `nucleus` at
+ONE parameter for the family, the grid value of highest smallest validation F1 (keywords against
+open gates) over the tasks. Writes `results/adaptive_gates/runs/`, `selection{SUFFIX}.json` and
+`tables{SUFFIX}.md` (SUFFIX: the flags changed); models under the git-ignored `runs/adaptive_gates/`.
 """
 
 import argparse
+import csv
 import json
 import os
 import sys
@@ -42,147 +24,117 @@ import numpy as np
 from ganet_tf.cli import COMPLEMENT_CHOICES
 from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import selection_family  # noqa: I001 - beside runner, in experiments/
-from runner import REPO
-from runner import machine
-from runner import portable
-from runner import run_or_skip
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script
+from experiments.runner import REPO
+from experiments.runner import machine
+from experiments.runner import portable
+from experiments.runner import run_or_skip
 
 RESULTS = os.path.join("results", "adaptive_gates")
 RUNS = os.path.join("runs", "adaptive_gates")
-# Validation texts per task, drawn with seed VALIDATION_SEED + task index.
-VALIDATION_TEXTS, VALIDATION_SEED = 400, 300
-# Candidate parameters of each rule, scored on validation.
+# Task name -> the mean share of keywords of its texts.
+TASKS = {"share05": 0.05, "share20": 0.2, "share50": 0.5}
+# Every run: a small BiLSTM, every word kept (texts are at most 400 words), patience to settle.
+COMMON = ["--hidden", "32", "--patience", "3", "--sequence-length", "400"]
+EPOCHS = 8
+# Texts per split and the generator's seed (plus the task's index): the same texts for every run.
+TEXTS = {"train": 1000, "test": 400, "validation": 400}
+DATA_SEEDS = {"train": 100, "test": 200, "validation": 300}
+# With `train`'s 1e-3 and 8 epochs the gate probabilities hardly single out the keywords
+# (validation AUC 0.64-0.68: `--lr 0.001`); with 1e-2 they do.
+LEARNING_RATE = 0.01
 GRIDS = {
     "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99],
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
 TOP_K_DENSITY = 0.3
-# The learning rate of the runs. With the family's 1e-3 (`train`'s default)
-# and 8 epochs the gate probabilities hardly single out the keywords
-# (validation AUC of p_t 0.64-0.68 on every task: `--lr 0.001` rescores
-# those runs), so no test rule could select them; with 1e-2, the rate of
-# tests/models/test_gate_selection.py, they do.
-LEARNING_RATE = 0.01
-
-
-# Each variant flag's tag in run and results names (`_td0.5`, `_st`), and
-# the two orders it is written in: run folders put the density first,
-# results files the complement (existing names depend on both orders).
-VARIANT_TAGS = {
-    "target_density": "td",
+# `train`'s variant flags -> their tag in names, in the order of results files; run folders put
+# the target density first (committed names depend on both orders).
+TAGS = {
     "complement_weight": "cw",
     "complement": "c",
     "complement_target": "ct",
+    "target_density": "td",
     "lam": "lam",
     "aux": "aux",
     "straight_through": "st",
 }
-RUN_NAME_ORDER = (
-    "target_density",
-    "complement_weight",
-    "complement",
-    "complement_target",
-    "lam",
-    "aux",
-    "straight_through",
-)
-RESULTS_ORDER = (
-    "complement_weight",
-    "complement",
-    "complement_target",
-    "target_density",
-    "lam",
-    "aux",
-    "straight_through",
-)
+RUN_ORDER = ("target_density", *(key for key in TAGS if key != "target_density"))
 
 
-def _text(value):
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def variant(values, order=tuple(TAGS)):
+    """(name suffix, `train` flags) of the variant flags given in `values` (None, False: not given)."""
+    suffix, flags = "", []
+    for key in [key for key in order if values.get(key) is not None and values.get(key) is not False]:
+        text = "" if values[key] is True else f"{values[key]:g}" if isinstance(values[key], float) else values[key]
+        suffix += f"_{TAGS[key]}{text}"
+        flags += ["--" + key.replace("_", "-"), *([text] if text else [])]
+    return suffix, flags
 
 
-def _given(values, order):
-    """`(key, value)` of the variant flags given in `values` (None or False:
-    not given), in `order`."""
-    return [(key, values[key]) for key in order if values[key] is not None and values[key] is not False]
+def task_data(task, split):
+    """(texts, labels, keyword masks) of `split` of `task`, always the same."""
+    from ganet_tf.data.synthetic_selection import selection_task
+
+    seed = DATA_SEEDS[split] + list(TASKS).index(task)
+    return selection_task(TEXTS[split], TASKS[task], seed=seed, max_length=400)
 
 
-def variant_suffix(values, order):
-    """The name suffix of the variant flags given in `values`, in `order`:
-    `_td0.5_cw1_cadversarial`."""
-    return "".join(
-        f"_{VARIANT_TAGS[key]}" + ("" if value is True else _text(value)) for key, value in _given(values, order)
-    )
+def write_task_files(task):
+    """Writes `task`'s train and test CSV files (when they differ); returns their paths in the repository."""
+    paths = []
+    for split in ("train", "test"):
+        texts, labels, _ = task_data(task, split)
+        rows = [["text", "label"], *([text, f"c{label}"] for text, label in zip(texts, labels, strict=True))]
+        path = os.path.join(RUNS, "data", task, f"{split}.csv")
+        absolute = os.path.join(REPO, path)
+        os.makedirs(os.path.dirname(absolute), exist_ok=True)
+        if not os.path.exists(absolute) or _read_rows(absolute) != rows:
+            with open(absolute + ".tmp", "w", newline="", encoding="utf-8") as handle:
+                csv.writer(handle).writerows(rows)
+            os.replace(absolute + ".tmp", absolute)
+        paths.append(path)
+    return paths
 
 
-def _flags(values, order):
-    """`train`'s flags of the variant flags given in `values`, in `order`:
-    `["--target-density", "0.5", "--straight-through"]`."""
-    flags = []
-    for key, value in _given(values, order):
-        flags += ["--" + key.replace("_", "-")] + ([] if value is True else [_text(value)])
-    return flags
+def _read_rows(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
 
 
-def train_task(task, seed, epochs, learning_rate, **variants):
-    """Trains (or finds) GA-Net with the defaults of `train` but the
-    learning rate (and the variant flags of `VARIANT_TAGS` given in
-    `variants`, e.g. `target_density=0.05`) on `task`; returns its run
-    folder."""
-    unknown = set(variants) - set(VARIANT_TAGS)
-    if unknown:
-        raise TypeError(f"train_task() got unknown variant flags {sorted(unknown)}")
-    train_file, test_file = selection_family.write_task_files(task, None, RUNS)
+def train_task(task, seed, epochs, learning_rate, variants):
+    """Trains (or finds) GA-Net on `task` with `train`'s defaults but these; returns its run folder."""
+    train_file, test_file = write_task_files(task)
+    suffix, variant_flags = variant(variants, RUN_ORDER)
     name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
-    name += "" if epochs == selection_family.EPOCHS else f"_ep{epochs}"
+    name += ("" if epochs == EPOCHS else f"_ep{epochs}") + suffix
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
-    flags += [*selection_family.COMMON, "--lr", f"{learning_rate:g}"]
-    values = {key: variants.get(key) for key in VARIANT_TAGS}
-    name += variant_suffix(values, RUN_NAME_ORDER)
-    flags += _flags(values, RUN_NAME_ORDER)
-    extra = {"task": task, "keyword_share": selection_family.TASKS[task]}
+    flags += [*COMMON, "--lr", f"{learning_rate:g}", *variant_flags]
+    extra = {"task": task, "keyword_share": TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
 
 
-def validation_data(task):
-    from ganet_tf.data.synthetic_selection import selection_task
-
-    seed = VALIDATION_SEED + list(selection_family.TASKS).index(task)
-    return selection_task(
-        VALIDATION_TEXTS, selection_family.TASKS[task], seed=seed, max_length=selection_family.MAX_LENGTH
-    )
-
-
-def _f1(scores):
-    precision, recall = scores["precision"] or 0.0, scores["recall"] or 0.0
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
-def _summary(scores, all_closed):
-    """The overall scores of `selection_scores`, F1, all-closed rate and
-    the gap of attended density to the true share."""
+def summary(scores, all_closed):
+    """The overall scores of `selection_scores`, with F1, all-closed rate and density - true share."""
     overall = dict(scores["all"])
-    overall.update(
-        f1=_f1(overall),
-        all_closed_rate=all_closed,
-        density_gap=overall["attended_density"] - overall["true_share"],
-    )
-    return overall
+    precision, recall = overall["precision"] or 0.0, overall["recall"] or 0.0
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return {
+        **overall,
+        "f1": f1,
+        "all_closed_rate": all_closed,
+        "density_gap": overall["attended_density"] - overall["true_share"],
+    }
 
 
 def gate_rule(mode, value):
     """`(mode, {parameter: value})` of a rule of `GateSampler`."""
-    if mode == "threshold":
-        return mode, {}
-    return mode, {MODE_PARAMETERS[mode]: value}
+    return mode, ({} if mode == "threshold" else {MODE_PARAMETERS[mode]: value})
 
 
 def gate_logits(run_dir, texts):
-    """The trained run's gate logits `(texts, steps)` (its auxiliary
-    network's output) and the real-token mask of `texts`."""
+    """The trained run's gate logits `(texts, steps)` (its auxiliary network's output) and real-token mask."""
     import keras
 
     from ganet_tf.data.vectorizer import vectorize
@@ -190,37 +142,32 @@ def gate_logits(run_dir, texts):
 
     model, vectorizer, _ = load_run(run_dir)
     ids = vectorize(vectorizer, texts)
-    logits = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0)
-    return logits, ids != 0
+    return keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0), ids != 0
 
 
 def validation_scores(run_dir, task):
-    """Selection scores of the open gates on `task`'s validation texts for
-    every rule and parameter of the grids (and top_k at rho 0.3): the gate
-    logits come from the trained auxiliary network once, and the real
-    `GateSampler` of each rule turns them into gates."""
+    """Selection scores of the open gates on `task`'s validation texts under every rule of the grids
+    (and top_k 0.3, threshold): the real `GateSampler` of each rule on the trained gate logits."""
     from sklearn.metrics import roc_auc_score
 
     from ganet_tf.layers import GateSampler
     from ganet_tf.metrics import selection_scores
 
-    texts, _, keyword_masks = validation_data(task)
+    texts, _, keyword_masks = task_data(task, "validation")
     logits, real = gate_logits(run_dir, texts)
     keywords = keyword_masks[:, : logits.shape[1]]
     result = {"gate_probability_auc": float(roc_auc_score(keywords[real], logits[real]))}
     candidates = [("top_k", TOP_K_DENSITY), ("threshold", 0.5)]
-    candidates += [(mode, value) for mode, grid in GRIDS.items() for value in grid]
-    for mode, value in candidates:
+    for mode, value in candidates + [(mode, value) for mode, grid in GRIDS.items() for value in grid]:
         rule, parameters = gate_rule(mode, value)
         gates = GateSampler(inference_mode=rule, **parameters)(logits, mask=real).numpy() > 0.5
         closed = float(np.mean(~gates.any(axis=1)[real.any(axis=1)]))
-        result[f"{mode}:{value}"] = _summary(selection_scores(gates, keywords, real), closed)
+        result[f"{mode}:{value}"] = summary(selection_scores(gates, keywords, real), closed)
     return result
 
 
 def choose(validation, tasks):
-    """For each rule, the parameter of its grid with the highest smallest
-    validation F1 over `tasks`, and that F1."""
+    """Per rule, the grid value of highest smallest validation F1 over `tasks`, and that F1."""
     chosen = {}
     for mode, grid in GRIDS.items():
         worst = {value: min(validation[task][f"{mode}:{value}"]["f1"] for task in tasks) for value in grid}
@@ -230,9 +177,8 @@ def choose(validation, tasks):
 
 
 def test_scores(run_dir, task, rules):
-    """Accuracy and selection scores on the test texts of the trained model
-    under each rule `(name, mode, value)`, through the whole model: the
-    attended tokens (attention weight > 0) and the open gates."""
+    """Accuracy and selection scores of the attended tokens (weight > 0) on the test texts, through
+    the whole model, under each rule `(name, mode, value)`."""
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.metrics import selection_scores
     from ganet_tf.models import build_explainer
@@ -240,157 +186,130 @@ def test_scores(run_dir, task, rules):
     from ganet_tf.training.trained_run import load_run
 
     model, vectorizer, class_names = load_run(run_dir)
-    texts, labels, keyword_masks = selection_family.task_data(task, "test", None)
+    texts, labels, keyword_masks = task_data(task, "test")
     ids = vectorize(vectorizer, texts)
-    real = ids != 0
-    keywords = keyword_masks[:, : ids.shape[1]]
-    # The run's classes are the CSV labels "c0", "c1", ...
-    targets = np.array([class_names.index(f"c{label}") for label in labels])
+    real, keywords = ids != 0, keyword_masks[:, : ids.shape[1]]
+    targets = np.array([class_names.index(f"c{label}") for label in labels])  # the CSV labels
     result = {}
     for name, mode, value in rules:
         rule, parameters = gate_rule(mode, value)
         outputs = build_explainer(with_gate_inference(model, rule, **parameters)).predict(ids, verbose=0)
-        gates = outputs["gates"] > 0.5
-        closed = float(np.mean(~(gates & real).any(axis=1)[real.any(axis=1)]))
+        closed = float(np.mean(~((outputs["gates"] > 0.5) & real).any(axis=1)[real.any(axis=1)]))
+        scores = selection_scores(outputs["attention"] > 0, keywords, real)
         result[name] = {
             "rule": {"inference_mode": rule, **parameters},
             "accuracy": float(np.mean(np.argmax(outputs["probabilities"], axis=1) == targets)),
-            "attended": _summary(selection_scores(outputs["attention"] > 0, keywords, real), closed),
-            "attended_by_length": selection_scores(outputs["attention"] > 0, keywords, real)["by_length"],
+            "attended": summary(scores, closed),
+            "attended_by_length": scores["by_length"],
         }
     return result
-
-
-def _cell(scores):
-    return (
-        f"{scores['precision']:.3f} | {scores['recall']:.3f} | {scores['attended_density']:.3f} "
-        f"({scores['true_share']:.3f}) | {scores['all_closed_rate']:.3f}"
-    )
-
-
-def readme(report, tasks):
-    lines = [
-        "# Adaptive test gates on the synthetic selection family (issue 39)",
-        "",
-        f"Written by `{report['command']}` on {report['machine']} (shared with other jobs).",
-        "",
-        "GA-Net trained once per task with the defaults of `train` (target density 0.3, `top_k` test gates)"
-        + _changed_flags(report)
-        + ", "
-        f"`{' '.join(selection_family.COMMON)} --lr {report['learning_rate']:g}`, at most {report['epochs']} epochs",
-        f"({selection_family.TRAIN_TEXTS} training texts, 10 % of them for early stopping; the tasks of",
-        "`experiments/selection_family.py`). The same trained model is then scored under each rule of",
-        "`GateSampler` (`ganet_tf.models.with_gate_inference`). Each rule's parameter is ONE value for the",
-        f"family, chosen on {VALIDATION_TEXTS} validation texts per task (another seed of the generator) as",
-        "the grid value with the highest smallest F1 over the tasks; test: "
-        f"{selection_family.TEST_TEXTS} test texts per task, through the whole model.",
-        "",
-    ]
-    for seed, result in report["seeds"].items():
-        chosen = ", ".join(
-            f"`{mode}` {MODE_PARAMETERS[mode]} = {c['value']:g}"
-            f" (smallest validation F1 {c['smallest_validation_f1']:.3f})"
-            for mode, c in result["chosen"].items()
-        )
-        lines += [f"## Seed {seed}", "", f"Chosen on validation: {chosen}.", ""]
-        aucs = ", ".join(f"{task} {result['validation'][task]['gate_probability_auc']:.3f}" for task in tasks)
-        lines += [f"AUC of p_t for keywords against filler (validation): {aucs}.", ""]
-        lines += [
-            "Test: attended tokens (attention weight > 0) against the keywords; attended density is the mean",
-            "over texts (true share in brackets); all-closed: texts whose gates are all closed.",
-            "",
-            "| task | rule | accuracy | precision | recall | attended density (true share) | all-closed |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for task in tasks:
-            for name, scores in result["test"][task].items():
-                rule = scores["rule"]
-                value = rule.get(MODE_PARAMETERS.get(rule["inference_mode"]), 0.5)
-                lines.append(f"| {task} | {name} {value:g} | {scores['accuracy']:.3f} | {_cell(scores['attended'])} |")
-        lines += ["", "By text length (test, attended tokens): precision / recall / density (true share).", ""]
-        for task in tasks:
-            buckets = list(next(iter(result["test"][task].values()))["attended_by_length"])
-            lines += [f"### {task}", "", "| rule | " + " | ".join(buckets) + " |", "|---|" + "---|" * len(buckets)]
-            for name, scores in result["test"][task].items():
-                cells = []
-                for bucket in buckets:
-                    b = scores["attended_by_length"][bucket]
-                    cells.append(
-                        f"{_number(b['precision'])} / {_number(b['recall'])} / "
-                        f"{b['attended_density']:.2f} ({b['true_share']:.2f})"
-                    )
-                lines.append(f"| {name} | " + " | ".join(cells) + " |")
-            lines.append("")
-        lines += ["Validation grid (precision / recall / density - true share, smallest F1 over tasks):", ""]
-        lines += ["| rule | " + " | ".join(tasks) + " | smallest F1 |", "|---|" + "---|" * (len(tasks) + 1)]
-        keys = [key for key in result["validation"][tasks[0]] if key != "gate_probability_auc"]
-        for key in keys:
-            cells = []
-            for task in tasks:
-                v = result["validation"][task][key]
-                cells.append(f"{_number(v['precision'])} / {_number(v['recall'])} / {v['density_gap']:+.3f}")
-            worst = min(result["validation"][task][key]["f1"] for task in tasks)
-            lines.append(f"| {key} | " + " | ".join(cells) + f" | {worst:.3f} |")
-        lines.append("")
-    return lines
-
-
-def _changed_flags(report):
-    """`" but `--flag value ...`"` for the flags the runs changed, or ""."""
-    flags = _flags({key: report.get(key) for key in VARIANT_TAGS}, RESULTS_ORDER)
-    return f" but `{' '.join(flags)}`" if flags else ""
 
 
 def _number(value):
     return "-" if value is None else f"{value:.2f}"
 
 
+def seed_lines(seed, result, tasks):
+    """The tables of one seed: choice, test scores, test scores by length, validation grid."""
+    chosen = ", ".join(
+        f"`{mode}` {MODE_PARAMETERS[mode]} = {c['value']:g} (smallest validation F1 {c['smallest_validation_f1']:.3f})"
+        for mode, c in result["chosen"].items()
+    )
+    aucs = ", ".join(f"{task} {result['validation'][task]['gate_probability_auc']:.3f}" for task in tasks)
+    lines = [f"## Seed {seed}", "", f"Chosen on validation: {chosen}.", ""]
+    lines += [f"AUC of p_t for keywords against filler (validation): {aucs}.", ""]
+    lines += [
+        "Test: attended tokens (attention weight > 0) against the keywords; attended density is the mean",
+        "over texts (true share in brackets); all-closed: texts whose gates are all closed.",
+        "",
+        "| task | rule | accuracy | precision | recall | attended density (true share) | all-closed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for task in tasks:
+        for name, scores in result["test"][task].items():
+            value = scores["rule"].get(MODE_PARAMETERS.get(scores["rule"]["inference_mode"]), 0.5)
+            s = scores["attended"]
+            lines.append(
+                f"| {task} | {name} {value:g} | {scores['accuracy']:.3f} | {s['precision']:.3f} | {s['recall']:.3f} | "
+                f"{s['attended_density']:.3f} ({s['true_share']:.3f}) | {s['all_closed_rate']:.3f} |"
+            )
+    lines += ["", "By text length (test, attended tokens): precision / recall / density (true share).", ""]
+    for task in tasks:
+        buckets = list(next(iter(result["test"][task].values()))["attended_by_length"])
+        lines += [f"### {task}", "", "| rule | " + " | ".join(buckets) + " |", "|---|" + "---|" * len(buckets)]
+        for name, scores in result["test"][task].items():
+            cells = [
+                f"{_number(b['precision'])} / {_number(b['recall'])} / {b['attended_density']:.2f}"
+                f" ({b['true_share']:.2f})"
+                for b in map(scores["attended_by_length"].get, buckets)
+            ]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["Validation grid (precision / recall / density - true share, smallest F1 over tasks):", ""]
+    lines += ["| rule | " + " | ".join(tasks) + " | smallest F1 |", "|---|" + "---|" * (len(tasks) + 1)]
+    for key in [key for key in result["validation"][tasks[0]] if key != "gate_probability_auc"]:
+        grid = [result["validation"][task][key] for task in tasks]
+        cells = [f"{_number(v['precision'])} / {_number(v['recall'])} / {v['density_gap']:+.3f}" for v in grid]
+        lines.append(f"| {key} | " + " | ".join(cells) + f" | {min(v['f1'] for v in grid):.3f} |")
+    return [*lines, ""]
+
+
+def readme(report, tasks):
+    flags = variant({key: report.get(key) for key in TAGS})[1]
+    changed = f" but `{' '.join(flags)}`" if flags else ""
+    lines = [
+        "# Adaptive test gates on the synthetic selection family (issue 39)",
+        "",
+        f"Written by `{report['command']}` on {report['machine']} (shared with other jobs).",
+        "",
+        f"GA-Net trained once per task with the defaults of `train` (target density 0.3, `top_k` test gates){changed}, "
+        f"`{' '.join(COMMON)} --lr {report['learning_rate']:g}`, at most {report['epochs']} epochs",
+        f"({TEXTS['train']} training texts, 10 % of them for early stopping; the tasks of",
+        "`experiments/adaptive_gates.py`). The same trained model is then scored under each rule of",
+        "`GateSampler` (`ganet_tf.models.with_gate_inference`). Each rule's parameter is ONE value for the",
+        f"family, chosen on {TEXTS['validation']} validation texts per task (another seed of the generator) as",
+        f"the grid value with the highest smallest F1 over the tasks; test: {TEXTS['test']} test texts per task,"
+        " through the whole model.",
+        "",
+    ]
+    return lines + [line for seed, result in report["seeds"].items() for line in seed_lines(seed, result, tasks)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--tasks", nargs="+", choices=list(selection_family.TASKS), default=list(selection_family.TASKS)
-    )
+    parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--epochs", type=int, default=selection_family.EPOCHS)
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--lr", type=float, default=LEARNING_RATE)
-    parser.add_argument("--target-density", type=float, help="train's --target-density (default: train's, 0.3)")
-    parser.add_argument("--complement-weight", type=float, help="train's --complement-weight (default: train's, 0)")
-    parser.add_argument(
-        "--complement",
-        choices=COMPLEMENT_CHOICES,
-        help="train's --complement (default: states)",
-    )
-    parser.add_argument(
-        "--complement-target", type=float, help="train's --complement-target (default: none, the weight fixed)"
-    )
-    parser.add_argument("--lam", type=float, help="train's --lam (default: train's)")
+    for flag in ("--target-density", "--complement-weight", "--complement-target", "--lam"):
+        parser.add_argument(flag, type=float, help=f"train's {flag} (default: train's)")
+    parser.add_argument("--complement", choices=COMPLEMENT_CHOICES, help="train's --complement (default: states)")
     parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")
     parser.add_argument("--straight-through", action="store_true", help="train's --straight-through")
     parser.add_argument("--train-only", action="store_true")
     args = parser.parse_args()
-    variants = {key: getattr(args, key) for key in VARIANT_TAGS}
-    runs = {}  # every run trains before any is scored
-    for seed in args.seeds:
-        for task in args.tasks:
-            runs[task, seed] = train_task(task, seed, args.epochs, args.lr, **variants)
+    variants = {key: getattr(args, key) for key in RUN_ORDER}
+    runs = {
+        (task, seed): train_task(task, seed, args.epochs, args.lr, variants)
+        for seed in args.seeds
+        for task in args.tasks
+    }
     if args.train_only:
         return
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
-    report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs}
-    report.update(variants)
+    report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs, **variants}
     report["seeds"] = {}
     for seed in args.seeds:
         validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
         chosen = choose(validation, args.tasks)
         rules = [("top_k", "top_k", TOP_K_DENSITY), ("threshold", "threshold", 0.5)]
-        rules += [(m, m, c["value"]) for m, c in chosen.items()]
+        rules += [(mode, mode, c["value"]) for mode, c in chosen.items()]
         test = {task: test_scores(runs[task, seed], task, rules) for task in args.tasks}
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
     suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
-    suffix += "" if args.epochs == selection_family.EPOCHS else f"_ep{args.epochs}"
-    suffix += variant_suffix(vars(args), RESULTS_ORDER)
-    if args.complement_weight is not None and set(args.tasks) != set(selection_family.TASKS):
+    suffix += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + variant(variants)[0]
+    if args.complement_weight is not None and set(args.tasks) != set(TASKS):
         suffix += "_" + "_".join(args.tasks)
     with open(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), "w") as handle:
         json.dump(portable(report), handle, indent=1)

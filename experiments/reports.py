@@ -538,5 +538,5 @@ def complement(study, root):
     """`experiments/complement_real.py`'s tables of its committed settings from the cached scores."""
     from experiments import complement_real
 
-    for variant in complement_real.VARIANTS:
-        complement_real.write(root, **variant)
+    for density, test in complement_real.VARIANTS:
+        complement_real.write(root, density, test)
