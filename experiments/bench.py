@@ -129,9 +129,18 @@ def random_gates(rng, batch, length, density):
     return gates
 
 
-def stored_cells(path, keys):
-    """The cells of the benchmark file `path` (none where it is missing), by the tuple of their `keys`."""
-    if not os.path.exists(path):
-        return {}
-    with open(path) as handle:
-        return {tuple(cell[key] for key in keys): cell for cell in json.load(handle)["cells"]}
+def resumed(args, script, keys):
+    """`(path, cells, command)` of a resumable benchmark `experiments/SCRIPT`, its threads set: its `bench.json` in
+    `args.out`, the cells stored there (none where it is missing) by the tuple of their `keys`, this command."""
+    import shlex
+    import sys
+
+    from experiments.runner import portable
+
+    set_threads(args.threads)
+    path = os.path.join(args.out, "bench.json")
+    cells = {}
+    if os.path.exists(path):
+        with open(path) as handle:
+            cells = {tuple(cell[key] for key in keys): cell for cell in json.load(handle)["cells"]}
+    return path, cells, portable(f"python experiments/{script} " + shlex.join(sys.argv[1:]))

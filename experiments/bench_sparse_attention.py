@@ -14,7 +14,6 @@ import argparse
 import functools
 import itertools
 import os
-import shlex
 import sys
 
 import numpy as np
@@ -82,10 +81,7 @@ def main():
 
     from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 
-    bench.set_threads(args.threads)
-    path = os.path.join(args.out, "bench.json")
-    cells = bench.stored_cells(path, ("kind", "T", "density", "batch"))
-    command = runner.portable("python experiments/bench_sparse_attention.py " + shlex.join(sys.argv[1:]))
+    path, cells, command = bench.resumed(args, "bench_sparse_attention.py", ("kind", "T", "density", "batch"))
     rng = np.random.default_rng(0)
     for kind, length, batch in itertools.product(args.kinds, args.lengths, args.batches):
         todo = [d for d in args.densities if args.force or (kind, length, d, batch) not in cells]

@@ -13,7 +13,6 @@ training_density=d`) the round(d T) tokens of highest gate. Same weights; the st
 import argparse
 import itertools
 import os
-import shlex
 import sys
 
 import numpy as np
@@ -92,10 +91,7 @@ def main():
 
     from ganet_tf.layers.sparse_gather import kept_count
 
-    bench.set_threads(args.threads)
-    path = os.path.join(args.out, "bench.json")
-    cells = bench.stored_cells(path, ("T", "density", "batch", "xla"))
-    command = runner.portable("python experiments/bench_sparse_training.py " + shlex.join(sys.argv[1:]))
+    path, cells, command = bench.resumed(args, "bench_sparse_training.py", ("T", "density", "batch", "xla"))
     rng = np.random.default_rng(0)
     for length, batch, density in itertools.product(args.lengths, args.batches, args.densities):
         if (length, density, batch, args.xla) in cells and not args.force:

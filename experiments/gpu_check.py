@@ -12,6 +12,7 @@ attention, bf16, inference and an SGD step, each `jax.jit`-compiled and timed by
 """
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -225,16 +226,14 @@ def run_bench(args, record):
     keras.config.set_dtype_policy("mixed_bfloat16")
     flash, note = flash_attention()
     summary = {"dense_attention": note, "cells": []}
-    for length in args.lengths:
-        for batch in args.batches:
-            for density in args.densities:
-                try:
-                    cell = measure_cell(args, length, batch, density, flash)
-                except Exception as error:
-                    cell = {"T": length, "batch": batch, "density": density, "error": first_line(error)}
-                summary["cells"].append(cell)
-                print(f"bench {cell}", flush=True)
-                record(summary)
+    for length, batch, density in itertools.product(args.lengths, args.batches, args.densities):
+        try:
+            cell = measure_cell(args, length, batch, density, flash)
+        except Exception as error:
+            cell = {"T": length, "batch": batch, "density": density, "error": first_line(error)}
+        summary["cells"].append(cell)
+        print(f"bench {cell}", flush=True)
+        record(summary)
     keras.config.set_dtype_policy("float32")
 
 
@@ -257,15 +256,14 @@ def run_training(args, data, record):
         "examples": {split: len(labels) for split, labels in data.labels.items()},
         "runs": [],
     }
-    for model in MODELS:
-        for seed in args.seeds:
-            spec = specs[model][str(seed)]
-            result = fit_and_evaluate(spec, data, epochs=args.epochs, verbose=2)
-            steady = result["epoch_seconds"][1:] or result["epoch_seconds"]  # after the first (which compiles)
-            run = {"model": model, "seed": seed, "flags": spec["flags"], **result}
-            summary["runs"].append({**run, "median_epoch_seconds": statistics.median(steady)})
-            print(f"train {model} seed {seed}: test accuracy {result['test_accuracy']:.4f}", flush=True)
-            record(summary)
+    for model, seed in itertools.product(MODELS, args.seeds):
+        spec = specs[model][str(seed)]
+        result = fit_and_evaluate(spec, data, epochs=args.epochs, verbose=2)
+        steady = result["epoch_seconds"][1:] or result["epoch_seconds"]  # after the first (which compiles)
+        run = {"model": model, "seed": seed, "flags": spec["flags"], **result}
+        summary["runs"].append({**run, "median_epoch_seconds": statistics.median(steady)})
+        print(f"train {model} seed {seed}: test accuracy {result['test_accuracy']:.4f}", flush=True)
+        record(summary)
 
 
 def report(results):
