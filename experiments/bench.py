@@ -1,24 +1,18 @@
-"""The benchmark harness: threads, the machine line, the alternating-order timer.
+"""The benchmark harness: threads, the machine line, the alternating-order timer, FLOPs counts.
 
-Every benchmark times its functions with `alternating` (in turn within each
-round, the order reversed every other round, so that drift in the machine's
-speed reaches them alike), pins TensorFlow's threads with `set_threads`
-and writes `machine_line` beside its numbers. Nothing here imports
-TensorFlow or JAX until asked (the device check runs without TensorFlow).
+Nothing here imports TensorFlow or JAX until asked (the GPU check runs without TensorFlow).
 """
 
+import json
 import os
 import platform
 import time
 
 
 def encoder_flags(parser):
-    """The flags of the encoder benchmarks: `--warmup`, the encoder's
-    `--hidden`, `--heads`, `--intermediate`, `--threads`, `--xla`."""
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--intermediate", type=int, default=1024)
+    """The encoder benchmarks' flags: `--warmup`, `--hidden`, `--heads`, `--intermediate`, `--threads`, `--xla`."""
+    for name, default in (("warmup", 2), ("hidden", 256), ("heads", 4), ("intermediate", 1024)):
+        parser.add_argument("--" + name, type=int, default=default)
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
 
@@ -35,19 +29,15 @@ def processor():
     """The CPU's model name (`/proc/cpuinfo`), else what `platform` knows."""
     try:
         with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+            names = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        names = []
+    return names[0] if names else platform.processor() or platform.machine()
 
 
 def machine(system=True, gpus=0, software=False):
-    """This machine in words: architecture, CPU cores, the OS (`system`), the
-    GPUs (`gpus`: a count, 0 for 'no GPU', None to say nothing) and, with
-    `software`, the versions of Python, TensorFlow and Keras. The summaries
-    record `machine()`; benchmarks write `machine_line` instead."""
+    """This machine in words, as summaries record it: architecture, CPU cores, the OS (`system`), the GPUs
+    (`gpus`: a count, 0 for 'no GPU', None to say nothing), with `software` Python's, TensorFlow's, Keras' versions."""
     parts = [platform.machine(), f"{os.cpu_count()} CPU cores", *([platform.system()] if system else [])]
     parts += [] if gpus is None else [f"GPU: {gpus}" if gpus else "no GPU"]
     if software:
@@ -59,34 +49,29 @@ def machine(system=True, gpus=0, software=False):
 
 
 def machine_line(threads, xla=False):
-    """The machine a TensorFlow benchmark ran on, in one line: CPU, cores,
-    load average when written, TensorFlow's version, threads, graph mode or XLA."""
+    """A TensorFlow benchmark's machine: CPU, cores, load average, TensorFlow, threads, graph mode or XLA."""
     import tensorflow as tf
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
         f"{processor()}, {os.cpu_count()} CPU cores (load average {load} when written), no GPU; "
-        f"TensorFlow {tf.__version__}, "
-        f"{threads} intra-op / 1 inter-op threads, {'XLA' if xla else 'graph mode'}"
+        f"TensorFlow {tf.__version__}, {threads} intra-op / 1 inter-op threads, {'XLA' if xla else 'graph mode'}"
     )
 
 
 def alternating(calls, warmup, runs, block=None, first=False):
-    """Seconds of each call of `calls` (functions of no argument) in every
-    run: `warmup` untimed calls each (after the first, timed alone, with
-    `first`), then `runs` rounds, the calls in turn,
-    the order reversed every other round. `block(result)` waits for the
-    result (default: `numpy.asarray`, which fetches it to the host).
-    Returns one list of seconds per call; with `first`, also the seconds of
-    each call's first call (tracing or compiling), timed alone."""
+    """Seconds of each of `calls` (functions of no argument) per round: `warmup` untimed calls each, then `runs`
+    rounds of the calls in turn, the order reversed every other round, so that drift reaches them alike.
+    `block(result)` waits for a result (default `numpy.asarray`). One list per call; with `first`, also the
+    seconds of each call's first call (tracing or compiling), timed alone."""
     if block is None:
         import numpy as np
 
         block = np.asarray
     firsts = []
     for call in calls:
+        started = time.perf_counter()
         if first:
-            started = time.perf_counter()
             block(call())
             firsts.append(time.perf_counter() - started)
         for _ in range(warmup):
@@ -112,3 +97,50 @@ def median_ms(calls, warmup, runs):
     import numpy as np
 
     return [(1e3 * float(np.median(t)), [round(1e3 * s, 3) for s in t]) for t in alternating(calls, warmup, runs)]
+
+
+def attention_flops(batch, queries, keys, projected_keys, hidden):
+    """Multiply-adds x 2 of attention: Q and output projections of `queries` rows, K and V of `projected_keys`
+    rows, scores and weighted sum over queries x keys."""
+    return 4 * batch * hidden * ((queries + projected_keys) * hidden + queries * keys)
+
+
+def encoder_flops(batch, tokens, hidden, intermediate, blocks=2):
+    """FLOPs of `blocks` encoder blocks on `tokens` tokens: attention and feedforward (softmax, norms left out)."""
+    return blocks * (
+        attention_flops(batch, tokens, tokens, tokens, hidden) + 4 * batch * tokens * hidden * intermediate
+    )
+
+
+def bucket_k(open_count, steps, buckets):
+    """The bucket size a sparse path runs `open_count` open tokens of `steps` in: the smallest one that holds them."""
+    from ganet_tf.layers.sparse_gather import bucket_sizes
+
+    return next(size for size in bucket_sizes(buckets, steps)[0] if size >= open_count)
+
+
+def random_gates(rng, batch, length, density):
+    """Binary gates `(batch, length)`, float32: round(density * length) open per row at random positions."""
+    import numpy as np
+
+    gates = np.zeros([batch, length], "float32")
+    for row in gates:
+        row[rng.choice(length, round(density * length), replace=False)] = 1.0
+    return gates
+
+
+def resumed(args, script, keys):
+    """`(path, cells, command)` of a resumable benchmark `experiments/SCRIPT`, its threads set: its `bench.json` in
+    `args.out`, the cells stored there (none where it is missing) by the tuple of their `keys`, this command."""
+    import shlex
+    import sys
+
+    from experiments.runner import portable
+
+    set_threads(args.threads)
+    path = os.path.join(args.out, "bench.json")
+    cells = {}
+    if os.path.exists(path):
+        with open(path) as handle:
+            cells = {tuple(cell[key] for key in keys): cell for cell in json.load(handle)["cells"]}
+    return path, cells, portable(f"python experiments/{script} " + shlex.join(sys.argv[1:]))

@@ -1,22 +1,11 @@
-"""CPU latency and throughput of an exported model (not a test).
+"""CPU latency and throughput of an exported model, from raw strings to class probabilities (not a test).
 
     python experiments/bench_serving.py --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
 
-Exports the run in `--model` with `ganet_tf.export.export_saved_model` into
-a temporary folder (or uses `--saved-model`), loads it with plain
-`tf.saved_model.load` and times, on the same test texts of the run's
-dataset, four ways from raw strings to class probabilities:
-
-- `saved_model`: the `serving_default` signature (tokenisation in-graph), as
-  TF Serving runs it, minus the server's RPC and batching;
-- `keras_predict`: the run's `TextVectorization` layer, then `model.predict`;
-- `keras_call`: the same layer, then a direct `model(ids, training=False)`;
-- `keras_predict_on_batch`: the same layer, then `model.predict_on_batch`
-  (Keras' compiled predict step without `predict`'s per-call set-up).
-
-Latency is per call at batch 1 (p50, p99, mean over `--calls` calls after
-`--warmup` calls); throughput is texts per second at batch 64. The numbers
-go to `results/serving/latency.json` and `results/serving/README.md`.
+Four paths on the run's test texts: `saved_model` (its export's `serving_default`, loaded with plain
+`tf.saved_model.load`), `keras_predict`, `keras_call` and `keras_predict_on_batch` (the run's `TextVectorization`,
+then the Keras model). Latency per call at batch 1, throughput at batch 64.
+Writes `results/serving/latency.json` and `results/serving/README.md`.
 """
 
 import argparse
@@ -31,34 +20,29 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import bench
+from experiments import runner
 
-from experiments.bench import machine  # noqa: E402
-from experiments.runner import portable  # noqa: E402
-
-RESULTS = os.path.join(REPO, "results", "serving")
+RESULTS = os.path.join(runner.REPO, "results", "serving")
+STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.percentile(ms, 99), "mean": np.mean}
 
 
 def latency(fn, texts, calls, warmup):
+    """p50, p99 and mean milliseconds of `fn` on one text at a time (`calls` calls after `warmup` calls)."""
     for index in range(warmup):
-        fn(texts[index % len(texts) : index % len(texts) + 1])
+        fn(texts[index % len(texts) :][:1])
     seconds = []
     for index in range(calls):
-        batch = texts[index % len(texts) : index % len(texts) + 1]
         started = time.perf_counter()
-        fn(batch)
+        fn(texts[index % len(texts) :][:1])
         seconds.append(time.perf_counter() - started)
-    milliseconds = np.array(seconds) * 1000
-    return {
-        "calls": calls,
-        "p50_ms": round(float(np.percentile(milliseconds, 50)), 3),
-        "p99_ms": round(float(np.percentile(milliseconds, 99)), 3),
-        "mean_ms": round(float(milliseconds.mean()), 3),
-    }
+    ms = np.array(seconds) * 1000
+    return {"calls": calls, **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
 
 
 def throughput(fn, texts, batch_size, batches, warmup=3):
+    """Texts per second of `fn` on `batches` batches of `batch_size` texts, after `warmup` batches."""
     chunks = [texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)]
     chunks = [chunk if len(chunk) == batch_size else texts[:batch_size] for chunk in chunks]
     for chunk in chunks[:warmup]:
@@ -66,27 +50,21 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
     started = time.perf_counter()
     for chunk in chunks[warmup:]:
         fn(chunk)
-    elapsed = time.perf_counter() - started
-    return {
-        "batch_size": batch_size,
-        "batches": batches,
-        "texts_per_second": round(batches * batch_size / elapsed, 1),
-    }
+    texts_per_second = round(batches * batch_size / (time.perf_counter() - started), 1)
+    return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
 
 
 def write_readme(result, results=RESULTS):
+    """`README.md` of `results` from the summary `result` (`latency.json`)."""
     rows = []
-    for name, scores in result["paths"].items():
-        lat, thr = scores["latency"], scores["throughput"]
-        rows.append(
-            f"| `{name}` | {lat['p50_ms']:.2f} | {lat['p99_ms']:.2f} | "
-            f"{lat['mean_ms']:.2f} | {thr['texts_per_second']:.0f} |"
-        )
+    for name, path in result["paths"].items():
+        lat, speed = path["latency"], path["throughput"]["texts_per_second"]
+        rows.append(f"| `{name}` | {lat['p50_ms']:.2f} | {lat['p99_ms']:.2f} | {lat['mean_ms']:.2f} | {speed:.0f} |")
     load = result["load_average_1min"]
+    verdict = "nothing else was running"
     if load[0] > 1.0:
-        verdict = "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine before quoting them"  # noqa: E501
-    else:
-        verdict = "nothing else was running"
+        verdict = "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine "
+        verdict += "before quoting them"
     text = f"""# Serving latency on CPU
 
 Measured here with
@@ -135,16 +113,14 @@ machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
         handle.write(text)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="folder written by `train --out`")
-    parser.add_argument("--saved-model", help="an existing export (default: export --model now)")
     parser.add_argument("--data-dir", help="datasets folder (default: the run's data_dir)")
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--batches", type=int, default=30)
-    parser.add_argument("--batch-size", type=int, default=64)
-    args = parser.parse_args(argv)
+    for name, default in (("calls", 200), ("warmup", 20), ("batches", 30), ("batch-size", 64)):
+        parser.add_argument("--" + name, type=int, default=default)
+    parser.add_argument("--out", default=RESULTS)
+    args = parser.parse_args()
     import tensorflow as tf
 
     from ganet_tf.data import load_dataset
@@ -153,60 +129,44 @@ def main(argv=None):
     from ganet_tf.training.trained_run import read_metrics
 
     metrics = read_metrics(args.model)
-    data_dir = args.data_dir or metrics["config"]["data_dir"]
-    texts = list(load_dataset(metrics["dataset"], data_dir).test_texts)
-
+    texts = list(load_dataset(metrics["dataset"], args.data_dir or metrics["config"]["data_dir"]).test_texts)
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as scratch:
-        saved_model = args.saved_model or export_saved_model(
-            args.model, "bench", base=os.path.join(scratch, "saved_models")
-        )
-        serve = tf.saved_model.load(saved_model).signatures["serving_default"]
+        exported = export_saved_model(args.model, "bench", base=os.path.join(scratch, "saved_models"))
+        serve = tf.saved_model.load(exported).signatures["serving_default"]
         model, vectorizer, _ = load_run(args.model)
-
         paths = {
             "saved_model": lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy(),
             "keras_predict": lambda batch: model.predict(vectorizer(tf.constant(batch)), verbose=0),
             "keras_call": lambda batch: model(vectorizer(tf.constant(batch)), training=False).numpy(),
             "keras_predict_on_batch": lambda batch: model.predict_on_batch(vectorizer(tf.constant(batch))),
         }
-        reference = paths["saved_model"](texts[:64])
         for name, fn in paths.items():
-            np.testing.assert_allclose(fn(texts[:64]), reference, atol=1e-5, err_msg=name)
+            np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
         scores = {}
         for name, fn in paths.items():
-            print(f"timing {name} ...", flush=True)
             scores[name] = {
                 "latency": latency(fn, texts, args.calls, args.warmup),
                 "throughput": throughput(fn, texts, args.batch_size, args.batches),
             }
-            print(json.dumps(scores[name]), flush=True)
+            print(name, json.dumps(scores[name]), flush=True)
     loads.append(os.getloadavg()[0])
-
-    result = portable(
-        {
-            "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
-            "load_average_1min": loads,
-            "model": {
-                key: metrics[key]
-                for key in ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
-            },
-            "run": args.model,
-            "run_config": metrics["config"],
-            "texts": len(texts),
-            "calls": args.calls,
-            "warmup": args.warmup,
-            "batches": args.batches,
-            "batch_size": args.batch_size,
-            "paths": scores,
-        }
-    )
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "latency.json"), "w") as handle:
-        json.dump(result, handle, indent=2)
-    write_readme(result)
-    print(json.dumps(result))
+    keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
+    result = {
+        "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:]),
+        "machine": bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
+        "load_average_1min": loads,
+        "model": {key: metrics[key] for key in keys},
+        "run": args.model,
+        "run_config": metrics["config"],
+        "texts": len(texts),
+        **{key: getattr(args, key) for key in ("calls", "warmup", "batches", "batch_size")},
+        "paths": scores,
+    }
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "latency.json"), "w") as handle:
+        json.dump(runner.portable(result), handle, indent=2)
+    write_readme(runner.portable(result), args.out)
 
 
 if __name__ == "__main__":

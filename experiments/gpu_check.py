@@ -1,50 +1,20 @@
-"""The GPU check of issue 53, under JAX with TensorFlow unimportable, in one process.
+"""The GPU check of issue 53: under JAX with TensorFlow unimportable, in one process (docs/devices.md).
 
-    # on the device (docs/devices.md, "Keras backends": what to carry)
-    KERAS_BACKEND=jax python experiments/gpu_check.py --prepared runs/backends/imdb512.npz
-    # a smoke run on this machine's CPU, tiny sizes (not results)
-    KERAS_BACKEND=jax python experiments/gpu_check.py --smoke --prepared runs/backends/trec_seed_0.npz
-    # on the TensorFlow side, once: the IMDB models' specs (`train`'s builder arguments)
-    python experiments/gpu_check.py --write-specs --prepared runs/backends/imdb512.npz
+    sh experiments/gpu_check.sh                                         # on the device: results to $OUT/gpu
+    KERAS_BACKEND=jax python experiments/gpu_check.py --smoke --prepared runs/backends/trec_seed_0.npz  # a CPU
+    python experiments/gpu_check.py --write-specs --prepared runs/backends/imdb512.npz      # TensorFlow side, once
 
-Three parts (`--parts`, default all):
-
-- `tests`: the layer tests marked `backends` under JAX
-  (`python -m pytest -q -p no:xdist -m backends tests/layers`, TensorFlow
-  made unimportable), their summary line and exit code.
-- `bench`: two stacked encoder blocks of width `--width`, `--heads` heads,
-  feedforward `--intermediate`, in bf16 (`mixed_bfloat16`), on random
-  `(batch, T, width)` inputs: `gated` is `GatedTransformerEncoder` with its
-  gate network (a `Dense(1)` of the inputs, `GateSampler`: relaxed gates in
-  training, the `top_k` rule at the density at inference), token dropping at
-  inference and sparse training (each row keeps its round(rho T) tokens of
-  highest gate, forward and backward), both gathered into a length rounded up
-  to a multiple of 64 (`sparse_bucket_multiple=64`, the fused kernels' tile);
-  `dense` is the same post-norm block with fused attention
-  (`keras.ops.dot_product_attention`, the cuDNN flash kernel where JAX has
-  it), the call `GatedMultiHeadAttention` makes too. For each
-  T, batch and density: inference (forward) and one training step (forward,
-  backward, SGD), each compiled with `jax.jit`, `--warmup` untimed calls,
-  then `--runs` rounds timed in turn; medians, compile seconds, and the
-  forward FLOPs of the sizes each path runs (`encoder_flops` of
-  `experiments/bench_sparse_attention.py`; a training step costs about 3
-  forward passes; the gate network, gathers, softmax and norms left out).
-  A cell that fails (out of memory) is recorded with its error line.
-- `train`: `build_ganet_transformer` (sparse training, `train`'s default)
-  and `build_transformer` on the prepared `.npz` (IMDB at 512 tokens on the
-  device), each seed, with `train`'s builder arguments and fit settings
-  (`experiments/gpu_check_specs.json`, written by `--write-specs` from
-  `ganet_tf.training.train`), early stopping and test evaluation
-  (`experiments/jax_training.py`): test accuracy, attended density, epoch
-  seconds.
-
-Writes `OUT/gpu_check.json` and `OUT/README.md` (`OUT`: `results/gpu`, or
-`results/gpu/cpu_smoke` with `--smoke`), naming the device of
-`jax.devices()`, after each part.
+Parts (`--parts`): `tests`, the layer tests marked `backends`; `bench`, 2 gated encoder blocks (gate network, token
+dropping at inference, sparse training, gathered lengths a multiple of 64) against 2 dense blocks with fused
+attention, bf16, inference and an SGD step, each `jax.jit`-compiled and timed by `bench.alternating`; `train`,
+`build_ganet_transformer` and `build_transformer` on the prepared file with `train`'s settings
+(`gpu_check_specs.json`). Writes `OUT/gpu_check.json` and `OUT/README.md` after each part, cell and run.
 """
 
 import argparse
+import itertools
 import json
+import math
 import os
 import platform
 import shlex
@@ -54,115 +24,87 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXPERIMENTS = os.path.join(REPO, "experiments")
-SPECS = os.path.join(EXPERIMENTS, "gpu_check_specs.json")
-FULL = {
-    "lengths": [1024, 4096, 16384],
-    "batches": [1, 8, 32],
-    "densities": [0.1, 0.2, 0.5],
-    "width": 512,
-    "heads": 8,
-    "intermediate": 2048,
-    "warmup": 3,
-    "runs": 10,
-    "seeds": [0, 1, 2],
-    "epochs": None,
-    "limit": None,
-}
-# Tiny sizes: the whole check runs on a CPU in a few minutes (a smoke check).
-SMOKE = {
-    **FULL,
-    "lengths": [128],
-    "batches": [2],
-    "densities": [0.2],
-    "width": 64,
-    "heads": 2,
-    "intermediate": 128,
-    "warmup": 1,
-    "runs": 3,
-    "seeds": [0],
-    "epochs": 1,
-    "limit": 400,
-}
+sys.path[:0] = [REPO, os.path.join(REPO, "experiments")]
+from experiments import bench  # noqa: E402 - after the paths
+
+SPECS = os.path.join(REPO, "experiments", "gpu_check_specs.json")
+FULL = dict(lengths=[1024, 4096, 16384], batches=[1, 8, 32], densities=[0.1, 0.2, 0.5], width=512, heads=8)
+FULL.update(intermediate=2048, warmup=3, runs=10, seeds=[0, 1, 2], epochs=None, limit=None)
+# Tiny sizes: the whole check runs on a CPU in a few minutes (a smoke check, not results).
+SMOKE = dict(FULL, lengths=[128], batches=[2], densities=[0.2], width=64, heads=2, intermediate=128, warmup=1)
+SMOKE.update(runs=3, seeds=[0], epochs=1, limit=400)
 MODELS = ("ganet_transformer", "transformer")
-# `train` flags of the IMDB models (`--write-specs`), beside `--seed S`.
-IMDB_FLAGS = ["--dataset", "imdb", "--sequence-length", "512"]
+STEPS = ("infer", "train")
+BUCKET_MULTIPLE = 64  # the fused attention kernels' tile: every gathered length a multiple of it
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepared", help="the .npz of `python -m ganet_tf prepare` the `train` part trains on")
     parser.add_argument("--parts", nargs="+", default=["tests", "bench", "train"], choices=["tests", "bench", "train"])
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes for a CPU (the defaults below change)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes for a CPU")
     parser.add_argument("--out", help="results folder (default results/gpu, with --smoke results/gpu/cpu_smoke)")
     parser.add_argument("--write-specs", action="store_true", help="TensorFlow side: write " + SPECS)
-    for name in ("lengths", "batches", "seeds"):
-        parser.add_argument("--" + name, type=int, nargs="+")
-    parser.add_argument("--densities", type=float, nargs="+")
-    for name in ("width", "heads", "intermediate", "warmup", "runs", "epochs", "limit"):
-        parser.add_argument("--" + name, type=int)
-    parser.add_argument("--flash", choices=["auto", "on", "off"], default="auto", help="the dense block's kernel")
+    for name, value in FULL.items():
+        kind = float if name == "densities" else int
+        parser.add_argument("--" + name, type=kind, nargs="+" if isinstance(value, list) else None)
     args = parser.parse_args(argv)
     for name, value in (SMOKE if args.smoke else FULL).items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+        setattr(args, name, value if getattr(args, name) is None else getattr(args, name))
     args.out = args.out or os.path.join(REPO, "results", "gpu", "cpu_smoke" if args.smoke else "")
-    args.command = "python experiments/gpu_check.py " + shlex.join(
-        [os.path.relpath(a, REPO) if os.path.isabs(a) else a for a in (argv if argv is not None else sys.argv[1:])]
-    )
+    shown = [os.path.relpath(a, REPO) if os.path.isabs(a) else a for a in (sys.argv[1:] if argv is None else argv)]
+    args.command = "python experiments/gpu_check.py " + shlex.join(shown)
     return args
 
 
-def write_specs(args):
-    """TensorFlow side: `train`'s builder arguments and fit settings of the
-    IMDB models for each seed, to `experiments/gpu_check_specs.json`."""
-    sys.path.insert(0, EXPERIMENTS)
-    from jax_training import train_spec
+def fail(message):
+    """One error line and exit code 2."""
+    print(f"gpu_check: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
-    data = read_prepared(args.prepared)
-    specs = {
-        model: {
-            str(seed): train_spec(
-                [*IMDB_FLAGS, "--model", model, "--seed", str(seed)], len(data.labels["train"]), "imdb"
-            )
-            for seed in FULL["seeds"]
-        }
-        for model in MODELS
-    }
-    with open(SPECS, "w", encoding="utf-8") as handle:
-        json.dump(specs, handle, indent=1)
-        handle.write("\n")
-    print(f"wrote {SPECS}")
+
+def first_line(error, width=300):
+    return (str(error).splitlines() or [type(error).__name__])[0][:width]
 
 
 def read_prepared(path):
-    """`load_prepared(path)`; a missing or damaged file is one error line and
-    exit code 2, before any part runs or writes."""
+    """`load_prepared(path)`; a missing or damaged file is one error line, before any part runs or writes."""
     from ganet_tf.data.prepared_dataset import PREPARE_COMMAND
     from ganet_tf.data.prepared_dataset import load_prepared
     from ganet_tf.errors import GANetInputError
 
+    if path is None:
+        fail(f"The train part needs --prepared FILE.npz: write one with {PREPARE_COMMAND}.")
     try:
-        if path is None:
-            raise GANetInputError(f"The train part needs --prepared FILE.npz: write one with {PREPARE_COMMAND}.")
         return load_prepared(path)
     except GANetInputError as error:
-        print(f"gpu_check: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(error)
+
+
+def write_specs(args):
+    """TensorFlow side: `train`'s builder arguments and fit settings of the IMDB models, each seed, to `SPECS`."""
+    from jax_training import train_spec
+
+    examples = len(read_prepared(args.prepared).labels["train"])
+    flags = ["--dataset", "imdb", "--sequence-length", "512", "--model"]
+    specs = {
+        m: {str(s): train_spec([*flags, m, "--seed", str(s)], examples, "imdb") for s in FULL["seeds"]} for m in MODELS
+    }
+    with open(SPECS, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(specs, indent=1) + "\n")
+    print(f"wrote {SPECS}")
 
 
 def run_tests():
-    """The layer tests marked `backends` under JAX, TensorFlow unimportable."""
+    """The layer tests marked `backends` under JAX, TensorFlow unimportable: summary line, failures, exit code."""
     environment = dict(os.environ, KERAS_BACKEND="jax", GANET_BLOCK_TENSORFLOW="1")
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "-m", "backends"]
+    command = ["-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "-m", "backends", "tests/layers"]
     started = time.perf_counter()
-    done = subprocess.run(
-        [*command, "tests/layers"], cwd=REPO, env=environment, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run([sys.executable, *command], cwd=REPO, env=environment, capture_output=True, text=True)
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     return {
-        "command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join([*command[1:], "tests/layers"]),
+        "command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join(command),
         "returncode": done.returncode,
         "summary": lines[-1] if lines else "",
         "failures": [line for line in lines if line.startswith(("FAILED", "ERROR"))][:20],
@@ -170,106 +112,267 @@ def run_tests():
     }
 
 
-def device_names():
+def gathered_k(density, length):
+    """The length the gated blocks gather full rows to: the kept count rounded up to a multiple of 64, at most T."""
+    from ganet_tf.layers.sparse_gather import kept_count
+
+    return min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
+
+
+def flash_attention():
+    """`(flash_attention, note)` of the dense blocks: True where the fused kernel runs a tiny bf16 input, else None."""
+    import jax.numpy as jnp
+    import numpy as np
+    from keras import ops
+
+    x = jnp.ones((1, 128, 2, 64), jnp.bfloat16)
+    try:
+        np.asarray(ops.dot_product_attention(x, x, x, flash_attention=True))
+        return True, "on (the flash kernel ran)"
+    except Exception as error:
+        return None, f"unavailable here, XLA attention instead ({first_line(error, 200)})"
+
+
+def build_pair(args, length, density, flash):
+    """`{"gated": model, "dense": model}`, 2 post-norm encoder blocks each, on `(None, length, width)`."""
+    import keras
+    from keras import ops
+
+    from ganet_tf.layers import GatedTransformerEncoder
+    from ganet_tf.layers import GateSampler
+    from ganet_tf.layers.sparse_gather import kept_count
+
+    class FusedEncoderBlock(keras.layers.Layer):
+        """Self-attention by `keras.ops.dot_product_attention`, residual, norm, feedforward, residual, norm."""
+
+        def __init__(self, width):
+            super().__init__()
+            self.qkv, self.out = keras.layers.Dense(3 * width), keras.layers.Dense(width)
+            self.feedforward = [keras.layers.Dense(args.intermediate, activation="relu"), keras.layers.Dense(width)]
+            self.norms = [keras.layers.LayerNormalization(epsilon=1e-5) for _ in range(2)]
+
+        def call(self, x):
+            batch, steps, width = ops.shape(x)
+            qkv = ops.reshape(self.qkv(x), (batch, steps, 3, args.heads, width // args.heads))
+            attended = ops.dot_product_attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], flash_attention=flash)
+            x = self.norms[0](x + self.out(ops.reshape(attended, (batch, steps, width))))
+            return self.norms[1](x + self.feedforward[1](self.feedforward[0](x)))
+
+    inputs = keras.Input((length, args.width))
+    logits = keras.layers.Reshape((length,))(keras.layers.Dense(1, name="gate_network")(inputs))
+    gates = GateSampler(temperature=0.5, inference_mode="top_k", inference_density=density, seed=0)(logits)
+    # One bucket, the kept count's share (and the whole length): every row is full, so both paths run gathered_k.
+    options = dict(token_dropping=True, sparse_training=True, training_density=density)
+    options.update(sparse_buckets=[kept_count(density, length) / length], sparse_bucket_multiple=BUCKET_MULTIPLE)
+    gated = dense = inputs
+    for _ in range(2):
+        gated = GatedTransformerEncoder(args.intermediate, args.heads, **options)(gated, gates=gates)
+        dense = FusedEncoderBlock(args.width)(dense)
+    return {"gated": keras.Model(inputs, gated), "dense": keras.Model(inputs, dense)}
+
+
+def compiled_calls(model, x, readout):
+    """`{"infer": call, "train": call}`: jitted inference and SGD step of `model` through `stateless_call`."""
+    import functools
+
     import jax
+    import jax.numpy as jnp
 
-    return [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()]
+    def infer(trainable, non_trainable):
+        return model.stateless_call(trainable, non_trainable, x, training=False)[0]
 
+    def loss(trainable, non_trainable):
+        outputs, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+        return jnp.mean(outputs.astype("float32") * readout), non_trainable
 
-def write_results(args, results):
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gpu_check.json"), "w", encoding="utf-8") as handle:
-        json.dump(results, handle, indent=1)
-    from gpu_check_report import report_lines
+    def train(trainable, non_trainable):
+        (value, non_trainable), grads = jax.value_and_grad(loss, has_aux=True)(trainable, non_trainable)
+        return value, [w - 1e-4 * g.astype(w.dtype) for w, g in zip(trainable, grads, strict=True)], non_trainable
 
-    with open(os.path.join(args.out, "README.md"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(report_lines(results)) + "\n")
-
-
-def _record(args, results, part, value):
-    results[part] = value
-    write_results(args, results)
+    state = [v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables]
+    return {name: functools.partial(jax.jit(step), *state) for name, step in (("infer", infer), ("train", train))}
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    sys.path.insert(0, EXPERIMENTS)
-    if args.write_specs:
-        return write_specs(args)
-    os.environ.setdefault("KERAS_BACKEND", "jax")
-    sys.path.append(REPO)  # tests/ (after the ganet_tf on PYTHONPATH)
-    from tests import tensorflow_blocker
-
-    tensorflow_blocker.install()
-    import bench
+def measure_cell(args, length, batch, density, flash):
+    """One cell of the grid: median ms and compile seconds of each path's inference and training step, FLOPs."""
     import jax
+    import jax.numpy as jnp
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.bfloat16)
+    readout = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.float32)
+    calls = {}
+    for path, model in build_pair(args, length, density, flash).items():
+        calls.update({f"{path}_{step}": call for step, call in compiled_calls(model, x, readout).items()})
+    times, firsts = bench.alternating(list(calls.values()), args.warmup, args.runs, jax.block_until_ready, first=True)
+    k = gathered_k(density, length)
+    flops = [bench.encoder_flops(batch, size, args.width, args.intermediate) for size in (length, k)]
+    cell = {"T": length, "batch": batch, "density": density, "k": k, "dense_flops": flops[0], "gated_flops": flops[1]}
+    for name, runs, first in zip(calls, times, firsts, strict=True):
+        cell.update({f"{name}_ms": 1e3 * statistics.median(runs), f"{name}_compile_s": round(first, 2)})
+    for step in STEPS:
+        cell[f"{step}_speedup"] = cell[f"dense_{step}_ms"] / cell[f"gated_{step}_ms"]
+    cell["flops_ratio"] = flops[0] / flops[1]
+    return cell
+
+
+def run_bench(args, record):
+    """Every cell of `args`' grid in bf16 (a failing one, out of memory, keeps its error); `record` after each."""
     import keras
 
-    if keras.backend.backend() != "jax":
-        raise SystemExit(f"gpu_check runs under JAX: set KERAS_BACKEND=jax (Keras runs on {keras.backend.backend()}).")
-    data = read_prepared(args.prepared) if "train" in args.parts else None
-    results = {
-        "command": args.command,
-        "smoke": args.smoke,
-        "devices": device_names(),
-        "machine": bench.machine(gpus=None),
-        "versions": {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__},
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "settings": {name: getattr(args, name) for name in (*FULL, "flash")},
-    }
-    if "tests" in args.parts:
-        results["tests"] = run_tests()
-        print("tests:", results["tests"]["summary"], flush=True)
-        write_results(args, results)
-    if "bench" in args.parts:
-        from gpu_check_bench import run_bench
-
-        run_bench(args, lambda cells: _record(args, results, "bench", cells))
-    if "train" in args.parts:
-        run_training(args, data, lambda summary: _record(args, results, "train", summary))
-    write_results(args, results)
-    print(f"wrote {os.path.relpath(args.out, REPO)}/gpu_check.json and README.md")
-    return 0
-
-
-def _subset(data, limit):
-    """`data` with the first `limit` examples of each split (None: all)."""
-    import dataclasses
-
-    if not limit:
-        return data
-    ids = {split: value[:limit] for split, value in data.ids.items()}
-    return dataclasses.replace(data, ids=ids, labels={split: value[:limit] for split, value in data.labels.items()})
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    flash, note = flash_attention()
+    summary = {"dense_attention": note, "cells": []}
+    for length, batch, density in itertools.product(args.lengths, args.batches, args.densities):
+        try:
+            cell = measure_cell(args, length, batch, density, flash)
+        except Exception as error:
+            cell = {"T": length, "batch": batch, "density": density, "error": first_line(error)}
+        summary["cells"].append(cell)
+        print(f"bench {cell}", flush=True)
+        record(summary)
+    keras.config.set_dtype_policy("float32")
 
 
 def run_training(args, data, record):
-    """The `train` part: each model of `MODELS` and seed on `data`, the
-    prepared dataset of `args.prepared`; `record(partial)` is called with
-    the summary so far after each run."""
+    """Each model of `MODELS` and seed on the prepared `data` (`--limit` examples per split); `record` after each."""
+    import dataclasses
+
     import keras
     from jax_training import fit_and_evaluate
 
     keras.config.set_dtype_policy("float32")  # `train`'s precision
     with open(SPECS, encoding="utf-8") as handle:
         specs = json.load(handle)
-    data = _subset(data, args.limit)
+    if args.limit:
+        cut = {field: {s: v[: args.limit] for s, v in getattr(data, field).items()} for field in ("ids", "labels")}
+        data = dataclasses.replace(data, **cut)
     summary = {
         "prepared": os.path.relpath(os.path.abspath(args.prepared), REPO),
         "dataset": data.dataset,
         "examples": {split: len(labels) for split, labels in data.labels.items()},
         "runs": [],
     }
-    for model in MODELS:
-        for seed in args.seeds:
-            spec = specs[model][str(seed)]
-            result = fit_and_evaluate(spec, data, epochs=args.epochs, verbose=2)
-            # An epoch after the first (which compiles), or the first alone.
-            steady = result["epoch_seconds"][1:] or result["epoch_seconds"]
-            run = {"model": model, "seed": seed, "flags": spec["flags"], **result}
-            summary["runs"].append({**run, "median_epoch_seconds": statistics.median(steady)})
-            print(f"train {model} seed {seed}: test accuracy {result['test_accuracy']:.4f}", flush=True)
-            record(summary)
-    return summary
+    for model, seed in itertools.product(MODELS, args.seeds):
+        spec = specs[model][str(seed)]
+        result = fit_and_evaluate(spec, data, epochs=args.epochs, verbose=2)
+        steady = result["epoch_seconds"][1:] or result["epoch_seconds"]  # after the first (which compiles)
+        run = {"model": model, "seed": seed, "flags": spec["flags"], **result}
+        summary["runs"].append({**run, "median_epoch_seconds": statistics.median(steady)})
+        print(f"train {model} seed {seed}: test accuracy {result['test_accuracy']:.4f}", flush=True)
+        record(summary)
+
+
+def report(results):
+    """The README's lines: the header, then each part that ran."""
+    kind = "CPU SMOKE CHECK at tiny sizes: not results" if results["smoke"] else "results"
+    lines = [
+        f"# GPU check under JAX, without TensorFlow ({kind})",
+        "",
+        f"`{results['command']}` (`experiments/gpu_check.py`), {results['date']}.",
+        f"Devices (`jax.devices()`): {', '.join(results['devices'])}. Machine: {results['machine']}.",
+        f"Versions: {', '.join(f'{k} {v}' for k, v in results['versions'].items())}.",
+        f"Settings: {', '.join(f'{k} {v}' for k, v in results['settings'].items())}.",
+        "",
+    ]
+    if "tests" in results:
+        tests = results["tests"]
+        lines += ["## Layer tests marked `backends`", "", f"`{tests['command']}`: exit code {tests['returncode']},"]
+        lines += [f"`{tests['summary']}` ({tests['seconds']} s).", "", *(f"- {line}" for line in tests["failures"])]
+        lines += [""] if tests["failures"] else []
+    if "bench" in results:
+        lines += [
+            "## Gated vs dense 2-block encoder, bf16",
+            "",
+            f"Dense attention: `keras.ops.dot_product_attention`, fused kernel {results['bench']['dense_attention']}.",
+            "The gated blocks' attention is `GatedMultiHeadAttention`, through the same fused call. Medians in ms;",
+            "k: the slots the gated path gathers (the round(rho T) kept tokens rounded up to a multiple of 64), in",
+            "inference and training alike; FLOPs ratio: dense / gated forward FLOPs at those sizes.",
+            "",
+            "| T | batch | density | k | infer dense | infer gated | speedup | train dense | train gated | speedup "
+            "| FLOPs ratio |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in results["bench"]["cells"]:
+            key = f"| {c['T']} | {c['batch']} | {c['density']} |"
+            if "error" in c:
+                lines.append(f"{key} failed: {c['error']} |" + " |" * 7)
+                continue
+            steps = [
+                f" {c[f'dense_{s}_ms']:.2f} | {c[f'gated_{s}_ms']:.2f} | {c[f'{s}_speedup']:.2f}x |" for s in STEPS
+            ]
+            lines.append(f"{key} {c['k']} |{''.join(steps)} {c['flops_ratio']:.2f}x |")
+        lines.append("")
+    if "train" in results:
+        train = results["train"]
+        lines += [
+            f"## Training on `{train['prepared']}` ({train['dataset']}, examples {train['examples']})",
+            "",
+            "`train`'s builder arguments and fit settings (`experiments/gpu_check_specs.json`: `train "
+            + " ".join(train["runs"][0]["flags"][:-4])
+            + " --model M --seed S`),",
+            "early stopping on validation loss with the best weights restored, `train`'s test evaluation.",
+            "",
+            "| model | seed | test accuracy | attended density | epochs | median epoch seconds | train seconds |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for run in train["runs"]:
+            accuracy, density = run["test_accuracy"], run["test_attended_density"]
+            lines.append(
+                f"| {run['model']} | {run['seed']} | {'-' if accuracy is None else f'{accuracy:.4f}'} | "
+                f"{'-' if density is None else f'{density:.3f}'} | {run['epochs_trained']} | "
+                f"{run['median_epoch_seconds']:.1f} | {run['train_seconds']:.0f} |"
+            )
+        lines.append("")
+    return lines
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.write_specs:
+        return write_specs(args)
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    from tests import tensorflow_blocker
+
+    tensorflow_blocker.install()
+    import jax
+    import keras
+
+    if keras.backend.backend() != "jax":
+        fail(f"gpu_check runs under JAX: set KERAS_BACKEND=jax (Keras runs on {keras.backend.backend()}).")
+    if not args.smoke and not any(device.platform == "gpu" for device in jax.devices()):
+        fail(f"no GPU visible to JAX (devices: {jax.devices()}); --smoke checks at tiny sizes on a CPU.")
+    data = read_prepared(args.prepared) if "train" in args.parts else None
+    results = {
+        "command": args.command,
+        "smoke": args.smoke,
+        "devices": [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()],
+        "machine": bench.machine(gpus=None),
+        "versions": {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__},
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "settings": {name: getattr(args, name) for name in FULL},
+    }
+
+    def record(part, value):
+        results[part] = value
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "gpu_check.json"), "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=1)
+        with open(os.path.join(args.out, "README.md"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(report(results)) + "\n")
+
+    if "tests" in args.parts:
+        record("tests", run_tests())
+        print("tests:", results["tests"]["summary"], flush=True)
+    if "bench" in args.parts:
+        run_bench(args, lambda summary: record("bench", summary))
+    if "train" in args.parts:
+        run_training(args, data, lambda summary: record("train", summary))
+    print(f"wrote {os.path.relpath(args.out, REPO)}/gpu_check.json and README.md")
+    return 0
 
 
 if __name__ == "__main__":
