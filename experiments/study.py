@@ -52,7 +52,7 @@ class Study:
         models: the models are kept under `runs/NAME/` (resumable training).
         tables: `(study, results_root) -> None`: writes the tables.
         needs_models: the tables read trained models (`runs/`), not only summaries.
-        data_flag: runs take `--data-dir`.
+        data_flag: runs take `--data-dir`, or `point -> bool`.
         script: `(file,)` of a study not yet declared as runs: `run` calls
             `python experiments/FILE [--data-dir DIR] [-- FLAGS]`.
     """
@@ -73,7 +73,7 @@ class Study:
     reuse: tuple = ()
     models: bool = True
     needs_models: bool = False
-    data_flag: bool = True
+    data_flag: object = True
     script: tuple = ()
 
     def __post_init__(self):
@@ -98,7 +98,8 @@ class Study:
     def run_flags(self, point, data_dir=None):
         flags = [flag for axis in self.axes for flag in _flags(self.axes[axis][point[axis]])]
         flags += [*self.flags, *(self.extra(point) if self.extra else ())]
-        return [*flags, "--data-dir", data_dir] if self.data_flag and data_dir else flags
+        takes_data = self.data_flag(point) if callable(self.data_flag) else self.data_flag
+        return [*flags, "--data-dir", data_dir] if takes_data and data_dir else flags
 
 
 def _flags(value):
