@@ -1,17 +1,12 @@
-"""Does a finished subword run translate the same through its SavedModel?
-(issue 54)
+"""Does a finished subword run translate the same through its SavedModel? (issue 54)
 
-    python experiments/translator_check.py --data-dir ../shared/data \
-        --name multi30k-subwords_bahdanau_seed0
+    python experiments/translator_check.py --data-dir ../shared/data --name multi30k-subwords_bahdanau_seed0
 
-Loads the run `runs/seq2seq/NAME` (as `seq2seq_tables.py` leaves it) with
-`load_translator`, translates the Multi30k test 2016 sources in this
-process, writes the run's translator SavedModel (`save_translator`, what
-`seq2seq --export` writes) to a temporary folder, loads it in a fresh
-Python with TensorFlow and tensorflow-text only, translates the same
-sources there in the same batches, and counts identical strings and translations holding an
-unknown token (and lists the sentences whose two translations differ).
-Writes `results/seq2seq_subwords/translator_check_NAME.json`.
+Translates the Multi30k test sources with the run's `load_translator` in this
+process and with its translator SavedModel (`save_translator`, as `seq2seq
+--export` writes it) in a fresh Python with TensorFlow and tensorflow-text
+only, in the same batches; counts identical strings and translations holding
+an unknown token. Writes `results/seq2seq_subwords/translator_check_NAME.json`.
 """
 
 import argparse
@@ -21,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import REPO
-from runner import machine
-from runner import write_json
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.runner import REPO
+from experiments.runner import machine
+from experiments.runner import write_json
 
-# Runs in the fresh Python: SavedModel in, one JSON list of translations out.
+# The fresh Python: SavedModel, sources and batch in, one JSON list of translations out.
 SERVE = """
 import json, sys
 import tensorflow as tf
@@ -41,9 +36,21 @@ for start in range(0, len(sources), batch):
     translations += [text.decode("utf-8") for text in texts.numpy().tolist()]
 print(json.dumps(translations))
 """
-# `TextTranslator.predict`'s batch, the same on both sides (a translation's
-# length limit is its own sentence's, so the batches only set the speed).
-BATCH = 64
+BATCH = 64  # both sides (a translation's length limit is its own sentence's)
+
+
+def served(translator, sources):
+    """`sources` translated by `translator`'s SavedModel in a fresh Python."""
+    from ganet_tf.seq2seq.translator import save_translator
+
+    with tempfile.TemporaryDirectory() as folder:
+        export, path = os.path.join(folder, "translator"), os.path.join(folder, "sources.json")
+        save_translator(translator.model, translator.source_vocabulary, translator.target_vocabulary, export)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(sources, handle)
+        command = [sys.executable, "-c", SERVE, export, path, str(BATCH)]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
 
 
 def main():
@@ -56,7 +63,6 @@ def main():
     from ganet_tf.errors import GANetInputError
     from ganet_tf.inference.text_translator import load_translator
     from ganet_tf.seq2seq.datasets import load_multi30k
-    from ganet_tf.seq2seq.translator import save_translator
     from ganet_tf.seq2seq.vocabulary import holds_unknown
 
     try:
@@ -64,26 +70,16 @@ def main():
         sources = list(load_multi30k(args.data_dir)["test"][0])
     except GANetInputError as error:
         raise SystemExit(f"error: {error}") from None
-    in_process = translator.predict(sources, batch_size=BATCH)
-    with tempfile.TemporaryDirectory() as folder:
-        export = os.path.join(folder, "translator")
-        save_translator(translator.model, translator.source_vocabulary, translator.target_vocabulary, export)
-        sources_path = os.path.join(folder, "sources.json")
-        with open(sources_path, "w", encoding="utf-8") as handle:
-            json.dump(sources, handle)
-        served = subprocess.run(
-            [sys.executable, "-c", SERVE, export, sources_path, str(BATCH)], capture_output=True, text=True, check=True
-        )
-    saved_model = json.loads(served.stdout.strip().splitlines()[-1])
+    pairs = list(zip(translator.predict(sources, batch_size=BATCH), served(translator, sources), strict=True))
     result = {
         "name": args.name,
         "sentences": len(sources),
-        "identical": sum(a == b for a, b in zip(in_process, saved_model, strict=True)),
-        "unknown_in_saved_model": sum(holds_unknown(text) for text in saved_model),
-        "first": {"source": sources[0], "in_process": in_process[0], "saved_model": saved_model[0]},
+        "identical": sum(a == b for a, b in pairs),
+        "unknown_in_saved_model": sum(holds_unknown(b) for _, b in pairs),
+        "first": {"source": sources[0], "in_process": pairs[0][0], "saved_model": pairs[0][1]},
         "different": [
             {"index": i, "source": sources[i], "in_process": a, "saved_model": b}
-            for i, (a, b) in enumerate(zip(in_process, saved_model, strict=True))
+            for i, (a, b) in enumerate(pairs)
             if a != b
         ],
         "command": f"python experiments/translator_check.py --data-dir ../shared/data --name {args.name}",
