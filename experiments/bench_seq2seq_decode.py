@@ -1,14 +1,12 @@
 """Greedy decoding time of finished seq2seq runs, side by side (issue 14).
 
-    nice -n 5 python experiments/bench_seq2seq_decode.py --table multi30k-long --data-dir ../shared/data
+    nice -n 5 python experiments/bench_seq2seq_decode.py --task multi30k --table multi30k-long --data-dir ../shared/data
 
-A run's own decode time is taken under whatever else the machine ran; this
-loads the finished runs of one table of the `seq2seq` study (seed 0 of each
-row unless `--names` picks; the model from `runs/seq2seq/NAME`, the figures
-from `results/seq2seq/reruns/NAME.json` where it was trained again, else
-`runs/NAME.json`) into one process and times their greedy decoders on the
-first `--sentences` test sentences with `bench.alternating`, batch by batch.
-Writes `OUT/decode_TABLE.json` and `.md` (`OUT`: `results/seq2seq`).
+A run's own decode time is taken under whatever else the machine ran: this
+times the greedy decoders of one table's finished runs (seed 0 of each row
+unless `--names` picks; their models in `runs/seq2seq`, their figures in
+`results/seq2seq/reruns` or `runs`) in one process, batch by batch with
+`bench.alternating`. Writes `OUT/decode_TABLE.json` and `.md`.
 """
 
 import argparse
@@ -32,7 +30,8 @@ from experiments.runner import portable
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", default="multi30k", help="a table of the seq2seq study (multi30k-long, copy, ...)")
+    parser.add_argument("--task", choices=("multi30k", "copy"), default="multi30k")
+    parser.add_argument("--table", help="a table of the seq2seq study (default: the task's: multi30k, copy)")
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
     parser.add_argument("--names", nargs="+", help="runs to compare (default: seed 0 of every table row)")
     parser.add_argument("--sentences", type=int, default=1000, help="the first N test sentences")
@@ -46,6 +45,7 @@ def parse_args():
     args = parser.parse_args()
     if args.warmup < 1:
         parser.error(f"--warmup must be at least 1 (the first pass counts the decoder steps); got {args.warmup}")
+    args.table = args.table or args.task
     return args
 
 
@@ -79,9 +79,8 @@ def pass_counts(outputs, batch_size):
 
 def time_decoders(models, source_ids, batch_size, args, drop_finished):
     """Seconds per sentence of each (model, `drop_finished`) decoder in every
-    round, `(models, drops, rounds)`, and the steps and tokens of one pass of
-    each model (dropping ended rows leaves the outputs as they are). Each
-    batch is timed by `alternating`, the decoders in turn in every round."""
+    round, `(models, drops, rounds)`, then the steps and the tokens of one
+    pass of each model (dropping ended rows leaves the outputs as they are)."""
     from ganet_tf.seq2seq.decoding import make_decoder
     from ganet_tf.seq2seq.run import decode_all
     from ganet_tf.seq2seq.run import decoder_batches
@@ -171,19 +170,15 @@ def main():
 
 
 SETTING = (
-    "Setting: one process, graph mode (`tf.function`), {warmup} warm-up pass per model, then every batch of the "
-    "same test sentences decoded by every model in {repeats} rounds (`bench.alternating`: the models in turn, "
-    "the order reversed every other round); a round's time is the sum over the batches, and the table gives the "
-    "median over the rounds of the seconds per sentence. Ratios are to Bahdanau's median (below 1: faster); the "
-    "round ratios divide each round's time by Bahdanau's in that round, and give their median and quartiles "
-    "(load that slows a whole round cancels out). The first columns are the default decoder, in which rows "
-    "that have ended leave the batch (`greedy_decode(..., drop_finished=True)`), so its work follows the tokens "
-    "the rows produce; the time-per-token ratio divides the time by those tokens. At batch sizes above 1 the "
-    "same models are also timed, in the same rounds, with every row kept to the end (`drop_finished=False`): "
-    "a batch then runs its decoder steps (until its last row ends) on all its rows, and the step-time ratio "
-    "divides that time by the steps. Both decoders give the same outputs. Attended density and attention "
-    "FLOPs per decoded token come from each run's JSON (test set): `results/seq2seq/reruns/NAME.json` where "
-    "the run was trained again."
+    "Setting: one process, graph mode (`tf.function`), {warmup} warm-up pass per model, then each batch of the "
+    "test sentences decoded by every model in {repeats} rounds (`bench.alternating`: in turn, the order reversed "
+    "every other round); a round's time sums its batches; median seconds per sentence. Ratios are to Bahdanau's "
+    "median (below 1: faster); round ratios: the median [quartiles] of each round's time over Bahdanau's in it. "
+    "The first columns are the default decoder, from whose batch ended rows leave (`drop_finished=True`); the "
+    "time-per-token ratio divides its time by the tokens the rows produce. At batches above 1, also every row "
+    "kept to the end (`drop_finished=False`), whose step-time ratio divides the time by the decoder steps (a "
+    "batch runs until its last row ends). Both give the same outputs. Attended density and attention FLOPs per "
+    "decoded token: each run's JSON (test set), `results/seq2seq/reruns/NAME.json` where it was trained again."
 )
 
 

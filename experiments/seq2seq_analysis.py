@@ -4,23 +4,26 @@
     python experiments/seq2seq_analysis.py gates --data-dir ../shared/data --names multi30k-subwords_gated-states_seed0
     python experiments/seq2seq_analysis.py densities --data-dir ../shared/data \
         --names multi30k-subwords_gated-states_seed0 --reference multi30k-subwords_bahdanau_seed0
+    python experiments/seq2seq_analysis.py translator --data-dir ../shared/data --names multi30k-subwords_bahdanau_seed0
 
-`levels`: the real nodes of every level of a hierarchy's memory on the test
-sources (`OUT/levels_TABLE`; the rows of earlier commands stay). `gates`:
-which subword pieces a gated run's test gates open, beside as many opened at
-random (`OUT/gates_TABLE`). `densities`: validation BLEU of gated runs
-(`top_k` test gates) at other test densities, reference runs beside
-(`OUT/test_densities_TABLE`). Each writes `.md` and `.json`; TABLE: the
-first name's table. What they read from a model is
-`ganet_tf.seq2seq.source_explanations`, which `translate --explain` reads.
+`levels`: the nodes of every level of a hierarchy on the test sources
+(`OUT/levels_TABLE`, the rows of earlier commands kept). `gates`: which
+subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
+validation BLEU of gated runs at other test densities (`OUT/test_densities_TABLE`).
+Each writes `.md` and `.json` (TABLE: the first name's). `translator`: the
+test translations through the SavedModel against those in this process
+(`OUT/../seq2seq_subwords/translator_check_NAME.json`).
 """
 
 import argparse
 import collections
 import itertools
+import json
 import os
 import shlex
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -39,9 +42,8 @@ BATCH = 128  # validation decoding's batch (`densities`)
 
 
 def finished_runs(args, names, fits, misfit):
-    """Checks, before any model loads, that each of `names` is a finished run
-    in `OUT/runs` that `fits(summary)` this analysis (else: `error: NAME
-    MISFIT`) and whose model is under `--runs-root`; else exits."""
+    """Exits, before any model loads, unless each of `names` is a finished run
+    (`OUT/runs`) that `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
         if name not in runs:
@@ -74,14 +76,9 @@ def _number(row, key, digits=2):
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
-    """`(config, stats)` of a hierarchical run on its test sources: `nodes`,
-    the mean real nodes per sentence of each level, bottom up (0: the tokens);
-    `level1_share`, the mean of level-1 nodes / tokens; over sentences of at
-    least `LONG` tokens, the mean nodes of levels 1 and 2 and the share whose
-    level 2 holds more than one node and fewer than level 1; the level-1
-    blocks' tokens: mean, std, per token (sum of squared sizes over tokens,
-    which one large block drives up) and the largest per sentence; a subword
-    run's ACT blocks add `word_stats`."""
+    """`(config, stats)` of a hierarchical run on its test sources: the figures
+    `levels_readme` explains (per token: the sum of squared block sizes over
+    the tokens); a subword run's ACT blocks add `word_stats`."""
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_levels
     from ganet_tf.seq2seq.source_explanations import word_begins
@@ -115,12 +112,9 @@ def level_stats(run_dir, data_dir, batch_size=200):
 
 
 def word_stats(block_starts, word_starts, draws=20, seed=0):
-    """Do ACT blocks of subwords follow words? Per sentence its level-1 block
-    starts and whether each token begins a word: the share of block starts
-    (after the first token) on a word's first piece, the share of tokens that
-    begin a word (what random starts would match), and the share of words of
-    2+ pieces that a block start cuts, also with as many starts drawn at
-    random (the mean of `draws` draws)."""
+    """Do ACT blocks of subwords follow words (`levels_readme` explains the
+    shares)? Per sentence: its level-1 block starts, whether each token
+    begins a word."""
     rng = np.random.default_rng(seed)
     at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
     for blocks, words in zip(block_starts, word_starts, strict=True):
@@ -250,11 +244,7 @@ def piece_kinds(pieces):
 
 
 def gate_stats(rows, draws=20, seed=0):
-    """Over sentences `(pieces, open)`: the open share of each piece kind and
-    overall; the share of words with an open piece, also with as many pieces
-    of each sentence opened at random (the mean of `draws` draws); the shares
-    of words of 2+ pieces wholly open and wholly closed; the open share of
-    the `FREQUENT` most frequent pieces."""
+    """The figures `gates_readme` explains, over sentences `(pieces, open)`."""
     from ganet_tf.seq2seq.source_explanations import word_spans
 
     rng = np.random.default_rng(seed)
@@ -321,7 +311,7 @@ def gates_readme(table, rows):
         f"Machine: {machine()}. Commands: below the tables.",
         "",
         "A word: a piece SentencePiece marks as a word's first (U+2581) and the pieces after it, up to a",
-        "punctuation piece, which is a unit of its own (`hierarchy_levels.word_begins`). Open share: the",
+        "punctuation piece, which is a unit of its own (`source_explanations.word_begins`). Open share: the",
         "share of the pieces of each kind whose test gate is open. Words reached: the share of words and",
         "marks with at least one open piece; at random: the same with as many pieces of each sentence",
         "opened at random (the mean of 20 draws). Words of 2+ pieces: the shares wholly open and wholly",
@@ -350,9 +340,8 @@ def gates_readme(table, rows):
 
 
 def validation_bleu(run_dir, data_dir, densities=()):
-    """`(own density, {density: (BLEU, open share of the source tokens)})`,
-    greedy on validation, at the run's own test gates and each of `densities`
-    (`top_k` at rho); own density None: not a gated run."""
+    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at
+    the run's test gates and `top_k` at each of `densities`; own None: not gated."""
     from ganet_tf.seq2seq.run import decode_all
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.run_translator import with_translation_gates
@@ -376,9 +365,6 @@ def validation_bleu(run_dir, data_dir, densities=()):
 
 
 def densities(args, command):
-    if not all(0.0 < density <= 1.0 for density in args.densities):
-        raise SystemExit(f"error: --densities must lie in (0, 1]. Received: {args.densities}")
-
     def fits(run):
         return run["name"] not in args.names or run["attention"] == "gated"
 
@@ -386,7 +372,7 @@ def densities(args, command):
     rows = []
     for name in [*args.names, *args.reference]:
         own, scores = validation_bleu(
-            os.path.join(args.runs_root, name), args.data_dir, args.densities if name in args.names else ()
+            os.path.join(args.runs_root, name), args.data_dir, DENSITIES if name in args.names else ()
         )
         for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
             row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
@@ -413,7 +399,79 @@ def densities_readme(table, rows):
     return lines
 
 
-ANALYSES = {"levels": (levels, "levels"), "gates": (gates, "gates"), "densities": (densities, "test_densities")}
+# --- translator: a subword run through its SavedModel (issue 54) -------------
+
+# The fresh Python: SavedModel, sources and batch in, one JSON list of translations out.
+SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops
+translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+with open(sys.argv[2], encoding="utf-8") as handle:
+    sources = json.load(handle)
+batch = int(sys.argv[3])
+translations = []
+for start in range(0, len(sources), batch):
+    (texts,) = translate(tf.constant(sources[start : start + batch])).values()
+    translations += [text.decode("utf-8") for text in texts.numpy().tolist()]
+print(json.dumps(translations))
+"""
+SERVE_BATCH = 64  # on both sides (a translation's length limit is its own sentence's)
+
+
+def served(translator, sources):
+    """`sources` translated by `translator`'s SavedModel (`save_translator`, as
+    `seq2seq --export` writes it) in a fresh Python with TensorFlow and
+    tensorflow-text only."""
+    from ganet_tf.seq2seq.translator import save_translator
+
+    with tempfile.TemporaryDirectory() as folder:
+        export, path = os.path.join(folder, "translator"), os.path.join(folder, "sources.json")
+        save_translator(translator.model, translator.source_vocabulary, translator.target_vocabulary, export)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(sources, handle)
+        command = [sys.executable, "-c", SERVE, export, path, str(SERVE_BATCH)]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def translator(args, command):
+    """Each run's Multi30k test translations, by `load_translator` here and by
+    its SavedModel: identical strings, unknown tokens, the ones that differ."""
+    from ganet_tf.inference.text_translator import load_translator
+    from ganet_tf.seq2seq.datasets import load_multi30k
+    from ganet_tf.seq2seq.vocabulary import holds_unknown
+
+    finished_runs(args, args.names, lambda run: run["task"] == "multi30k", "is not a Multi30k run")
+    sources = list(load_multi30k(args.data_dir)["test"][0])
+    for name in args.names:
+        model = load_translator(os.path.join(args.runs_root, name))
+        pairs = list(zip(model.predict(sources, batch_size=SERVE_BATCH), served(model, sources), strict=True))
+        result = {
+            "name": name,
+            "sentences": len(sources),
+            "identical": sum(a == b for a, b in pairs),
+            "unknown_in_saved_model": sum(holds_unknown(b) for _, b in pairs),
+            "first": {"source": sources[0], "in_process": pairs[0][0], "saved_model": pairs[0][1]},
+            "different": [
+                {"index": i, "source": sources[i], "in_process": a, "saved_model": b}
+                for i, (a, b) in enumerate(pairs)
+                if a != b
+            ],
+            "command": command,
+            "machine": machine(),
+        }
+        write_json(os.path.join(os.path.dirname(args.out), "seq2seq_subwords", f"translator_check_{name}.json"), result)
+        print(json.dumps(result, ensure_ascii=False))
+
+
+# Analysis -> (its function, the stem of the tables it returns; None: it writes its own files).
+ANALYSES = {
+    "levels": (levels, "levels"),
+    "gates": (gates, "gates"),
+    "densities": (densities, "test_densities"),
+    "translator": (translator, None),
+}
 
 
 def main(argv=None):
@@ -421,7 +479,6 @@ def main(argv=None):
     parser.add_argument("analysis", choices=list(ANALYSES))
     parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under --runs-root)")
     parser.add_argument("--reference", nargs="*", default=[], help="densities: runs decoded once, as they are")
-    parser.add_argument("--densities", nargs="+", type=float, default=list(DENSITIES))
     parser.add_argument("--data-dir")
     parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
     parser.add_argument(
@@ -431,7 +488,9 @@ def main(argv=None):
     args.table = args.names[0].split("_")[0]
     analysis, stem = ANALYSES[args.analysis]
     command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    write_tables(args.out, f"{stem}_{args.table}", *analysis(args, command))
+    tables = analysis(args, command)
+    if stem:
+        write_tables(args.out, f"{stem}_{args.table}", *tables)
 
 
 if __name__ == "__main__":
