@@ -68,6 +68,11 @@ def write_tables(out, stem, rows, lines):
     print(text)
 
 
+def _head(title, commands):
+    """A table's first lines: its title, the machine, where the commands are."""
+    return [f"# {title}", "", f"Machine: {machine()}. {commands}", ""]
+
+
 def _number(row, key, digits=2):
     return "-" if row.get(key) is None else f"{row[key]:.{digits}f}"
 
@@ -168,10 +173,7 @@ def levels(args, command):
 
 def levels_readme(table, rows):
     lines = [
-        f"# Nodes per level of the hierarchies, {table} (test sentences)",
-        "",
-        f"Machine: {machine()}. Commands: below the table.",
-        "",
+        *_head(f"Nodes per level of the hierarchies, {table} (test sentences)", "Commands: below the table."),
         "Nodes: mean real nodes per test sentence, level 0 (the source tokens) first. Level 1 / T: the mean",
         "over sentences of level-1 nodes over tokens (the Done-when asks 1/6 to 1/2). Long: the sentences",
         f"of at least {LONG} tokens, their mean nodes at levels 1 and 2, and the share of them whose level 2",
@@ -306,10 +308,7 @@ def gates(args, command):
 
 def gates_readme(table, rows):
     lines = [
-        f"# Which subword pieces the gates open, {table} (test sentences)",
-        "",
-        f"Machine: {machine()}. Commands: below the tables.",
-        "",
+        *_head(f"Which subword pieces the gates open, {table} (test sentences)", "Commands: below the tables."),
         "A word: a piece SentencePiece marks as a word's first (U+2581) and the pieces after it, up to a",
         "punctuation piece, which is a unit of its own (`source_explanations.word_begins`). Open share: the",
         "share of the pieces of each kind whose test gate is open. Words reached: the share of words and",
@@ -382,10 +381,10 @@ def densities(args, command):
 
 def densities_readme(table, rows):
     lines = [
-        f"# Gated runs at other test densities, {table} (validation BLEU)",
-        "",
-        f"Machine: {machine()}. Greedy decoding of the validation split, batches of {BATCH}. Commands: below.",
-        "",
+        *_head(
+            f"Gated runs at other test densities, {table} (validation BLEU)",
+            f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below.",
+        ),
         "rho: the share of each sentence's source tokens the test gates open (`top_k`, round(rho T)); the",
         "run's own is marked *. Open: the share of the split's source tokens open, measured. A reference run",
         "(Bahdanau) attends to every token.",
