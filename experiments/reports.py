@@ -702,10 +702,10 @@ def _seq2seq_reruns(runs, reruns):
         for label, r in (("first", first.get(again["name"], {})), ("rerun", again)):
             score = r.get("test_bleu") if r.get("test_bleu") is not None else r.get("test_exact_match")
             cells = [_number(value, 4) for value in (r.get("test_loss"), r.get("test_perplexity"), score)]
-            rows.append([f"{again['name']} ({label})", *cells, _epochs([r]) if r else "-"])
-            rows[-1].append(_number(r.get("seconds_per_epoch"), 1))
+            cells += [_epochs([r]) if r else "-", _number(r.get("seconds_per_epoch"), 1)]
+            rows.append([f"{again['name']} ({label})", *cells])
     headers = ["run", "loss", "PPL", "BLEU or exact match", "epochs (best)", "s/epoch"]
-    return [*_RERUNS_HEAD.splitlines(), "", *_grid(headers, rows), ""]
+    return ["", *_RERUNS_HEAD.splitlines(), "", *_grid(headers, rows)]
 
 
 def seq2seq(study, root, specs):
@@ -715,12 +715,19 @@ def seq2seq(study, root, specs):
     lines = _SEQ2SEQ_HEAD.splitlines()
     for name, spec in specs.items():
         lines += _seq2seq_table(runs, name, spec)
-    lines.append("")
     for name, spec in specs.items():
         lines += spec["section"](runs, name, spec) if "section" in spec else []
     reruns = runner.load_runs(os.path.join(root, study.folder, "reruns"))
     lines += _seq2seq_reruns(runs, reruns) if reruns else []
-    tables.write_text(os.path.join(root, study.folder, "README.md"), [*lines, *tables.run_lines(runs)[1:]])
+    tables.write_text(os.path.join(root, study.folder, "README.md"), [*lines, *tables.run_lines(runs)])
+
+
+_SUBWORDS_HEAD = """## Subwords beside words (Multi30k test 2016)
+
+The same rows and flags, BPE's 8,000 joint ids against the word vocabulary; mean ± sample std over
+the seeds that exist (n). Unknown: test translations holding the unknown id (`[UNK]`, or SentencePiece's
+id 1), summed over the seeds; `-` where a run predates the count. Loss and perplexity are per token of
+each vocabulary, so only BLEU compares across the two."""
 
 
 def seq2seq_subwords_beside_words(runs, name, spec):
@@ -737,18 +744,10 @@ def seq2seq_subwords_beside_words(runs, name, spec):
         sub, word = _seq2seq_group(runs, name, row), _seq2seq_group(runs, "multi30k-long", row)
         cells = [row, str(len(sub)), stat("test_bleu")(sub), unknown(sub)]
         cells += [str(len(word)), stat("test_bleu")(word), unknown(word)]
-        rows.append([*cells, *(stat(f)(group) for f in _BESIDE for group in (sub, word))])
+        fields = ("test_attended_density", "decode_seconds_per_sentence")
+        rows.append([*cells, *(stat(key)(group) for key in fields for group in (sub, word))])
     if not any(int(cells[1]) for cells in rows):
         return []
     headers = ["model", "n subwords", "BLEU subwords", "unknown", "n words", "BLEU words", "unknown"]
     headers += ["attended density subwords", "words", "decode s/sent subwords", "words"]
-    return [*_SUBWORDS_HEAD.splitlines(), "", *_grid(headers, rows), ""]
-
-
-_BESIDE = ("test_attended_density", "decode_seconds_per_sentence")
-_SUBWORDS_HEAD = """## Subwords beside words (Multi30k test 2016)
-
-The same rows and flags, BPE's 8,000 joint ids against the word vocabulary; mean ± sample std over
-the seeds that exist (n). Unknown: test translations holding the unknown id (`[UNK]`, or SentencePiece's
-id 1), summed over the seeds; `-` where a run predates the count. Loss and perplexity are per token of
-each vocabulary, so only BLEU compares across the two."""
+    return ["", *_SUBWORDS_HEAD.splitlines(), "", *_grid(headers, rows)]
