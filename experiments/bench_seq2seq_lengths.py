@@ -14,6 +14,7 @@ bound a model saves, and the crossover T. Writes `OUT/bench.json`,
 """
 
 import argparse
+import itertools
 import json
 import os
 import shlex
@@ -215,13 +216,10 @@ def crossovers(cells):
     for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
         for batch in sorted({c["batch"] for c in cells}):
             rows = sorted((c for c in cells if (c["model"], c["batch"]) == (model, batch)), key=lambda c: c["length"])
-            for measure in ("step", "sentence"):  # per step, per batch of sentences
-                crossing = None
-                for row in reversed(rows):
-                    if row[f"{measure}_ratio_quartiles"][1] >= 1.0:
-                        break
-                    crossing = row["length"]
-                found[f"{model}, batch {batch}, per {'step' if measure == 'step' else 'batch of sentences'}"] = crossing
+            for measure, label in (("step", "step"), ("sentence", "batch of sentences")):
+                ratios = [(row["length"], row[f"{measure}_ratio_quartiles"][1]) for row in rows[::-1]]
+                below = list(itertools.takewhile(lambda pair: pair[1] < 1.0, ratios))
+                found[f"{model}, batch {batch}, per {label}"] = below[-1][0] if below else None
     return found
 
 
@@ -279,12 +277,9 @@ def readme(command, machine, args, cells, seconds):
         "| T | model | attended nodes | attention | LSTM | output | total | attention share |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for length in lengths:
+    for length in lengths:  # the cells of the smallest batch
         batch = min(c["batch"] for c in cells if c["length"] == length)
-        for c in cells:
-            if (c["length"], c["batch"]) != (length, batch):
-                continue
-            f = c["flops_per_step"]
+        for c, f in ((c, c["flops_per_step"]) for c in cells if (c["length"], c["batch"]) == (length, batch)):
             lines.append(
                 f"| {length} | {c['model']} | {f['attended_nodes']:.1f} | {f['attention']:.3g} | {f['lstm']:.3g} "
                 f"| {f['output']:.3g} | {f['total']:.3g} | {f['attention'] / f['total']:.3f} |"
