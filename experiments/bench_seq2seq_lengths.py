@@ -1,53 +1,20 @@
-"""Decoding cost across source lengths: Bahdanau vs gated vs hierarchies (issue 40).
+"""Decoding cost across source lengths: Bahdanau against gated and hierarchical attention (issue 40).
 
-    nice -n 5 python experiments/bench_seq2seq_lengths.py                 # full grid, an idle machine
-    nice -n 5 python experiments/bench_seq2seq_lengths.py --quick         # smoke, a few minutes
+    nice -n 5 python experiments/bench_seq2seq_lengths.py            # the full grid, an idle machine
+    nice -n 5 python experiments/bench_seq2seq_lengths.py --quick    # smoke, a few minutes
 
-Untrained `EncoderDecoder`s of one size (`--hidden`, `--embedding-dim`,
-`--vocabulary` source and target ids), one per attention:
-
-- `bahdanau`: every source state at every step;
-- `gated-0.2`, `gated-0.5`: the `gated-states` recipe with test gates
-  `top_k` at density rho (round(rho T) states kept, gathered once per
-  sentence);
-- `hier-cnn` (k 3, L 3), `hier-rnn` (k 6, L 2): fixed blocks, the gathered
-  hard descent; `hier-rnn-keys`: `hier-rnn` whose GRU reads and scores the
-  children's attention keys (`--summary-inputs keys`);
-- `hier-act` (L 3): the halting units set to z = 1/3 for every state
-  (blocks of 3, the size `--target-block-size 3` trains to; the default,
-  2.5, trained blocks of 2.57 on Multi30k), the gathered descent.
-
-A source of T random token ids (no padding) is encoded and decoded for
-exactly `--steps` greedy steps (no end token stops it). Each model has three
-`tf.function`s (graph mode), traced once for every T and batch: the encoder,
-`EncoderDecoder.prepare_memory` (the attention's once-per-sentence part: key
-projections; the gates, their top-k and the gather of the open states; the
-hierarchy's levels, in the compact form decoding reads) and the decoder
-steps on the prepared memory. Per cell (T, batch), after `--warmup` untimed
-runs of each model, `--rounds` rounds: the encoder runs once per round (the
-same BiLSTM in every model) and every model runs `prepare` and its steps,
-timed apart, in an order that rotates from round to round. Reported: the
-median seconds per decoder step (the steps' time over `--steps`: what the
-FLOPs per step count), its per-round ratios to Bahdanau (median and
-quartiles: each round's time over Bahdanau's in that round, so load that
-moves a whole round cancels out), the median `prepare` time, and the time
-per batch of sentences (encoder + `prepare` + steps, each round's sum) with
-its per-round ratios. FLOPs per decoder step and sentence (multiply-add =
-2): attention (the query projection plus the nodes the model attends, as
-`EncoderDecoder.attended_nodes` counts them, keys projected by `prepare`),
-the decoder LSTM cell and the output projection to the vocabulary; from
-them the bound `(F_B - F) / F_B` on the share of Bahdanau's step time a
-model can save, the saving measured, `(t_B - t) / t_B` (one minus the median
-per-round ratio), and their ratio
-(the share of the bound achieved). The crossover per model and batch is
-the shortest T of the grid from which on its median per-round ratio stays
-below 1.
-
-Writes `OUT/bench.json` and `OUT/README.md` (`OUT`: `results/seq2seq_lengths`,
-`results/seq2seq_lengths/quick` with `--quick`).
+Untrained `EncoderDecoder`s of one size, one per attention of `MODELS`, decode
+sources of T random ids for `--steps` greedy steps. Per cell (T, batch), the
+encoder, each model's `prepare_memory` (its once-per-sentence part) and its
+decoder steps, each a `tf.function`, are timed apart by `bench.alternating`;
+the README gives the time per step and per batch of sentences, their
+per-round ratios to Bahdanau, the FLOPs per step and the share of the FLOPs
+bound a model saves, and the crossover T. Writes `OUT/bench.json`,
+`OUT/README.md` and the plot (`OUT`: `results/seq2seq_lengths`, `.../quick`).
 """
 
 import argparse
+import itertools
 import json
 import os
 import shlex
@@ -56,21 +23,28 @@ import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "experiments"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.bench import alternating
+from experiments.bench import machine_line
+from experiments.bench import quartiles
+from experiments.bench import set_threads
+from experiments.runner import REPO
+from experiments.runner import portable
 
-from bench import machine_line  # noqa: E402
-from bench import set_threads  # noqa: E402
-from bench_seq2seq_decode import paired_quartiles  # noqa: E402
-
-from runner import portable  # noqa: E402
-
+THREADS = 2  # intra-op (inter-op: 1)
 FULL = {"lengths": [16, 64, 256, 1024, 2048], "batches": [1, 32], "rounds": 10}
 QUICK = {"lengths": [16, 64], "batches": [1], "rounds": 3}
+# How the models take turns in a round: `alternating` (`bench.alternating`) since
+# issue 64; the committed grids' `bench.json` (no `order`) were timed `rotating`.
+ORDERS = {
+    "rotating": "in an order that rotates from round to round.",
+    "alternating": "in turn, the order reversed every other round.",
+}
 # The share of the bound achieved is shown where the bound is at least this.
 MIN_BOUND = 0.01
 GATED = {"aux": "fnn", "gate_input": "states", "inference_mode": "top_k"}
+# One per attention: gated with `top_k` test gates at density rho; the
+# hierarchies' fixed blocks; ACT with every halting unit at z = 1/3 (blocks of 3).
 MODELS = {
     "bahdanau": {"attention": "bahdanau"},
     "gated-0.2": {"attention": "gated", **GATED, "target_density": 0.2, "inference_density": 0.2},
@@ -88,29 +62,17 @@ def parse_args(argv=None):
     parser.add_argument("--lengths", type=int, nargs="+")
     parser.add_argument("--batches", type=int, nargs="+")
     parser.add_argument("--rounds", type=int)
-    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--steps", type=int, default=32, help="decoder steps per sentence")
     parser.add_argument("--warmup", type=int, default=2, help="untimed runs per model after tracing")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--embedding-dim", type=int, default=256)
     parser.add_argument("--vocabulary", type=int, default=6000, help="source and target vocabulary sizes")
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    grid = QUICK if args.quick else FULL
-    for name in grid:
-        if getattr(args, name) is None:
-            setattr(args, name, grid[name])
-    if "bahdanau" not in args.models:
-        parser.error("--models must include bahdanau (the reference of the ratios)")
-    for name in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary", "threads"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if min(args.lengths) < 1 or min(args.batches) < 1:
-        parser.error("--lengths and --batches must be positive")
-    default_out = os.path.join("results", "seq2seq_lengths", "quick" if args.quick else "")
-    args.out = args.out or os.path.join(REPO, default_out)
+    for name, value in (QUICK if args.quick else FULL).items():
+        setattr(args, name, getattr(args, name) or value)
+    args.out = args.out or os.path.join(REPO, "results", "seq2seq_lengths", "quick" if args.quick else "")
+    args.order = "alternating"  # the timer (`rotating` before `bench.alternating`)
     return args
 
 
@@ -119,17 +81,11 @@ def build_models(args):
 
     from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 
-    keras.utils.set_random_seed(args.seed)
+    keras.utils.set_random_seed(0)
     models = {}
-    for name in args.models:
-        model = EncoderDecoder(
-            args.vocabulary,
-            args.vocabulary,
-            embedding_dim=args.embedding_dim,
-            hidden=args.hidden,
-            seed=args.seed,
-            **MODELS[name],
-        )
+    for name, config in MODELS.items():
+        sizes = {"embedding_dim": args.embedding_dim, "hidden": args.hidden, "seed": 0}
+        model = EncoderDecoder(args.vocabulary, args.vocabulary, **sizes, **config)
         model.build()
         if name == "hier-act":  # z = 1/3 for every state: blocks of 3
             for halt in model.attention_layer.halting_units:
@@ -186,58 +142,35 @@ def step_flops(model, source, steps):
     target = np.full([source.shape[0], steps], 4, "int32")
     nodes = float(np.mean(model.attended_nodes(source, target).numpy()))
     attention = float(model.attention_flops(nodes))
-    cell = model.decoder.cell
-    inputs = cell.kernel.shape[0]
-    units = cell.units
-    lstm = 2 * 4 * units * (inputs + units) + 4 * 4 * units  # gate matmuls, bias, activations and products
-    features = model.logits.kernel.shape[0]
-    output = 2 * features * model.target_vocabulary_size + model.target_vocabulary_size
+    units, vocabulary = model.decoder.cell.units, model.target_vocabulary_size
+    # The gate matmuls, bias, activations and products; the projection to the vocabulary.
+    lstm = float(2 * 4 * units * (model.decoder.cell.kernel.shape[0] + units) + 4 * 4 * units)
+    output = float(2 * model.logits.kernel.shape[0] * vocabulary + vocabulary)
     total = attention + lstm + output
-    return {
-        "attended_nodes": nodes,
-        "attention": attention,
-        "lstm": float(lstm),
-        "output": float(output),
-        "total": total,
-    }
-
-
-def timed(function, *inputs):
-    """`(seconds, outputs)` of one call."""
-    started = time.perf_counter()
-    outputs = function(*inputs)
-    return time.perf_counter() - started, outputs
+    return {"attended_nodes": nodes, "attention": attention, "lstm": lstm, "output": output, "total": total}
 
 
 def time_cell(models, functions, length, batch, args):
-    """Every round: the encoder once (the same network in every model), then
-    each model's `prepare` and decoder steps, in a rotating order."""
-    rng = np.random.default_rng(args.seed + length + batch)
+    """The cells of (T, batch): in every round of `bench.alternating`, the
+    encoder once (the same network in every model), then each model's
+    `prepare` and decoder steps, timed apart."""
+    rng = np.random.default_rng(length + batch)
     source = rng.integers(4, args.vocabulary, size=[batch, length]).astype("int32")
     names = list(models)
-    encoded = {}
-    for name in names:
-        encode, prepare, decode = functions[name]
-        for _ in range(1 + args.warmup):
-            states, mask, state = encode(source)
-            memory = prepare(source, states, mask)
-            decode(memory, state).numpy()
-        encoded[name] = (states, mask, state)
-    encoder = np.zeros(args.rounds)
-    prepare_times = np.zeros([len(names), args.rounds])
-    step_times = np.zeros([len(names), args.rounds])
-    for round_number in range(args.rounds):
-        order = list(np.roll(np.arange(len(names)), round_number))
-        encoder_at = round_number % (len(names) + 1)  # the encoder's turn rotates too
-        for position, index in enumerate(order + [None]):
-            if position == encoder_at:
-                encoder[round_number], _ = timed(functions["bahdanau"][0], source)
-            if index is None:
-                continue
-            _, prepare, decode = functions[names[index]]
-            states, mask, state = encoded[names[index]]
-            prepare_times[index, round_number], memory = timed(prepare, source, states, mask)
-            step_times[index, round_number], _ = timed(decode, memory, state)
+    encoded = {name: functions[name][0](source) for name in names}
+    memories = {}
+
+    def prepare(name):
+        memories[name] = functions[name][1](source, *encoded[name][:2])
+
+    def decode(name):
+        return functions[name][2](memories[name], encoded[name][2])
+
+    calls = [lambda: functions["bahdanau"][0](source)]
+    calls += [call for name in names for call in (lambda n=name: prepare(n), lambda n=name: decode(n))]
+    # TensorFlow runs a call on the CPU before it returns: nothing to wait for.
+    times = np.asarray(alternating(calls, 1 + args.warmup, args.rounds, block=lambda outputs: outputs))
+    encoder, prepare_times, step_times = times[0], times[1::2], times[2::2]
     step_times /= args.steps
     # One sentence's counts (the rows are alike: random ids, no padding); the
     # dense `attended_nodes` of a hierarchy holds (steps, T, T) tensors.
@@ -252,11 +185,11 @@ def time_cell(models, functions, length, batch, args):
                 "length": length,
                 "batch": batch,
                 "seconds_per_step": float(np.median(step_times[index])),
-                "step_ratio_quartiles": paired_quartiles(step_times[index], step_times[reference]),
+                "step_ratio_quartiles": quartiles(step_times[index] / step_times[reference]),
                 "prepare_seconds": float(np.median(prepare_times[index])),
                 "encoder_seconds": float(np.median(encoder)),
                 "seconds_per_sentence": float(np.median(sentence[index])),
-                "sentence_ratio_quartiles": paired_quartiles(sentence[index], sentence[reference]),
+                "sentence_ratio_quartiles": quartiles(sentence[index] / sentence[reference]),
                 "rounds": {
                     "step": [round(float(t), 7) for t in step_times[index]],
                     "prepare": [round(float(t), 6) for t in prepare_times[index]],
@@ -283,13 +216,10 @@ def crossovers(cells):
     for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
         for batch in sorted({c["batch"] for c in cells}):
             rows = sorted((c for c in cells if (c["model"], c["batch"]) == (model, batch)), key=lambda c: c["length"])
-            for measure in ("step", "sentence"):  # per step, per batch of sentences
-                crossing = None
-                for row in reversed(rows):
-                    if row[f"{measure}_ratio_quartiles"][1] >= 1.0:
-                        break
-                    crossing = row["length"]
-                found[f"{model}, batch {batch}, per {'step' if measure == 'step' else 'batch of sentences'}"] = crossing
+            for measure, label in (("step", "step"), ("sentence", "batch of sentences")):
+                ratios = [(row["length"], row[f"{measure}_ratio_quartiles"][1]) for row in rows[::-1]]
+                below = list(itertools.takewhile(lambda pair: pair[1] < 1.0, ratios))
+                found[f"{model}, batch {batch}, per {label}"] = below[-1][0] if below else None
     return found
 
 
@@ -308,8 +238,7 @@ def readme(command, machine, args, cells, seconds):
             f"padding, {args.steps} greedy decoder steps (no end token stops them); {args.warmup} warm-up runs "
             f"per model and cell after tracing, then {args.rounds} rounds. In each round the encoder runs once "
             "(the same BiLSTM in every model) and every model runs its `prepare` on the encoder's outputs and "
-            f"then its {args.steps} decoder steps on the prepared memory, timed apart, in an order that rotates "
-            "from round to round."
+            f"then its {args.steps} decoder steps on the prepared memory, timed apart, " + ORDERS[args.order]
         ),
         "",
         (
@@ -348,12 +277,9 @@ def readme(command, machine, args, cells, seconds):
         "| T | model | attended nodes | attention | LSTM | output | total | attention share |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for length in lengths:
+    for length in lengths:  # the cells of the smallest batch
         batch = min(c["batch"] for c in cells if c["length"] == length)
-        for c in cells:
-            if (c["length"], c["batch"]) != (length, batch):
-                continue
-            f = c["flops_per_step"]
+        for c, f in ((c, c["flops_per_step"]) for c in cells if (c["length"], c["batch"]) == (length, batch)):
             lines.append(
                 f"| {length} | {c['model']} | {f['attended_nodes']:.1f} | {f['attention']:.3g} | {f['lstm']:.3g} "
                 f"| {f['output']:.3g} | {f['total']:.3g} | {f['attention'] / f['total']:.3f} |"
@@ -447,6 +373,7 @@ def rebuild(out):
     """`README.md` and the plot of `out` again from its `bench.json` alone
     (the flags of its setting, the others at their defaults)."""
     args = parse_args([])
+    args.order = "rotating"
     with open(os.path.join(out, "bench.json")) as handle:
         stored = json.load(handle)
     cells = stored.pop("cells")
@@ -457,7 +384,7 @@ def rebuild(out):
 
 def main():
     args = parse_args()
-    set_threads(args.threads)
+    set_threads(THREADS)
     models = build_models(args)
     sample = np.full([2, 8], 5, "int32")
     functions = {name: model_functions(model, args.steps, sample) for name, model in models.items()}
@@ -471,8 +398,10 @@ def main():
     niceness = os.nice(0)  # as the command ran
     prefix = f"nice -n {niceness} " if niceness else ""
     command = portable(prefix + "python experiments/bench_seq2seq_lengths.py " + shlex.join(sys.argv[1:]))
-    machine = machine_line(args.threads)
-    setting = {k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary")}
+    machine = machine_line(THREADS)
+    setting = {
+        k: getattr(args, k) for k in ("steps", "warmup", "rounds", "hidden", "embedding_dim", "vocabulary", "order")
+    }
     setting["seconds"] = seconds
     result = {"command": command, "machine": machine, "setting": setting, "crossovers": crossovers(cells)}
     write_outputs(args.out, result, cells, args)

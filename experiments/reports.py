@@ -540,3 +540,141 @@ def complement(study, root):
 
     for density, test in complement_real.VARIANTS:
         complement_real.write(root, density, test)
+
+
+# --- seq2seq: the hierarchical-attention report's tables beside our runs ----
+
+_SEQ2SEQ_HEAD = """# Sequence to sequence: the hierarchical attention report's tables
+
+Ours: mean ± sample std over the seeds that exist (n); test set. Loss is
+the test cross-entropy per target token, perplexity its exponential.
+Decode: greedy, seconds per sentence. Decode and s/epoch are each run's
+own wall-clock under whatever else the machine ran then (another run
+beside it, or a pause); compare speeds in `decode_*.md`, which times
+the runs side by side in one process. kFLOPs/token: one decoder step's
+attention (query projection, scores and weighted sum over the attended
+states; the keys are projected once per sentence and not counted).
+All-closed: share of test sentences whose gates all close, so that the
+fallback attends to every state (counted in the attended density).
+The report's copy-task Bahdanau row repeats its Multi30k row, and its
+copy perplexities (6-25) look like translation figures: a model that
+copies should be near 1. Its ACT row has no fixed k (we list L only).
+`gated-ft`: the `gated` flags, fine-tuned from the Bahdanau run of its
+seed for half the epochs. `gated-states`: the `gated` flags with gates
+read from the encoder states by a small tanh layer per state. Of the
+gated recipes, the one with the highest validation BLEU at seed 0 runs
+seeds 1 and 2 (`selection.json`). Epochs (best): each seed's epochs
+trained, and in brackets the epoch whose weights it kept (best
+validation loss) where it stopped early on it.
+"""
+_RERUNS_HEAD = """## Reruns
+
+Finished runs trained again with the same command, on a machine that no longer held
+their model (`--rerun`), so that the decode bench can time them; the table above keeps
+the first run. Machine: each JSON's `machine`.
+"""
+
+
+def _number(value, digits=3):
+    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _epochs(runs):
+    """Each run's epochs trained, with its best epoch where it kept one: `20 (17), 14 (11)`."""
+    best = [(r.get("epochs_trained", r["epochs"]), r.get("best_epoch")) for r in sorted(runs, key=lambda r: r["seed"])]
+    return ", ".join(f"{n}" + ("" if b is None else f" ({b})") for n, b in best) or "-"
+
+
+def _grid(headers, rows):
+    """A Markdown table of rows of cells (strings)."""
+    return tables.markdown([(header, lambda cells, i=i: cells[i]) for i, header in enumerate(headers)], rows)
+
+
+def _seq2seq_group(runs, table, row):
+    return [run for run in runs if run["name"].startswith(f"{table}_{row}_seed")]
+
+
+_SEQ2SEQ_STATS = (
+    ("attended density", "test_attended_density"),
+    ("all-closed", "test_all_closed_rate"),
+    ("kFLOPs/token", lambda run: run["attention_flops_per_token"] * 1e-3),
+    ("decode s/sent", "decode_seconds_per_sentence"),
+    ("s/epoch", "seconds_per_epoch"),
+)
+
+
+def _seq2seq_table(runs, name, spec):
+    """One table of `studies.SEQ2SEQ_TABLES`: each row's flags (k, L), the
+    report's figures and ours (mean ± sample std over the seeds)."""
+    scores = [("BLEU", "test_bleu")]
+    if spec["task"] != "multi30k":
+        scores = [("exact match", "test_exact_match"), ("symbol error rate", "test_symbol_error_rate")]
+    fields = [("loss", "test_loss"), ("PPL", "test_perplexity"), *scores, *_SEQ2SEQ_STATS]
+    headers = ["model", "k", "L", "report loss", "report PPL", "report BLEU", "n", *(h for h, _ in fields)]
+    rows = []
+    for row, flags in spec["rows"].items():
+        group = _seq2seq_group(runs, name, row)
+        cells = [row, *(flags[flags.index(f) + 1] if f in flags else "-" for f in ("--block-size", "--levels"))]
+        report = spec.get("report", {}).get(row, (None,) * 3)
+        cells += [_number(value, digits) for value, digits in zip(report, (3, 3, 2), strict=True)]
+        rows.append([*cells, str(len(group)), *(stat(path)(group) for _, path in fields), _epochs(group)])
+    return ["", f"## {spec['title']}", "", *_grid([*headers, "epochs (best)"], rows)]
+
+
+def _seq2seq_reruns(runs, reruns):
+    """Each rerun (`reruns/`) beside the table's run of the same name."""
+    first = {run["name"]: run for run in runs}
+    rows = []
+    for again in reruns:
+        for label, r in (("first", first.get(again["name"], {})), ("rerun", again)):
+            score = r.get("test_bleu") if r.get("test_bleu") is not None else r.get("test_exact_match")
+            cells = [_number(value, 4) for value in (r.get("test_loss"), r.get("test_perplexity"), score)]
+            cells += [_epochs([r]) if r else "-", _number(r.get("seconds_per_epoch"), 1)]
+            rows.append([f"{again['name']} ({label})", *cells])
+    headers = ["run", "loss", "PPL", "BLEU or exact match", "epochs (best)", "s/epoch"]
+    return ["", *_RERUNS_HEAD.splitlines(), "", *_grid(headers, rows)]
+
+
+def seq2seq(study, root, specs):
+    """`results/seq2seq/README.md`: every table of `specs` (`studies.SEQ2SEQ_TABLES`)
+    beside the report's figures, the tables' sections, the reruns and the runs."""
+    runs = _runs(study, root)
+    lines = _SEQ2SEQ_HEAD.splitlines()
+    for name, spec in specs.items():
+        lines += _seq2seq_table(runs, name, spec)
+    for name, spec in specs.items():
+        lines += spec["section"](runs, name, spec) if "section" in spec else []
+    reruns = runner.load_runs(os.path.join(root, study.folder, "reruns"))
+    lines += _seq2seq_reruns(runs, reruns) if reruns else []
+    tables.write_text(os.path.join(root, study.folder, "README.md"), [*lines, *tables.run_lines(runs)])
+
+
+_SUBWORDS_HEAD = """## Subwords beside words (Multi30k test 2016)
+
+The same rows and flags, BPE's 8,000 joint ids against the word vocabulary; mean ± sample std over
+the seeds that exist (n). Unknown: test translations holding the unknown id (`[UNK]`, or SentencePiece's
+id 1), summed over the seeds; `-` where a run predates the count. Loss and perplexity are per token of
+each vocabulary, so only BLEU compares across the two."""
+
+
+def seq2seq_subwords_beside_words(runs, name, spec):
+    """The subword table's section (issue 54): each row beside its word-level
+    row (`multi30k-long`): test BLEU, translations holding the unknown token,
+    attended density, decoding time."""
+
+    def unknown(group):
+        counts = [r.get("test_unknown_translations") for r in group]
+        return "-" if None in counts or not group else str(sum(counts))
+
+    rows = []
+    for row in spec["rows"]:
+        sub, word = _seq2seq_group(runs, name, row), _seq2seq_group(runs, "multi30k-long", row)
+        cells = [row, str(len(sub)), stat("test_bleu")(sub), unknown(sub)]
+        cells += [str(len(word)), stat("test_bleu")(word), unknown(word)]
+        fields = ("test_attended_density", "decode_seconds_per_sentence")
+        rows.append([*cells, *(stat(key)(group) for key in fields for group in (sub, word))])
+    if not any(int(cells[1]) for cells in rows):
+        return []
+    headers = ["model", "n subwords", "BLEU subwords", "unknown", "n words", "BLEU words", "unknown"]
+    headers += ["attended density subwords", "words", "decode s/sent subwords", "words"]
+    return ["", *_SUBWORDS_HEAD.splitlines(), "", *_grid(headers, rows)]

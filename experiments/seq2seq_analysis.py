@@ -1,64 +1,496 @@
-"""What the analyses of finished seq2seq runs share (`hierarchy_levels.py`,
-`gate_pieces.py`, `seq2seq_test_densities.py`): their flags, the checks of
-the runs they read and the tables they write. What they read from a model
-(its test gates, its hierarchy's levels, a subword sentence's words) is
-`ganet_tf.seq2seq.source_explanations`, which `translate --explain` reads."""
+"""Analyses of finished seq2seq runs, their models under `runs/seq2seq`.
+
+    python experiments/seq2seq_analysis.py levels --data-dir ../shared/data --names multi30k-long_hier-act_seed0
+    python experiments/seq2seq_analysis.py gates --data-dir ../shared/data --names multi30k-subwords_gated-states_seed0
+    python experiments/seq2seq_analysis.py densities --data-dir ../shared/data \
+        --names multi30k-subwords_gated-states_seed0 --reference multi30k-subwords_bahdanau_seed0
+    python experiments/seq2seq_analysis.py translator --data-dir ../shared/data --names multi30k-subwords_bahdanau_seed0
+
+`levels`: the nodes of every level of a hierarchy on the test sources
+(`OUT/levels_TABLE`, the rows of earlier commands kept). `gates`: which
+subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
+validation BLEU of gated runs at other test densities (`OUT/test_densities_TABLE`).
+Each writes `.md` and `.json` (TABLE: the first name's). `translator`: the
+test translations through the SavedModel against those in this process
+(`OUT/../seq2seq_subwords/translator_check_NAME.json`).
+"""
 
 import argparse
+import collections
+import itertools
+import json
 import os
 import shlex
+import subprocess
 import sys
+import tempfile
 
-from runner import REPO
-from runner import load_runs
-from runner import write_json
+import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.runner import REPO
+from experiments.runner import load_runs
+from experiments.runner import machine
+from experiments.runner import read_json
+from experiments.runner import write_json
 
-def analysis_parser(description, names_help="run folders under runs/seq2seq"):
-    """The flags every analysis takes: `--names`, `--data-dir`,
-    `--runs-root` (the models) and `--out` (the results, with the runs'
-    summaries under `OUT/runs`)."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--names", nargs="+", required=True, help=names_help)
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
-    return parser
-
-
-def recorded_command(script, argv=None):
-    """The command to record beside the results: `python experiments/SCRIPT`
-    and the flags given (`argv`, or the command line's)."""
-    return f"python experiments/{script} " + shlex.join(sys.argv[1:] if argv is None else argv)
+LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
+KINDS = ("whole word", "first piece", "later piece", "punctuation")
+FREQUENT = 12  # the most frequent test pieces listed with their open share
+DENSITIES = (0.3, 0.5, 0.7, 1.0)
+BATCH = 128  # validation decoding's batch (`densities`)
 
 
-def finished_runs(args, names, problem):
-    """The summaries `{name: summary}` of the finished runs in `OUT/runs`,
-    after checking, before any model loads, that each of `names` is one,
-    that `problem(summary)` (what is wrong with it for this analysis, or
-    None) is None, and that its model folder is still under `--runs-root`;
-    else one `error:` line (SystemExit)."""
+def finished_runs(args, names, fits, misfit):
+    """Exits, before any model loads, unless each of `names` is a finished run
+    (`OUT/runs`) that `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
         if name not in runs:
             raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
-        wrong = problem(runs[name])
-        if wrong:
-            raise SystemExit(f"error: {name} {wrong}")
+        if not fits(runs[name]):
+            raise SystemExit(f"error: {name} {misfit}")
         if not os.path.isdir(os.path.join(args.runs_root, name)):
             raise SystemExit(
-                f"error: the model of {name} is gone from {args.runs_root}; "
-                f"train it again: python experiments/seq2seq_tables.py --rerun {name}"
+                f"error: the model of {name} is gone from {args.runs_root}; train it again: "
+                f"python -m experiments run seq2seq --results /tmp/rerun --only {name}"
             )
-    return runs
 
 
 def write_tables(out, stem, rows, lines):
-    """Writes `OUT/STEM.json` (`{"rows": rows}`) and `OUT/STEM.md` (`lines`
-    and, below them, the commands of the rows), and prints the table."""
+    """Writes `OUT/STEM.json` (`{"rows": rows}`) and `OUT/STEM.md` (`lines`,
+    then the rows' commands) and prints the table."""
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
     text = "\n".join([*lines, "", "Commands:", "", *(f"- `{command}`" for command in commands)])
     write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
     with open(os.path.join(out, f"{stem}.md"), "w", encoding="utf-8") as handle:
         handle.write(text + "\n")
     print(text)
+
+
+def _head(title, commands):
+    """A table's first lines: its title, the machine, where the commands are."""
+    return [f"# {title}", "", f"Machine: {machine()}. {commands}", ""]
+
+
+def _number(row, key, digits=2):
+    return "-" if row.get(key) is None else f"{row[key]:.{digits}f}"
+
+
+# --- levels: the nodes of each level of a hierarchy (issue 40) ---------------
+
+
+def level_stats(run_dir, data_dir, batch_size=200):
+    """`(config, stats)` of a hierarchical run on its test sources: the figures
+    `levels_readme` explains (per token: the sum of squared block sizes over
+    the tokens); a subword run's ACT blocks add `word_stats`."""
+    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.source_explanations import source_levels
+    from ganet_tf.seq2seq.source_explanations import word_begins
+
+    config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
+    counts, sizes, largest, block_starts = [], [], [], []
+    for nodes, block, starts in source_levels(model, ids[0], batch_size):
+        counts.append(nodes)
+        if len(nodes) > 1:
+            sizes.append(block)
+            largest.append(block.max(initial=0))
+            if model.attention == "hier-act":  # learned block starts
+                block_starts.append(starts)
+    counts = np.stack(counts)  # (sentences, levels)
+    sizes = np.concatenate(sizes) if sizes else np.zeros(0)
+    stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
+    if counts.shape[1] > 1:
+        long = counts[counts[:, 0] >= LONG]
+        stats["level1_share"] = float(np.mean(counts[:, 1] / counts[:, 0]))
+        stats["block_size_mean"], stats["block_size_std"] = float(sizes.mean()), float(sizes.std())
+        stats["token_block_size"] = float(np.sum(sizes.astype("float64") ** 2) / np.sum(sizes))
+        stats["largest_block"] = float(np.mean(largest))
+        stats["long_sentences"], stats["long_level1"] = len(long), float(long[:, 1].mean())
+    if counts.shape[1] > 2:
+        stats["long_level2"] = float(long[:, 2].mean())
+        stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
+    if config.tokenizer in ("bpe", "unigram") and block_starts:
+        pieces = vocabularies[0].pieces
+        stats.update(word_stats(block_starts, [word_begins([pieces[i] for i in row]) for row in ids[0]]))
+    return config, stats
+
+
+def word_stats(block_starts, word_starts, draws=20, seed=0):
+    """Do ACT blocks of subwords follow words (`levels_readme` explains the
+    shares)? Per sentence: its level-1 block starts, whether each token
+    begins a word."""
+    rng = np.random.default_rng(seed)
+    at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
+    for blocks, words in zip(block_starts, word_starts, strict=True):
+        inner = {int(start) for start in blocks if 0 < start < len(words)}
+        starts += len(inner)
+        at_word += sum(words[start] for start in inner)
+        tokens += len(words) - 1
+        word_tokens += sum(words[1:])
+        first = [i for i, begins in enumerate(words) if begins or i == 0] + [len(words)]
+        spans = [(begin, end) for begin, end in itertools.pairwise(first) if end - begin > 1]
+        long_words += len(spans)
+        split += sum(any(begin < start < end for start in inner) for begin, end in spans)
+        for _ in range(draws):
+            drawn = rng.choice(np.arange(1, len(words)), size=len(inner), replace=False) if inner else []
+            random_split += sum(any(begin < start < end for start in drawn) for begin, end in spans) / draws
+    return {
+        "block_start_at_word": at_word / max(starts, 1),
+        "token_at_word": word_tokens / max(tokens, 1),
+        "words_split": split / max(long_words, 1),
+        "words_split_at_random": random_split / max(long_words, 1),
+        "multi_piece_words": long_words,
+    }
+
+
+def checks(row):
+    """Issue 40's Done-when for ACT (None where it does not apply): level 1
+    holds T/6 to T/2 nodes, level 2 fewer than level 1 and more than one on
+    sentences of >= LONG tokens, block sizes vary (std >= 0.5 tokens)."""
+    if "level1_share" not in row or "long_level2" not in row:
+        return None
+    return {
+        "level 1 between T/6 and T/2": 1 / 6 <= row["level1_share"] <= 1 / 2,
+        f"level 2 on sentences of >= {LONG} tokens: 1 < nodes < level 1": 1 < row["long_level2"] < row["long_level1"],
+        "block size std >= 0.5": row["block_size_std"] >= 0.5,
+    }
+
+
+def levels(args, command):
+    finished_runs(
+        args, args.names, lambda run: run["attention"].startswith("hier-"), "is not a hierarchical run (hier-*)"
+    )
+    path = os.path.join(args.out, f"levels_{args.table}.json")
+    rows = [r for r in read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
+    for name in args.names:
+        config, stats = level_stats(os.path.join(args.runs_root, name), args.data_dir)
+        rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
+    for row in rows:
+        row["checks"] = checks(row)
+    return rows, levels_readme(args.table, rows)
+
+
+def levels_readme(table, rows):
+    lines = [
+        *_head(f"Nodes per level of the hierarchies, {table} (test sentences)", "Commands: below the table."),
+        "Nodes: mean real nodes per test sentence, level 0 (the source tokens) first. Level 1 / T: the mean",
+        "over sentences of level-1 nodes over tokens (the Done-when asks 1/6 to 1/2). Long: the sentences",
+        f"of at least {LONG} tokens, their mean nodes at levels 1 and 2, and the share of them whose level 2",
+        "holds more than one node and fewer than level 1. Block size: tokens per level-1 node over the whole",
+        "test set, mean and standard deviation (the Done-when asks std >= 0.5); per token: the mean size of",
+        "the block a token sits in (one block of most of a sentence shows here, not in the mean over",
+        "blocks); largest: the mean over sentences of the largest block. Rows written before these",
+        "columns existed show `-` there (their models are gone).",
+        "",
+        "| run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | "
+        "long: 1 < level 2 < level 1 | block size mean | block size std | block size per token | largest block |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['run']} | {r['levels']} | {', '.join(f'{c:.2f}' for c in r['nodes'])} | "
+            f"{_number(r, 'level1_share', 3)} | {r.get('long_sentences', '-')} | {_number(r, 'long_level1')} | "
+            f"{_number(r, 'long_level2')} | {_number(r, 'long_level2_between', 3)} | "
+            f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} | "
+            f"{_number(r, 'token_block_size')} | {_number(r, 'largest_block')} |"
+        )
+    words = [r for r in rows if r.get("block_start_at_word") is not None]
+    if words:
+        lines += [
+            "",
+            "Subword runs: do the ACT blocks follow words? A word: a piece SentencePiece marks as a word's",
+            "first (U+2581) and the pieces after it, up to a punctuation piece, which is a unit of its own.",
+            "Block starts on a word: the share of level-1 blocks (after a sentence's first token) that begin",
+            "on a word's first piece; tokens on a word: the share of tokens that begin a word, what blocks",
+            "closed at random places would give; words cut: the share of the words of two or more pieces",
+            "that a block boundary splits, and at random: the same with each sentence's block starts drawn",
+            "at random places (as many as it has, the mean of 20 draws).",
+            "",
+            "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in words:
+            lines.append(
+                f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
+                f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
+            )
+    checked = [r for r in rows if r.get("checks")]
+    if checked:
+        lines += ["", "Issue 40's Done-when for the hierarchies of three levels (computed from the row):", ""]
+        for r in checked:
+            marks = "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
+            lines.append(f"- {r['run']}: {marks}")
+    return lines
+
+
+# --- gates: which subword pieces the test gates open (issue 54) --------------
+
+
+def piece_kinds(pieces):
+    """Each piece's place in its word, one of `KINDS`."""
+    from ganet_tf.seq2seq.source_explanations import WORD_START
+    from ganet_tf.seq2seq.source_explanations import word_begins
+
+    begins = [*word_begins(pieces), True]
+    kinds = []
+    for index, piece in enumerate(pieces):
+        text = piece.lstrip(WORD_START)
+        if text and not any(character.isalnum() for character in text):
+            kinds.append("punctuation")
+        elif begins[index]:
+            kinds.append("whole word" if begins[index + 1] else "first piece")
+        else:
+            kinds.append("later piece")
+    return kinds
+
+
+def gate_stats(rows, draws=20, seed=0):
+    """The figures `gates_readme` explains, over sentences `(pieces, open)`."""
+    from ganet_tf.seq2seq.source_explanations import word_spans
+
+    rng = np.random.default_rng(seed)
+    opened, seen, by_piece, piece_count = (collections.Counter() for _ in range(4))
+    words = reached = random_reached = long_words = all_open = all_closed = 0
+    for pieces, gates in rows:
+        for kind, piece, gate in zip(piece_kinds(pieces), pieces, gates, strict=True):
+            seen[kind] += 1
+            opened[kind] += int(gate)
+            piece_count[piece] += 1
+            by_piece[piece] += int(gate)
+        spans = word_spans(pieces)
+        words += len(spans)
+        reached += sum(gates[begin:end].any() for begin, end in spans)
+        for _ in range(draws):
+            drawn = np.zeros(len(pieces), bool)
+            drawn[rng.choice(len(pieces), size=int(gates.sum()), replace=False)] = True
+            random_reached += sum(drawn[begin:end].any() for begin, end in spans) / draws
+        for begin, end in spans:
+            if end - begin > 1:
+                long_words += 1
+                all_open += bool(gates[begin:end].all())
+                all_closed += not gates[begin:end].any()
+    total = sum(seen.values())
+    return {
+        "sentences": len(rows),
+        "pieces": total,
+        "open_share": sum(opened.values()) / max(total, 1),
+        "kinds": {kind: {"pieces": seen[kind], "open_share": opened[kind] / max(seen[kind], 1)} for kind in KINDS},
+        "words": words,
+        "words_reached": float(reached / max(words, 1)),
+        "words_reached_at_random": float(random_reached / max(words, 1)),
+        "multi_piece_words": long_words,
+        "multi_piece_all_open": all_open / max(long_words, 1),
+        "multi_piece_all_closed": all_closed / max(long_words, 1),
+        "frequent": [
+            {"piece": piece, "count": count, "open_share": by_piece[piece] / count}
+            for piece, count in piece_count.most_common(FREQUENT)
+        ],
+    }
+
+
+def gates(args, command):
+    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.source_explanations import source_gates
+
+    def fits(run):
+        return run["attention"] == "gated" and run.get("tokenizer") in ("bpe", "unigram")
+
+    finished_runs(args, args.names, fits, "is not a gated subword run (--attention gated --tokenizer bpe)")
+    rows = []
+    for name in args.names:
+        _, model, ids, *_, vocabularies = load_run(os.path.join(args.runs_root, name), args.data_dir, with_pairs=True)
+        pieces = vocabularies[0].pieces
+        sentences = [([pieces[i] for i in row], row_open) for row, row_open in source_gates(model, ids[0], 200)]
+        rows.append({"run": name, **gate_stats(sentences), "command": command})
+    return rows, gates_readme(args.table, rows)
+
+
+def gates_readme(table, rows):
+    lines = [
+        *_head(f"Which subword pieces the gates open, {table} (test sentences)", "Commands: below the tables."),
+        "A word: a piece SentencePiece marks as a word's first (U+2581) and the pieces after it, up to a",
+        "punctuation piece, which is a unit of its own (`source_explanations.word_begins`). Open share: the",
+        "share of the pieces of each kind whose test gate is open. Words reached: the share of words and",
+        "marks with at least one open piece; at random: the same with as many pieces of each sentence",
+        "opened at random (the mean of 20 draws). Words of 2+ pieces: the shares wholly open and wholly",
+        "closed.",
+        "",
+        "| run | pieces | open | " + " | ".join(f"open: {kind}" for kind in KINDS) + " | words reached | at random "
+        "| words of 2+ pieces | wholly open | wholly closed |",
+        "|---|" + "---|" * (7 + len(KINDS)),
+    ]
+    for r in rows:
+        kinds = " | ".join(f"{r['kinds'][kind]['open_share']:.3f} ({r['kinds'][kind]['pieces']})" for kind in KINDS)
+        lines.append(
+            f"| {r['run']} | {r['pieces']} | {r['open_share']:.3f} | {kinds} | {r['words_reached']:.3f} | "
+            f"{r['words_reached_at_random']:.3f} | {r['multi_piece_words']} | {r['multi_piece_all_open']:.3f} | "
+            f"{r['multi_piece_all_closed']:.3f} |"
+        )
+    lines += ["", f"The {FREQUENT} most frequent test pieces, open share (count):", ""]
+    lines += ["| run | " + " | ".join(str(i + 1) for i in range(FREQUENT)) + " |", "|---|" + "---|" * FREQUENT]
+    for r in rows:
+        cells = " | ".join(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])
+        lines.append(f"| {r['run']} | {cells} |")
+    return lines
+
+
+# --- densities: gated runs at other test densities (issue 54) ----------------
+
+
+def validation_bleu(run_dir, data_dir, densities=()):
+    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at
+    the run's test gates and `top_k` at each of `densities`; own None: not gated."""
+    from ganet_tf.seq2seq.run import decode_all
+    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.run_translator import with_translation_gates
+    from ganet_tf.seq2seq.scores import corpus_bleu
+    from ganet_tf.seq2seq.source_explanations import source_gates
+
+    _, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, "val", with_pairs=True)
+    own = model.gate_sampler.inference_density if model.attention == "gated" else None
+    if densities and model.gate_sampler.inference_mode != "top_k":
+        raise SystemExit(f"error: {run_dir} has {model.gate_sampler.inference_mode} test gates; rho needs top_k")
+    results = {}
+    for density in dict.fromkeys([own, *densities]):
+        if density is not None:  # the rule is read when the decoder is traced
+            with_translation_gates(model, {"inference_mode": "top_k", "inference_density": density}, run_dir)
+        decoded, _ = decode_all(model, ids[0], BATCH, verbose=0)
+        sentences = source_gates(model, ids[0], BATCH)
+        opened = sum(int(row_open.sum()) for _, row_open in sentences)
+        bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])
+        results[density] = (bleu, opened / sum(len(row) for row, _ in sentences))
+    return own, results
+
+
+def densities(args, command):
+    def fits(run):
+        return run["name"] not in args.names or run["attention"] == "gated"
+
+    finished_runs(args, [*args.names, *args.reference], fits, "is not a gated run; give it with --reference")
+    rows = []
+    for name in [*args.names, *args.reference]:
+        own, scores = validation_bleu(
+            os.path.join(args.runs_root, name), args.data_dir, DENSITIES if name in args.names else ()
+        )
+        for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
+            row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
+            rows.append({**row, "open_share": open_share, "command": command})
+    return rows, densities_readme(args.table, rows)
+
+
+def densities_readme(table, rows):
+    lines = [
+        *_head(
+            f"Gated runs at other test densities, {table} (validation BLEU)",
+            f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below.",
+        ),
+        "rho: the share of each sentence's source tokens the test gates open (`top_k`, round(rho T)); the",
+        "run's own is marked *. Open: the share of the split's source tokens open, measured. A reference run",
+        "(Bahdanau) attends to every token.",
+        "",
+        "| run | rho | open | validation BLEU |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        rho = "-" if r["density"] is None else f"{r['density']:.2f}" + (" *" if r["own"] else "")
+        lines.append(f"| {r['run']} | {rho} | {r['open_share']:.3f} | {r['bleu']:.2f} |")
+    return lines
+
+
+# --- translator: a subword run through its SavedModel (issue 54) -------------
+
+# The fresh Python: SavedModel, sources and batch in, one JSON list of translations out.
+SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the SentencePiece ops
+translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+with open(sys.argv[2], encoding="utf-8") as handle:
+    sources = json.load(handle)
+batch = int(sys.argv[3])
+translations = []
+for start in range(0, len(sources), batch):
+    (texts,) = translate(tf.constant(sources[start : start + batch])).values()
+    translations += [text.decode("utf-8") for text in texts.numpy().tolist()]
+print(json.dumps(translations))
+"""
+SERVE_BATCH = 64  # on both sides (a translation's length limit is its own sentence's)
+
+
+def served(translator, sources):
+    """`sources` translated by `translator`'s SavedModel (`save_translator`, as
+    `seq2seq --export` writes it) in a fresh Python with TensorFlow and
+    tensorflow-text only."""
+    from ganet_tf.seq2seq.translator import save_translator
+
+    with tempfile.TemporaryDirectory() as folder:
+        export, path = os.path.join(folder, "translator"), os.path.join(folder, "sources.json")
+        save_translator(translator.model, translator.source_vocabulary, translator.target_vocabulary, export)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(sources, handle)
+        command = [sys.executable, "-c", SERVE, export, path, str(SERVE_BATCH)]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def translator(args, command):
+    """Each run's Multi30k test translations, by `load_translator` here and by
+    its SavedModel: identical strings, unknown tokens, the ones that differ."""
+    from ganet_tf.inference.text_translator import load_translator
+    from ganet_tf.seq2seq.datasets import load_multi30k
+    from ganet_tf.seq2seq.vocabulary import holds_unknown
+
+    finished_runs(args, args.names, lambda run: run["task"] == "multi30k", "is not a Multi30k run")
+    sources = list(load_multi30k(args.data_dir)["test"][0])
+    for name in args.names:
+        model = load_translator(os.path.join(args.runs_root, name))
+        pairs = list(zip(model.predict(sources, batch_size=SERVE_BATCH), served(model, sources), strict=True))
+        result = {
+            "name": name,
+            "sentences": len(sources),
+            "identical": sum(a == b for a, b in pairs),
+            "unknown_in_saved_model": sum(holds_unknown(b) for _, b in pairs),
+            "first": {"source": sources[0], "in_process": pairs[0][0], "saved_model": pairs[0][1]},
+            "different": [
+                {"index": i, "source": sources[i], "in_process": a, "saved_model": b}
+                for i, (a, b) in enumerate(pairs)
+                if a != b
+            ],
+            "command": command,
+            "machine": machine(),
+        }
+        write_json(os.path.join(os.path.dirname(args.out), "seq2seq_subwords", f"translator_check_{name}.json"), result)
+        print(json.dumps(result, ensure_ascii=False))
+
+
+# Analysis -> (its function, the stem of the tables it returns; None: it writes its own files).
+ANALYSES = {
+    "levels": (levels, "levels"),
+    "gates": (gates, "gates"),
+    "densities": (densities, "test_densities"),
+    "translator": (translator, None),
+}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("analysis", choices=list(ANALYSES))
+    parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under --runs-root)")
+    parser.add_argument("--reference", nargs="*", default=[], help="densities: runs decoded once, as they are")
+    parser.add_argument("--data-dir")
+    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
+    parser.add_argument(
+        "--out", default=os.path.join(REPO, "results", "seq2seq"), help="results; summaries in OUT/runs"
+    )
+    args = parser.parse_args(argv)
+    args.table = args.names[0].split("_")[0]
+    analysis, stem = ANALYSES[args.analysis]
+    command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    tables = analysis(args, command)
+    if stem:
+        write_tables(args.out, f"{stem}_{args.table}", *tables)
+
+
+if __name__ == "__main__":
+    main()

@@ -180,6 +180,152 @@ def _transformer_folder(point):
 GATE_RUNS = {"record": ("setting",), "resumable": imdb_resumes}
 
 
+# seq2seq: the hierarchical-attention report's tables, our runs beside its
+# figures (report: row -> loss, perplexity, BLEU). Half the source states,
+# fixed before any Multi30k run (attended density <= 0.6): the gates trained
+# to density 0.5, the test gates the round(0.5 T) most probable states.
+HALF = ("--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5")
+# GA-Net's gates on the embeddings: `seq2seq --attention gated`'s defaults
+# when the `gated` rows ran (with HALF, or its fixed penalty alone).
+EMBEDDING_GATES = ("--aux", "bilstm", "--gate-input", "embeddings")
+# The gates read the encoder states, one small tanh layer per state: the
+# recipe `selection.json` chose on seed-0 validation BLEU (seeds 0-2 run).
+GATED_STATES = (*HALF, "--gate-input", "states", "--aux", "fnn")
+# The `hier-rnn` rows ran when its GRU read the states (recorded without the flag).
+STATES_SUMMARY = ("--summary-inputs", "states")
+LONG_MULTI30K = ("--patience", "3", "--buckets", "8")
+# 100-200 symbols, sized for 2 CPU cores (about 0.1 s per pair and epoch).
+LONG_SYNTHETIC = (
+    *("--min-length", "100", "--max-length", "200", "--limit", "2000"),
+    *("--hidden", "128", "--embedding-dim", "64", "--batch-size", "32", *LONG_MULTI30K),
+)
+REPORT_MULTI30K = {
+    "bahdanau": (3.214, 24.872, 29.33),
+    "hier-cnn": (3.411, 30.293, 23.82),
+    "hier-rnn": (3.358, 28.727, 24.02),
+    "hier-act": (3.764, 43.105, 19.39),  # 3 epochs in the report
+}
+REPORT_COPY = {"bahdanau": (3.214, 24.872, None), "hier-cnn": (1.842, 6.312, None), "hier-rnn": (2.056, 7.811, None)}
+# The joint subword vocabulary `seq2seq_subwords` chose on validation BLEU.
+SUBWORDS = ("--tokenizer", "bpe", "--vocabulary-size", "8000")
+# The seq2seq tables, in README order: task, epochs, title, the flags every
+# row adds, rows (name -> flags; the attention is the name up to its
+# variant), the rows run on seeds 0-2 (`three_seeds`; the others on 0), the
+# report's figures and, at most, one more section after the tables
+# (`section(runs, name, table) -> lines`). A new table is a new entry.
+SEQ2SEQ_TABLES = {
+    "multi30k": {
+        "task": "multi30k",
+        "epochs": 10,
+        "title": "Multi30k de→en, test 2016: 10 epochs, random batches",
+        "rows": {
+            "bahdanau": (),
+            "gated": (*HALF, *EMBEDDING_GATES),
+            # From the Bahdanau run of its seed, for half the epochs.
+            "gated-ft": (*HALF, *EMBEDDING_GATES),
+            "gated-states": GATED_STATES,
+        },
+        "three_seeds": ("bahdanau", "gated-states"),
+        "report": REPORT_MULTI30K,
+    },
+    # To convergence: the best validation-loss epoch, length buckets.
+    "multi30k-long": {
+        "task": "multi30k",
+        "epochs": 20,
+        "flags": LONG_MULTI30K,
+        "title": "Multi30k de→en, test 2016: up to 20 epochs, best validation epoch (patience 3), length buckets",
+        "rows": {
+            "bahdanau": (),
+            "gated-states": GATED_STATES,
+            "hier-cnn": ("--block-size", "3", "--levels", "3"),
+            "hier-rnn": ("--block-size", "6", "--levels", "2", *STATES_SUMMARY),
+            "hier-rnn-keys": ("--block-size", "6", "--levels", "2", "--summary-inputs", "keys"),
+            # The report's ACT (halting penalty alone), then the counterweight
+            # at mean block sizes 3 and 2.5, which validation loss chose.
+            "hier-act": ("--levels", "3", "--target-block-size", "0"),
+            "hier-act-target3": ("--levels", "3", "--target-block-size", "3"),
+            "hier-act-target2.5": ("--levels", "3", "--target-block-size", "2.5"),
+        },
+        "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5"),
+        "report": REPORT_MULTI30K,
+    },
+    # Issue 54: the long table's defaults on the subwords `seq2seq_subwords` chose.
+    "multi30k-subwords": {
+        "task": "multi30k",
+        "epochs": 20,
+        "flags": LONG_MULTI30K,
+        "title": "Multi30k de→en, test 2016, subwords (BPE, 8,000 joint ids): the rows and flags of the table above "
+        "(word-level BLEU beside them below)",
+        "rows": {
+            "bahdanau": SUBWORDS,
+            "gated-states": (*GATED_STATES, *SUBWORDS),
+            "hier-act-target2.5": ("--levels", "3", "--target-block-size", "2.5", *SUBWORDS),
+        },
+        "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5"),
+        "section": reports.seq2seq_subwords_beside_words,
+    },
+    "copy": {
+        "task": "copy",
+        "epochs": 10,
+        "title": "Copy task, lengths 10-100",
+        "rows": {
+            "bahdanau": (),
+            "gated": (*EMBEDDING_GATES, "--target-density", "0"),
+            "hier-cnn": ("--block-size", "5", "--levels", "2"),
+            "hier-rnn": ("--block-size", "5", "--levels", "3", *STATES_SUMMARY),
+        },
+        "three_seeds": ("bahdanau", "gated"),
+        "report": REPORT_COPY,
+    },
+    # Issue 40: every attention with its command's defaults of the day.
+    "copy-long": {
+        "task": "copy",
+        "epochs": 20,
+        "flags": LONG_SYNTHETIC,
+        "title": "Copy task, lengths 100-200: 2,000 training pairs, up to 20 epochs, best validation epoch "
+        "(patience 3)",
+        "rows": {
+            "bahdanau": (),
+            "gated": (),
+            "hier-cnn": ("--block-size", "5", "--levels", "3"),
+            "hier-rnn": ("--block-size", "5", "--levels", "3", *STATES_SUMMARY),
+            "hier-act": ("--levels", "3", "--target-block-size", "3"),
+        },
+        "three_seeds": ("bahdanau",),
+    },
+    "reverse-long": {
+        "task": "reverse",
+        "epochs": 20,
+        "flags": LONG_SYNTHETIC,
+        "title": "Reverse task, lengths 100-200: 2,000 training pairs, up to 20 epochs, best validation epoch "
+        "(patience 3)",
+        "rows": {
+            "bahdanau": (),
+            "gated": (),
+            "hier-cnn": ("--block-size", "5", "--levels", "3"),
+            "hier-rnn": ("--block-size", "5", "--levels", "3"),
+            "hier-act": ("--levels", "3"),
+        },
+        "three_seeds": ("bahdanau",),
+    },
+}
+
+
+def _seq2seq_runs():
+    """Run name -> `seq2seq` flags of every run of `SEQ2SEQ_TABLES`."""
+    runs = {}
+    for name, table in SEQ2SEQ_TABLES.items():
+        for row, flags in table["rows"].items():
+            attention = next(a for a in ("bahdanau", "gated", "hier-cnn", "hier-rnn", "hier-act") if row.startswith(a))
+            for seed in (0, 1, 2) if row in table["three_seeds"] else (0,):
+                epochs, start = table["epochs"], ()
+                if row == "gated-ft":
+                    epochs, start = epochs // 2, ("--init-from", f"runs/seq2seq/{name}_bahdanau_seed{seed}")
+                head = ("--task", table["task"], "--attention", attention, "--seed", str(seed), "--epochs", str(epochs))
+                runs[f"{name}_{row}_seed{seed}"] = (*head, *flags, *table.get("flags", ()), *start)
+    return runs
+
+
 STUDIES = {
     study.name: study
     for study in (
@@ -322,6 +468,16 @@ STUDIES = {
             tables=reports.nucleus_default,
         ),
         Study(
+            name="seq2seq",
+            doc="the hierarchical-attention report's tables beside our seq2seq runs (README.md)",
+            command="seq2seq",
+            axes={"run": _seq2seq_runs()},
+            pattern="{run}",
+            # Only the Multi30k runs read data.
+            data_flag=lambda point: point["run"].startswith("multi30k"),
+            tables=lambda study, root: reports.seq2seq(study, root, SEQ2SEQ_TABLES),
+        ),
+        Study(
             name="seq2seq_subwords",
             doc="seq2seq's subword tokenizer and vocabulary size, chosen on Multi30k validation BLEU (issue 54)",
             command="seq2seq",
@@ -348,8 +504,6 @@ STUDIES = {
 SCRIPT_STUDIES = """
 nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | reports
     the nucleus test rule on real data: the default's choice (issue 39)
-seq2seq | seq2seq_tables.py | - | yes | write_table
-    the hierarchical-attention report's tables beside our seq2seq runs (README.md)
 pooling_gather | bench_pooling_gather.py | - | no | rebuild
     sparse against dense inference of GatedAttentionPooling (issue 17)
 seq2seq_lengths | bench_seq2seq_lengths.py | - | no | rebuild

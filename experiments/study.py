@@ -42,7 +42,7 @@ class Study:
             are copied, not retrained (`runner.same_run`).
         models: the models are kept under `runs/NAME/`.
         needs_models: the tables read trained models, not only summaries.
-        data_flag: runs take `--data-dir`.
+        data_flag: runs take `--data-dir`, or `point -> bool`.
         script: `(file,)` of a study run by its own script:
             `python experiments/FILE [--data-dir DIR] [FLAGS]`.
         runs: the summaries' subfolder of `folder`, or `point -> subfolder`.
@@ -64,7 +64,7 @@ class Study:
     reuse: tuple = ()
     models: bool = True
     needs_models: bool = False
-    data_flag: bool = True
+    data_flag: object = True
     script: tuple = ()
     runs: object = "runs"
 
@@ -89,7 +89,8 @@ class Study:
     def run_flags(self, point, data_dir=None):
         flags = [flag for axis in self.axes for flag in self.axes[axis][point[axis]]]
         flags += [*self.flags, *(self.extra(point) if self.extra else ())]
-        return [*flags, "--data-dir", data_dir] if self.data_flag and data_dir else flags
+        takes_data = self.data_flag(point) if callable(self.data_flag) else self.data_flag
+        return [*flags, "--data-dir", data_dir] if takes_data and data_dir else flags
 
 
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs", dry_run=False):

@@ -6,8 +6,7 @@ groups them in (`"hier-*"`).
 --explain` read it). `source_gates`, `source_levels`, `word_begins` and
 `word_spans` are
 the computations under it, which the analyses of finished runs
-(`experiments/gate_pieces.py`, `hierarchy_levels.py`,
-`seq2seq_test_densities.py`) read too.
+(`experiments/seq2seq_analysis.py`) read too.
 """
 
 import itertools

@@ -220,13 +220,13 @@ def parsed_config(*flags):
     return resolve_defaults(Seq2SeqConfig(**{k: v for k, v in args.items() if k in names}))
 
 
-# experiments/seq2seq_tables.py GATED_STATES: the recipe validation chose.
+# experiments/studies.py GATED_STATES: the recipe validation chose.
 GATED_STATES = ["--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5"]
 GATED_STATES += ["--gate-input", "states", "--aux", "fnn"]
 
 
 def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
-    # experiments/seq2seq_tables.py's multi30k-long rows (hier-act: the chosen target)
+    # experiments/studies.py SEQ2SEQ_TABLES' multi30k-long rows (hier-act: the chosen target)
     rows = {
         "hier-cnn": ["--block-size", "3", "--levels", "3"],
         "hier-rnn": ["--block-size", "6", "--levels", "2", "--summary-inputs", "keys"],
