@@ -8,6 +8,7 @@ and `seed_cell` build the common columns from them.
 """
 
 import os
+import re
 
 import numpy as np
 
@@ -103,3 +104,31 @@ def write_text(path, lines):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
+
+
+_BLOCK = re.compile(r"(<!-- begin (\S+) -->\n)(.*?)(<!-- end \2 -->)", re.S)
+
+
+def fill(path, blocks):
+    """Rewrites the generated blocks of the committed Markdown file `path`:
+    the lines between `<!-- begin NAME -->` and `<!-- end NAME -->` become
+    `blocks[NAME]` (lines); the prose around them, written by hand, stays as
+    committed. A block of `blocks` the file lacks, or a file that is not
+    there, stops with one line naming it."""
+    if not os.path.exists(path):
+        raise SystemExit(f"error: {path} is missing: its prose is written by hand; restore it with git")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    missing = sorted(set(blocks) - set(name for _, name, _, _ in _BLOCK.findall(text)))
+    if missing:
+        name = missing[0]
+        raise SystemExit(f"error: {path} has no block {name}: mark it <!-- begin {name} --> ... <!-- end {name} -->")
+
+    def filled(match):
+        if match.group(2) not in blocks:
+            return match.group(0)
+        inside = "".join(line + "\n" for line in blocks[match.group(2)])
+        return match.group(1) + inside + match.group(4)
+
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(_BLOCK.sub(filled, text))
