@@ -1,12 +1,6 @@
-"""GA-Net trained under JAX, without TensorFlow, on the prepared TREC ids,
-beside the TensorFlow main job (`results/main_job/`).
-
-Per seed: `python -m ganet_tf prepare --dataset trec --seed S` writes the ids
-of `train --dataset trec --seed S` to `runs/backends/trec_seed_S.npz`; a
-subprocess with `KERAS_BACKEND=jax` and TensorFlow unimportable
-(`tests/tensorflow_blocker.py`) trains and evaluates the model as `train` does
-(`experiments/jax_training.py`). Writes `results/backends/jax_trec_seed_S.json`
-(resumable: a seed with its JSON is skipped) and `README.md`.
+"""GA-Net trained under JAX, TensorFlow unimportable, on the TREC ids that
+`python -m ganet_tf prepare` writes, beside the TensorFlow main job. Writes
+`results/backends/jax_trec_seed_S.json` (resumable) and fills `README.md`.
 
     python experiments/jax_trec.py --seeds 0 1 2
 """
@@ -18,6 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
+from experiments import tables
 from experiments.tables import mean_std
 
 RESULTS = os.path.join(runner.REPO, "results", "backends")
@@ -51,7 +46,7 @@ def run_seed(seed):
     shown = "python -m ganet_tf " + " ".join(prepare)
     # The packaged TREC, as the main job reads it.
     summary = runner.run_command([sys.executable, "-m", "ganet_tf", *prepare], shown, log, unset=("GANET_DATA_DIR",))
-    spec = {**train_spec(["--dataset", "trec", "--seed", str(seed)], summary["examples"]["train"], summary["dataset"])}
+    spec = train_spec(["--dataset", "trec", "--seed", str(seed)], summary["examples"]["train"], summary["dataset"])
     spec_path = os.path.join(runner.REPO, RUNS, f"jax_trec_seed_{seed}.spec.json")
     runner.write_json(spec_path, {**spec, "prepared": prepared})
     child = [sys.executable, os.path.abspath(__file__), "--child", spec_path]
@@ -69,53 +64,40 @@ def run_seed(seed):
     }
 
 
-def _row(label, run):
-    return (
-        f"| {label} | {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
-        f"{run['epochs_trained']} | {run['train_seconds']:.0f} |"
-    )
-
-
 def write_readme(results=RESULTS):
-    """`README.md` of the folder `results`: its JAX seeds beside the main job's (`../main_job/`)."""
+    """Fills the tables of `README.md` in the folder `results`: its JAX seeds beside the main job's."""
+    from experiments.main_job import cells
     from experiments.main_job import rule_text
     from experiments.main_job import seed_files
 
     runs = seed_files(results, "jax_trec_seed_")
     main = [runner.read_json(os.path.join(results, "..", "main_job", f"seed_{run['seed']}.json")) for run in runs]
-    seeds = [run["seed"] for run in runs]
-
-    def means(key):
-        return mean_std([run[key] for run in runs]), mean_std([run[key] for run in main])
-
-    (jax_accuracy, tf_accuracy), (jax_density, tf_density) = means("test_accuracy"), means("test_attended_density")
+    columns = [("seed", ""), ("test_accuracy", ".4f"), ("test_attended_density", ".3f")]
+    columns += [("epochs_trained", ""), ("train_seconds", ".0f")]
+    rows = [
+        [label, *cells(run, columns)]
+        for pair in zip(runs, main, strict=True)
+        for label, run in zip(("JAX", "TF"), pair, strict=True)
+    ]
+    headers = ["backend", "seed", "test accuracy", "attended density", "epochs", "train seconds"]
+    (jax_accuracy, tf_accuracy), (jax_density, tf_density) = [
+        [mean_std([run[key] for run in group]) for group in (runs, main)]
+        for key in ("test_accuracy", "test_attended_density")
+    ]
     gap = 100 * (sum(r["test_accuracy"] for r in runs) / len(runs) - sum(r["test_accuracy"] for r in main) / len(main))
-    lines = [
-        "# GA-Net under JAX (no TensorFlow) beside the TensorFlow main job, TREC",
-        "",
-        f"`python experiments/jax_trec.py --seeds {' '.join(map(str, seeds))}` (`experiments/jax_trec.py`): per seed,",
-        "`python -m ganet_tf prepare --dataset trec --seed S --embedding-dtype float32` writes the ids of",
-        "`train --dataset trec --seed S` to a `.npz`; a subprocess with `KERAS_BACKEND=jax` and TensorFlow",
-        "unimportable reads it with NumPy (`ganet_tf.data.prepared_dataset.load_prepared`) and trains",
-        "the model `train` builds (builder arguments and fit settings read from `ganet_tf.training.train`),",
-        "with `model.fit`, `train`'s early stopping on validation loss (best weights restored) and",
-        "`train`'s test evaluation. TF rows: `results/main_job/seed_S.json` (`python -m ganet_tf train",
-        "--dataset trec --out runs/trec --seed S`). What differs: the JAX run feeds dense arrays padded",
-        f"to {runs[0].get('sequence_length', 'the sequence length')} tokens, shuffled by Keras, where `train`",
-        "batches by length buckets through `tf.data`; gate noise and dropout come from another generator.",
+    machine = [
         f"Machine: {runs[0]['machine']} (JAX devices: {', '.join(runs[0]['devices'])}); seconds are",
         "wall-clock under whatever load the machine had (the TF seeds ran at another time).",
-        f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main[0].get('test_gates'))}.",
-        "",
-        "| backend | seed | test accuracy | attended density | epochs | train seconds |",
-        "|---|---|---|---|---|---|",
-        *(row for pair in zip(runs, main, strict=True) for row in (_row("JAX", pair[0]), _row("TF", pair[1]))),
-        "",
-        f"Mean ± sample std over seeds {', '.join(map(str, seeds))}: test accuracy JAX **{jax_accuracy}**, TF "
-        f"**{tf_accuracy}**; attended density JAX {jax_density}, TF {tf_density}. Difference of the mean test "
-        f"accuracies (JAX - TF): {gap:+.2f} points.",
+        f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main[0]['test_gates'])}.",
     ]
-    runner.write_text(os.path.join(results, "README.md"), lines)
+    seeds = ", ".join(str(run["seed"]) for run in runs)
+    table = [*tables.grid(headers, rows), ""]
+    table.append(
+        f"Mean ± sample std over seeds {seeds}: test accuracy JAX **{jax_accuracy}**, TF **{tf_accuracy}**; "
+        f"attended density JAX {jax_density}, TF {tf_density}. Difference of the mean test accuracies (JAX - TF): "
+        f"{gap:+.2f} points."
+    )
+    tables.fill(os.path.join(results, "README.md"), {"machine": machine, "table": table})
 
 
 def main():

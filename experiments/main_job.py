@@ -1,8 +1,6 @@
-"""The README's main job, as a stranger runs it: `python -m ganet_tf train
---dataset trec --out runs/trec --seed S` from an empty folder outside the
-repository, no data flag and no `GANET_DATA_DIR` (TREC ships with the
-package). Writes `results/main_job/seed_S.json` (resumable: a seed with its
-JSON is skipped) and `README.md`.
+"""The README's main job as a stranger runs it: `train --dataset trec` from
+an empty folder, no data flag, no `GANET_DATA_DIR` (TREC ships with the
+package). Writes `results/main_job/seed_S.json` (resumable), fills `README.md`.
 
     python experiments/main_job.py --seeds 0 1 2
 """
@@ -14,6 +12,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
+from experiments import tables
 from experiments.tables import mean_std
 
 RESULTS = os.path.join(runner.REPO, "results", "main_job")
@@ -33,8 +32,6 @@ def run_seed(seed):
 
 def rule_text(rule):
     """`nucleus 0.3` for `{"inference_mode": "nucleus", "inference_mass": 0.3}`."""
-    if not rule:
-        return "not named (these runs predate summaries that name them)"
     return " ".join([rule["inference_mode"], *(f"{v:g}" for k, v in rule.items() if k != "inference_mode")])
 
 
@@ -44,33 +41,25 @@ def seed_files(folder, prefix):
     return [runner.read_json(os.path.join(folder, f"{prefix}{seed}.json")) for seed in seeds]
 
 
+def cells(run, columns):
+    """`format(run[key], spec)` for each `(key, spec)` of `columns`."""
+    return [format(run[key], spec) for key, spec in columns]
+
+
 def write_readme(results=RESULTS):
-    """`README.md` of the folder `results` from its `seed_S.json` files."""
+    """Fills the tables of `README.md` in the folder `results` from its `seed_S.json` files."""
     runs = seed_files(results, "seed_")
-    rows = [
-        f"| {run['seed']} | {run['test_accuracy']:.4f} | {run['test_attended_density']:.3f} | "
-        f"{run['test_all_closed_rate']:.3f} | {run['epochs_trained']} | {run['train_seconds']:.0f} |"
-        for run in runs
-    ]
-    lines = [
-        "# The README's main job, three seeds",
-        "",
-        "`python -m ganet_tf train --dataset trec --out runs/trec --seed S`, run by",
-        "`python experiments/main_job.py --seeds 0 1 2` from an empty temporary folder outside the",
-        "repository, with no `--data-dir` and no `GANET_DATA_DIR`: TREC is read from the copy that ships",
+    columns = [("seed", ""), ("test_accuracy", ".4f"), ("test_attended_density", ".3f")]
+    columns += [("test_all_closed_rate", ".3f"), ("epochs_trained", ""), ("train_seconds", ".0f")]
+    headers = ["seed", "test accuracy", "attended density", "all-closed rate", "epochs", "train seconds"]
+    seeds, mean = ", ".join(str(run["seed"]) for run in runs), mean_std([run["test_accuracy"] for run in runs])
+    machine = [
         f"with the package (`ganet_tf/data/packaged/trec/`). Machine: {runs[0]['machine']}.",
-        f"Test gates: {rule_text(runs[0].get('test_gates'))}. Test split (500 questions); attended density is",
-        "the share of real tokens attention weighs;",
-        "train seconds are wall-clock under whatever load the machine had.",
-        "",
-        "| seed | test accuracy | attended density | all-closed rate | epochs | train seconds |",
-        "|---|---|---|---|---|---|",
-        *rows,
-        "",
-        f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy "
-        f"**{mean_std([run['test_accuracy'] for run in runs])}**.",
+        f"Test gates: {rule_text(runs[0]['test_gates'])}. Test split (500 questions); attended density is",
     ]
-    runner.write_text(os.path.join(results, "README.md"), lines)
+    table = [*tables.grid(headers, [cells(run, columns) for run in runs]), ""]
+    table.append(f"Mean ± sample std over seeds {seeds}: test accuracy **{mean}**.")
+    tables.fill(os.path.join(results, "README.md"), {"machine": machine, "table": table})
 
 
 def main():

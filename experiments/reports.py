@@ -36,11 +36,6 @@ def _axis(study, name):
     return tuple(study.axes[name])
 
 
-def _grid(headers, rows):
-    """A Markdown table of rows of cells (strings)."""
-    return tables.markdown([(header, lambda cells, i=i: cells[i]) for i, header in enumerate(headers)], rows)
-
-
 def selection(study, root):
     """Candidates of each dataset ranked by mean validation accuracy."""
     runs = _runs(root, study.folder)
@@ -167,7 +162,7 @@ def nucleus_default(study, root):
     headers = ["dataset", "rho", "seeds", "nucleus pi = rho (the default)", "`top_k` rho", "accuracy gap (points)"]
     machine = f"Written by `python -m experiments table {study.name}` on {ours[0]['machine']}"
     runs = sorted(ours, key=lambda r: (r["dataset"], r.get("target_density", 0), r["seed"]))
-    _readme(study, root, runs, machine=[machine], table=_grid(headers, rows))
+    _readme(study, root, runs, machine=[machine], table=tables.grid(headers, rows))
 
 
 _SELECTION = "selection.json"
@@ -206,7 +201,7 @@ def subwords(study, root):
             + [f"{run['decode_seconds_per_sentence']:.4f}"]
         )
     headers = ["tokenizer", "joint ids", "epochs", "validation BLEU", "test BLEU", "test perplexity", "s/epoch"]
-    lines = [f"Chosen: **{selection['chosen']}**.", "", *_grid([*headers, "decode s/sent"], rows)]
+    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid([*headers, "decode s/sent"], rows)]
     _readme(study, root, list(runs.values()), machines=True, table=lines)
 
 
@@ -359,7 +354,7 @@ def gate_check(study, root):
         machine=[f"on {runs[0]['machine']}. Test scores, mean ± std over the seeds listed."],
         defaults=_gate_defaults(runs),
         anneal=_gate_anneal(runs),
-        sweep=_grid(headers, [_sweep_row(floors, p) for p in points]),
+        sweep=tables.grid(headers, [_sweep_row(floors, p) for p in points]),
     )
 
 
@@ -452,7 +447,7 @@ def _seq2seq_table(runs, name, spec):
         report = spec.get("report", {}).get(row, (None,) * 3)
         cells += [_number(value, digits) for value, digits in zip(report, (3, 3, 2), strict=True)]
         rows.append([*cells, str(len(group)), *(stat(path)(group) for _, path in fields), _epochs(group)])
-    return ["", f"## {spec['title']}", "", *_grid([*headers, "epochs (best)"], rows)]
+    return ["", f"## {spec['title']}", "", *tables.grid([*headers, "epochs (best)"], rows)]
 
 
 def _seq2seq_reruns(runs, reruns):
@@ -464,7 +459,7 @@ def _seq2seq_reruns(runs, reruns):
             score = r.get("test_bleu") if r.get("test_bleu") is not None else r.get("test_exact_match")
             cells = [_number(value, 4) for value in (r.get("test_loss"), r.get("test_perplexity"), score)]
             rows.append([f"{again['name']} ({label})", *cells, _epochs([r]), _number(r.get("seconds_per_epoch"), 1)])
-    return _grid(["run", "loss", "PPL", "BLEU or exact match", "epochs (best)", "s/epoch"], rows)
+    return tables.grid(["run", "loss", "PPL", "BLEU or exact match", "epochs (best)", "s/epoch"], rows)
 
 
 def seq2seq(study, root, specs):
@@ -494,4 +489,4 @@ def seq2seq_subwords_beside_words(runs, name, spec):
         fields = ("test_attended_density", "decode_seconds_per_sentence")
         rows.append([*cells, *(stat(key)(group) for key in fields for group in (sub, word))])
     headers = ["model", "n subwords", "BLEU subwords", "unknown", "n words", "BLEU words", "unknown"]
-    return _grid([*headers, "attended density subwords", "words", "decode s/sent subwords", "words"], rows)
+    return tables.grid([*headers, "attended density subwords", "words", "decode s/sent subwords", "words"], rows)

@@ -1,12 +1,11 @@
 """The one table renderer and the statistics every study's tables use.
 
-A table is a list of columns, each `(header, cell)` where `cell(group)`
-turns a group of run summaries (dicts) into the cell's text; rows are the
-groups of `groups(runs, by, order)`. The statistics are `mean_std` (mean ±
-sample std, 4 decimals), `average` and `seeds`; `stat`, `field`, `value`
-and `seed_cell` build the common columns from them.
+A table is a list of columns `(header, cell)`, `cell(group)` the text of a
+group of run summaries; its rows are the groups of `groups(runs, by, order)`.
+`fill` writes the tables into the generated blocks of a committed README.
 """
 
+import itertools
 import os
 import re
 
@@ -14,8 +13,7 @@ import numpy as np
 
 
 def mean_std(values, digits=4):
-    """'mean ± sample std' of the non-None values, '-' when there are none
-    (a single value is shown alone)."""
+    """'mean ± sample std' of the non-None values ('-' without any, a single value alone)."""
     values = [v for v in values if v is not None]
     if not values:
         return "-"
@@ -36,8 +34,8 @@ def seeds(runs):
 
 
 def get(run, path):
-    """`run[path]` where `path` is a key, a tuple of keys (nested dicts) or a
-    function of the run; None where a key is missing."""
+    """`run[path]`, `path` a key, a tuple of keys (nested dicts) or a function
+    of the run; None where a key is missing."""
     if callable(path):
         try:
             return path(run)
@@ -60,22 +58,14 @@ def field(path, spec=".1f"):
     return lambda group: average([get(run, path) for run in group], spec)
 
 
-def value(path):
-    """A cell: `get(first run, path)` as text (the group shares it)."""
-    return lambda group: str(get(group[0], path))
-
-
 def seed_cell(group):
     """A cell: the group's seeds."""
     return seeds(group)
 
 
 def groups(runs, by, order):
-    """`runs` grouped by the fields `by` (a tuple of keys), one group per
-    combination of `order` (a tuple of value tuples, one per key, in the
-    order the rows come); empty groups are left out."""
-    import itertools
-
+    """`runs` grouped by the keys `by`, one group per combination of the values
+    `order` (a tuple per key, in row order); empty groups are left out."""
     found = []
     for values in itertools.product(*order):
         group = [run for run in runs if all(run.get(key) == v for key, v in zip(by, values, strict=True))]
@@ -85,8 +75,7 @@ def groups(runs, by, order):
 
 
 def markdown(columns, rows):
-    """A Markdown table: the header of `columns`, then one line per group in
-    `rows`, each cell `cell(group)`."""
+    """A Markdown table: the headers of `columns`, then a line per group of `rows`."""
     lines = ["| " + " | ".join(header for header, _ in columns) + " |", "|" + "---|" * len(columns)]
     for group in rows:
         lines.append("| " + " | ".join(cell(group) for _, cell in columns) + " |")
@@ -132,3 +121,8 @@ def fill(path, blocks):
 
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(_BLOCK.sub(filled, text))
+
+
+def grid(headers, rows):
+    """A Markdown table of `headers` and rows of cells (strings)."""
+    return markdown([(header, lambda cells, i=i: cells[i]) for i, header in enumerate(headers)], rows)
