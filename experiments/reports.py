@@ -433,8 +433,8 @@ _SEQ2SEQ_STATS = (
 
 
 def _seq2seq_table(runs, name, spec):
-    """One table of `studies.SEQ2SEQ_TABLES` under its title: each row's
-    flags (k, L), the report's figures and ours (mean ± sample std)."""
+    """One table of `studies.SEQ2SEQ_TABLES`: each row's flags (k, L), the
+    report's figures and ours (mean ± sample std over the seeds)."""
     scores = [("BLEU", "test_bleu")]
     if spec["task"] != "multi30k":
         scores = [("exact match", "test_exact_match"), ("symbol error rate", "test_symbol_error_rate")]
@@ -447,7 +447,7 @@ def _seq2seq_table(runs, name, spec):
         report = spec.get("report", {}).get(row, (None,) * 3)
         cells += [_number(value, digits) for value, digits in zip(report, (3, 3, 2), strict=True)]
         rows.append([*cells, str(len(group)), *(stat(path)(group) for _, path in fields), _epochs(group)])
-    return ["", f"## {spec['title']}", "", *tables.grid([*headers, "epochs (best)"], rows)]
+    return tables.grid([*headers, "epochs (best)"], rows)
 
 
 def _seq2seq_reruns(runs, reruns):
@@ -464,12 +464,11 @@ def _seq2seq_reruns(runs, reruns):
 
 def seq2seq(study, root, specs):
     """`results/seq2seq/README.md`: every table of `specs` (`studies.SEQ2SEQ_TABLES`)
-    beside the report's figures, the tables' own sections, the reruns."""
+    beside the report's figures, their sections (`NAME-section`), the reruns."""
     runs = _runs(root, study.folder)
-    blocks = {name: spec["section"](runs, name, spec) for name, spec in specs.items() if "section" in spec}
-    blocks["tables"] = [line for name, spec in specs.items() for line in _seq2seq_table(runs, name, spec)][1:]
-    blocks["reruns"] = _seq2seq_reruns(runs, _runs(root, study.folder, "reruns"))
-    _readme(study, root, runs, **blocks)
+    blocks = {f"{name}-section": spec["section"](runs, name, spec) for name, spec in specs.items() if "section" in spec}
+    blocks.update({name: _seq2seq_table(runs, name, spec) for name, spec in specs.items()})
+    _readme(study, root, runs, reruns=_seq2seq_reruns(runs, _runs(root, study.folder, "reruns")), **blocks)
 
 
 def seq2seq_subwords_beside_words(runs, name, spec):

@@ -1,13 +1,7 @@
-"""Every study, as data: its runs (command, shared flags, axes, name pattern,
-the studies whose runs it reuses) and the function that writes its tables.
-
-    python -m experiments list
-    python -m experiments run NAME [--data-dir ../shared/data] [--only PATTERN ...]
-    python -m experiments table NAME
-
-A new study is a new entry of `STUDIES` and, at most, one analysis function
-(in `experiments/reports.py`).
-"""
+"""Every study as data: its runs (command, shared flags, axes, name pattern,
+the studies whose runs it reuses) and the function of `reports.py` that
+writes its tables. A new study is a new entry of `STUDIES`
+(`python -m experiments list|run NAME|table NAME`)."""
 
 import itertools
 
@@ -17,44 +11,32 @@ from experiments.study import Study
 
 MONITOR_ACC = ("--monitor", "val_accuracy", "--patience", "5")
 THRESHOLD = ("--inference-mode", "threshold")
-# The test rule that GA-Net's default was when gate_check and adaptive_real
-# trained (nucleus now): their default-gate settings pin it.
-TOP_K = ("--inference-mode", "top_k")
-# IMDB: the protocol of every IMDB run (8 length buckets; the epochs and
-# patience a 25k-review epoch affords), and the setting `reproduce` chose
-# (400 tokens, dropout 0.5), which every later IMDB study trains with (IMDB).
+TOP_K = ("--inference-mode", "top_k")  # the default rule when gate_check and adaptive_real ran
+# Every IMDB run (the epochs a 25k-review epoch affords), with the setting `reproduce` chose.
 IMDB_PROTOCOL = ("--buckets", "8", "--epochs", "8", "--patience", "2")
 IMDB_CHOSEN = ("--sequence-length", "400", "--dropout", "0.5")
 IMDB = (*IMDB_CHOSEN, *IMDB_PROTOCOL)
 
 
 def seeds(*values):
-    """The seed axis: `--seed S` for each of `values`."""
     return {seed: ("--seed", str(seed)) for seed in values}
 
 
 def datasets(*names, **protocol):
-    """The dataset axis: `--dataset NAME`, then `protocol[NAME]` flags."""
+    """`--dataset NAME`, then `protocol[NAME]`."""
     return {name: ("--dataset", name, *protocol.get(name, ())) for name in names}
 
 
-# Training protocol per dataset of the core benchmark, applied to every model
-# of the dataset (like for like): on SST, early stopping on the dev accuracy
-# beat the default for GA-Net over seeds 0-2 (`selection`); on SST-1, dropout
-# 0.5 then gave GA-Net the best dev accuracy. TREC keeps `train`'s defaults.
+# core's protocol per dataset, for every model alike, and GA-Net's own
+# settings: chosen by `selection` on GA-Net's dev accuracy.
 CORE_PROTOCOL = {"sst1": (*MONITOR_ACC, "--dropout", "0.5"), "sst2": MONITOR_ACC}
-# GA-Net's own settings per dataset, chosen the same way (`selection`).
 CORE_GANET = {"sst1": ("--lam", "3e-3"), "sst2": ("--lam", "3e-3")}
-# The grid of the gate studies on every real dataset (cheap ones first);
-# their choices (gate defaults, test rules) are made on the validation
-# scores of TUNING, never on HELD_OUT.
+# The gate studies choose on TUNING's validation scores, never on HELD_OUT.
 REAL_DATASETS = ("trec", "sst2", "sst1", "imdb")
 TUNING = ("trec", "sst2")
 HELD_OUT = ("sst1", "imdb")
 GATE_GRID = {"dataset": datasets(*REAL_DATASETS, imdb=IMDB), "seed": seeds(0, 1, 2)}
-# adaptive_real: GA-Net with `train`'s defaults at target density 0.1, 0.3 and
-# 0.5 under `top_k` test gates (three points of its curve), and soft,
-# sparsemax and 1.5-entmax attention; the target-0.3 models are rescored.
+GATE_RUNS = {"record": ("setting",), "resumable": lambda point: point["dataset"] == "imdb"}
 ADAPTIVE_SETTINGS = {
     "rho0.1": ("--target-density", "0.1", *TOP_K),
     "rho0.3": TOP_K,
@@ -64,17 +46,10 @@ ADAPTIVE_SETTINGS = {
     "entmax": ("--model", "entmax"),
 }
 
-
-# reproduce's IMDB candidates: run-name suffix -> (`train` flags of every
-# model, flags of GA-Net only). Sequence length: the training reviews have a
-# mean of ~239 and a 75th percentile of ~295 tokens; the Rutgers
-# re-implementation found its best IMDB results between the two (256, which
-# truncates 29 % of the reviews); 400 (~87th percentile) truncates 13 %.
-# Dropout 0.5 against the overfitting seen at 256 (train accuracy 0.97,
-# validation 0.90 by epoch 6). lambda = 3e-3 (chosen on SST) against the low
-# density (0.10) at the default 1e-2. GA-Net (seed 0) with each ran first;
-# validation chose IMDB_CHOSEN (results/reproduce/README.md), the setting of
-# every other IMDB run.
+# reproduce's IMDB candidates, GA-Net seed 0 (validation chose IMDB_SETTING):
+# suffix -> (flags of every model, GA-Net's own). 256 tokens truncate 29 % of
+# the reviews, 400 13 %; dropout 0.5 against the overfitting seen at 256;
+# lambda 3e-3 (chosen on SST) against the low density at 1e-2.
 IMDB_SETTINGS = {
     "": (("--sequence-length", "256"), ()),
     "-len400": (("--sequence-length", "400"), ()),
@@ -85,19 +60,16 @@ IMDB_SETTING = "-len400-dropout5"
 
 
 def imdb_run_name(model, setting, seed, part=""):
-    """A baseline's run is named after the first setting with its flags: the
-    settings that differ only in GA-Net's flags share their baselines."""
+    """A baseline's run is named after the first setting with its flags (settings
+    that differ only in GA-Net's flags share them)."""
     if model != "ganet":
         setting = next(other for other in IMDB_SETTINGS if IMDB_SETTINGS[other][0] == IMDB_SETTINGS[setting][0])
     return f"imdb_{model}{part}{setting}_seed{seed}"
 
 
 def _reproduce_runs():
-    """Run name -> flags of every run of `reproduce`: Figure 5's auxiliary
-    hidden sizes (TREC and SST-1 with `core`'s protocol, seeds 0-2), the IMDB
-    candidates (GA-Net, seed 0), Table 2's IMDB models (GA-Net and soft on
-    seeds 0-2, the BiLSTM and local attention on seed 0) and Table 5's
-    auxiliary networks (GA-Net, seed 0)."""
+    """Run name -> flags of `reproduce`: Figure 5's auxiliary hidden sizes, the
+    IMDB candidates, Table 2's IMDB models and Table 5's auxiliary networks."""
     runs = {}
     for dataset, seed, hidden in itertools.product(("trec", "sst1"), (0, 1, 2), (20, 40, 60, 80, 100)):
         gates = (*CORE_PROTOCOL.get(dataset, ()), *CORE_GANET.get(dataset, ()), *PAPER_GATES)
@@ -119,17 +91,8 @@ def _reproduce_runs():
     return runs
 
 
-def imdb_resumes(point):
-    """IMDB runs keep a training backup (a killed run resumes)."""
-    return point["dataset"] == "imdb"
-
-
-# transformer_check (issues 17, 41): IMDB at 512 tokens, the dense Transformer
-# against gated ones (target density 0.2) with two candidate auxiliary
-# networks at seed 0; the higher validation accuracy chose TRANSFORMER_CHOSEN
-# (its table shows the choice), trained on seeds 1-2 and with sparse
-# training; seed 0 of the three trained 2 epochs side by side (`epoch_time/`);
-# the held-out TREC check of sparse training (`trec/`).
+# transformer_check (issues 17, 41; its README has the design): validation
+# at seed 0 chose the auxiliary network TRANSFORMER_CHOSEN.
 TRANSFORMER_CHOSEN = "fnn"
 _GATED_TRANSFORMER = ("--model", "ganet_transformer", "--target-density", "0.2", "--aux")
 TRANSFORMER_SETTINGS = {
@@ -141,7 +104,8 @@ TRANSFORMER_SETTINGS = {
 
 
 def _transformer_runs():
-    """Run name -> flags of `transformer_check`, in the order they ran."""
+    """Run name -> flags of `transformer_check`, in the order they ran: IMDB,
+    its epoch timing (`round0`), the TREC check of sparse training."""
     imdb = ("--dataset", "imdb", "--sequence-length", "512", "--buckets", "8", "--patience", "2")
     chosen = TRANSFORMER_CHOSEN
     trained = [("dense", 0), ("fnn", 0), ("attention", 0), *((s, seed) for seed in (1, 2) for s in ("dense", chosen))]
@@ -151,17 +115,10 @@ def _transformer_runs():
     }
     for setting in ("dense", chosen, "sparse"):
         runs[f"imdb_{setting}_seed0_round0"] = (*imdb, "--epochs", "2", "--seed", "0", *TRANSFORMER_SETTINGS[setting])
-    for seed in (0, 1, 2):
-        for setting, flag in (("relaxed", "--no-sparse-training"), ("sparse", "--sparse-training")):
-            runs[f"trec_{setting}_seed{seed}"] = (
-                "--dataset",
-                "trec",
-                "--model",
-                "ganet_transformer",
-                "--seed",
-                str(seed),
-                flag,
-            )
+    trec = ("--dataset", "trec", "--model", "ganet_transformer")
+    for seed, setting in itertools.product((0, 1, 2), ("relaxed", "sparse")):
+        flag = "--sparse-training" if setting == "sparse" else "--no-sparse-training"
+        runs[f"trec_{setting}_seed{seed}"] = (*trec, "--seed", str(seed), flag)
     return runs
 
 
@@ -171,34 +128,22 @@ def _transformer_record(point):
 
 
 def _transformer_folder(point):
-    """The summaries' folder of a `transformer_check` run."""
     run = point["run"]
     return "trec" if run.startswith("trec") else "epoch_time" if run.endswith("round0") else "runs"
 
 
-# The gate studies' runs record their setting; IMDB runs resume.
-GATE_RUNS = {"record": ("setting",), "resumable": imdb_resumes}
-
-
-# seq2seq: the hierarchical-attention report's tables, our runs beside its
-# figures (report: row -> loss, perplexity, BLEU). Half the source states,
-# fixed before any Multi30k run (attended density <= 0.6): the gates trained
-# to density 0.5, the test gates the round(0.5 T) most probable states.
+# seq2seq: half the source states, fixed before any Multi30k run: gates
+# trained to density 0.5, the round(0.5 T) most probable open at test.
 HALF = ("--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5")
-# GA-Net's gates on the embeddings: `seq2seq --attention gated`'s defaults
-# when the `gated` rows ran (with HALF, or its fixed penalty alone).
-EMBEDDING_GATES = ("--aux", "bilstm", "--gate-input", "embeddings")
-# The gates read the encoder states, one small tanh layer per state: the
-# recipe `selection.json` chose on seed-0 validation BLEU (seeds 0-2 run).
-GATED_STATES = (*HALF, "--gate-input", "states", "--aux", "fnn")
-# The `hier-rnn` rows ran when its GRU read the states (recorded without the flag).
+EMBEDDING_GATES = ("--aux", "bilstm", "--gate-input", "embeddings")  # the defaults when `gated` ran
+GATED_STATES = (*HALF, "--gate-input", "states", "--aux", "fnn")  # chosen on validation BLEU
 STATES_SUMMARY = ("--summary-inputs", "states")
 LONG_MULTI30K = ("--patience", "3", "--buckets", "8")
-# 100-200 symbols, sized for 2 CPU cores (about 0.1 s per pair and epoch).
 LONG_SYNTHETIC = (
     *("--min-length", "100", "--max-length", "200", "--limit", "2000"),
     *("--hidden", "128", "--embedding-dim", "64", "--batch-size", "32", *LONG_MULTI30K),
 )
+# The report's figures: row -> loss, perplexity, BLEU.
 REPORT_MULTI30K = {
     "bahdanau": (3.214, 24.872, 29.33),
     "hier-cnn": (3.411, 30.293, 23.82),
@@ -206,42 +151,34 @@ REPORT_MULTI30K = {
     "hier-act": (3.764, 43.105, 19.39),  # 3 epochs in the report
 }
 REPORT_COPY = {"bahdanau": (3.214, 24.872, None), "hier-cnn": (1.842, 6.312, None), "hier-rnn": (2.056, 7.811, None)}
-# The joint subword vocabulary `seq2seq_subwords` chose on validation BLEU.
 SUBWORDS = ("--tokenizer", "bpe", "--vocabulary-size", "8000")
-# The seq2seq tables, in README order: task, epochs, title, the flags every
-# row adds, rows (name -> flags; the attention is the name up to its
-# variant), the rows run on seeds 0-2 (`three_seeds`; the others on 0), the
-# report's figures and, at most, one more section after the tables
-# (`section(runs, name, table) -> lines`). A new table is a new entry.
+# The seq2seq tables in README order: task, epochs, the flags every
+# row adds, rows (name -> flags; the attention is the name's start), the rows
+# run on seeds 0-2 (the others on 0), the report's figures and, at most, a
+# section of its own (`section(runs, name, table) -> lines`).
 SEQ2SEQ_TABLES = {
     "multi30k": {
         "task": "multi30k",
         "epochs": 10,
-        "title": "Multi30k de→en, test 2016: 10 epochs, random batches",
         "rows": {
             "bahdanau": (),
             "gated": (*HALF, *EMBEDDING_GATES),
-            # From the Bahdanau run of its seed, for half the epochs.
             "gated-ft": (*HALF, *EMBEDDING_GATES),
             "gated-states": GATED_STATES,
         },
         "three_seeds": ("bahdanau", "gated-states"),
         "report": REPORT_MULTI30K,
     },
-    # To convergence: the best validation-loss epoch, length buckets.
     "multi30k-long": {
         "task": "multi30k",
         "epochs": 20,
         "flags": LONG_MULTI30K,
-        "title": "Multi30k de→en, test 2016: up to 20 epochs, best validation epoch (patience 3), length buckets",
         "rows": {
             "bahdanau": (),
             "gated-states": GATED_STATES,
             "hier-cnn": ("--block-size", "3", "--levels", "3"),
             "hier-rnn": ("--block-size", "6", "--levels", "2", *STATES_SUMMARY),
             "hier-rnn-keys": ("--block-size", "6", "--levels", "2", "--summary-inputs", "keys"),
-            # The report's ACT (halting penalty alone), then the counterweight
-            # at mean block sizes 3 and 2.5, which validation loss chose.
             "hier-act": ("--levels", "3", "--target-block-size", "0"),
             "hier-act-target3": ("--levels", "3", "--target-block-size", "3"),
             "hier-act-target2.5": ("--levels", "3", "--target-block-size", "2.5"),
@@ -249,13 +186,10 @@ SEQ2SEQ_TABLES = {
         "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5"),
         "report": REPORT_MULTI30K,
     },
-    # Issue 54: the long table's defaults on the subwords `seq2seq_subwords` chose.
     "multi30k-subwords": {
         "task": "multi30k",
         "epochs": 20,
         "flags": LONG_MULTI30K,
-        "title": "Multi30k de→en, test 2016, subwords (BPE, 8,000 joint ids): the rows and flags of the table above "
-        "(word-level BLEU beside them below)",
         "rows": {
             "bahdanau": SUBWORDS,
             "gated-states": (*GATED_STATES, *SUBWORDS),
@@ -267,7 +201,6 @@ SEQ2SEQ_TABLES = {
     "copy": {
         "task": "copy",
         "epochs": 10,
-        "title": "Copy task, lengths 10-100",
         "rows": {
             "bahdanau": (),
             "gated": (*EMBEDDING_GATES, "--target-density", "0"),
@@ -277,13 +210,10 @@ SEQ2SEQ_TABLES = {
         "three_seeds": ("bahdanau", "gated"),
         "report": REPORT_COPY,
     },
-    # Issue 40: every attention with its command's defaults of the day.
     "copy-long": {
         "task": "copy",
         "epochs": 20,
         "flags": LONG_SYNTHETIC,
-        "title": "Copy task, lengths 100-200: 2,000 training pairs, up to 20 epochs, best validation epoch "
-        "(patience 3)",
         "rows": {
             "bahdanau": (),
             "gated": (),
@@ -297,8 +227,6 @@ SEQ2SEQ_TABLES = {
         "task": "reverse",
         "epochs": 20,
         "flags": LONG_SYNTHETIC,
-        "title": "Reverse task, lengths 100-200: 2,000 training pairs, up to 20 epochs, best validation epoch "
-        "(patience 3)",
         "rows": {
             "bahdanau": (),
             "gated": (),
@@ -380,9 +308,7 @@ STUDIES = {
             doc="candidate default gate settings on the tuning datasets, validation only (issue 13)",
             axes={
                 "seed": seeds(0, 1, 2),
-                "dataset": datasets("trec", "sst2"),  # SST-1 and IMDB are held out
-                # The runs were made when `threshold` test gates and no target
-                # were the defaults; the flags pin both.
+                "dataset": datasets(*TUNING),
                 "setting": {
                     "paper_lam": PAPER_GATES,
                     "rho0.2": ("--target-density", "0.2", *THRESHOLD),
@@ -390,7 +316,7 @@ STUDIES = {
                     "rho0.5": ("--target-density", "0.5", *THRESHOLD),
                     "rho0.3_hard": ("--target-density", "0.3", "--gate-distribution", "hard_concrete", *THRESHOLD),
                     "rho0.3_st": ("--target-density", "0.3", "--straight-through", *THRESHOLD),
-                    "soft": ("--model", "soft"),  # the soft-attention reference
+                    "soft": ("--model", "soft"),
                 },
             },
             flags=("--epochs", "10"),
@@ -401,11 +327,6 @@ STUDIES = {
         Study(
             name="gate_check",
             doc="GA-Net's default gates on every dataset (issue 13)",
-            # The defaults (no gate flag) and soft attention everywhere (SST-1
-            # and IMDB held out of the defaults' choice); tau annealed from 1.0
-            # to 0.1 over 5 epochs against the fixed 0.5 on TREC and SST-2
-            # (validation decides); target density 0.1, 0.3 (the defaults) and
-            # 0.5 on TREC, SST-2 and IMDB (`reports.gate_check_runs`).
             axes={
                 **GATE_GRID,
                 "setting": {
@@ -425,8 +346,7 @@ STUDIES = {
             name="adaptive_real",
             doc="the relative test rule against top_k, sparsemax, entmax and soft on real data (issue 39)",
             axes={**GATE_GRID, "setting": ADAPTIVE_SETTINGS},
-            # gate_check's runs of the same config are copied, all but the
-            # target-0.3 ones, whose models are rescored.
+            # gate_check's runs are copied, but for the target-0.3 ones, whose models are rescored.
             reuse=lambda point: () if point["setting"] == "rho0.3" else ("gate_check",),
             after=reports.lazy("adaptive_real", "after_run"),
             tables=reports.folder_tables("adaptive_real", "write_tables"),
@@ -437,7 +357,6 @@ STUDIES = {
             doc="the paper's tables and Figure 5 (TREC, SST, IMDB)",
             axes={"run": _reproduce_runs()},
             pattern="{run}",
-            # Figure 5's runs of `core`'s config (hidden size 20) are copied.
             reuse=lambda point: () if point["run"].startswith("imdb") else ("core",),
             resumable=lambda point: point["run"].startswith("imdb"),
             after=reports.reproduce_profile,
@@ -473,7 +392,6 @@ STUDIES = {
             command="seq2seq",
             axes={"run": _seq2seq_runs()},
             pattern="{run}",
-            # Only the Multi30k runs read data.
             data_flag=lambda point: point["run"].startswith("multi30k"),
             tables=lambda study, root: reports.seq2seq(study, root, SEQ2SEQ_TABLES),
         ),
@@ -494,13 +412,10 @@ STUDIES = {
 }
 
 
-# Studies still run by their own script (`experiments/FILE`, which trains or
-# times its own way): `run` calls `python experiments/FILE [--data-dir DIR]
-# [-- FLAGS]`. A study a line: its name | the script | its folder under
-# results/ (-: the name) | whether its runs take --data-dir | its tables:
-# FUNCTION of the script's module called with the results folder,
-# `reports` (`reports.NAME`), or - (they need trained models, made with the
-# runs); then, indented, what it finds.
+# Studies run by their own script: `run` calls `python experiments/SCRIPT
+# [--data-dir DIR] [FLAGS]`. A line: name | script | folder (-: the name) |
+# takes --data-dir | tables: FUNCTION(folder) of the script, `reports`
+# (`reports.NAME`) or - (made with the runs); then, indented, what it finds.
 SCRIPT_STUDIES = """
 nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | reports
     the nucleus test rule on real data: the default's choice (issue 39)
