@@ -1,14 +1,9 @@
-"""The command line of the studies.
+"""The command line of the studies (`experiments/README.md`).
 
-    python -m experiments list                      # every study, its folder, what it finds
-    python -m experiments run NAME [--data-dir DIR] [--only PATTERN ...] [--dry-run]
-    python -m experiments run NAME --results /tmp/smoke -- --limit 50 --epochs 1   # a smoke run
-    python -m experiments table NAME [NAME ...]     # or `table all`
-
-`run` trains the runs of NAME whose summary is missing (resumable: killed,
-it continues where it stopped), then writes its tables; `table` writes the
-tables from the committed summaries alone (`all`: every study whose tables
-need no trained model).
+python -m experiments list
+python -m experiments run NAME [--data-dir DIR] [--only PATTERN ...] [--dry-run]
+python -m experiments run NAME --results /tmp/smoke -- --limit 50 --epochs 1   # a smoke run
+python -m experiments table NAME [NAME ...]     # or `table all`
 """
 
 import argparse
@@ -19,7 +14,7 @@ import sys
 def main(argv=None):
     from experiments import study as studies
 
-    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="action", required=True)
     commands.add_parser("list", help="every declared study")
     run = commands.add_parser("run", help="train what is missing, then write the tables")
@@ -32,7 +27,7 @@ def main(argv=None):
     table = commands.add_parser("table", help="write the tables from the committed summaries")
     table.add_argument("names", nargs="+", help="studies, or `all`")
     argv = sys.argv[1:] if argv is None else list(argv)
-    # After `--`: flags added to every run (smoke runs: `-- --limit 50 --epochs 1`).
+    # After `--`: flags added to every run.
     options = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = parser.parse_args(argv[: len(argv) - len(options) - bool(options or "--" in argv)])
     registry = studies._registry()

@@ -1,10 +1,6 @@
-"""Trains a model of `ganet_tf.models` on a prepared dataset on any Keras
-backend as `python -m ganet_tf train` trains it (`experiments/jax_trec.py`,
-`experiments/gpu_check.py`): `train_spec` reads the builder arguments and fit
-settings of `train FLAGS` (needs TensorFlow); `fit_and_evaluate` builds, fits
-and evaluates the model with `train`'s callbacks and test evaluation
-(TensorFlow absent).
-"""
+"""Trains a model on a prepared dataset on any Keras backend as `python -m
+ganet_tf train` would: `train_spec` (TensorFlow) reads its settings,
+`fit_and_evaluate` (no TensorFlow) fits and evaluates it."""
 
 import time
 import types
@@ -12,9 +8,8 @@ import types
 
 def train_spec(flags, train_examples, dataset):
     """The JSON-ready spec of `train FLAGS`: `model`, `seed`, `builder` (the
-    builder's keyword arguments, embeddings left out) and `fit`;
-    `train_examples` (annealing steps) and `dataset` (the local window) are
-    those of the prepared data."""
+    builder's arguments but the embeddings) and `fit`; `train_examples` and
+    `dataset` are the prepared data's."""
     from ganet_tf.training import TrainConfig
     from ganet_tf.training.train import MONITORS
     from ganet_tf.training.train import model_arguments
@@ -32,8 +27,8 @@ def train_spec(flags, train_examples, dataset):
 
 
 def fit_and_evaluate(spec, data, epochs=None, verbose=2):
-    """Trains `spec` (`train_spec`) on the `PreparedArrays` `data` (`epochs`:
-    a cap for smoke runs); the JSON-ready summary of its test evaluation."""
+    """Trains `spec` on the `PreparedArrays` `data` (`epochs`: a cap); the
+    JSON-ready summary of its test evaluation."""
     import keras
 
     from ganet_tf.models import build_model

@@ -1,6 +1,6 @@
 """The runner of the studies: runs `python -m ganet_tf train|seq2seq` once per
-configuration and keeps its JSON summary (with its provenance: the command,
-the machine, the date), skipping what is already done."""
+configuration and keeps its JSON summary with its provenance (command,
+machine, date), skipping what is done."""
 
 import contextlib
 import dataclasses
@@ -16,27 +16,21 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The scripts read run folders with ganet_tf itself, installed or not.
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from experiments.bench import machine  # noqa: E402 - as the summaries record it
-from experiments.tables import mean_std  # noqa: E402, F401 - the statistics the scripts import from here
 from experiments.tables import run_lines  # noqa: E402
 from experiments.tables import write_text  # noqa: E402
 
-# An absolute path inside a recorded string: a word that starts with the root.
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
-# The paper's gates, which the reproduction runs measured before the defaults
-# changed (issue 13): a fixed lambda, and a gate open at test when p > 0.5.
+# The paper's gates (the defaults before issue 13): a fixed lambda, open at test when p > 0.5.
 PAPER_GATES = ("--target-density", "0", "--inference-mode", "threshold")
-# Config fields that say where a run reads and writes, not what it trains.
 _WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
 def portable(value):
-    """`value` (a string, or lists and dicts of them) with every absolute path
-    made relative to the repository (`../shared/data`, `runs/...`)."""
+    """`value` (strings, lists and dicts) with absolute paths made relative to the repository."""
     if isinstance(value, str):
         return _ABSOLUTE.sub(lambda match: os.path.relpath(match.group(0), REPO), value)
     if isinstance(value, list):
@@ -67,10 +61,8 @@ def train_config(flags):
 
 
 def test_rule_config(config, legacy=False):
-    """A run's config with the test-gate rule of a gated model written out
-    (mode and parameters), so that configs compare by the rule they tested
-    with. `legacy`: the summary has no `test_gates` (trained when GA-Net's
-    default rule was `top_k`, not `nucleus`)."""
+    """A run's config with a gated model's test-gate rule written out, so that
+    configs compare by it; `legacy`: a summary from before the `nucleus` default."""
     from ganet_tf.models.gate_layers import resolve_gate_defaults
     from ganet_tf.models.gate_layers import target_density_argument
     from ganet_tf.training.train import GATED_MODELS
@@ -90,9 +82,8 @@ def test_rule_config(config, legacy=False):
 
 
 def same_run(flags, runs_dirs):
-    """Path of a finished run in `runs_dirs` trained with the config of `train
-    FLAGS`, or None (training is deterministic per config and seed). A field
-    the older run lacks counts as equal where `flags` leave it at its default."""
+    """Path of a finished run in `runs_dirs` with the config of `train FLAGS`,
+    or None; a field an older run lacks matches where `flags` keep its default."""
     from ganet_tf.training import TrainConfig
 
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
@@ -110,13 +101,10 @@ def same_run(flags, runs_dirs):
 
 
 def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=(), command="train"):
-    """`runs_dir/NAME.json`: read where it exists, else made by `python -m
-    ganet_tf COMMAND FLAGS` (or copied from a run of the same config in the
-    folders `reuse`, `copied_from` added) and written atomically with its
-    provenance and the `extra` fields. The model goes to `out_root/NAME`, its
-    output to `out_root/NAME.log`; with `resumable`, a training backup to
-    `out_root/NAME.backup`. `NAME.json.lock` is held while it trains: a
-    second process asked for it stops (`RunBusy`)."""
+    """`runs_dir/NAME.json`: read, or made by `python -m ganet_tf COMMAND FLAGS`
+    (or copied from a run of the same config in `reuse`) with its provenance
+    and `extra`. Model, log and (`resumable`) backup go to `out_root/NAME*`;
+    a second process asked for a run in training stops (`RunBusy`)."""
     path = os.path.join(runs_dir, f"{name}.json")
     os.makedirs(runs_dir, exist_ok=True)
     if os.path.exists(path):
@@ -148,26 +136,16 @@ def _train(name, flags, out_root, resumable, subcommand):
 
         result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
     if subcommand == "train":
-        print(
-            f"    accuracy {result['test_accuracy']:.4f} density {result['test_density']} "
-            f"epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s",
-            flush=True,
-        )
+        scores = f"accuracy {result['test_accuracy']:.4f} density {result['test_density']}"
+        print(f"    {scores} epochs {result['epochs_trained']} in {result['train_seconds']:.0f}s", flush=True)
     return {**result, "command": shown}
 
 
 def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
-    """Runs a `python ...` command line in the folder `cwd`, without the
-    environment variables `unset` and with those of `environment`, printing
-    `shown` first; its output goes to the file `log` (or a temporary one) as
-    it comes. Returns the JSON of its last stdout line; exits with the end of
-    its output when it fails.
-
-    It imports a copy of `ganet_tf` (and `tuning`) taken when it starts
-    (`python -P` keeps the working folder off its path): autograph reads a
-    function's source when it first traces it, maybe hours into a run, so an
-    edit of the working tree meanwhile would reach that run.
-    """
+    """Runs a `python ...` command in `cwd`, less the variables `unset`, plus
+    `environment`, its output into `log`; the JSON of its last stdout line.
+    It imports a copy of `ganet_tf` and `tuning` taken at its start: autograph
+    reads source when it traces, maybe hours in, after the tree changed."""
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
         print(f"    log: {os.path.relpath(log, REPO)}", flush=True)
@@ -182,8 +160,7 @@ def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
                 shutil.copytree(os.path.join(REPO, package), os.path.join(code, package), ignore=ignore)
             path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
             env = {**os.environ, **(environment or {}), "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
-            for name in unset:
-                env.pop(name, None)
+            env = {key: value for key, value in env.items() if key not in unset}
             if command[:2] == [sys.executable, "-m"]:
                 command = [sys.executable, "-P", *command[1:]]
             with subprocess.Popen(
@@ -200,22 +177,12 @@ def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
     return json.loads(last)
 
 
-def run_seq2seq(name, flags, path, args, data_dir=None):
-    """`run_train` of `seq2seq FLAGS` (resumable), its summary at `path`, the
-    model under `args.runs_root`; with `data_dir`, `args.limit` and `args.hidden` as flags."""
-    flags = [*flags, *(["--data-dir", data_dir] if data_dir else [])]
-    flags += ["--limit", str(args.limit)] if args.limit else []
-    flags += ["--hidden", str(args.hidden), "--embedding-dim", str(args.hidden)] if args.hidden else []
-    return run_train(name, flags, os.path.dirname(path), out_root=args.runs_root, resumable=True, command="seq2seq")
-
-
 class RunBusy(SystemExit):
     """Another process holds the run's lock (it is training that run)."""
 
 
 def run_or_skip(name, flags, runs_dir, **options):
-    """`run_train(...)`, or None when another process is training that run:
-    two processes started apart split the runs between them."""
+    """`run_train(...)`, or None while another process trains that run."""
     try:
         return run_train(name, flags, runs_dir, **options)
     except RunBusy:
@@ -225,13 +192,12 @@ def run_or_skip(name, flags, runs_dir, **options):
 
 @contextlib.contextmanager
 def exclusive(path):
-    """Holds `PATH.lock` (the lock goes with the process that held it);
-    raises `RunBusy` where another process holds it."""
+    """Holds `PATH.lock`; raises `RunBusy` where another process holds it."""
     lock = path + ".lock"
     with open(lock, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # A lock taken on a file that its holder removed meanwhile guards nothing.
+            # A lock on a file its holder removed meanwhile guards nothing.
             if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
                 raise BlockingIOError
         except (BlockingIOError, FileNotFoundError) as busy:
@@ -274,9 +240,8 @@ def seed_results(seeds, path_of, run_seed):
 
 
 def attended_density(run, split="test"):
-    """The share of real tokens that attention weighs in a run's `split`.
-    Runs before issue 13 (all with `fallback="all"`) give it as open-gate
-    density + all-closed rate: an all-closed row attends to every token."""
+    """The share of real tokens attention weighs in a run's `split`; runs before
+    issue 13 (`fallback="all"`): open-gate density + all-closed rate."""
     if f"{split}_attended_density" in run:
         return run[f"{split}_attended_density"]
     density, closed = run.get(f"{split}_density"), run.get(f"{split}_all_closed_rate")
@@ -286,7 +251,7 @@ def attended_density(run, split="test"):
 
 
 def load_runs(runs_dir):
-    """The summaries (`*.json`) in `runs_dir`, by file name; none where it is missing."""
+    """The summaries (`*.json`) in `runs_dir`, by file name."""
     names = sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []
     return [read_json(os.path.join(runs_dir, name)) for name in names if name.endswith(".json")]
 

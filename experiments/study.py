@@ -1,6 +1,5 @@
-"""A study as data (`Study`), and the two things done with one: `run_study`
-trains the runs whose summary is missing (resumable), `render_study` writes
-the tables from the summaries. `python -m experiments` is their command line."""
+"""A study as data (`Study`): `run_study` trains its runs whose summary is
+missing (resumable), `render_study` writes its tables from the summaries."""
 
 import dataclasses
 import fnmatch
@@ -16,36 +15,19 @@ RESULTS = os.path.join(runner.REPO, "results")
 
 @dataclasses.dataclass(frozen=True)
 class Study:
-    """One study.
-
-    Args:
-        name: what `python -m experiments run|table NAME` calls it.
-        folder: its folder under `results/` (default: `name`).
-        doc: one line: what the study finds (listed by `list`).
-        tables: `(study, results_root) -> None`: writes the tables.
-        command: the `python -m ganet_tf` command of each run (`train`, `seq2seq`).
-        flags: flags every run shares.
-        axes: `{axis: {value: flags}}` in loop order (the first varies
-            slowest); a run is one value of each axis, its flags those of
-            its values, then `flags`, then `extra(point)`.
-        pattern: the run name, formatted with the point.
-        record: axes stored with each summary, or `point -> dict` of fields.
-        extra: `point -> flags` added to a run.
-        keep: `point -> bool`: the points of the axes' product that are runs.
-        resumable: `point -> bool`: the run keeps a training backup
-            (default: seq2seq runs).
-        after: `(study, point, summary, context) -> summary or None`: an
-            analysis of each finished run; a summary returned is written
-            back. `context`: `data_dir`, `out_root` (the models), `runs_dir`
-            (the summaries), `options` (the flags added to every run).
-        reuse: studies (or `point -> studies`) whose runs of the same config
-            are copied, not retrained (`runner.same_run`).
-        models: the models are kept under `runs/NAME/`.
-        needs_models: the tables read trained models, not only summaries.
-        data_flag: runs take `--data-dir`, or `point -> bool`.
-        script: `(file,)` of a study run by its own script:
-            `python experiments/FILE [--data-dir DIR] [FLAGS]`.
-        runs: the summaries' subfolder of `folder`, or `point -> subfolder`.
+    """One study. A run (a point) is one value of each of `axes`
+    (`{axis: {value: flags}}`, the first varying slowest), named `pattern`
+    formatted with the point; its flags are its values', `flags`, then
+    `extra(point)`. `keep(point)`: which points are runs; `record`: axes (or
+    `point -> dict`) stored with the summary; `resumable(point)`: keeps a
+    training backup (default: seq2seq runs); `reuse`: studies (or `point ->
+    studies`) whose runs of the same config are copied (`runner.same_run`);
+    `after(study, point, summary, context)`: an analysis of a finished run
+    (a summary returned is written back); `tables(study, root)` writes the
+    tables, which `needs_models` read beside the summaries; `data_flag`: runs
+    take `--data-dir` (or `point -> bool`); `script`: `(file,)` of a study
+    its own script runs; `runs`: the summaries' subfolder (or `point -> ...`);
+    `models`: the models are kept (`runs/NAME/`); `command`: `train|seq2seq`.
     """
 
     name: str
@@ -76,8 +58,7 @@ class Study:
         return os.path.join(root, self.folder, self.runs(point) if callable(self.runs) else self.runs)
 
     def points(self, only=None):
-        """Every run as a dict `{axis: value, "name": ...}`; `only`: name
-        patterns (fnmatch), one of which a run must match."""
+        """Every run as `{axis: value, "name": ...}`; `only`: name patterns (fnmatch)."""
         for values in itertools.product(*self.axes.values()):
             point = dict(zip(self.axes, values, strict=True))
             point["name"] = self.pattern.format(**point)
@@ -96,8 +77,8 @@ class Study:
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs", dry_run=False):
     """Trains the runs of `study` whose summary is missing (`only`: name
     patterns), then writes its tables. `options`: flags added to every run
-    (smoke runs, which need a `root` other than `results/`); models go to
-    `models/NAME/`; `dry_run` prints the missing runs' names and flags only."""
+    (smoke runs, into a `root` other than `results/`); models go to
+    `models/NAME/`; `dry_run` prints the missing runs and their flags."""
     if study.script:
         flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
         return _script(study, root, flags, dry_run)
@@ -139,8 +120,7 @@ def render_study(study, root=RESULTS):
 
 
 def _script(study, root, flags, dry_run=False):
-    """Runs `python experiments/FILE FLAGS` in the repository of the results
-    root `root` (`dry_run`: prints the command only)."""
+    """Runs `python experiments/FILE FLAGS` in the repository of `root`."""
     command = [os.path.join("experiments", study.script[0]), *flags]
     if dry_run:
         return print("python", *command)
@@ -150,7 +130,6 @@ def _script(study, root, flags, dry_run=False):
 
 
 def _registry():
-    """`studies.STUDIES`, imported late (`studies.py` imports this module)."""
     from experiments.studies import STUDIES
 
     return STUDIES
