@@ -152,6 +152,7 @@ REPORT_MULTI30K = {
 }
 REPORT_COPY = {"bahdanau": (3.214, 24.872, None), "hier-cnn": (1.842, 6.312, None), "hier-rnn": (2.056, 7.811, None)}
 SUBWORDS = ("--tokenizer", "bpe", "--vocabulary-size", "8000")
+LONG_SYNTHETIC_ROWS = {"bahdanau": (), "gated": (), "hier-cnn": ("--block-size", "5", "--levels", "3")}
 # The seq2seq tables in README order: task, epochs, the flags every
 # row adds, rows (name -> flags; the attention is the name's start), the rows
 # run on seeds 0-2 (the others on 0), the report's figures and, at most, a
@@ -215,9 +216,7 @@ SEQ2SEQ_TABLES = {
         "epochs": 20,
         "flags": LONG_SYNTHETIC,
         "rows": {
-            "bahdanau": (),
-            "gated": (),
-            "hier-cnn": ("--block-size", "5", "--levels", "3"),
+            **LONG_SYNTHETIC_ROWS,
             "hier-rnn": ("--block-size", "5", "--levels", "3", *STATES_SUMMARY),
             "hier-act": ("--levels", "3", "--target-block-size", "3"),
         },
@@ -228,9 +227,7 @@ SEQ2SEQ_TABLES = {
         "epochs": 20,
         "flags": LONG_SYNTHETIC,
         "rows": {
-            "bahdanau": (),
-            "gated": (),
-            "hier-cnn": ("--block-size", "5", "--levels", "3"),
+            **LONG_SYNTHETIC_ROWS,
             "hier-rnn": ("--block-size", "5", "--levels", "3"),
             "hier-act": ("--levels", "3"),
         },
