@@ -9,6 +9,7 @@ and `seed_cell` build the common columns from them.
 
 import os
 import re
+import shutil
 
 import numpy as np
 
@@ -132,3 +133,12 @@ def fill(path, blocks):
 
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(_BLOCK.sub(filled, text))
+
+
+def fill_copy(path, committed, blocks):
+    """`fill(path, blocks)`; a `path` not there yet (a smoke run's folder)
+    starts as a copy of the committed README `committed`."""
+    if not os.path.exists(path) and os.path.exists(committed):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        shutil.copyfile(committed, path)
+    fill(path, blocks)
