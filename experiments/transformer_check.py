@@ -109,13 +109,18 @@ def time_side_by_side(functions, texts, timing):
 
 
 def medians(rounds):
-    """Per model, the median over the rounds of every timing; the ratios to
-    dense of texts/s (batch 64) and of p50 (batch 1)."""
-    result = {}
-    for name in rounds[0]:
-        result[name] = {key: round(float(np.median([r[name]["latency"][key] for r in rounds])), 3) for key in MS}
-        speed = np.median([r[name]["throughput"]["texts_per_second"] for r in rounds])
-        result[name]["texts_per_second"] = round(float(speed), 1)
+    """Per model, the median over the rounds of every timing; the ratios to dense of texts/s and of p50."""
+
+    def median(name, part, key, digits):
+        return round(float(np.median([r[name][part][key] for r in rounds])), digits)
+
+    result = {
+        name: {
+            **{key: median(name, "latency", key, 3) for key in MS},
+            "texts_per_second": median(name, "throughput", "texts_per_second", 1),
+        }
+        for name in rounds[0]
+    }
     dense = result["dense"]
     ratios = {
         key: {
