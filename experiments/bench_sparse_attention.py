@@ -28,15 +28,10 @@ KINDS = ("layer", "layer-queries", "encoder")
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
-    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.2, 0.5])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--runs", type=int, default=10, help="timed runs per cell (median reported)")
-    bench.encoder_flags(parser)
+    bench.encoder_flags(parser, "sparse_attention")
     parser.add_argument("--max-dense-gib", type=float, default=6.0)
-    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "sparse_attention"))
-    parser.add_argument("--force", action="store_true", help="re-measure cells already in bench.json")
     return parser.parse_args()
 
 

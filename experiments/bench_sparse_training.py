@@ -25,15 +25,10 @@ from experiments import tables
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
-    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.2, 0.5])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
     parser.add_argument("--runs", type=int, default=7, help="timed rounds per cell")
-    bench.encoder_flags(parser)
+    bench.encoder_flags(parser, "sparse_training")
     parser.add_argument("--max-dense-gflop", type=float, default=1000.0, help="skip slower dense steps")
     parser.add_argument("--note", default="", help="a word on the machine, e.g. other jobs running")
-    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "sparse_training"))
-    parser.add_argument("--force", action="store_true", help="re-measure cells already in bench.json")
     return parser.parse_args()
 
 
