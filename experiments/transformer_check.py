@@ -110,19 +110,13 @@ def time_side_by_side(functions, texts, timing):
 
 def medians(rounds):
     """Per model, the median over the rounds of every timing; the ratios to dense of texts/s and of p50."""
-
-    def median(name, part, key, digits):
-        return round(float(np.median([r[name][part][key] for r in rounds])), digits)
-
+    timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
     result = {
-        name: {
-            **{key: median(name, "latency", key, 3) for key in MS},
-            "texts_per_second": median(name, "throughput", "texts_per_second", 1),
-        }
+        name: {key: round(float(np.median([r[name][part][key] for r in rounds])), n) for part, key, n in timings}
         for name in rounds[0]
     }
     dense = result["dense"]
-    ratios = {
+    return result, {
         key: {
             "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
             "p50": m["p50_ms"] / dense["p50_ms"],
@@ -130,7 +124,6 @@ def medians(rounds):
         for key, m in result.items()
         if key != "dense"
     }
-    return result, ratios
 
 
 def measure(model_dirs, context):
