@@ -9,12 +9,20 @@ import platform
 import time
 
 
-def encoder_flags(parser):
-    """The encoder benchmarks' flags: `--warmup`, `--hidden`, `--heads`, `--intermediate`, `--threads`, `--xla`."""
-    for name, default in (("warmup", 2), ("hidden", 256), ("heads", 4), ("intermediate", 1024)):
-        parser.add_argument("--" + name, type=int, default=default)
+def encoder_flags(parser, name):
+    """The encoder benchmarks' flags: the grid (`--lengths`, `--densities`, `--batches`), `--warmup`, `--hidden`,
+    `--heads`, `--intermediate`, `--threads`, `--xla`, `--out` (default `results/NAME`) and `--force`."""
+    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
+    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.2, 0.5])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
+    for flag, default in (("warmup", 2), ("hidden", 256), ("heads", 4), ("intermediate", 1024)):
+        parser.add_argument("--" + flag, type=int, default=default)
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
     parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", name)
+    )
+    parser.add_argument("--force", action="store_true", help="re-measure cells already in bench.json")
 
 
 def set_threads(threads):

@@ -3,19 +3,13 @@
     nice -n 5 python experiments/bench_seq2seq_lengths.py            # the full grid, an idle machine
     nice -n 5 python experiments/bench_seq2seq_lengths.py --quick    # smoke, a few minutes
 
-Untrained `EncoderDecoder`s of one size, one per attention of `MODELS`, decode
-sources of T random ids for `--steps` greedy steps. Per cell (T, batch), the
-encoder, each model's `prepare_memory` (its once-per-sentence part) and its
-decoder steps, each a `tf.function`, are timed apart by `bench.alternating`;
-the README gives the time per step and per batch of sentences, their
-per-round ratios to Bahdanau, the FLOPs per step and the share of the FLOPs
-bound a model saves, and the crossover T. Writes `OUT/bench.json`,
-`OUT/README.md` and the plot (`OUT`: `results/seq2seq_lengths`, `.../quick`).
+Untrained `EncoderDecoder`s, one per attention of `MODELS`, decode sources of T random ids; the encoder, each
+model's `prepare_memory` and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`,
+`OUT/README.md` and its plot (`OUT`: `results/seq2seq_lengths`, `.../quick`).
 """
 
 import argparse
 import itertools
-import json
 import os
 import shlex
 import sys
@@ -24,6 +18,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import runner
 from experiments.bench import alternating
 from experiments.bench import machine_line
 from experiments.bench import quartiles
@@ -34,8 +29,7 @@ from experiments.runner import portable
 THREADS = 2  # intra-op (inter-op: 1)
 FULL = {"lengths": [16, 64, 256, 1024, 2048], "batches": [1, 32], "rounds": 10}
 QUICK = {"lengths": [16, 64], "batches": [1], "rounds": 3}
-# How the models take turns in a round: `alternating` (`bench.alternating`) since
-# issue 64; the committed grids' `bench.json` (no `order`) were timed `rotating`.
+# How the models take turns in a round; the committed grids (no `order` stored) were timed `rotating`.
 ORDERS = {
     "rotating": "in an order that rotates from round to round.",
     "alternating": "in turn, the order reversed every other round.",
@@ -43,8 +37,7 @@ ORDERS = {
 # The share of the bound achieved is shown where the bound is at least this.
 MIN_BOUND = 0.01
 GATED = {"aux": "fnn", "gate_input": "states", "inference_mode": "top_k"}
-# One per attention: gated with `top_k` test gates at density rho; the
-# hierarchies' fixed blocks; ACT with every halting unit at z = 1/3 (blocks of 3).
+# Gated: `top_k` test gates at density rho; hierarchies: fixed blocks; ACT: every halting unit at z = 1/3.
 MODELS = {
     "bahdanau": {"attention": "bahdanau"},
     "gated-0.2": {"attention": "gated", **GATED, "target_density": 0.2, "inference_density": 0.2},
@@ -360,9 +353,8 @@ def plot(cells, path):
 
 
 def write_outputs(out, result, cells, args):
+    """`OUT/README.md` and the plot (batch 1 over several T) of the cells."""
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "bench.json"), "w") as handle:
-        json.dump({**result, "cells": cells}, handle, indent=1)
     with open(os.path.join(out, "README.md"), "w") as handle:
         handle.write(readme(result["command"], result["machine"], args, cells, result["setting"]["seconds"]))
     if any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1:
@@ -370,16 +362,11 @@ def write_outputs(out, result, cells, args):
 
 
 def rebuild(out):
-    """`README.md` and the plot of `out` again from its `bench.json` alone
-    (the flags of its setting, the others at their defaults)."""
+    """`README.md` and the plot of `out` from its `bench.json` alone (its setting's flags, the others' defaults)."""
+    stored = runner.read_json(os.path.join(out, "bench.json"))
     args = parse_args([])
-    args.order = "rotating"
-    with open(os.path.join(out, "bench.json")) as handle:
-        stored = json.load(handle)
-    cells = stored.pop("cells")
-    for key, value in stored["setting"].items():
-        setattr(args, key, value)
-    write_outputs(out, stored, cells, args)
+    vars(args).update({"order": "rotating", **stored["setting"]})
+    write_outputs(out, stored, stored["cells"], args)
 
 
 def main():
@@ -404,6 +391,7 @@ def main():
     }
     setting["seconds"] = seconds
     result = {"command": command, "machine": machine, "setting": setting, "crossovers": crossovers(cells)}
+    runner.write_json(os.path.join(args.out, "bench.json"), {**result, "cells": cells})
     write_outputs(args.out, result, cells, args)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
+from experiments import tables
 
 RESULTS = os.path.join(runner.REPO, "results", "serving")
 STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.percentile(ms, 99), "mean": np.mean}
@@ -55,62 +56,48 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
 
 
 def write_readme(result, results=RESULTS):
-    """`README.md` of `results` from the summary `result` (`latency.json`)."""
-    rows = []
-    for name, path in result["paths"].items():
-        lat, speed = path["latency"], path["throughput"]["texts_per_second"]
-        rows.append(f"| `{name}` | {lat['p50_ms']:.2f} | {lat['p99_ms']:.2f} | {lat['mean_ms']:.2f} | {speed:.0f} |")
-    load = result["load_average_1min"]
+    """The tables of `results/README.md` (its prose is written by hand) from the summary `result` (`latency.json`)."""
+    model, load = result["model"], result["load_average_1min"]
     verdict = "nothing else was running"
     if load[0] > 1.0:
         verdict = "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine "
         verdict += "before quoting them"
-    text = f"""# Serving latency on CPU
-
-Measured here with
-
-```bash
-{result["command"]}
-```
-
-- machine: {result["machine"]}
-- model: `{result["model"]["model"]}` on `{result["model"]["dataset"]}`, the run in
-  `{result["run"]}`: {result["model"]["epochs_trained"]} epochs, seed
-  {result["run_config"]["seed"]} (its whole config is in `latency.json`), test accuracy
-  {result["model"]["test_accuracy"]:.3f}, sequence length {result["model"]["sequence_length"]},
-  vocabulary {result["model"]["vocabulary_size"]}
-- inputs: the {result["texts"]} test texts of the dataset as raw strings;
-  every path goes from strings to class probabilities
-
-| path | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {result["batch_size"]} (texts/s) |
-|---|---|---|---|---|
-{chr(10).join(rows)}
-
-- `saved_model`: `tf.saved_model.load(...).signatures["serving_default"]`
-  of the export (tokenisation inside the graph). TF Serving adds its RPC,
-  (optional) batching and its own threading on top; no model server runs
-  here, so this is the in-process cost of the served graph.
-- `keras_predict`: `TextVectorization` then `model.predict(ids)` on the
-  in-memory `model.keras`. `predict` has a large fixed cost per call
-  (compare its batch-1 latency with its time per batch of 64), so it is
-  meant for big arrays, not for single requests.
-- `keras_call`: `TextVectorization` then `model(ids, training=False)`,
-  eager: the LSTM loops run op by op.
-- `keras_predict_on_batch`: `TextVectorization` then
-  `model.predict_on_batch(ids)`, Keras' compiled predict step alone; it is
-  the fair in-memory counterpart of the exported graph.
-
-Batch 1: {result["calls"]} calls after {result["warmup"]} warm-up calls.
-Batch {result["batch_size"]}: {result["batches"]} batches after 3 warm-up batches.
-
-1-minute load average {load[0]:.2f} before and {load[1]:.2f} after the run (2 cores;
-the benchmark itself accounts for about 1): {verdict}.
-The SavedModel was exported on a
-machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN
-(Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).
-"""
-    with open(os.path.join(results, "README.md"), "w", encoding="utf-8") as handle:
-        handle.write(text)
+    ms = ("p50_ms", "p99_ms", "mean_ms")
+    rows = [
+        f"| `{name}` | "
+        + " | ".join(f"{path['latency'][key]:.2f}" for key in ms)
+        + f" | {path['throughput']['texts_per_second']:.0f} |"
+        for name, path in result["paths"].items()
+    ]
+    blocks = {
+        "command": ["```bash", result["command"], "```"],
+        "setup": [
+            f"- machine: {result['machine']}",
+            f"- model: `{model['model']}` on `{model['dataset']}`, the run in",
+            f"  `{result['run']}`: {model['epochs_trained']} epochs, seed",
+            f"  {result['run_config']['seed']} (its whole config is in `latency.json`), test accuracy",
+            f"  {model['test_accuracy']:.3f}, sequence length {model['sequence_length']},",
+            f"  vocabulary {model['vocabulary_size']}",
+            f"- inputs: the {result['texts']} test texts of the dataset as raw strings;",
+            "  every path goes from strings to class probabilities",
+            "",
+            "| path | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | "
+            f"batch {result['batch_size']} (texts/s) |",
+            "|---|---|---|---|---|",
+            *rows,
+        ],
+        "timing": [
+            f"Batch 1: {result['calls']} calls after {result['warmup']} warm-up calls.",
+            f"Batch {result['batch_size']}: {result['batches']} batches after 3 warm-up batches.",
+            "",
+            f"1-minute load average {load[0]:.2f} before and {load[1]:.2f} after the run (2 cores;",
+            f"the benchmark itself accounts for about 1): {verdict}.",
+            "The SavedModel was exported on a",
+            "machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN",
+            "(Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).",
+        ],
+    }
+    tables.fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
 
 
 def main():

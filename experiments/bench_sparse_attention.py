@@ -28,15 +28,10 @@ KINDS = ("layer", "layer-queries", "encoder")
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
-    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.2, 0.5])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--runs", type=int, default=10, help="timed runs per cell (median reported)")
-    bench.encoder_flags(parser)
+    bench.encoder_flags(parser, "sparse_attention")
     parser.add_argument("--max-dense-gib", type=float, default=6.0)
-    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "sparse_attention"))
-    parser.add_argument("--force", action="store_true", help="re-measure cells already in bench.json")
     return parser.parse_args()
 
 
@@ -124,39 +119,37 @@ def write(args, path, cells, command):
 
 
 def readme(out):
-    """`README.md` and `bench.png` of `out` from its `bench.json` alone."""
+    """The tables of `out/README.md` (its prose is written by hand) and `bench.png` from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
     cells, setting = saved["cells"], saved["setting"]
     made = sorted({(c["command"], c["machine"]) for c in cells})
-    lines = [
-        "# Gated sparse attention vs dense attention: wall-clock",
-        "",
-        *(
-            f"Command: `{command}` ({', '.join(sorted({c['kind'] for c in cells if c['command'] == command}))}), "
-            f"machine: {machine}  "
-            for command, machine in made
-        ),
-        f"Setting: hidden {setting['hidden']}, {setting['heads']} heads, feedforward {setting['intermediate']}; "
-        f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
-        "within each run; gates: round(d T) open keys per row at random positions.",
-        "",
-        "`layer`: `GatedMultiHeadAttention(sparse_inference=True)` vs `keras.layers.MultiHeadAttention` "
-        "(self-attention; every query computed). `layer-queries`: the same with `query_dropping=True` (closed "
-        "queries not computed). `encoder`: 2 `GatedTransformerEncoder(token_dropping=True)` blocks vs 2 dense "
-        "blocks. `k`: the bucket size the gated path runs (open keys rounded up). FLOPs ratio: dense / gated, "
-        "counted at `k`.",
-        "",
-        "| kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for c in cells:
         dense = "skipped (memory)" if c["dense_ms"] is None else f"{c['dense_ms']:.1f}"
         speedup = "-" if c["speedup"] is None else f"{c['speedup']:.2f}x"
-        lines.append(
+        rows.append(
             f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {dense} | "
             f"{c['gated_ms']:.1f} | {speedup} | {c['flops_ratio']:.2f}x |"
         )
-    tables.write_text(os.path.join(out, "README.md"), lines)
+    blocks = {
+        "setting": [
+            *(
+                f"Command: `{command}` ({', '.join(sorted({c['kind'] for c in cells if c['command'] == command}))}), "
+                f"machine: {machine}  "
+                for command, machine in made
+            ),
+            f"Setting: hidden {setting['hidden']}, {setting['heads']} heads, feedforward {setting['intermediate']}; "
+            f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
+            "within each run; gates: round(d T) open keys per row at random positions.",
+        ],
+        "table": [
+            "| kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *rows,
+        ],
+    }
+    committed = os.path.join(runner.REPO, "results", "sparse_attention", "README.md")
+    tables.fill_copy(os.path.join(out, "README.md"), committed, blocks)
     plot(cells, os.path.join(out, "bench.png"))
 
 

@@ -6,8 +6,8 @@ One step (forward, backward, Adam) of 2 `GatedTransformerEncoder` blocks and a g
 of `GateSampler`), loss a fixed random readout: `dense` runs every token, `sparse` (`sparse_training=True,
 training_density=d`) the round(d T) tokens of highest gate. Same weights; the steps timed in turn by
 `bench.alternating`; FLOPs ratio of the forward pass at the kept length k. Cells whose dense step exceeds
-`--max-dense-gflop` are skipped. Writes `OUT/bench.json` (resumable; `--force` re-measures) and the table of
-`OUT/README.md` (below its marker).
+`--max-dense-gflop` are skipped. Writes `OUT/bench.json` (resumable; `--force` re-measures) and the tables of
+`OUT/README.md`.
 """
 
 import argparse
@@ -20,21 +20,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
-
-MARKER = "<!-- bench table: written by experiments/bench_sparse_training.py -->"
+from experiments import tables
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
-    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.2, 0.5])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
     parser.add_argument("--runs", type=int, default=7, help="timed rounds per cell")
-    bench.encoder_flags(parser)
+    bench.encoder_flags(parser, "sparse_training")
     parser.add_argument("--max-dense-gflop", type=float, default=1000.0, help="skip slower dense steps")
     parser.add_argument("--note", default="", help="a word on the machine, e.g. other jobs running")
-    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "sparse_training"))
-    parser.add_argument("--force", action="store_true", help="re-measure cells already in bench.json")
     return parser.parse_args()
 
 
@@ -126,30 +120,12 @@ def main():
 
 
 def readme(out):
-    """The table of `README.md` in `out` (below `MARKER`; the hand-written part above stays) from `bench.json`."""
+    """The tables of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
-    setting = saved["setting"]
-    commands = {}  # each command, the machine when its first cell was measured
-    for c in saved["cells"]:
+    setting, commands = saved["setting"], {}
+    for c in saved["cells"]:  # each command, the machine when its first cell was measured
         commands.setdefault(c["command"], c["machine"])
-    lines = [
-        "# Training with token dropping vs dense gated training: wall-clock of a step",
-        "",
-        "Written by `experiments/bench_sparse_training.py` (see its docstring for the method). Cells measured:",
-        "",
-        *(f"- `{command}` on {machine}" for command, machine in commands.items()),
-        "",
-        f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
-        f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks and "
-        "of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
-        "today's training (every token in every block, log-gate bias); `sparse`: "
-        "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
-        "Speedup: median dense step / median sparse step; rounds: quartiles of the per-round ratios. "
-        "FLOPs ratio: dense / sparse forward FLOPs at `k`.",
-        "",
-        "| T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for c in saved["cells"]:
         if "skipped" in c:
             measured = f"skipped: {c['skipped']} | | |"
@@ -157,14 +133,29 @@ def readme(out):
             low, mid, high = c["round_ratio_quartiles"]
             measured = f"{c['dense_ms']:.1f} | {c['sparse_ms']:.1f} | {c['speedup']:.2f}x | "
             measured += f"{low:.2f} / {mid:.2f} / {high:.2f}"
-        lines.append(
+        rows.append(
             f"| {c['T']} | {c['density']} | {c['batch']} | {'yes' if c['xla'] else 'no'} | {c['k']} | "
             f"{measured} | {c['flops_ratio']:.2f}x |"
         )
-    path = os.path.join(out, "README.md")
-    head = open(path).read().split(MARKER)[0] if os.path.exists(path) else ""
-    with open(path, "w") as handle:
-        handle.write(head + MARKER + "\n\n" + "\n".join(lines) + "\n")
+    blocks = {
+        "made": [f"- `{command}` on {machine}" for command, machine in commands.items()],
+        "setting": [
+            f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
+            f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks "
+            "and of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
+            "today's training (every token in every block, log-gate bias); `sparse`: "
+            "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
+            "Speedup: median dense step / median sparse step; rounds: quartiles of the per-round ratios. "
+            "FLOPs ratio: dense / sparse forward FLOPs at `k`."
+        ],
+        "table": [
+            "| T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *rows,
+        ],
+    }
+    committed = os.path.join(runner.REPO, "results", "sparse_training", "README.md")
+    tables.fill_copy(os.path.join(out, "README.md"), committed, blocks)
 
 
 if __name__ == "__main__":

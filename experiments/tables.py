@@ -8,6 +8,7 @@ group of run summaries; its rows are the groups of `groups(runs, by, order)`.
 import itertools
 import os
 import re
+import shutil
 
 import numpy as np
 
@@ -126,3 +127,12 @@ def fill(path, blocks):
 def grid(headers, rows):
     """A Markdown table of `headers` and rows of cells (strings)."""
     return markdown([(header, lambda cells, i=i: cells[i]) for i, header in enumerate(headers)], rows)
+
+
+def fill_copy(path, committed, blocks):
+    """`fill(path, blocks)`; a `path` not there yet (a smoke run's folder)
+    starts as a copy of the committed README `committed`."""
+    if not os.path.exists(path) and os.path.exists(committed):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        shutil.copyfile(committed, path)
+    fill(path, blocks)
