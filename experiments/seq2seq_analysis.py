@@ -6,13 +6,11 @@
         --names multi30k-subwords_gated-states_seed0 --reference multi30k-subwords_bahdanau_seed0
     python experiments/seq2seq_analysis.py translator --data-dir ../shared/data --names multi30k-subwords_bahdanau_seed0
 
-`levels`: the nodes of every level of a hierarchy on the test sources
-(`OUT/levels_TABLE`, the rows of earlier commands kept). `gates`: which
-subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
-validation BLEU of gated runs at other test densities (`OUT/test_densities_TABLE`).
-Each writes `.md` and `.json` (TABLE: the first name's). `translator`: the
-test translations through the SavedModel against those in this process
-(`OUT/../seq2seq_subwords/translator_check_NAME.json`).
+`levels`: the nodes of every level of a hierarchy on the test sources (`OUT/levels_TABLE`, earlier
+rows kept). `gates`: which subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
+validation BLEU at other test densities (`OUT/test_densities_TABLE`). Each writes `.json` and the
+tables of `.md` (TABLE: the first name's). `translator`: the test translations through the SavedModel
+against those in this process (`OUT/../seq2seq_subwords/translator_check_NAME.json`).
 """
 
 import argparse
@@ -33,6 +31,7 @@ from experiments.runner import load_runs
 from experiments.runner import machine
 from experiments.runner import read_json
 from experiments.runner import write_json
+from experiments.tables import fill
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
 KINDS = ("whole word", "first piece", "later piece", "punctuation")
@@ -57,20 +56,19 @@ def finished_runs(args, names, fits, misfit):
             )
 
 
-def write_tables(out, stem, rows, lines):
-    """Writes `OUT/STEM.json` (`{"rows": rows}`) and `OUT/STEM.md` (`lines`,
-    then the rows' commands) and prints the table."""
+def write_tables(out, stem, rows, blocks):
+    """Writes `OUT/STEM.json` (`{"rows": rows}`), fills `blocks` and the rows' commands into
+    `OUT/STEM.md` (its prose written by hand: a new STEM needs one, blocks marked) and prints it."""
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
-    text = "\n".join([*lines, "", "Commands:", "", *(f"- `{command}`" for command in commands)])
     write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
-    with open(os.path.join(out, f"{stem}.md"), "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    print(text)
+    path = os.path.join(out, f"{stem}.md")
+    fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
+    with open(path, encoding="utf-8") as handle:
+        print(handle.read(), end="")
 
 
-def _head(title, commands):
-    """A table's first lines: its title, the machine, where the commands are."""
-    return [f"# {title}", "", f"Machine: {machine()}. {commands}", ""]
+def _machine(text):
+    return [f"Machine: {machine()}. {text}"]
 
 
 def _number(row, key, digits=2):
@@ -168,21 +166,12 @@ def levels(args, command):
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
     for row in rows:
         row["checks"] = checks(row)
-    return rows, levels_readme(args.table, rows)
+    return rows, levels_readme(rows)
 
 
-def levels_readme(table, rows):
+def levels_readme(rows):
+    """The blocks of `levels_TABLE.md`: the levels, the words of subword runs and the checks where rows have them."""
     lines = [
-        *_head(f"Nodes per level of the hierarchies, {table} (test sentences)", "Commands: below the table."),
-        "Nodes: mean real nodes per test sentence, level 0 (the source tokens) first. Level 1 / T: the mean",
-        "over sentences of level-1 nodes over tokens (the Done-when asks 1/6 to 1/2). Long: the sentences",
-        f"of at least {LONG} tokens, their mean nodes at levels 1 and 2, and the share of them whose level 2",
-        "holds more than one node and fewer than level 1. Block size: tokens per level-1 node over the whole",
-        "test set, mean and standard deviation (the Done-when asks std >= 0.5); per token: the mean size of",
-        "the block a token sits in (one block of most of a sentence shows here, not in the mean over",
-        "blocks); largest: the mean over sentences of the largest block. Rows written before these",
-        "columns existed show `-` there (their models are gone).",
-        "",
         "| run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | "
         "long: 1 < level 2 < level 1 | block size mean | block size std | block size per token | largest block |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -195,33 +184,22 @@ def levels_readme(table, rows):
             f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} | "
             f"{_number(r, 'token_block_size')} | {_number(r, 'largest_block')} |"
         )
-    words = [r for r in rows if r.get("block_start_at_word") is not None]
-    if words:
-        lines += [
-            "",
-            "Subword runs: do the ACT blocks follow words? A word: a piece SentencePiece marks as a word's",
-            "first (U+2581) and the pieces after it, up to a punctuation piece, which is a unit of its own.",
-            "Block starts on a word: the share of level-1 blocks (after a sentence's first token) that begin",
-            "on a word's first piece; tokens on a word: the share of tokens that begin a word, what blocks",
-            "closed at random places would give; words cut: the share of the words of two or more pieces",
-            "that a block boundary splits, and at random: the same with each sentence's block starts drawn",
-            "at random places (as many as it has, the mean of 20 draws).",
-            "",
+    blocks = {"machine": _machine("Commands: below the table."), "table": lines}
+    if words := [r for r in rows if r.get("block_start_at_word") is not None]:
+        blocks["words"] = [
             "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random |",
             "|---|---|---|---|---|---|",
+        ] + [
+            f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
+            f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
+            for r in words
         ]
-        for r in words:
-            lines.append(
-                f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
-                f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
-            )
-    checked = [r for r in rows if r.get("checks")]
-    if checked:
-        lines += ["", "Issue 40's Done-when for the hierarchies of three levels (computed from the row):", ""]
-        for r in checked:
-            marks = "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
-            lines.append(f"- {r['run']}: {marks}")
-    return lines
+    if checked := [r for r in rows if r.get("checks")]:
+        blocks["checks"] = [
+            f"- {r['run']}: " + "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
+            for r in checked
+        ]
+    return blocks
 
 
 # --- gates: which subword pieces the test gates open (issue 54) --------------
@@ -303,19 +281,12 @@ def gates(args, command):
         pieces = vocabularies[0].pieces
         sentences = [([pieces[i] for i in row], row_open) for row, row_open in source_gates(model, ids[0], 200)]
         rows.append({"run": name, **gate_stats(sentences), "command": command})
-    return rows, gates_readme(args.table, rows)
+    return rows, gates_readme(rows)
 
 
-def gates_readme(table, rows):
+def gates_readme(rows):
+    """The blocks of `gates_TABLE.md`: open shares by kind of piece, then of the most frequent pieces."""
     lines = [
-        *_head(f"Which subword pieces the gates open, {table} (test sentences)", "Commands: below the tables."),
-        "A word: a piece SentencePiece marks as a word's first (U+2581) and the pieces after it, up to a",
-        "punctuation piece, which is a unit of its own (`source_explanations.word_begins`). Open share: the",
-        "share of the pieces of each kind whose test gate is open. Words reached: the share of words and",
-        "marks with at least one open piece; at random: the same with as many pieces of each sentence",
-        "opened at random (the mean of 20 draws). Words of 2+ pieces: the shares wholly open and wholly",
-        "closed.",
-        "",
         "| run | pieces | open | " + " | ".join(f"open: {kind}" for kind in KINDS) + " | words reached | at random "
         "| words of 2+ pieces | wholly open | wholly closed |",
         "|---|" + "---|" * (7 + len(KINDS)),
@@ -327,12 +298,11 @@ def gates_readme(table, rows):
             f"{r['words_reached_at_random']:.3f} | {r['multi_piece_words']} | {r['multi_piece_all_open']:.3f} | "
             f"{r['multi_piece_all_closed']:.3f} |"
         )
-    lines += ["", f"The {FREQUENT} most frequent test pieces, open share (count):", ""]
-    lines += ["| run | " + " | ".join(str(i + 1) for i in range(FREQUENT)) + " |", "|---|" + "---|" * FREQUENT]
+    frequent = ["| run | " + " | ".join(str(i + 1) for i in range(FREQUENT)) + " |", "|---|" + "---|" * FREQUENT]
     for r in rows:
         cells = " | ".join(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])
-        lines.append(f"| {r['run']} | {cells} |")
-    return lines
+        frequent.append(f"| {r['run']} | {cells} |")
+    return {"machine": _machine("Commands: below the tables."), "table": lines, "frequent": frequent}
 
 
 # --- densities: gated runs at other test densities (issue 54) ----------------
@@ -376,26 +346,19 @@ def densities(args, command):
         for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
             row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
             rows.append({**row, "open_share": open_share, "command": command})
-    return rows, densities_readme(args.table, rows)
+    return rows, densities_readme(rows)
 
 
-def densities_readme(table, rows):
-    lines = [
-        *_head(
-            f"Gated runs at other test densities, {table} (validation BLEU)",
-            f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below.",
-        ),
-        "rho: the share of each sentence's source tokens the test gates open (`top_k`, round(rho T)); the",
-        "run's own is marked *. Open: the share of the split's source tokens open, measured. A reference run",
-        "(Bahdanau) attends to every token.",
-        "",
-        "| run | rho | open | validation BLEU |",
-        "|---|---|---|---|",
-    ]
+def densities_readme(rows):
+    """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and rho."""
+    lines = ["| run | rho | open | validation BLEU |", "|---|---|---|---|"]
     for r in rows:
         rho = "-" if r["density"] is None else f"{r['density']:.2f}" + (" *" if r["own"] else "")
         lines.append(f"| {r['run']} | {rho} | {r['open_share']:.3f} | {r['bleu']:.2f} |")
-    return lines
+    return {
+        "machine": _machine(f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below."),
+        "table": lines,
+    }
 
 
 # --- translator: a subword run through its SavedModel (issue 54) -------------
