@@ -4,24 +4,19 @@
     python experiments/seq2seq_analysis.py gates --data-dir ../shared/data --names multi30k-subwords_gated-states_seed0
     python experiments/seq2seq_analysis.py densities --data-dir ../shared/data \
         --names multi30k-subwords_gated-states_seed0 --reference multi30k-subwords_bahdanau_seed0
-    python experiments/seq2seq_analysis.py translator --data-dir ../shared/data --names multi30k-subwords_bahdanau_seed0
 
 `levels`: the nodes of every level of a hierarchy on the test sources (`OUT/levels_TABLE`, earlier
 rows kept). `gates`: which subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
 validation BLEU at other test densities (`OUT/test_densities_TABLE`). Each writes `.json` and the
-tables of `.md` (TABLE: the first name's). `translator`: the test translations through the SavedModel
-against those in this process (`OUT/../seq2seq_subwords/translator_check_NAME.json`).
+tables of `.md` (TABLE: the first name's).
 """
 
 import argparse
 import collections
 import itertools
-import json
 import os
 import shlex
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -41,8 +36,8 @@ BATCH = 128  # validation decoding's batch (`densities`)
 
 
 def finished_runs(args, names, fits, misfit):
-    """Exits, before any model loads, unless each of `names` is a finished run
-    (`OUT/runs`) that `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
+    """Exits, before any model loads, unless each of `names` is a finished run (`OUT/runs`) that
+    `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
         if name not in runs:
@@ -79,9 +74,8 @@ def _number(row, key, digits=2):
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
-    """`(config, stats)` of a hierarchical run on its test sources: the figures
-    `levels_readme` explains (per token: the sum of squared block sizes over
-    the tokens); a subword run's ACT blocks add `word_stats`."""
+    """`(config, stats)` of a hierarchical run on its test sources, as `levels_TABLE.md` explains them;
+    a subword run's ACT blocks add `word_stats`."""
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_levels
     from ganet_tf.seq2seq.source_explanations import word_begins
@@ -115,9 +109,8 @@ def level_stats(run_dir, data_dir, batch_size=200):
 
 
 def word_stats(block_starts, word_starts, draws=20, seed=0):
-    """Do ACT blocks of subwords follow words (`levels_readme` explains the
-    shares)? Per sentence: its level-1 block starts, whether each token
-    begins a word."""
+    """Do ACT blocks of subwords follow words? Per sentence: its level-1 block starts, whether each
+    token begins a word; the shares as `levels_TABLE.md` explains them."""
     rng = np.random.default_rng(seed)
     at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
     for blocks, words in zip(block_starts, word_starts, strict=True):
@@ -143,9 +136,7 @@ def word_stats(block_starts, word_starts, draws=20, seed=0):
 
 
 def checks(row):
-    """Issue 40's Done-when for ACT (None where it does not apply): level 1
-    holds T/6 to T/2 nodes, level 2 fewer than level 1 and more than one on
-    sentences of >= LONG tokens, block sizes vary (std >= 0.5 tokens)."""
+    """Issue 40's Done-when for ACT, or None where it does not apply."""
     if "level1_share" not in row or "long_level2" not in row:
         return None
     return {
@@ -224,7 +215,7 @@ def piece_kinds(pieces):
 
 
 def gate_stats(rows, draws=20, seed=0):
-    """The figures `gates_readme` explains, over sentences `(pieces, open)`."""
+    """The figures of `gates_TABLE.md` over sentences `(pieces, open)`."""
     from ganet_tf.seq2seq.source_explanations import word_spans
 
     rng = np.random.default_rng(seed)
@@ -361,79 +352,7 @@ def densities_readme(rows):
     }
 
 
-# --- translator: a subword run through its SavedModel (issue 54) -------------
-
-# The fresh Python: SavedModel, sources and batch in, one JSON list of translations out.
-SERVE = """
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # registers the SentencePiece ops
-translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-with open(sys.argv[2], encoding="utf-8") as handle:
-    sources = json.load(handle)
-batch = int(sys.argv[3])
-translations = []
-for start in range(0, len(sources), batch):
-    (texts,) = translate(tf.constant(sources[start : start + batch])).values()
-    translations += [text.decode("utf-8") for text in texts.numpy().tolist()]
-print(json.dumps(translations))
-"""
-SERVE_BATCH = 64  # on both sides (a translation's length limit is its own sentence's)
-
-
-def served(translator, sources):
-    """`sources` translated by `translator`'s SavedModel (`save_translator`, as
-    `seq2seq --export` writes it) in a fresh Python with TensorFlow and
-    tensorflow-text only."""
-    from ganet_tf.seq2seq.translator import save_translator
-
-    with tempfile.TemporaryDirectory() as folder:
-        export, path = os.path.join(folder, "translator"), os.path.join(folder, "sources.json")
-        save_translator(translator.model, translator.source_vocabulary, translator.target_vocabulary, export)
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(sources, handle)
-        command = [sys.executable, "-c", SERVE, export, path, str(SERVE_BATCH)]
-        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    return json.loads(output.strip().splitlines()[-1])
-
-
-def translator(args, command):
-    """Each run's Multi30k test translations, by `load_translator` here and by
-    its SavedModel: identical strings, unknown tokens, the ones that differ."""
-    from ganet_tf.inference.text_translator import load_translator
-    from ganet_tf.seq2seq.datasets import load_multi30k
-    from ganet_tf.seq2seq.vocabulary import holds_unknown
-
-    finished_runs(args, args.names, lambda run: run["task"] == "multi30k", "is not a Multi30k run")
-    sources = list(load_multi30k(args.data_dir)["test"][0])
-    for name in args.names:
-        model = load_translator(os.path.join(args.runs_root, name))
-        pairs = list(zip(model.predict(sources, batch_size=SERVE_BATCH), served(model, sources), strict=True))
-        result = {
-            "name": name,
-            "sentences": len(sources),
-            "identical": sum(a == b for a, b in pairs),
-            "unknown_in_saved_model": sum(holds_unknown(b) for _, b in pairs),
-            "first": {"source": sources[0], "in_process": pairs[0][0], "saved_model": pairs[0][1]},
-            "different": [
-                {"index": i, "source": sources[i], "in_process": a, "saved_model": b}
-                for i, (a, b) in enumerate(pairs)
-                if a != b
-            ],
-            "command": command,
-            "machine": machine(),
-        }
-        write_json(os.path.join(os.path.dirname(args.out), "seq2seq_subwords", f"translator_check_{name}.json"), result)
-        print(json.dumps(result, ensure_ascii=False))
-
-
-# Analysis -> (its function, the stem of the tables it returns; None: it writes its own files).
-ANALYSES = {
-    "levels": (levels, "levels"),
-    "gates": (gates, "gates"),
-    "densities": (densities, "test_densities"),
-    "translator": (translator, None),
-}
+ANALYSES = {"levels": (levels, "levels"), "gates": (gates, "gates"), "densities": (densities, "test_densities")}
 
 
 def main(argv=None):
@@ -450,9 +369,7 @@ def main(argv=None):
     args.table = args.names[0].split("_")[0]
     analysis, stem = ANALYSES[args.analysis]
     command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    tables = analysis(args, command)
-    if stem:
-        write_tables(args.out, f"{stem}_{args.table}", *tables)
+    write_tables(args.out, f"{stem}_{args.table}", *analysis(args, command))
 
 
 if __name__ == "__main__":
