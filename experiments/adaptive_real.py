@@ -144,9 +144,9 @@ def pool_lengths(entries):
     return {"seeds": list(entries), "texts": [int(t) for t in texts], "mean_density": means}
 
 
-def as_trained(run, split="validation"):
-    """A run's own scores (its trained test rule) as `Rescorer.score` gives them."""
-    return {"accuracy": run[f"{split}_accuracy"], "attended_density": run[f"{split}_attended_density"]}
+def as_trained(run):
+    """A run's own validation scores (its trained test rule) as `Rescorer.score` gives them."""
+    return {"accuracy": run["validation_accuracy"], "attended_density": run["validation_attended_density"]}
 
 
 def mean_grid(rows):
@@ -316,11 +316,8 @@ def per_seed(records, dataset, name):
 
 def test_point(scored):
     """A `Rescorer.score` as `per_seed` gives it."""
-    return {
-        "accuracy": scored["accuracy"],
-        "density": scored["attended_density"],
-        "all_closed": scored["all_closed_rate"],
-    }
+    accuracy, density, closed = (scored[k] for k in ("accuracy", "attended_density", "all_closed_rate"))
+    return {"accuracy": accuracy, "density": density, "all_closed": closed}
 
 
 def dataset_points(records, dataset, ratio):
