@@ -4,13 +4,11 @@
         [--lr 0.01] [--complement-weight MU] [--complement inputs] [--complement-target T]
         [--target-density RHO] [--lam LAMBDA] [--aux ENCODER] [--straight-through] [--train-only]
 
-The family (`ganet_tf.data.synthetic_selection`): texts of 5-400 words whose label only their
-keywords carry, about 5 %, 20 % and 50 % of them per task. GA-Net is trained ONCE per task and seed
-with `train`'s defaults (the variant flags change them), then scored under each test rule of
-`GateSampler` (`with_gate_inference`): `top_k` at 0.3, `threshold`, and `relative` and `nucleus` at
-ONE parameter for the family, the grid value of highest smallest validation F1 (keywords against
-open gates) over the tasks. Writes `results/adaptive_gates/runs/`, `selection{SUFFIX}.json` and
-`tables{SUFFIX}.md` (SUFFIX: the flags changed); models under the git-ignored `runs/adaptive_gates/`.
+The tasks (`ganet_tf.data.synthetic_selection`): texts of 5-400 words whose label only their keywords
+carry, about 5, 20 and 50 % of them. GA-Net is trained once per task and seed (`train`'s defaults but
+the variant flags), then scored under `top_k` at 0.3, `threshold`, and `relative` and `nucleus` at the
+grid value of highest smallest validation F1 (keywords against open gates) over the tasks. Writes
+`results/adaptive_gates/runs/`, `selection{SUFFIX}.json` and `tables{SUFFIX}.md` (SUFFIX: the flags changed).
 """
 
 import argparse
@@ -27,29 +25,25 @@ from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script
 from experiments.runner import REPO
 from experiments.runner import machine
-from experiments.runner import portable
 from experiments.runner import run_or_skip
+from experiments.runner import write_json
+from experiments.runner import write_text
 
 RESULTS = os.path.join("results", "adaptive_gates")
 RUNS = os.path.join("runs", "adaptive_gates")
-# Task name -> the mean share of keywords of its texts.
-TASKS = {"share05": 0.05, "share20": 0.2, "share50": 0.5}
-# Every run: a small BiLSTM, every word kept (texts are at most 400 words), patience to settle.
+TASKS = {"share05": 0.05, "share20": 0.2, "share50": 0.5}  # the mean share of keywords
 COMMON = ["--hidden", "32", "--patience", "3", "--sequence-length", "400"]
 EPOCHS = 8
-# Texts per split and the generator's seed (plus the task's index): the same texts for every run.
 TEXTS = {"train": 1000, "test": 400, "validation": 400}
-DATA_SEEDS = {"train": 100, "test": 200, "validation": 300}
-# With `train`'s 1e-3 and 8 epochs the gate probabilities hardly single out the keywords
-# (validation AUC 0.64-0.68: `--lr 0.001`); with 1e-2 they do.
-LEARNING_RATE = 0.01
+DATA_SEEDS = {"train": 100, "test": 200, "validation": 300}  # plus the task's index
+LEARNING_RATE = 0.01  # with train's 1e-3 the gates hardly single out the keywords (tables_lr0.001.md)
 GRIDS = {
     "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99],
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
 TOP_K_DENSITY = 0.3
-# `train`'s variant flags -> their tag in names, in the order of results files; run folders put
-# the target density first (committed names depend on both orders).
+# `train`'s variant flags -> their tag in the names of results files, in order; run names put the
+# target density first.
 TAGS = {
     "complement_weight": "cw",
     "complement": "c",
@@ -120,12 +114,8 @@ def summary(scores, all_closed):
     overall = dict(scores["all"])
     precision, recall = overall["precision"] or 0.0, overall["recall"] or 0.0
     f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-    return {
-        **overall,
-        "f1": f1,
-        "all_closed_rate": all_closed,
-        "density_gap": overall["attended_density"] - overall["true_share"],
-    }
+    gap = overall["attended_density"] - overall["true_share"]
+    return {**overall, "f1": f1, "all_closed_rate": all_closed, "density_gap": gap}
 
 
 def gate_rule(mode, value):
@@ -146,8 +136,8 @@ def gate_logits(run_dir, texts):
 
 
 def validation_scores(run_dir, task):
-    """Selection scores of the open gates on `task`'s validation texts under every rule of the grids
-    (and top_k 0.3, threshold): the real `GateSampler` of each rule on the trained gate logits."""
+    """Selection scores of the open gates (`GateSampler` on the trained gate logits) on `task`'s
+    validation texts under top_k 0.3, threshold and every rule of the grids."""
     from sklearn.metrics import roc_auc_score
 
     from ganet_tf.layers import GateSampler
@@ -177,7 +167,7 @@ def choose(validation, tasks):
 
 
 def test_scores(run_dir, task, rules):
-    """Accuracy and selection scores of the attended tokens (weight > 0) on the test texts, through
+    """Accuracy and selection scores of the attended tokens (weight > 0) on `task`'s test texts, through
     the whole model, under each rule `(name, mode, value)`."""
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.metrics import selection_scores
@@ -311,10 +301,8 @@ def main():
     suffix += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + variant(variants)[0]
     if args.complement_weight is not None and set(args.tasks) != set(TASKS):
         suffix += "_" + "_".join(args.tasks)
-    with open(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), "w") as handle:
-        json.dump(portable(report), handle, indent=1)
-    with open(os.path.join(REPO, RESULTS, f"tables{suffix}.md"), "w") as handle:
-        handle.write("\n".join(readme(report, args.tasks)) + "\n")
+    write_json(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), report)
+    write_text(os.path.join(REPO, RESULTS, f"tables{suffix}.md"), readme(report, args.tasks))
 
 
 if __name__ == "__main__":

@@ -3,15 +3,12 @@
     python -m experiments run adaptive_real [--data-dir ../shared/data] [--only 'trec_*']
     python -m experiments table adaptive_real
 
-The runs (`studies.py`): GA-Net at target density 0.1, 0.3 and 0.5 under `top_k` test gates, and soft,
-sparsemax and 1.5-entmax attention. The target-0.3 models are scored again under the relative rule
-(open t where p_t >= r max p) at every r of `RATIOS` by `Rescorer`, which `nucleus_real` and
-`complement_real` share. ONE r is chosen on TREC and SST-2 validation (means over seeds): among the r
-attending no more than `top_k` 0.3 on each, the largest smallest accuracy gain over it (ties: the
-larger r). Its test scores are checked against the issue's Done-when: the `top_k` curve at the same
-density (linear; below it, its least-density point), soft attention at most 1 point above, sparsemax
-and entmax beaten at no more density. Writes `rescored/`, `curves.json`, `copies.json` (after
-training: do the target-0.3 runs repeat gate_check's?), `README.md` and `curves.png`.
+GA-Net is trained at target density 0.1, 0.3 and 0.5 (`top_k` test gates), beside soft, sparsemax and
+1.5-entmax attention (`studies.py`). The target-0.3 models are scored again under the relative rule (open
+t where p_t >= r max p) at every r of `RATIOS` by `Rescorer`, which `nucleus_real` and `complement_real`
+share. ONE r is chosen on TREC and SST-2 validation (`choose_ratio`) and its test scores are checked
+against the issue's Done-when (`checks`). Writes `rescored/`, `curves.json`, `copies.json`, `curves.png`
+and the tables of `README.md`.
 """
 
 import functools
@@ -26,11 +23,10 @@ from experiments.runner import read_json
 from experiments.runner import recorded_machine
 from experiments.runner import same_run
 from experiments.runner import write_json
-from experiments.runner import write_results_readme
 from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
-from experiments.studies import IMDB
 from experiments.studies import REAL_DATASETS as DATASETS
 from experiments.studies import TUNING
+from experiments.tables import fill
 from experiments.tables import mean_std
 
 MODELS = os.path.join("runs", "adaptive_real")
@@ -38,8 +34,7 @@ DENSITIES = (0.1, 0.3, 0.5)
 DEFAULT = "rho0.3"
 BASELINES = ("soft", "sparsemax", "entmax")
 RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95)
-# Left edges of the text-length bins (real tokens) of the per-text densities.
-LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)
+LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)  # left edges of the text-length bins (real tokens)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 
 
@@ -66,9 +61,8 @@ _CACHES = {}  # cache file -> its scores, shared by every Rescorer of that file
 
 class Rescorer:
     """The model of run `DATASET_SETTING_seedS` scored under other test-gate rules on the validation
-    and test splits of its config, cached in `folder/rescored/DATASET_seedS.json` under `setting`
-    (written after each rule). `flags`: the run's `train` flags; without them or without the model
-    (`models/NAME`, git-ignored), cached scores only, None for the others."""
+    and test splits of its config, cached in `folder/rescored/DATASET_seedS.json` under `setting`.
+    `flags`: the run's `train` flags; without them or the model (`models/NAME`), cached scores only."""
 
     def __init__(self, folder, dataset, seed, setting, flags=None, models=MODELS):
         self.path = os.path.join(folder, "rescored", f"{dataset}_seed{seed}.json")
@@ -83,22 +77,19 @@ class Rescorer:
         return {value: self.score(split, mode, value) for value in values}
 
     def score(self, split, mode, value):
-        """The scores of `evaluate_model` on `split` under `mode` at `value`."""
-        return self._cached(split, mode, value)
-
-    def lengths(self, mode, value):
-        """The test texts' attended densities under `mode` at `value`, binned by length (`length_bins`)."""
-        return self._cached("test_by_length", mode, value)
-
-    def _cached(self, section, mode, value):
-        entry = self.cache.setdefault(self.setting, {}).setdefault(section, {})
+        """The scores of `evaluate_model` on `split` under `mode` at `value` (None if not cached and no
+        model); split `test_by_length`: the test texts' attended densities by length (`length_bins`)."""
+        entry = self.cache.setdefault(self.setting, {}).setdefault(split, {})
         key = rule_key(mode, value)
         if key not in entry and self.has_model:
-            entry[key] = self._compute(section, mode, value)
+            entry[key] = self._compute(split, mode, value)
             write_json(self.path, self.cache)
         return entry.get(key)
 
-    def _compute(self, section, mode, value):
+    def lengths(self, mode, value):
+        return self.score("test_by_length", mode, value)
+
+    def _compute(self, split, mode, value):
         from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
         from ganet_tf.models import build_explainer
         from ganet_tf.models import with_gate_inference
@@ -106,12 +97,12 @@ class Rescorer:
 
         model, class_names, data = self._data
         served = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
-        if section == "test_by_length":
+        if split == "test_by_length":
             ids = data["test"][0]
             return length_bins(
                 ids != 0, build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"] > 0
             )
-        scores = evaluate_model(served, *data[section], class_names)
+        scores = evaluate_model(served, *data[split], class_names)
         return {name: scores[name] for name in SCORES}
 
     @functools.cached_property
@@ -153,14 +144,13 @@ def pool_lengths(entries):
     return {"seeds": list(entries), "texts": [int(t) for t in texts], "mean_density": means}
 
 
-def as_trained(run, split="validation"):
-    """A run's own scores (its trained test rule) as `Rescorer.score` gives them."""
-    return {"accuracy": run[f"{split}_accuracy"], "attended_density": run[f"{split}_attended_density"]}
+def as_trained(run):
+    """A run's own validation scores (its trained test rule) as `Rescorer.score` gives them."""
+    return {"accuracy": run["validation_accuracy"], "attended_density": run["validation_attended_density"]}
 
 
 def mean_grid(rows):
-    """`{seed: {rule: scores}}` -> `{"seeds", rule: (accuracy, attended density)}`, means over seeds:
-    the validation grid of every choice here, in `nucleus_real` and in `complement_real`."""
+    """`{seed: {rule: scores}}` -> `{"seeds", rule: (accuracy, attended density)}`, means over seeds."""
     grid = {"seeds": list(rows)}
     for rule in next(iter(rows.values())):
         grid[rule] = tuple(np.mean([(r[rule]["accuracy"], r[rule]["attended_density"]) for r in rows.values()], 0))
@@ -168,9 +158,9 @@ def mean_grid(rows):
 
 
 def choose_ratio(grid, ratios=RATIOS):
-    """The value of `ratios` chosen on the validation `grid` (`{dataset: mean_grid}`, see the module
-    docstring): `{"ratio", "smallest_gain", "eligible", "datasets", "seeds", "favours_relative"}`, or
-    None. Without an eligible value (attending no more than top_k everywhere), the least dense one."""
+    """The value of `ratios` chosen on the validation `grid` (`{dataset: mean_grid}`): among those
+    attending no more than `top_k` on each dataset, the largest smallest accuracy gain over it (ties:
+    the larger value); without one, the least dense. None without a grid."""
     if not grid:
         return None
     datasets = sorted(grid)
@@ -223,9 +213,9 @@ def chosen_ratio(root):
 
 
 def rescore(dataset, seed, where, chosen):
-    """Rescores `dataset` and `seed`: the target-0.3 model under every r (validation on `TUNING`,
-    test everywhere); with `chosen` r, the 0.1 and 0.5 models under it and the per-text densities of
-    top_k 0.3 and relative r. `where`: the results folder, models root, data folder, added flags."""
+    """Rescores the target-0.3 model under every r (validation on `TUNING`, test everywhere); with
+    `chosen` r, the 0.1 and 0.5 models under it and the per-text densities of top_k 0.3 and relative
+    r. `where`: the results folder, models root, data folder, added flags."""
     results, models, data_dir, options = where
 
     def rescorer(setting):
@@ -247,9 +237,8 @@ def rescore(dataset, seed, where, chosen):
 
 
 def after_run(study, point, summary, context):
-    """After each run: every dataset and seed with a target-0.3 run is rescored under every r, r is
-    chosen on validation and they are rescored under it; a new target-0.3 run is checked against
-    gate_check's (`check_copies`)."""
+    """After each run: rescores every target-0.3 model under every r, chooses r and rescores under it;
+    a new target-0.3 run is checked against gate_check's (`check_copies`)."""
     results = os.path.dirname(context["runs_dir"])
     where = (results, context["out_root"], os.path.abspath(context["data_dir"]), context["options"])
     finished = [r for r in load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
@@ -266,13 +255,12 @@ def after_run(study, point, summary, context):
 
 def check_copies(results, records):
     """Whether the target-0.3 runs trained here repeat gate_check's runs of the same config (test
-    accuracy, attended density, epochs), into `copies.json`, which the tables read."""
+    accuracy, attended density, epochs), into `copies.json`."""
     same, differ = [], []
     gate_check = os.path.join(os.path.dirname(results), "gate_check", "runs")
     for run in all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
-        # The study's flags, not the recorded command: that one predates `--inference-mode top_k`.
         source = same_run(train_flags(run["dataset"], DEFAULT, run["seed"], None), [gate_check])
         if source:
             older = read_json(source)
@@ -315,8 +303,7 @@ def per_seed(records, dataset, name):
     for seed, record in sorted(records.get(dataset, {}).items()):
         if name in SETTINGS and name in record["runs"]:
             run = record["runs"][name]
-            # softmax weighs every real token; sparse runs store theirs
-            density = 1.0 if name == "soft" else run["test_attended_density"]
+            density = 1.0 if name == "soft" else run["test_attended_density"]  # softmax weighs every token
             found[seed] = {"accuracy": run["test_accuracy"], "density": density}
             found[seed]["all_closed"] = run.get("test_all_closed_rate")
         elif name.startswith("relative"):
@@ -329,11 +316,8 @@ def per_seed(records, dataset, name):
 
 def test_point(scored):
     """A `Rescorer.score` as `per_seed` gives it."""
-    return {
-        "accuracy": scored["accuracy"],
-        "density": scored["attended_density"],
-        "all_closed": scored["all_closed_rate"],
-    }
+    accuracy, density, closed = (scored[k] for k in ("accuracy", "attended_density", "all_closed_rate"))
+    return {"accuracy": accuracy, "density": density, "all_closed": closed}
 
 
 def dataset_points(records, dataset, ratio):
@@ -356,11 +340,6 @@ def mean_point(found):
     }
 
 
-def accuracy_cell(records, dataset, name):
-    """The test accuracy of `name` (`per_seed`), mean ± std over its seeds."""
-    return mean_std([v["accuracy"] for v in per_seed(records, dataset, name).values()])
-
-
 def top_k_at(points, density):
     """(accuracy, note) of the top_k curve at `density`: linear between its points; below them its
     least-density point; above them None."""
@@ -376,7 +355,9 @@ def top_k_at(points, density):
 
 
 def checks(points, name):
-    """The Done-when comparisons of the point `name` on one dataset's test points, or None if one is missing."""
+    """The Done-when of the point `name` on one dataset's test points (None if one is missing): at
+    least the `top_k` curve (`top_k_at`), at most 1 point below soft, above sparsemax and entmax at no
+    more density."""
     relative = points.get(name)
     if relative is None or any(n not in points for n in (*(f"rho{rho}" for rho in DENSITIES), *BASELINES)):
         return None
@@ -415,11 +396,9 @@ def _label(name, chosen):
     return {"soft": "soft attention", "sparsemax": "sparsemax attention", "entmax": "1.5-entmax attention"}[name]
 
 
-def table(header, rows, title=None, text=()):
-    """A Markdown table of `rows` (lists of cells), under `## title` and `text` when given."""
-    head = [f"## {title}", "", *text, *([""] if text else [])] if title else []
-    rows = ["| " + " | ".join(cells) + " |" for cells in rows]
-    return [*head, "| " + " | ".join(header) + " |", "|" + "---|" * len(header), *rows, ""]
+def table(header, rows):
+    """A Markdown table of `rows` (lists of cells)."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def choice_lines(grid, choice):
@@ -432,6 +411,7 @@ def choice_lines(grid, choice):
         f"Validation {'favours' if choice['favours_relative'] else 'does not favour'} relative r ="
         f" {choice['ratio']:g} over `top_k` 0.3, the test rule the models were trained with (at least as accurate"
         " at no more attended density on every dataset it was chosen on). This script changes no default.",
+        "",
     ]
     header = ["rule", *(f"{d} {c}" for d in choice["datasets"] for c in ("accuracy", "attended density"))]
     rows = [
@@ -439,33 +419,21 @@ def choice_lines(grid, choice):
         + [f"{grid[d][key][i]:.4f}" for d in choice["datasets"] for i in (0, 1)]
         for key in ("top_k", *RATIOS)
     ]
-    return table(header, rows, "The choice of r (validation scores of the target-0.3 models)", text)
-
-
-TEST_TEXT = """Mean ± sample std over the seeds listed. Attended density: the share of real tokens with attention
-weight > 0 (mean over texts), as `train` reports it; soft attention weighs every real token (1).
-All-closed: texts whose gates are all closed (pooled by the fallback; the relative rule never has one)."""
-CHECK_TEXT = """Against `top_k`: the accuracy of the `top_k` curve (rho 0.1, 0.3, 0.5; means over seeds) at the
-relative rule's attended density, linear between its points (below them: its least-density point).
-Against soft attention: at most 1 point lower. Against sparsemax / 1.5-entmax: more accurate at no
-more attended density. Last column: relative minus `top_k` 0.3 per seed (same models), mean ± std."""
-CURVE_TEXT = """Every r of the grid on the test split, accuracy / attended density; the choice was made on
-validation only (table above). `top_k` 0.3 of the same models for comparison."""
-LENGTH_TEXT = """Texts binned by their real tokens (after the run's truncation), seeds pooled: mean attended density
-(texts in the bin)."""
+    return text + table(header, rows)
 
 
 def test_lines(points, records, ratio):
     header = ["dataset", "role", "model / test rule", "seeds", "accuracy", "attended density", "all-closed"]
     names = ["rho0.1", "rho0.3", "rho0.5", *(f"relative{ratio:g}@{s}" for s in ("rho0.3", "rho0.1", "rho0.5"))]
     rows = [
-        [d, role(d), _label(name, ratio), ",".join(map(str, p["seeds"])), accuracy_cell(records, d, name)]
-        + [f"{p['density']:.4f}", "-" if p["all_closed"] is None else f"{p['all_closed']:.4f}"]
+        [d, role(d), _label(name, ratio), ",".join(map(str, p["seeds"]))]
+        + [mean_std([v["accuracy"] for v in per_seed(records, d, name).values()]), f"{p['density']:.4f}"]
+        + ["-" if p["all_closed"] is None else f"{p['all_closed']:.4f}"]
         for d in points
         for name in (*names, *BASELINES)
         if (p := points[d].get(name))
     ]
-    return table(header, rows, "Test scores", TEST_TEXT.splitlines())
+    return table(header, rows)
 
 
 def _met(check):
@@ -473,6 +441,7 @@ def _met(check):
 
 
 def check_lines(all_checks, records, ratio):
+    """The Done-when table, then which checks are not met."""
     header = ["dataset", "role", "seeds", "relative accuracy / density", "top_k there", "vs top_k", "vs soft"]
     header += ["vs sparsemax", "vs entmax", "paired gain over top_k 0.3"]
     rows, not_met = [], []
@@ -489,10 +458,9 @@ def check_lines(all_checks, records, ratio):
             + [("+" if np.mean(gains) >= 0 else "") + mean_std(gains, 2) + " points"]
         )
         not_met += [f"{d} ({name})" for name in ("top_k", *BASELINES) if not c[name]["met"]]
-    title = f"Done-when checks (test, relative r = {ratio:g} on the target-0.3 models)"
     verdict = "; not met: " + ", ".join(not_met) + "." if not_met else ": every condition is met."
     summary = f"Gaps in accuracy points (relative minus the other). Checked on {', '.join(all_checks)}{verdict}"
-    return [*table(header, rows, title, CHECK_TEXT.splitlines()), summary, ""]
+    return [*table(header, rows), "", summary]
 
 
 def _cell(point):
@@ -505,8 +473,7 @@ def curve_lines(points, ratio):
         + [_cell(points[d].get(f"relative{r:g}@{DEFAULT}")) for d in points]
         for r in RATIOS
     ]
-    title = "The relative rule's test curve (target-0.3 models, means over seeds)"
-    return table(["rule", *points], rows, title, CURVE_TEXT.splitlines())
+    return table(["rule", *points], rows)
 
 
 def length_header():
@@ -527,8 +494,6 @@ def copies_lines(results, records):
     checked = read_json(os.path.join(results, "copies.json"), {"same": [], "differ": []})
     same, differ = checked["same"], checked["differ"]
     return [
-        "## Copies",
-        "",
         f"{sum('copied_from' in run for run in runs)} of the {len(runs)} runs are copied from"
         " `results/gate_check/runs/` (same config; their",
         "`copied_from`). Target-0.3 runs trained here against gate_check's run of the same config (test accuracy,",
@@ -537,7 +502,6 @@ def copies_lines(results, records):
         + f", {len(differ)} different"
         + (f" ({', '.join(differ)}: the copies may not stand for the current code)" if differ else "")
         + ".",
-        "",
     ]
 
 
@@ -559,13 +523,8 @@ def plot(all_points, by_length, ratio, path):
         for name, marker in ((f"relative{ratio:g}@{DEFAULT}", "*"), ("sparsemax", "s"), ("entmax", "^"), ("soft", "x")):
             label = f"relative r = {ratio:g} (chosen)" if marker == "*" else name
             if name in points:
-                top.plot(
-                    points[name]["density"],
-                    points[name]["accuracy"],
-                    marker,
-                    markersize=14 if marker == "*" else 8,
-                    label=label,
-                )
+                size = 14 if marker == "*" else 8
+                top.plot(points[name]["density"], points[name]["accuracy"], marker, markersize=size, label=label)
         top.set(title=f"{dataset} (test)", xlabel="attended density", ylabel="accuracy", xlim=(0, 1.05))
         for key, entry in by_length.get(dataset, {}).items():
             shown = [(lo, m) for lo, m in zip(LENGTH_EDGES, entry["mean_density"], strict=True) if m is not None]
@@ -579,30 +538,13 @@ def plot(all_points, by_length, ratio, path):
     pyplot.close(figure)
 
 
-HEAD = """# Adaptive test gates on real data (issue 39)
-
-Written by `python -m experiments table adaptive_real` (the design: `experiments/adaptive_real.py`'s
-docstring) on {machine}, shared with other jobs. GA-Net is trained with the defaults of `train` at
-`--target-density` 0.1, 0.3 (the defaults) and 0.5, `top_k` test gates at the same rho; the target-0.3
-models are scored again under the relative rule (open t where p_t >= r max p) at every r of the grid
-(`with_gate_inference`, no retraining). One r for all datasets is chosen on TREC and SST-2 validation
-scores; SST-1 and IMDB are held out of every choice. Soft, sparsemax and 1.5-entmax attention are
-trained with the same flags. IMDB: `{imdb}`.
-The nucleus rule, scored the same way on the same models: [nucleus/README.md](nucleus/README.md)
-(`experiments/nucleus_real.py`).
-"""
-
-
 def write_tables(results):
-    """Chooses r on the validation grid and writes `curves.json`, `README.md` and `curves.png` from the
-    saved summaries and rescored scores (every setting run: the tables of a finished study)."""
+    """Chooses r on the validation grid and writes `curves.json`, `curves.png` and the tables of
+    `README.md` from the saved summaries and rescored scores (the tables of a finished study)."""
     records = collect(results)
     grid = relative_grid(records)
     choice = choose_ratio(grid)
     machine = recorded_machine(os.path.join(results, "runs"))
-    lines = HEAD.format(machine=machine, imdb=" ".join(IMDB)).splitlines()
-    if choice is None:
-        return write_results_readme(results, [*lines, "", "No validation scores yet: r is not chosen."], [])
     ratio = choice["ratio"]
     name = f"relative{ratio:g}@{DEFAULT}"
     points = {d: dataset_points(records, d, ratio) for d in records}
@@ -619,18 +561,18 @@ def write_tables(results):
     curves.update(test=points, checks=all_checks, by_length=by_length)
     write_json(os.path.join(results, "curves.json"), curves)
     plot(points, by_length, ratio, os.path.join(results, "curves.png"))
-    rows = [length_row(d, key.replace(":", " "), entry) for d in by_length for key, entry in by_length[d].items()]
-    title = "Attended density per text against its length (test, target-0.3 models)"
-    lines += [
-        "",
-        *choice_lines(grid, choice),
-        *test_lines(points, records, ratio),
-        *check_lines(all_checks, records, ratio),
-        *curve_lines(points, ratio),
-        *table(length_header(), rows, title, LENGTH_TEXT.splitlines()),
-        *copies_lines(results, records),
-        "![accuracy against attended density; attended density per text by length](curves.png)",
-        "",
-    ]
+    lengths = [length_row(d, key.replace(":", " "), entry) for d in by_length for key, entry in by_length[d].items()]
     order = lambda run: (DATASETS.index(run["dataset"]), run["seed"], list(SETTINGS).index(run["setting"]))  # noqa: E731
-    write_results_readme(results, lines, sorted(all_runs(records), key=order))
+    written = f"docstring) on {machine}, shared with other jobs."
+    blocks = {
+        "machine": [written + " GA-Net is trained with the defaults of `train` at"],
+        "choice": choice_lines(grid, choice),
+        "test": test_lines(points, records, ratio),
+        "checks_title": [f"## Done-when checks (test, relative r = {ratio:g} on the target-0.3 models)"],
+        "checks": check_lines(all_checks, records, ratio),
+        "curve": curve_lines(points, ratio),
+        "lengths": table(length_header(), lengths),
+        "copies": copies_lines(results, records),
+        "runs": [f"- `{run['command']}`" for run in sorted(all_runs(records), key=order)],
+    }
+    fill(os.path.join(results, "README.md"), blocks)

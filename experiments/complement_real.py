@@ -3,13 +3,11 @@
     python -m experiments run complement [-- --target-density 0.05 --test]
     python -m experiments table complement
 
-Trains GA-Net with the defaults plus `--complement adversarial --complement-weight 1` (setting
-`rho0.3-adv1`; with `--target-density RHO`, `rhoRHO-adv1`) on TREC and SST-2, seeds 0-2, and
-scores it and `adaptive_real`'s target-0.3 model of the same seed on VALIDATION only, as trained
-and under the relative rule at every r of `RATIOS` (`adaptive_real.Rescorer`): `README.md`
-(`README_rhoRHO.md`). With `--test`, ONE r is chosen on those scores (`adaptive_real.choose_ratio`,
-against the defaults' `top_k` 0.3), the setting is trained on SST-1 too (held out), and its test
-scores go beside `adaptive_real`'s test rows in `README_rhoRHO_test.md`.
+Trains GA-Net with the defaults plus `--complement adversarial --complement-weight 1` (setting `rhoRHO-adv1`)
+on TREC and SST-2, seeds 0-2, and scores it and `adaptive_real`'s target-0.3 model on validation, as trained
+and under the relative rule at every r of `RATIOS`: the tables of `README.md` (`README_rhoRHO.md`). With
+`--test`, ONE r is chosen on those scores (`adaptive_real.choose_ratio`), the setting is trained on SST-1
+too (held out) and scored on test beside `adaptive_real`'s runs: `README_rhoRHO_test.md`.
 """
 
 import argparse
@@ -22,15 +20,14 @@ from experiments.runner import REPO
 from experiments.runner import read_json
 from experiments.runner import recorded_machine
 from experiments.runner import run_or_skip
-from experiments.runner import write_text
+from experiments.tables import fill
 from experiments.tables import mean_std
 
 FOLDER = os.path.join("adaptive_real", "complement")  # under the results root
 RATIOS = (*real.RATIOS, 0.97, 0.98, 0.99)
 SEEDS = (0, 1, 2)
 TEST_DATASETS = ("trec", "sst2", "sst1")
-# The committed tables: `--target-density` (None: the defaults' 0.3) and `--test`.
-VARIANTS = ((None, False), (0.05, True))
+VARIANTS = ((None, False), (0.05, True))  # the committed tables: (--target-density, --test)
 DEFAULTS = False  # in place of a density: `adaptive_real`'s target-0.3 run, without the complement
 
 
@@ -45,8 +42,7 @@ def complement_flags(density):
 
 
 def rescorer(root, dataset, seed, density, data_dir):
-    """`adaptive_real.Rescorer` of the complement run (`density` DEFAULTS: the defaults' run), caching in
-    `rescored/`; without `data_dir`, cached scores only."""
+    """`adaptive_real.Rescorer` of the complement run (`density` DEFAULTS: the defaults' run)."""
     extra = [] if density is DEFAULTS else complement_flags(density)
     flags = data_dir and [*real.train_flags(dataset, real.DEFAULT, seed, data_dir), *extra]
     name = real.DEFAULT if density is DEFAULTS else setting(density)
@@ -83,33 +79,21 @@ def validation(root, density, data_dir):
 
 
 def written(root, density, test=False):
-    """The line that says what wrote a table, on which machine, and the command of its runs."""
+    """The line that names the table command, the machine and the command of the runs."""
     flags = [*([f"--target-density {density:g}"] if density is not None else []), *(["--test"] if test else [])]
     command = "python -m experiments run complement" + (" -- " + " ".join(flags) if flags else "")
     machine = recorded_machine(os.path.join(root, FOLDER, "runs"))
     return f"Written by `python -m experiments table complement` on {machine}; runs: `{command}`"
 
 
-def validation_table(root, density, grids):
-    adv = setting(density)
-    lines = [
-        "# The adversarial complement on TREC and SST-2, validation (issue 39)",
-        "",
-        written(root, density),
-        f"(shared with other jobs). Seeds {', '.join(map(str, SEEDS))}; means over them.",
-        "",
-        f"`rho0.3`: `train` with its defaults (the models of `experiments/adaptive_real.py`); `{adv}`: the same",
-        f"with `{' '.join(complement_flags(density))}`. Validation accuracy / attended density",
-        "under `top_k` as trained (at the run's target density) and the relative rule at r. No test split was read.",
-        "",
-    ]
+def validation_table(density, grids):
     rows = [
         [dataset, "top_k (as trained)" if rule == "top_k" else f"relative {rule:g}"]
         + [f"{grids[dataset, key][rule][0]:.4f} / {grids[dataset, key][rule][1]:.3f}" for key in (DEFAULTS, density)]
         for dataset in real.TUNING
         for rule in ("top_k", *RATIOS)
     ]
-    return lines + real.table(["dataset", "rule", "`rho0.3`", f"`{adv}`"], rows)[:-1]
+    return real.table(["dataset", "rule", "`rho0.3`", f"`{setting(density)}`"], rows)
 
 
 def test_scores(root, dataset, density, data_dir, ratio):
@@ -126,25 +110,17 @@ def test_scores(root, dataset, density, data_dir, ratio):
     return scores
 
 
-def test_table(root, density, choice, scores):
-    """The `--test` table: the complement's `scores` beside adaptive_real's test rows of the same seeds."""
+def test_blocks(root, density, choice, scores):
+    """The `--test` README's blocks: the complement's `scores` beside adaptive_real's runs of the same seeds."""
     adv, ratio, theirs = setting(density), choice["ratio"], real.chosen_ratio(root)
     records = real.collect(os.path.join(root, "adaptive_real"), tuple(scores))
     trained_at = 0.3 if density is None else density
-    lines = [
-        f"# The adversarial complement `{adv}` on the test split (issue 39)",
-        "",
-        written(root, density, True),
-        "(shared with other jobs). Mean ± sample std over the seeds listed; attended density as `train`",
-        "reports it (soft attention: 1).",
-        "",
-        f"`{adv}`: `train` with `{' '.join(complement_flags(density))}`, scored as trained",
+    text = [
         f"(`top_k` at {trained_at:g}) and under the relative rule at r = {ratio:g}, chosen on TREC and SST-2",
-        f"validation (`{'README.md' if density is None else f'README_rho{density:g}.md'}`: the largest "
-        f"smallest accuracy gain over the defaults' `top_k` 0.3, {100 * choice['smallest_gain']:+.2f} points,",
+        f"validation (`{readme(density)}`: the largest smallest accuracy gain over the defaults' `top_k` 0.3, "
+        f"{100 * choice['smallest_gain']:+.2f} points,",
         "among the r that attend no more). The other rows are `experiments/adaptive_real.py`'s runs of the",
         f"same seeds (`results/adaptive_real/README.md`); its relative r = {theirs:g} was chosen there.",
-        "",
     ]
     rows = []
     for dataset, by_seed in [(d, by_seed) for d, by_seed in scores.items() if by_seed]:
@@ -165,19 +141,23 @@ def test_table(root, density, choice, scores):
                 cells = [mean_std(accuracy), f"{np.mean([p['density'] for p in points]):.3f}"]
                 cells.append(f"{100 * (np.mean(accuracy) - base):+.2f}")
                 rows.append([dataset, real.role(dataset), label, ",".join(map(str, seeds)), *cells])
-    header = ["dataset", "role", "model / test rule", "seeds", "accuracy", "attended density"]
-    return lines + real.table([*header, "vs defaults (points)"], rows)[:-1]
+    header = ["dataset", "role", "model / test rule", "seeds", "accuracy", "attended density", "vs defaults (points)"]
+    return {"written": [written(root, density, True)], "choice": text, "table": real.table(header, rows)}
+
+
+def readme(density):
+    return "README.md" if density is None else f"README_rho{density:g}.md"
 
 
 def write(root, density=None, test=False, data_dir=None):
-    """The validation table of the complement at `density` and, with `test`, its test table, under the
-    results root `root`. With `data_dir` it trains what is missing and scores what is not cached."""
+    """The validation tables of the complement at `density` and, with `test`, its test tables, under the
+    results root `root`; with `data_dir`, trains what is missing and scores what is not cached."""
     for dataset in real.TUNING if data_dir else ():
         for seed in SEEDS:
             train(root, dataset, seed, density, data_dir)
-    name = "README.md" if density is None else f"README_rho{density:g}.md"
+    path = os.path.join(root, FOLDER, readme(density))
     grids = validation(root, density, data_dir)
-    write_text(os.path.join(root, FOLDER, name), validation_table(root, density, grids))
+    fill(path, {"written": [written(root, density)], "table": validation_table(density, grids)})
     if not test:
         return
     grid = {d: {**grids[d, density], "top_k": grids[d, DEFAULTS]["top_k"]} for d in real.TUNING}
@@ -187,7 +167,7 @@ def write(root, density=None, test=False, data_dir=None):
         for seed in SEEDS if data_dir else ():
             train(root, dataset, seed, density, data_dir)
         scores[dataset] = test_scores(root, dataset, density, data_dir, choice["ratio"])
-    write_text(os.path.join(root, FOLDER, name.replace(".md", "_test.md")), test_table(root, density, choice, scores))
+    fill(path.replace(".md", "_test.md"), test_blocks(root, density, choice, scores))
 
 
 def main():

@@ -3,12 +3,10 @@
     python -m experiments run nucleus_real      # scores adaptive_real's models (run that first)
     python -m experiments table nucleus_real    # from the cached scores
 
-The nucleus rule (open the fewest most probable tokens holding pi of the text's sum of p_t) takes
-the count from the spread of the p_t, where the relative rule takes it from the largest alone. Same
-protocol and models as `adaptive_real` (its `Rescorer`; nothing is trained): pi of `MASSES` is
-chosen on TREC and SST-2 validation with `adaptive_real.choose_ratio`, then only the test split is
-scored at that pi and checked with `adaptive_real.checks`. Writes `results/adaptive_real/nucleus/`:
-`README.md` and `rescored/`.
+The nucleus rule opens the fewest most probable tokens holding pi of the text's sum of p_t. Same
+protocol and models as `adaptive_real` (its `Rescorer`; nothing is trained): pi of `MASSES` is chosen on
+TREC and SST-2 validation (`adaptive_real.choose_ratio`), then the test split is scored at that pi and
+checked (`adaptive_real.checks`). Writes `rescored/` and the tables of `results/adaptive_real/nucleus/README.md`.
 """
 
 import argparse
@@ -17,24 +15,11 @@ import os
 from experiments import adaptive_real as real
 from experiments.runner import REPO
 from experiments.runner import recorded_machine
-from experiments.runner import write_text
+from experiments.tables import fill
 from experiments.tables import mean_std
 
 FOLDER = os.path.join("adaptive_real", "nucleus")  # under the results root
 MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-HEAD = """# The nucleus rule on real data (issue 39)
-
-Written by `python -m experiments table nucleus_real` on {machine}
-(shared with other jobs); the design is in `experiments/nucleus_real.py`. Models: the target-0.3 GA-Net
-runs of `experiments/adaptive_real.py` (`train`'s defaults, `top_k` test gates), scored again under
-`GateSampler(inference_mode="nucleus", inference_mass=pi)`; nothing is trained here.
-
-## The choice of pi (validation, means over seeds)
-"""
-TEST_TEXT = """Mean ± sample std over the seeds listed; attended density as `train` reports it. The relative rule at
-r = {ratio:g} and the other rows: `results/adaptive_real/README.md` (same runs). Checks as there:
-the `top_k` curve (rho 0.1, 0.3, 0.5) at the rule's density, soft attention at most 1 point above,
-sparsemax and 1.5-entmax less accurate at no less density; accuracy gaps in points."""
 
 
 def choice_lines(grid, choice):
@@ -55,7 +40,7 @@ def choice_lines(grid, choice):
         + [f"{grid[d][key][0]:.4f} / {grid[d][key][1]:.3f}" for d in sorted(grid)]
         for key in ("top_k", *MASSES)
     ]
-    return [*text, *real.table(header, rows)]
+    return text + real.table(header, rows)
 
 
 def _check_cell(part):
@@ -66,8 +51,8 @@ def _check_cell(part):
 
 
 def test_rows(dataset, records, scorers, mass, ratio):
-    """The test table's rows of `dataset` (top_k 0.3 and relative r of `adaptive_real`, nucleus at
-    `mass`, with their checks) and those of its per-text densities by length."""
+    """The test rows of `dataset` (top_k 0.3, relative r, nucleus at `mass`, with their checks) and
+    those of its per-text densities by length."""
     found = {seed: real.test_point(s) for seed, sc in scorers.items() if (s := sc.score("test", "nucleus", mass))}
     if not found:
         return [], []
@@ -95,8 +80,8 @@ def test_rows(dataset, records, scorers, mass, ratio):
 
 
 def write(root, data_dir=None):
-    """Chooses pi on the validation scores and writes the README under the results root `root`;
-    with `data_dir`, scores what is not cached (models needed), else reads the cached scores only."""
+    """Chooses pi on the validation scores and writes the tables under the results root `root`; with
+    `data_dir`, scores what is not cached (models needed), else reads the cached scores only."""
     records = real.collect(os.path.join(root, "adaptive_real"))
     folder = os.path.join(root, FOLDER)
     scorers = {d: {} for d in records}
@@ -105,22 +90,18 @@ def write(root, data_dir=None):
         scorers[d][seed] = real.Rescorer(folder, d, seed, real.DEFAULT, flags)
     grid = real.validation_grid(records, lambda d, seed: scorers[d][seed].grid("validation", "nucleus", MASSES))
     choice = real.choose_ratio(grid, MASSES)
-    lines = HEAD.format(machine=recorded_machine(os.path.join(root, "adaptive_real", "runs"))).splitlines()
-    if choice is None:
-        return write_text(os.path.join(root, FOLDER, "README.md"), [*lines, "", "No validation scores yet."])
     ratio = real.chosen_ratio(root)
     tests = [test_rows(d, records, scorers[d], choice["ratio"], ratio) for d in scorers]
     header = ["dataset", "role", "rule", "seeds", "accuracy", "attended density", "vs top_k", "vs soft"]
-    header += ["vs sparsemax", "vs entmax"]
-    test_text = TEST_TEXT.format(ratio=ratio).splitlines()
-    length_title = "Attended density per text against its length (test, seeds pooled)"
-    lines += [
-        "",
-        *choice_lines(grid, choice),
-        *real.table(header, [row for rows, _ in tests for row in rows], "Test", test_text),
-        *real.table(real.length_header(), [row for _, rows in tests for row in rows], length_title)[:-1],
-    ]
-    write_text(os.path.join(root, FOLDER, "README.md"), lines)
+    machine = recorded_machine(os.path.join(root, "adaptive_real", "runs"))
+    blocks = {
+        "machine": [f"Written by `python -m experiments table nucleus_real` on {machine}"],
+        "choice": choice_lines(grid, choice),
+        "ratio": [f"r = {ratio:g} and the other rows: `results/adaptive_real/README.md` (same runs). Checks as there:"],
+        "test": real.table([*header, "vs sparsemax", "vs entmax"], [row for rows, _ in tests for row in rows]),
+        "lengths": real.table(real.length_header(), [row for _, rows in tests for row in rows]),
+    }
+    fill(os.path.join(folder, "README.md"), blocks)
 
 
 def main():

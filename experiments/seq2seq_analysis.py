@@ -4,26 +4,19 @@
     python experiments/seq2seq_analysis.py gates --data-dir ../shared/data --names multi30k-subwords_gated-states_seed0
     python experiments/seq2seq_analysis.py densities --data-dir ../shared/data \
         --names multi30k-subwords_gated-states_seed0 --reference multi30k-subwords_bahdanau_seed0
-    python experiments/seq2seq_analysis.py translator --data-dir ../shared/data --names multi30k-subwords_bahdanau_seed0
 
-`levels`: the nodes of every level of a hierarchy on the test sources
-(`OUT/levels_TABLE`, the rows of earlier commands kept). `gates`: which
-subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
-validation BLEU of gated runs at other test densities (`OUT/test_densities_TABLE`).
-Each writes `.md` and `.json` (TABLE: the first name's). `translator`: the
-test translations through the SavedModel against those in this process
-(`OUT/../seq2seq_subwords/translator_check_NAME.json`).
+`levels`: the nodes of every level of a hierarchy on the test sources (`OUT/levels_TABLE`, earlier
+rows kept). `gates`: which subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
+validation BLEU at other test densities (`OUT/test_densities_TABLE`). Each writes `.json` and the
+tables of `.md` (TABLE: the first name's).
 """
 
 import argparse
 import collections
 import itertools
-import json
 import os
 import shlex
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -33,6 +26,7 @@ from experiments.runner import load_runs
 from experiments.runner import machine
 from experiments.runner import read_json
 from experiments.runner import write_json
+from experiments.tables import fill
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
 KINDS = ("whole word", "first piece", "later piece", "punctuation")
@@ -42,8 +36,8 @@ BATCH = 128  # validation decoding's batch (`densities`)
 
 
 def finished_runs(args, names, fits, misfit):
-    """Exits, before any model loads, unless each of `names` is a finished run
-    (`OUT/runs`) that `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
+    """Exits, before any model loads, unless each of `names` is a finished run (`OUT/runs`) that
+    `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
         if name not in runs:
@@ -57,20 +51,19 @@ def finished_runs(args, names, fits, misfit):
             )
 
 
-def write_tables(out, stem, rows, lines):
-    """Writes `OUT/STEM.json` (`{"rows": rows}`) and `OUT/STEM.md` (`lines`,
-    then the rows' commands) and prints the table."""
+def write_tables(out, stem, rows, blocks):
+    """Writes `OUT/STEM.json` (`{"rows": rows}`), fills `blocks` and the rows' commands into
+    `OUT/STEM.md` (its prose written by hand: a new STEM needs one, blocks marked) and prints it."""
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
-    text = "\n".join([*lines, "", "Commands:", "", *(f"- `{command}`" for command in commands)])
     write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
-    with open(os.path.join(out, f"{stem}.md"), "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    print(text)
+    path = os.path.join(out, f"{stem}.md")
+    fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
+    with open(path, encoding="utf-8") as handle:
+        print(handle.read(), end="")
 
 
-def _head(title, commands):
-    """A table's first lines: its title, the machine, where the commands are."""
-    return [f"# {title}", "", f"Machine: {machine()}. {commands}", ""]
+def _machine(text):
+    return [f"Machine: {machine()}. {text}"]
 
 
 def _number(row, key, digits=2):
@@ -81,9 +74,8 @@ def _number(row, key, digits=2):
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
-    """`(config, stats)` of a hierarchical run on its test sources: the figures
-    `levels_readme` explains (per token: the sum of squared block sizes over
-    the tokens); a subword run's ACT blocks add `word_stats`."""
+    """`(config, stats)` of a hierarchical run on its test sources, as `levels_TABLE.md` explains them;
+    a subword run's ACT blocks add `word_stats`."""
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_levels
     from ganet_tf.seq2seq.source_explanations import word_begins
@@ -117,9 +109,8 @@ def level_stats(run_dir, data_dir, batch_size=200):
 
 
 def word_stats(block_starts, word_starts, draws=20, seed=0):
-    """Do ACT blocks of subwords follow words (`levels_readme` explains the
-    shares)? Per sentence: its level-1 block starts, whether each token
-    begins a word."""
+    """Do ACT blocks of subwords follow words? Per sentence: its level-1 block starts, whether each
+    token begins a word; the shares as `levels_TABLE.md` explains them."""
     rng = np.random.default_rng(seed)
     at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
     for blocks, words in zip(block_starts, word_starts, strict=True):
@@ -145,9 +136,7 @@ def word_stats(block_starts, word_starts, draws=20, seed=0):
 
 
 def checks(row):
-    """Issue 40's Done-when for ACT (None where it does not apply): level 1
-    holds T/6 to T/2 nodes, level 2 fewer than level 1 and more than one on
-    sentences of >= LONG tokens, block sizes vary (std >= 0.5 tokens)."""
+    """Issue 40's Done-when for ACT, or None where it does not apply."""
     if "level1_share" not in row or "long_level2" not in row:
         return None
     return {
@@ -168,21 +157,12 @@ def levels(args, command):
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
     for row in rows:
         row["checks"] = checks(row)
-    return rows, levels_readme(args.table, rows)
+    return rows, levels_readme(rows)
 
 
-def levels_readme(table, rows):
+def levels_readme(rows):
+    """The blocks of `levels_TABLE.md`: the levels, the words of subword runs and the checks where rows have them."""
     lines = [
-        *_head(f"Nodes per level of the hierarchies, {table} (test sentences)", "Commands: below the table."),
-        "Nodes: mean real nodes per test sentence, level 0 (the source tokens) first. Level 1 / T: the mean",
-        "over sentences of level-1 nodes over tokens (the Done-when asks 1/6 to 1/2). Long: the sentences",
-        f"of at least {LONG} tokens, their mean nodes at levels 1 and 2, and the share of them whose level 2",
-        "holds more than one node and fewer than level 1. Block size: tokens per level-1 node over the whole",
-        "test set, mean and standard deviation (the Done-when asks std >= 0.5); per token: the mean size of",
-        "the block a token sits in (one block of most of a sentence shows here, not in the mean over",
-        "blocks); largest: the mean over sentences of the largest block. Rows written before these",
-        "columns existed show `-` there (their models are gone).",
-        "",
         "| run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | "
         "long: 1 < level 2 < level 1 | block size mean | block size std | block size per token | largest block |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -195,33 +175,22 @@ def levels_readme(table, rows):
             f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} | "
             f"{_number(r, 'token_block_size')} | {_number(r, 'largest_block')} |"
         )
-    words = [r for r in rows if r.get("block_start_at_word") is not None]
-    if words:
-        lines += [
-            "",
-            "Subword runs: do the ACT blocks follow words? A word: a piece SentencePiece marks as a word's",
-            "first (U+2581) and the pieces after it, up to a punctuation piece, which is a unit of its own.",
-            "Block starts on a word: the share of level-1 blocks (after a sentence's first token) that begin",
-            "on a word's first piece; tokens on a word: the share of tokens that begin a word, what blocks",
-            "closed at random places would give; words cut: the share of the words of two or more pieces",
-            "that a block boundary splits, and at random: the same with each sentence's block starts drawn",
-            "at random places (as many as it has, the mean of 20 draws).",
-            "",
+    blocks = {"machine": _machine("Commands: below the table."), "table": lines}
+    if words := [r for r in rows if r.get("block_start_at_word") is not None]:
+        blocks["words"] = [
             "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random |",
             "|---|---|---|---|---|---|",
+        ] + [
+            f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
+            f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
+            for r in words
         ]
-        for r in words:
-            lines.append(
-                f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
-                f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
-            )
-    checked = [r for r in rows if r.get("checks")]
-    if checked:
-        lines += ["", "Issue 40's Done-when for the hierarchies of three levels (computed from the row):", ""]
-        for r in checked:
-            marks = "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
-            lines.append(f"- {r['run']}: {marks}")
-    return lines
+    if checked := [r for r in rows if r.get("checks")]:
+        blocks["checks"] = [
+            f"- {r['run']}: " + "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
+            for r in checked
+        ]
+    return blocks
 
 
 # --- gates: which subword pieces the test gates open (issue 54) --------------
@@ -246,7 +215,7 @@ def piece_kinds(pieces):
 
 
 def gate_stats(rows, draws=20, seed=0):
-    """The figures `gates_readme` explains, over sentences `(pieces, open)`."""
+    """The figures of `gates_TABLE.md` over sentences `(pieces, open)`."""
     from ganet_tf.seq2seq.source_explanations import word_spans
 
     rng = np.random.default_rng(seed)
@@ -303,19 +272,12 @@ def gates(args, command):
         pieces = vocabularies[0].pieces
         sentences = [([pieces[i] for i in row], row_open) for row, row_open in source_gates(model, ids[0], 200)]
         rows.append({"run": name, **gate_stats(sentences), "command": command})
-    return rows, gates_readme(args.table, rows)
+    return rows, gates_readme(rows)
 
 
-def gates_readme(table, rows):
+def gates_readme(rows):
+    """The blocks of `gates_TABLE.md`: open shares by kind of piece, then of the most frequent pieces."""
     lines = [
-        *_head(f"Which subword pieces the gates open, {table} (test sentences)", "Commands: below the tables."),
-        "A word: a piece SentencePiece marks as a word's first (U+2581) and the pieces after it, up to a",
-        "punctuation piece, which is a unit of its own (`source_explanations.word_begins`). Open share: the",
-        "share of the pieces of each kind whose test gate is open. Words reached: the share of words and",
-        "marks with at least one open piece; at random: the same with as many pieces of each sentence",
-        "opened at random (the mean of 20 draws). Words of 2+ pieces: the shares wholly open and wholly",
-        "closed.",
-        "",
         "| run | pieces | open | " + " | ".join(f"open: {kind}" for kind in KINDS) + " | words reached | at random "
         "| words of 2+ pieces | wholly open | wholly closed |",
         "|---|" + "---|" * (7 + len(KINDS)),
@@ -327,12 +289,11 @@ def gates_readme(table, rows):
             f"{r['words_reached_at_random']:.3f} | {r['multi_piece_words']} | {r['multi_piece_all_open']:.3f} | "
             f"{r['multi_piece_all_closed']:.3f} |"
         )
-    lines += ["", f"The {FREQUENT} most frequent test pieces, open share (count):", ""]
-    lines += ["| run | " + " | ".join(str(i + 1) for i in range(FREQUENT)) + " |", "|---|" + "---|" * FREQUENT]
+    frequent = ["| run | " + " | ".join(str(i + 1) for i in range(FREQUENT)) + " |", "|---|" + "---|" * FREQUENT]
     for r in rows:
         cells = " | ".join(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])
-        lines.append(f"| {r['run']} | {cells} |")
-    return lines
+        frequent.append(f"| {r['run']} | {cells} |")
+    return {"machine": _machine("Commands: below the tables."), "table": lines, "frequent": frequent}
 
 
 # --- densities: gated runs at other test densities (issue 54) ----------------
@@ -376,101 +337,22 @@ def densities(args, command):
         for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
             row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
             rows.append({**row, "open_share": open_share, "command": command})
-    return rows, densities_readme(args.table, rows)
+    return rows, densities_readme(rows)
 
 
-def densities_readme(table, rows):
-    lines = [
-        *_head(
-            f"Gated runs at other test densities, {table} (validation BLEU)",
-            f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below.",
-        ),
-        "rho: the share of each sentence's source tokens the test gates open (`top_k`, round(rho T)); the",
-        "run's own is marked *. Open: the share of the split's source tokens open, measured. A reference run",
-        "(Bahdanau) attends to every token.",
-        "",
-        "| run | rho | open | validation BLEU |",
-        "|---|---|---|---|",
-    ]
+def densities_readme(rows):
+    """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and rho."""
+    lines = ["| run | rho | open | validation BLEU |", "|---|---|---|---|"]
     for r in rows:
         rho = "-" if r["density"] is None else f"{r['density']:.2f}" + (" *" if r["own"] else "")
         lines.append(f"| {r['run']} | {rho} | {r['open_share']:.3f} | {r['bleu']:.2f} |")
-    return lines
+    return {
+        "machine": _machine(f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below."),
+        "table": lines,
+    }
 
 
-# --- translator: a subword run through its SavedModel (issue 54) -------------
-
-# The fresh Python: SavedModel, sources and batch in, one JSON list of translations out.
-SERVE = """
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # registers the SentencePiece ops
-translate = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-with open(sys.argv[2], encoding="utf-8") as handle:
-    sources = json.load(handle)
-batch = int(sys.argv[3])
-translations = []
-for start in range(0, len(sources), batch):
-    (texts,) = translate(tf.constant(sources[start : start + batch])).values()
-    translations += [text.decode("utf-8") for text in texts.numpy().tolist()]
-print(json.dumps(translations))
-"""
-SERVE_BATCH = 64  # on both sides (a translation's length limit is its own sentence's)
-
-
-def served(translator, sources):
-    """`sources` translated by `translator`'s SavedModel (`save_translator`, as
-    `seq2seq --export` writes it) in a fresh Python with TensorFlow and
-    tensorflow-text only."""
-    from ganet_tf.seq2seq.translator import save_translator
-
-    with tempfile.TemporaryDirectory() as folder:
-        export, path = os.path.join(folder, "translator"), os.path.join(folder, "sources.json")
-        save_translator(translator.model, translator.source_vocabulary, translator.target_vocabulary, export)
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(sources, handle)
-        command = [sys.executable, "-c", SERVE, export, path, str(SERVE_BATCH)]
-        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    return json.loads(output.strip().splitlines()[-1])
-
-
-def translator(args, command):
-    """Each run's Multi30k test translations, by `load_translator` here and by
-    its SavedModel: identical strings, unknown tokens, the ones that differ."""
-    from ganet_tf.inference.text_translator import load_translator
-    from ganet_tf.seq2seq.datasets import load_multi30k
-    from ganet_tf.seq2seq.vocabulary import holds_unknown
-
-    finished_runs(args, args.names, lambda run: run["task"] == "multi30k", "is not a Multi30k run")
-    sources = list(load_multi30k(args.data_dir)["test"][0])
-    for name in args.names:
-        model = load_translator(os.path.join(args.runs_root, name))
-        pairs = list(zip(model.predict(sources, batch_size=SERVE_BATCH), served(model, sources), strict=True))
-        result = {
-            "name": name,
-            "sentences": len(sources),
-            "identical": sum(a == b for a, b in pairs),
-            "unknown_in_saved_model": sum(holds_unknown(b) for _, b in pairs),
-            "first": {"source": sources[0], "in_process": pairs[0][0], "saved_model": pairs[0][1]},
-            "different": [
-                {"index": i, "source": sources[i], "in_process": a, "saved_model": b}
-                for i, (a, b) in enumerate(pairs)
-                if a != b
-            ],
-            "command": command,
-            "machine": machine(),
-        }
-        write_json(os.path.join(os.path.dirname(args.out), "seq2seq_subwords", f"translator_check_{name}.json"), result)
-        print(json.dumps(result, ensure_ascii=False))
-
-
-# Analysis -> (its function, the stem of the tables it returns; None: it writes its own files).
-ANALYSES = {
-    "levels": (levels, "levels"),
-    "gates": (gates, "gates"),
-    "densities": (densities, "test_densities"),
-    "translator": (translator, None),
-}
+ANALYSES = {"levels": (levels, "levels"), "gates": (gates, "gates"), "densities": (densities, "test_densities")}
 
 
 def main(argv=None):
@@ -487,9 +369,7 @@ def main(argv=None):
     args.table = args.names[0].split("_")[0]
     analysis, stem = ANALYSES[args.analysis]
     command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    tables = analysis(args, command)
-    if stem:
-        write_tables(args.out, f"{stem}_{args.table}", *tables)
+    write_tables(args.out, f"{stem}_{args.table}", *analysis(args, command))
 
 
 if __name__ == "__main__":
