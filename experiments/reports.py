@@ -8,7 +8,6 @@ import importlib
 import itertools
 import json
 import os
-import shutil
 
 import numpy as np
 
@@ -26,10 +25,9 @@ def _runs(root, folder, sub="runs"):
 def _readme(study, root, runs, machines=False, **blocks):
     """Fills `blocks` and `runs` (the runs' commands) into the study's README;
     a smoke run's results root starts from the committed one."""
-    path = os.path.join(root, study.folder, "README.md")
-    if not os.path.exists(path):
-        shutil.copy(os.path.join(runner.REPO, "results", study.folder, "README.md"), path)
-    tables.fill(path, {**blocks, "runs": tables.run_lines(runs, machines)[3:]})
+    committed = os.path.join(runner.REPO, "results", study.folder, "README.md")
+    blocks["runs"] = tables.run_lines(runs, machines)[3:]
+    tables.fill_copy(os.path.join(root, study.folder, "README.md"), committed, blocks)
 
 
 def _axis(study, name):
