@@ -1,4 +1,5 @@
 import os
+import warnings
 
 import pytest
 
@@ -107,3 +108,23 @@ def pytest_terminal_summary(terminalreporter):
     skipped = [report for report in terminalreporter.stats.get("skipped", []) if MISSING_DATA in str(report.longrepr)]
     if skipped:
         terminalreporter.write_line(f"{len(skipped)} tests skipped: {MISSING_DATA}.")
+
+
+@pytest.fixture
+def eager_functions():
+    """Runs `tf.function`s eagerly for the test: Keras's train, test and
+    predict steps then skip tracing, which on the tests' tiny models costs
+    far more than the steps (a BiLSTM GA-Net's `fit` of two batches: 33 s
+    traced, 5 s eager). Only for tests of a few steps (a test that trains
+    hundreds of steps runs slower eagerly), and of what a model computes,
+    not of how it compiles: tests of graphs, XLA and exports keep tracing."""
+    import tensorflow as tf
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        with warnings.catch_warnings():
+            # tf.data's own functions stay traced, as the warning says.
+            warnings.filterwarnings("ignore", "Even though the `tf.config.experimental_run_functions_eagerly`")
+            yield
+    finally:
+        tf.config.run_functions_eagerly(False)

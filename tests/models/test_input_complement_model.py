@@ -18,6 +18,7 @@ IDS = RNG.integers(2, 50, size=[8, 7]).astype("int32")
 IDS[1, 4:] = 0
 IDS[2, 1:] = 0
 LABELS = RNG.integers(0, 3, size=[8])
+pytestmark = pytest.mark.usefixtures("eager_functions")
 FIXED = ("bilstm_1", "bilstm_2", "attention", "probabilities")
 
 
