@@ -405,6 +405,18 @@ STUDIES = {
             after=reports.subword_validation_bleu,
             tables=reports.subwords,
         ),
+        Study(
+            name="seq2seq_recipes",
+            doc="gated translation recipes on subwords, chosen on Multi30k validation BLEU (issue 63)",
+            command="seq2seq",
+            axes={
+                "recipe": {"gated-st": ("--attention", "gated", "--straight-through")},
+                "seed": seeds(0),
+            },
+            flags=("--task", "multi30k", "--epochs", "20", *SUBWORDS, "--patience", "3", "--buckets", "8"),
+            pattern="multi30k-subwords_{recipe}_seed{seed}",
+            after=reports.subword_validation_bleu,
+        ),
     )
 }
 
