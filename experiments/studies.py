@@ -446,6 +446,10 @@ sparse_attention | bench_sparse_attention.py | - | no | readme
     gated sparse attention against dense Keras attention, wall-clock (issue 17)
 sparse_training | bench_sparse_training.py | - | no | readme
     training on the open tokens only against dense training, wall-clock (issue 17)
+seq2seq_analysis | seq2seq_analysis.py | seq2seq | no | -
+    levels, gate pieces and test densities of finished seq2seq runs (levels_*, gates_*, test_densities_*)
+seq2seq_decode | bench_seq2seq_decode.py | seq2seq | no | -
+    greedy decoding time of finished seq2seq runs, side by side (decode_*)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
     _name, _script, _folder, _data, _tables = (field.strip() for field in _head.split("|"))
