@@ -11,6 +11,7 @@ IDS[0, 3:] = 0
 LABELS = RNG.integers(0, 2, size=[12])
 
 
+@pytest.mark.usefixtures("eager_functions")
 @pytest.mark.parametrize("name", ["bilstm", "soft", "local"])
 def test_baseline_fits_and_explains(name):
     model = build_model(name, 2, vocabulary_size=40, embedding_dim=6, hidden_dim=5)

@@ -32,6 +32,7 @@ def small_ganet(**kwargs):
     return build_ganet(**arguments)
 
 
+@pytest.mark.usefixtures("eager_functions")
 def test_fit_trains_and_reports_density():
     model = small_ganet(penalty=1e-2)
     model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -86,6 +87,7 @@ def test_explainer_gives_binary_gates_and_attention_on_open_tokens():
     np.testing.assert_allclose(outputs["probabilities"], model.predict(IDS, verbose=0), atol=1e-6)
 
 
+@pytest.mark.usefixtures("eager_functions")
 def test_every_auxiliary_encoder_builds_and_trains():
     for encoder in ("lstm", "fnn", "attention"):
         model = small_ganet(auxiliary=encoder)
