@@ -84,6 +84,7 @@ def test_train_smoke_run_on_a_trec_subset(data_dir, tmp_path):
     assert probabilities.shape == (1, 6)
 
 
+@pytest.mark.usefixtures("eager_functions")
 @pytest.mark.parametrize("model", ["bilstm", "local", "soft"])
 def test_baselines_through_the_library(data_dir, model):
     from ganet_tf.training import TrainConfig
@@ -108,6 +109,7 @@ def test_baselines_through_the_library(data_dir, model):
     assert result["test_accuracy"] == pytest.approx(np.trace(confusion) / 64)
 
 
+@pytest.mark.usefixtures("eager_functions")
 def test_custom_files(tmp_path):
     lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
     (tmp_path / "train.txt").write_text("\n".join(lines))
