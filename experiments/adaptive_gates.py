@@ -28,6 +28,7 @@ from experiments.runner import machine
 from experiments.runner import run_or_skip
 from experiments.runner import write_json
 from experiments.runner import write_text
+from experiments.tables import number
 
 RESULTS = os.path.join("results", "adaptive_gates")
 RUNS = os.path.join("runs", "adaptive_gates")
@@ -195,10 +196,6 @@ def test_scores(run_dir, task, rules):
     return result
 
 
-def _number(value):
-    return "-" if value is None else f"{value:.2f}"
-
-
 def seed_lines(seed, result, tasks):
     """The tables of one seed: choice, test scores, test scores by length, validation grid."""
     chosen = ", ".join(
@@ -229,7 +226,7 @@ def seed_lines(seed, result, tasks):
         lines += [f"### {task}", "", "| rule | " + " | ".join(buckets) + " |", "|---|" + "---|" * len(buckets)]
         for name, scores in result["test"][task].items():
             cells = [
-                f"{_number(b['precision'])} / {_number(b['recall'])} / {b['attended_density']:.2f}"
+                f"{number(b['precision'])} / {number(b['recall'])} / {b['attended_density']:.2f}"
                 f" ({b['true_share']:.2f})"
                 for b in map(scores["attended_by_length"].get, buckets)
             ]
@@ -239,7 +236,7 @@ def seed_lines(seed, result, tasks):
     lines += ["| rule | " + " | ".join(tasks) + " | smallest F1 |", "|---|" + "---|" * (len(tasks) + 1)]
     for key in [key for key in result["validation"][tasks[0]] if key != "gate_probability_auc"]:
         grid = [result["validation"][task][key] for task in tasks]
-        cells = [f"{_number(v['precision'])} / {_number(v['recall'])} / {v['density_gap']:+.3f}" for v in grid]
+        cells = [f"{number(v['precision'])} / {number(v['recall'])} / {v['density_gap']:+.3f}" for v in grid]
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {min(v['f1'] for v in grid):.3f} |")
     return [*lines, ""]
 

@@ -407,10 +407,6 @@ def complement(study, root):
 # --- seq2seq: the hierarchical-attention report's tables beside our runs ----
 
 
-def _number(value, digits=3):
-    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 def _epochs(runs):
     """Each run's epochs trained, with its best epoch where it kept one: `20 (17), 14 (11)`."""
     best = [(r.get("epochs_trained", r["epochs"]), r.get("best_epoch")) for r in sorted(runs, key=lambda r: r["seed"])]
@@ -443,7 +439,7 @@ def _seq2seq_table(runs, name, spec):
         group = _seq2seq_group(runs, name, row)
         cells = [row, *(flags[flags.index(f) + 1] if f in flags else "-" for f in ("--block-size", "--levels"))]
         report = spec.get("report", {}).get(row, (None,) * 3)
-        cells += [_number(value, digits) for value, digits in zip(report, (3, 3, 2), strict=True)]
+        cells += [tables.number(value, digits) for value, digits in zip(report, (3, 3, 2), strict=True)]
         rows.append([*cells, str(len(group)), *(stat(path)(group) for _, path in fields), _epochs(group)])
     return tables.grid([*headers, "epochs (best)"], rows)
 
@@ -455,8 +451,9 @@ def _seq2seq_reruns(runs, reruns):
     for again in reruns:
         for label, r in (("first", first[again["name"]]), ("rerun", again)):
             score = r.get("test_bleu") if r.get("test_bleu") is not None else r.get("test_exact_match")
-            cells = [_number(value, 4) for value in (r.get("test_loss"), r.get("test_perplexity"), score)]
-            rows.append([f"{again['name']} ({label})", *cells, _epochs([r]), _number(r.get("seconds_per_epoch"), 1)])
+            cells = [tables.number(value, 4) for value in (r.get("test_loss"), r.get("test_perplexity"), score)]
+            seconds = tables.number(r.get("seconds_per_epoch"), 1)
+            rows.append([f"{again['name']} ({label})", *cells, _epochs([r]), seconds])
     return tables.grid(["run", "loss", "PPL", "BLEU or exact match", "epochs (best)", "s/epoch"], rows)
 
 

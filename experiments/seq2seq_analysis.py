@@ -27,6 +27,7 @@ from experiments.runner import machine
 from experiments.runner import read_json
 from experiments.runner import write_json
 from experiments.tables import fill
+from experiments.tables import number
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
 KINDS = ("whole word", "first piece", "later piece", "punctuation")
@@ -64,10 +65,6 @@ def write_tables(out, stem, rows, blocks):
 
 def _machine(text):
     return [f"Machine: {machine()}. {text}"]
-
-
-def _number(row, key, digits=2):
-    return "-" if row.get(key) is None else f"{row[key]:.{digits}f}"
 
 
 # --- levels: the nodes of each level of a hierarchy (issue 40) ---------------
@@ -170,10 +167,10 @@ def levels_readme(rows):
     for r in rows:
         lines.append(
             f"| {r['run']} | {r['levels']} | {', '.join(f'{c:.2f}' for c in r['nodes'])} | "
-            f"{_number(r, 'level1_share', 3)} | {r.get('long_sentences', '-')} | {_number(r, 'long_level1')} | "
-            f"{_number(r, 'long_level2')} | {_number(r, 'long_level2_between', 3)} | "
-            f"{_number(r, 'block_size_mean')} | {_number(r, 'block_size_std')} | "
-            f"{_number(r, 'token_block_size')} | {_number(r, 'largest_block')} |"
+            f"{number(r.get('level1_share'), 3)} | {r.get('long_sentences', '-')} | {number(r.get('long_level1'))} | "
+            f"{number(r.get('long_level2'))} | {number(r.get('long_level2_between'), 3)} | "
+            f"{number(r.get('block_size_mean'))} | {number(r.get('block_size_std'))} | "
+            f"{number(r.get('token_block_size'))} | {number(r.get('largest_block'))} |"
         )
     blocks = {"machine": _machine("Commands: below the table."), "table": lines}
     if words := [r for r in rows if r.get("block_start_at_word") is not None]:
@@ -182,7 +179,7 @@ def levels_readme(rows):
             "|---|---|---|---|---|---|",
         ] + [
             f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
-            f"{r['multi_piece_words']} | {r['words_split']:.3f} | {_number(r, 'words_split_at_random', 3)} |"
+            f"{r['multi_piece_words']} | {r['words_split']:.3f} | {number(r.get('words_split_at_random'), 3)} |"
             for r in words
         ]
     if checked := [r for r in rows if r.get("checks")]:

@@ -13,6 +13,11 @@ import shutil
 import numpy as np
 
 
+def number(value, digits=2):
+    """`value` with `digits` decimals, `-` where it is None."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def mean_std(values, digits=4):
     """'mean ± sample std' of the non-None values ('-' without any, a single value alone)."""
     values = [v for v in values if v is not None]
