@@ -40,11 +40,7 @@ def main(argv=None):
         data_dir = os.path.relpath(args.data_dir)
         studies.run_study(study, data_dir, args.only, options, args.results, args.models, args.dry_run)
     else:
-        names = (
-            [n for n in registry if registry[n].tables and not registry[n].needs_models]
-            if args.names == ["all"]
-            else args.names
-        )
+        names = [n for n in registry if registry[n].rebuilt] if args.names == ["all"] else args.names
         for name in names:
             studies.render_study(studies.find(name))
             print(f"wrote results/{registry[name].folder}/", file=sys.stderr)

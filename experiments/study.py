@@ -54,6 +54,11 @@ class Study:
         if not self.folder:
             object.__setattr__(self, "folder", self.name)
 
+    @property
+    def rebuilt(self):
+        """Its tables rebuild from the committed summaries alone (`table all`)."""
+        return bool(self.tables) and not self.needs_models
+
     def runs_dir(self, root=RESULTS, point=None):
         return os.path.join(root, self.folder, self.runs(point) if callable(self.runs) else self.runs)
 

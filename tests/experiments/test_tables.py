@@ -16,7 +16,7 @@ sys.path.insert(0, REPO)
 
 from experiments.studies import STUDIES  # noqa: E402
 
-REBUILT = [name for name, study in STUDIES.items() if study.tables and not study.needs_models]
+REBUILT = [name for name, study in STUDIES.items() if study.rebuilt]
 
 
 @pytest.fixture(scope="module")
