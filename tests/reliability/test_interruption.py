@@ -40,26 +40,34 @@ def _start(argv):
 @pytest.fixture(scope="module")
 def terminated(data, tmp_path_factory):
     """Every training command started at once, each sent SIGTERM after its
-    first epoch: `{command: (folder, argv, exit code, stderr, epochs)}`."""
+    first epoch: `{command: (folder, argv, exit code, stderr, epochs)}`.
+
+    A high `--patience` keeps early stopping from ending a run before its
+    signal, and no run waits on another's exit before its own signal: a run
+    that finished and was only exiting when signalled would prove nothing.
+    """
     runs = {}
     for command in TRAINERS:
         folder = tmp_path_factory.mktemp(command)
-        argv = [*COMMANDS[command].argv(data), "--epochs", "200"]
+        argv = [*COMMANDS[command].argv(data), "--epochs", "200", "--patience", "200"]
         argv += ["--out", str(folder / "out"), "--backup-dir", str(folder / "backup")]
         runs[command] = (folder, argv, _start(argv))
-    results = {}
+    signalled = set()
     deadline = time.monotonic() + 300
-    while len(results) < len(runs):
+    while len(signalled) < len(runs):
         assert time.monotonic() < deadline, "no epoch finished in time"
-        for command, (folder, argv, process) in runs.items():
-            if command in results:
+        for command, (folder, _, process) in runs.items():
+            if command in signalled:
                 continue
             assert process.poll() is None, process.communicate()[1][-2000:]
             if _finished_epochs(folder / "backup") >= 1:
                 process.send_signal(signal.SIGTERM)
-                _, err = process.communicate(timeout=120)
-                results[command] = (folder, argv, process.returncode, err, _finished_epochs(folder / "backup"))
+                signalled.add(command)
         time.sleep(0.05)
+    results = {}
+    for command, (folder, argv, process) in runs.items():
+        _, err = process.communicate(timeout=120)
+        results[command] = (folder, argv, process.returncode, err, _finished_epochs(folder / "backup"))
     return results
 
 
@@ -80,7 +88,7 @@ def test_sigterm_stops_with_one_line_and_a_kill_9_run_resumes(terminated, comman
         (folder / f".{name}.ganet-lock").write_text(str(dead))
     (folder / f".out.ganet-new-{dead}-ab12").mkdir()
     (folder / f".out.ganet-new-{dead}-ab12" / "model.keras").write_bytes(b"PK half")
-    resumed = [item if item != "200" else str(epochs + 1) for item in argv]  # --epochs may change on resume
+    resumed = [item if item != "200" else str(epochs + 1) for item in argv]  # --epochs, --patience may change
     assert main(resumed) == 0
     result = json.loads((folder / "out" / "metrics.json").read_text())
     assert result["epochs_trained"] == epochs + 1
