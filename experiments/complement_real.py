@@ -21,6 +21,7 @@ from experiments.runner import read_json
 from experiments.runner import recorded_machine
 from experiments.runner import run_or_skip
 from experiments.tables import fill
+from experiments.tables import grid
 from experiments.tables import mean_std
 
 FOLDER = os.path.join("adaptive_real", "complement")  # under the results root
@@ -93,7 +94,7 @@ def validation_table(density, grids):
         for dataset in real.TUNING
         for rule in ("top_k", *RATIOS)
     ]
-    return real.table(["dataset", "rule", "`rho0.3`", f"`{setting(density)}`"], rows)
+    return grid(["dataset", "rule", "`rho0.3`", f"`{setting(density)}`"], rows)
 
 
 def test_scores(root, dataset, density, data_dir, ratio):
@@ -142,7 +143,7 @@ def test_blocks(root, density, choice, scores):
                 cells.append(f"{100 * (np.mean(accuracy) - base):+.2f}")
                 rows.append([dataset, real.role(dataset), label, ",".join(map(str, seeds)), *cells])
     header = ["dataset", "role", "model / test rule", "seeds", "accuracy", "attended density", "vs defaults (points)"]
-    return {"written": [written(root, density, True)], "choice": text, "table": real.table(header, rows)}
+    return {"written": [written(root, density, True)], "choice": text, "table": grid(header, rows)}
 
 
 def readme(density):
