@@ -1,14 +1,11 @@
-"""Adaptive test gates on the synthetic selection family (issue 39).
+"""Adaptive test gates on the synthetic selection family (issue 39): GA-Net is trained once per task
+and seed, then scored under `top_k` 0.3, `threshold`, and `relative` and `nucleus` at the grid value of
+highest smallest validation F1 over the tasks. Writes `results/adaptive_gates/runs/`,
+`selection{SUFFIX}.json` and `tables{SUFFIX}.md` (SUFFIX: the flags changed).
 
-    python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0] [--epochs 8]
-        [--lr 0.01] [--complement-weight MU] [--complement inputs] [--complement-target T]
-        [--target-density RHO] [--lam LAMBDA] [--aux ENCODER] [--straight-through] [--train-only]
-
-The tasks (`ganet_tf.data.synthetic_selection`): texts of 5-400 words whose label only their keywords
-carry, about 5, 20 and 50 % of them. GA-Net is trained once per task and seed (`train`'s defaults but
-the variant flags), then scored under `top_k` at 0.3, `threshold`, and `relative` and `nucleus` at the
-grid value of highest smallest validation F1 (keywords against open gates) over the tasks. Writes
-`results/adaptive_gates/runs/`, `selection{SUFFIX}.json` and `tables{SUFFIX}.md` (SUFFIX: the flags changed).
+    python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0] [--epochs 8] [--lr 0.01]
+        [--complement-weight MU] [--complement inputs] [--complement-target T] [--target-density RHO]
+        [--lam LAMBDA] [--aux ENCODER] [--straight-through]
 """
 
 import argparse
@@ -28,6 +25,7 @@ from experiments.runner import machine
 from experiments.runner import run_or_skip
 from experiments.runner import write_json
 from experiments.runner import write_text
+from experiments.tables import grid
 from experiments.tables import number
 
 RESULTS = os.path.join("results", "adaptive_gates")
@@ -43,8 +41,7 @@ GRIDS = {
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
 TOP_K_DENSITY = 0.3
-# `train`'s variant flags -> their tag in the names of results files, in order; run names put the
-# target density first.
+# `train`'s variant flags -> their tag in results file names, in order (run names: target density first).
 TAGS = {
     "complement_weight": "cw",
     "complement": "c",
@@ -77,24 +74,20 @@ def task_data(task, split):
 
 def write_task_files(task):
     """Writes `task`'s train and test CSV files (when they differ); returns their paths in the repository."""
-    paths = []
-    for split in ("train", "test"):
+    paths = [os.path.join(RUNS, "data", task, f"{split}.csv") for split in ("train", "test")]
+    for split, path in zip(("train", "test"), paths, strict=True):
         texts, labels, _ = task_data(task, split)
         rows = [["text", "label"], *([text, f"c{label}"] for text, label in zip(texts, labels, strict=True))]
-        path = os.path.join(RUNS, "data", task, f"{split}.csv")
         absolute = os.path.join(REPO, path)
         os.makedirs(os.path.dirname(absolute), exist_ok=True)
-        if not os.path.exists(absolute) or _read_rows(absolute) != rows:
-            with open(absolute + ".tmp", "w", newline="", encoding="utf-8") as handle:
-                csv.writer(handle).writerows(rows)
-            os.replace(absolute + ".tmp", absolute)
-        paths.append(path)
+        if os.path.exists(absolute):
+            with open(absolute, newline="", encoding="utf-8") as handle:
+                if list(csv.reader(handle)) == rows:
+                    continue
+        with open(absolute + ".tmp", "w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows(rows)
+        os.replace(absolute + ".tmp", absolute)
     return paths
-
-
-def _read_rows(path):
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
 
 
 def train_task(task, seed, epochs, learning_rate, variants):
@@ -119,39 +112,31 @@ def summary(scores, all_closed):
     return {**overall, "f1": f1, "all_closed_rate": all_closed, "density_gap": gap}
 
 
-def gate_rule(mode, value):
-    """`(mode, {parameter: value})` of a rule of `GateSampler`."""
-    return mode, ({} if mode == "threshold" else {MODE_PARAMETERS[mode]: value})
-
-
-def gate_logits(run_dir, texts):
-    """The trained run's gate logits `(texts, steps)` (its auxiliary network's output) and real-token mask."""
-    import keras
-
-    from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.training.trained_run import load_run
-
-    model, vectorizer, _ = load_run(run_dir)
-    ids = vectorize(vectorizer, texts)
-    return keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0), ids != 0
+def parameters(mode, value):
+    """`{parameter: value}` of the rule `mode` of `GateSampler`."""
+    return {} if mode == "threshold" else {MODE_PARAMETERS[mode]: value}
 
 
 def validation_scores(run_dir, task):
-    """Selection scores of the open gates (`GateSampler` on the trained gate logits) on `task`'s
-    validation texts under top_k 0.3, threshold and every rule of the grids."""
+    """Selection scores of the open gates (`GateSampler` on the trained gate logits, the auxiliary
+    network's output) on `task`'s validation texts under top_k 0.3, threshold and every grid rule."""
+    import keras
     from sklearn.metrics import roc_auc_score
 
+    from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.layers import GateSampler
     from ganet_tf.metrics import selection_scores
+    from ganet_tf.training.trained_run import load_run
 
     texts, _, keyword_masks = task_data(task, "validation")
-    logits, real = gate_logits(run_dir, texts)
+    model, vectorizer, _ = load_run(run_dir)
+    ids = vectorize(vectorizer, texts)
+    logits, real = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0), ids != 0
     keywords = keyword_masks[:, : logits.shape[1]]
     result = {"gate_probability_auc": float(roc_auc_score(keywords[real], logits[real]))}
     candidates = [("top_k", TOP_K_DENSITY), ("threshold", 0.5)]
-    for mode, value in candidates + [(mode, value) for mode, grid in GRIDS.items() for value in grid]:
-        rule, parameters = gate_rule(mode, value)
-        gates = GateSampler(inference_mode=rule, **parameters)(logits, mask=real).numpy() > 0.5
+    for mode, value in candidates + [(mode, value) for mode, values in GRIDS.items() for value in values]:
+        gates = GateSampler(inference_mode=mode, **parameters(mode, value))(logits, mask=real).numpy() > 0.5
         closed = float(np.mean(~gates.any(axis=1)[real.any(axis=1)]))
         result[f"{mode}:{value}"] = summary(selection_scores(gates, keywords, real), closed)
     return result
@@ -160,16 +145,16 @@ def validation_scores(run_dir, task):
 def choose(validation, tasks):
     """Per rule, the grid value of highest smallest validation F1 over `tasks`, and that F1."""
     chosen = {}
-    for mode, grid in GRIDS.items():
-        worst = {value: min(validation[task][f"{mode}:{value}"]["f1"] for task in tasks) for value in grid}
-        best = max(grid, key=lambda value: (worst[value], -abs(value - 0.5)))
+    for mode, values in GRIDS.items():
+        worst = {value: min(validation[task][f"{mode}:{value}"]["f1"] for task in tasks) for value in values}
+        best = max(values, key=lambda value: (worst[value], -abs(value - 0.5)))
         chosen[mode] = {"value": best, "smallest_validation_f1": worst[best]}
     return chosen
 
 
 def test_scores(run_dir, task, rules):
     """Accuracy and selection scores of the attended tokens (weight > 0) on `task`'s test texts, through
-    the whole model, under each rule `(name, mode, value)`."""
+    the whole model, under each rule `(mode, value)`."""
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.metrics import selection_scores
     from ganet_tf.models import build_explainer
@@ -182,18 +167,25 @@ def test_scores(run_dir, task, rules):
     real, keywords = ids != 0, keyword_masks[:, : ids.shape[1]]
     targets = np.array([class_names.index(f"c{label}") for label in labels])  # the CSV labels
     result = {}
-    for name, mode, value in rules:
-        rule, parameters = gate_rule(mode, value)
-        outputs = build_explainer(with_gate_inference(model, rule, **parameters)).predict(ids, verbose=0)
+    for mode, value in rules:
+        outputs = build_explainer(with_gate_inference(model, mode, **parameters(mode, value))).predict(ids, verbose=0)
         closed = float(np.mean(~((outputs["gates"] > 0.5) & real).any(axis=1)[real.any(axis=1)]))
         scores = selection_scores(outputs["attention"] > 0, keywords, real)
-        result[name] = {
-            "rule": {"inference_mode": rule, **parameters},
+        result[mode] = {
+            "rule": {"inference_mode": mode, **parameters(mode, value)},
             "accuracy": float(np.mean(np.argmax(outputs["probabilities"], axis=1) == targets)),
             "attended": summary(scores, closed),
             "attended_by_length": scores["by_length"],
         }
     return result
+
+
+def _precision_recall(s):
+    return f"{number(s['precision'])} / {number(s['recall'])}"
+
+
+def _length_cell(b):
+    return f"{_precision_recall(b)} / {b['attended_density']:.2f} ({b['true_share']:.2f})"
 
 
 def seed_lines(seed, result, tasks):
@@ -209,36 +201,31 @@ def seed_lines(seed, result, tasks):
         "Test: attended tokens (attention weight > 0) against the keywords; attended density is the mean",
         "over texts (true share in brackets); all-closed: texts whose gates are all closed.",
         "",
-        "| task | rule | accuracy | precision | recall | attended density (true share) | all-closed |",
-        "|---|---|---|---|---|---|---|",
     ]
+    rows = []
     for task in tasks:
         for name, scores in result["test"][task].items():
-            value = scores["rule"].get(MODE_PARAMETERS.get(scores["rule"]["inference_mode"]), 0.5)
-            s = scores["attended"]
-            lines.append(
-                f"| {task} | {name} {value:g} | {scores['accuracy']:.3f} | {s['precision']:.3f} | {s['recall']:.3f} | "
-                f"{s['attended_density']:.3f} ({s['true_share']:.3f}) | {s['all_closed_rate']:.3f} |"
-            )
-    lines += ["", "By text length (test, attended tokens): precision / recall / density (true share).", ""]
+            value, s = scores["rule"].get(MODE_PARAMETERS.get(name), 0.5), scores["attended"]
+            cells = [f"{x:.3f}" for x in (scores["accuracy"], s["precision"], s["recall"])]
+            density = f"{s['attended_density']:.3f} ({s['true_share']:.3f})"
+            rows.append([task, f"{name} {value:g}", *cells, density, f"{s['all_closed_rate']:.3f}"])
+    header = ["task", "rule", "accuracy", "precision", "recall", "attended density (true share)", "all-closed"]
+    lines += [*grid(header, rows), ""]
+    lines += ["By text length (test, attended tokens): precision / recall / density (true share).", ""]
     for task in tasks:
-        buckets = list(next(iter(result["test"][task].values()))["attended_by_length"])
-        lines += [f"### {task}", "", "| rule | " + " | ".join(buckets) + " |", "|---|" + "---|" * len(buckets)]
-        for name, scores in result["test"][task].items():
-            cells = [
-                f"{number(b['precision'])} / {number(b['recall'])} / {b['attended_density']:.2f}"
-                f" ({b['true_share']:.2f})"
-                for b in map(scores["attended_by_length"].get, buckets)
-            ]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines.append("")
+        test = result["test"][task]
+        buckets = list(next(iter(test.values()))["attended_by_length"])
+        rows = [
+            [name, *map(_length_cell, map(scores["attended_by_length"].get, buckets))] for name, scores in test.items()
+        ]
+        lines += [f"### {task}", "", *grid(["rule", *buckets], rows), ""]
     lines += ["Validation grid (precision / recall / density - true share, smallest F1 over tasks):", ""]
-    lines += ["| rule | " + " | ".join(tasks) + " | smallest F1 |", "|---|" + "---|" * (len(tasks) + 1)]
+    rows = []
     for key in [key for key in result["validation"][tasks[0]] if key != "gate_probability_auc"]:
-        grid = [result["validation"][task][key] for task in tasks]
-        cells = [f"{number(v['precision'])} / {number(v['recall'])} / {v['density_gap']:+.3f}" for v in grid]
-        lines.append(f"| {key} | " + " | ".join(cells) + f" | {min(v['f1'] for v in grid):.3f} |")
-    return [*lines, ""]
+        values = [result["validation"][task][key] for task in tasks]
+        cells = [f"{_precision_recall(v)} / {v['density_gap']:+.3f}" for v in values]
+        rows.append([key, *cells, f"{min(v['f1'] for v in values):.3f}"])
+    return [*lines, *grid(["rule", *tasks, "smallest F1"], rows), ""]
 
 
 def readme(report, tasks):
@@ -269,29 +256,21 @@ def main():
     parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--lr", type=float, default=LEARNING_RATE)
     for flag in ("--target-density", "--complement-weight", "--complement-target", "--lam"):
-        parser.add_argument(flag, type=float, help=f"train's {flag} (default: train's)")
-    parser.add_argument("--complement", choices=COMPLEMENT_CHOICES, help="train's --complement (default: states)")
-    parser.add_argument("--aux", help="train's --aux (default: train's, bilstm)")
-    parser.add_argument("--straight-through", action="store_true", help="train's --straight-through")
-    parser.add_argument("--train-only", action="store_true")
+        parser.add_argument(flag, type=float)
+    parser.add_argument("--complement", choices=COMPLEMENT_CHOICES)
+    parser.add_argument("--aux")
+    parser.add_argument("--straight-through", action="store_true")
     args = parser.parse_args()
     variants = {key: getattr(args, key) for key in RUN_ORDER}
-    runs = {
-        (task, seed): train_task(task, seed, args.epochs, args.lr, variants)
-        for seed in args.seeds
-        for task in args.tasks
-    }
-    if args.train_only:
-        return
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs, **variants}
     report["seeds"] = {}
     for seed in args.seeds:
-        validation = {task: validation_scores(runs[task, seed], task) for task in args.tasks}
+        runs = {task: train_task(task, seed, args.epochs, args.lr, variants) for task in args.tasks}
+        validation = {task: validation_scores(runs[task], task) for task in args.tasks}
         chosen = choose(validation, args.tasks)
-        rules = [("top_k", "top_k", TOP_K_DENSITY), ("threshold", "threshold", 0.5)]
-        rules += [(mode, mode, c["value"]) for mode, c in chosen.items()]
-        test = {task: test_scores(runs[task, seed], task, rules) for task in args.tasks}
+        rules = [("top_k", TOP_K_DENSITY), ("threshold", 0.5), *((mode, c["value"]) for mode, c in chosen.items())]
+        test = {task: test_scores(runs[task], task, rules) for task in args.tasks}
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
     suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"

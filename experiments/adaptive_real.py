@@ -1,14 +1,11 @@
-"""Adaptive test gates on real data: the relative rule against top_k, sparsemax, entmax and soft (issue 39).
+"""Adaptive test gates on real data (issue 39): GA-Net at target density 0.1, 0.3 and 0.5 (`top_k` test
+gates) beside soft, sparsemax and 1.5-entmax; the target-0.3 models rescored under the relative rule at
+every r of `RATIOS` (`Rescorer`, shared with `nucleus_real` and `complement_real`), ONE r chosen on TREC
+and SST-2 validation (`choose_ratio`), its test scores checked against the issue (`checks`). Writes
+`rescored/`, `curves.json`, `copies.json`, `curves.png` and the tables of `README.md`.
 
     python -m experiments run adaptive_real [--data-dir ../shared/data] [--only 'trec_*']
     python -m experiments table adaptive_real
-
-GA-Net is trained at target density 0.1, 0.3 and 0.5 (`top_k` test gates), beside soft, sparsemax and
-1.5-entmax attention (`studies.py`). The target-0.3 models are scored again under the relative rule (open
-t where p_t >= r max p) at every r of `RATIOS` by `Rescorer`, which `nucleus_real` and `complement_real`
-share. ONE r is chosen on TREC and SST-2 validation (`choose_ratio`) and its test scores are checked
-against the issue's Done-when (`checks`). Writes `rescored/`, `curves.json`, `copies.json`, `curves.png`
-and the tables of `README.md`.
 """
 
 import functools
@@ -27,7 +24,9 @@ from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
 from experiments.studies import REAL_DATASETS as DATASETS
 from experiments.studies import TUNING
 from experiments.tables import fill
+from experiments.tables import grid
 from experiments.tables import mean_std
+from experiments.tables import number
 
 MODELS = os.path.join("runs", "adaptive_real")
 DENSITIES = (0.1, 0.3, 0.5)
@@ -85,9 +84,6 @@ class Rescorer:
             entry[key] = self._compute(split, mode, value)
             write_json(self.path, self.cache)
         return entry.get(key)
-
-    def lengths(self, mode, value):
-        return self.score("test_by_length", mode, value)
 
     def _compute(self, split, mode, value):
         from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
@@ -230,8 +226,8 @@ def rescore(dataset, seed, where, chosen):
         default.grid(split, "relative", RATIOS)
     if chosen is None:
         return
-    default.lengths("top_k", 0.3)
-    default.lengths("relative", chosen)
+    default.score("test_by_length", "top_k", 0.3)
+    default.score("test_by_length", "relative", chosen)
     for other in filter(None, map(rescorer, ("rho0.1", "rho0.5"))):
         other.score("test", "relative", chosen)
 
@@ -340,6 +336,12 @@ def mean_point(found):
     }
 
 
+def accuracy(point):
+    """A `mean_point`'s accuracy as `mean_std` writes it: 'mean ± sample std' over its seeds."""
+    std = point["accuracy_std"]
+    return f"{point['accuracy']:.4f}" + ("" if std is None else f" ± {std:.4f}")
+
+
 def top_k_at(points, density):
     """(accuracy, note) of the top_k curve at `density`: linear between its points; below them its
     least-density point; above them None."""
@@ -396,18 +398,15 @@ def _label(name, chosen):
     return {"soft": "soft attention", "sparsemax": "sparsemax attention", "entmax": "1.5-entmax attention"}[name]
 
 
-def table(header, rows):
-    """A Markdown table of `rows` (lists of cells)."""
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
-
-
-def choice_lines(grid, choice):
+def choice_lines(means, choice):
+    """The choice of r on the validation `means` (`{dataset: mean_grid}`) and their table."""
     where = "; ".join(f"{d} seeds {','.join(map(str, choice['seeds'][d]))}" for d in choice["datasets"])
+    eligible = ", ".join(f"{r:g}" for r in choice["eligible"]) or "none (r of least density taken)"
     text = [
         f"Chosen on {where}:",
         f"**r = {choice['ratio']:g}**; its smallest validation accuracy gain over `top_k` 0.3 (same models) is "
         f"{choice['smallest_gain'] * 100:+.2f} points; r with no more validation density than `top_k` 0.3 on "
-        f"every dataset: {', '.join(f'{r:g}' for r in choice['eligible']) or 'none (r of least density taken)'}.",
+        f"every dataset: {eligible}.",
         f"Validation {'favours' if choice['favours_relative'] else 'does not favour'} relative r ="
         f" {choice['ratio']:g} over `top_k` 0.3, the test rule the models were trained with (at least as accurate"
         " at no more attended density on every dataset it was chosen on). This script changes no default.",
@@ -416,10 +415,10 @@ def choice_lines(grid, choice):
     header = ["rule", *(f"{d} {c}" for d in choice["datasets"] for c in ("accuracy", "attended density"))]
     rows = [
         ["top_k 0.3 (as trained)" if key == "top_k" else f"relative {key:g}"]
-        + [f"{grid[d][key][i]:.4f}" for d in choice["datasets"] for i in (0, 1)]
+        + [f"{means[d][key][i]:.4f}" for d in choice["datasets"] for i in (0, 1)]
         for key in ("top_k", *RATIOS)
     ]
-    return text + table(header, rows)
+    return text + grid(header, rows)
 
 
 def test_lines(points, records, ratio):
@@ -427,53 +426,52 @@ def test_lines(points, records, ratio):
     names = ["rho0.1", "rho0.3", "rho0.5", *(f"relative{ratio:g}@{s}" for s in ("rho0.3", "rho0.1", "rho0.5"))]
     rows = [
         [d, role(d), _label(name, ratio), ",".join(map(str, p["seeds"]))]
-        + [mean_std([v["accuracy"] for v in per_seed(records, d, name).values()]), f"{p['density']:.4f}"]
-        + ["-" if p["all_closed"] is None else f"{p['all_closed']:.4f}"]
+        + [accuracy(p), f"{p['density']:.4f}", number(p["all_closed"], 4)]
         for d in points
         for name in (*names, *BASELINES)
         if (p := points[d].get(name))
     ]
-    return table(header, rows)
+    return grid(header, rows)
 
 
-def _met(check):
-    return "met" if check["met"] else "NOT met"
+def _met(check, detail):
+    return f"{'met' if check['met'] else 'NOT met'}{detail}"
 
 
 def check_lines(all_checks, records, ratio):
     """The Done-when table, then which checks are not met."""
     header = ["dataset", "role", "seeds", "relative accuracy / density", "top_k there", "vs top_k", "vs soft"]
-    header += ["vs sparsemax", "vs entmax", "paired gain over top_k 0.3"]
     rows, not_met = [], []
     for d, c in all_checks.items():
         relative, top_k = c["relative"], c["top_k"]
         there = "-" if top_k["accuracy"] is None else f"{top_k['accuracy']:.4f} ({top_k['note']})"
-        gap = "" if top_k["gap"] is None else f" ({top_k['gap'] * 100:+.2f})"
         runs = [(relative_scores(r, "test", ratio), r["runs"][DEFAULT]) for _, r in sorted(records[d].items())]
         gains = [(scored["accuracy"] - run["test_accuracy"]) * 100 for scored, run in runs]
-        cells = [f"{_met(c[n])} ({c[n]['gap'] * 100:+.2f}; density {c[n]['density']:.3f})" for n in BASELINES[1:]]
+        cells = [_met(c[n], f" ({c[n]['gap'] * 100:+.2f}; density {c[n]['density']:.3f})") for n in BASELINES[1:]]
         rows.append(
             [d, role(d), ",".join(map(str, c["seeds"])), f"{relative['accuracy']:.4f} / {relative['density']:.4f}"]
-            + [there, f"{_met(top_k)}{gap}", f"{_met(c['soft'])} ({c['soft']['gap'] * 100:+.2f})", *cells]
+            + [there, _met(top_k, "" if top_k["gap"] is None else f" ({top_k['gap'] * 100:+.2f})")]
+            + [_met(c["soft"], f" ({c['soft']['gap'] * 100:+.2f})"), *cells]
             + [("+" if np.mean(gains) >= 0 else "") + mean_std(gains, 2) + " points"]
         )
         not_met += [f"{d} ({name})" for name in ("top_k", *BASELINES) if not c[name]["met"]]
     verdict = "; not met: " + ", ".join(not_met) + "." if not_met else ": every condition is met."
     summary = f"Gaps in accuracy points (relative minus the other). Checked on {', '.join(all_checks)}{verdict}"
-    return [*table(header, rows), "", summary]
-
-
-def _cell(point):
-    return "-" if point is None else f"{point['accuracy']:.4f} / {point['density']:.3f}"
+    header += ["vs sparsemax", "vs entmax", "paired gain over top_k 0.3"]
+    return [*grid(header, rows), "", summary]
 
 
 def curve_lines(points, ratio):
-    rows = [["top_k 0.3", *(_cell(points[d].get(DEFAULT)) for d in points)]] + [
-        [f"relative {r:g}" + (" (chosen)" if r == ratio else "")]
-        + [_cell(points[d].get(f"relative{r:g}@{DEFAULT}")) for d in points]
-        for r in RATIOS
+    rows = [
+        [f"relative {r:g}" + (" (chosen)" if r == ratio else "") if r else "top_k 0.3"]
+        + [_point(points[d].get(f"relative{r:g}@{DEFAULT}" if r else DEFAULT)) for d in points]
+        for r in (None, *RATIOS)
     ]
-    return table(["rule", *points], rows)
+    return grid(["rule", *points], rows)
+
+
+def _point(point):
+    return "-" if point is None else f"{point['accuracy']:.4f} / {point['density']:.3f}"
 
 
 def length_header():
@@ -489,20 +487,15 @@ def length_row(dataset, label, entry):
 
 
 def copies_lines(results, records):
-    """How many runs were copied from gate_check, and `check_copies`' verdict."""
+    """How many runs were copied from gate_check (`copied`), and `check_copies`' verdict (`copies`)."""
     runs = all_runs(records)
     checked = read_json(os.path.join(results, "copies.json"), {"same": [], "differ": []})
     same, differ = checked["same"], checked["differ"]
-    return [
-        f"{sum('copied_from' in run for run in runs)} of the {len(runs)} runs are copied from"
-        " `results/gate_check/runs/` (same config; their",
-        "`copied_from`). Target-0.3 runs trained here against gate_check's run of the same config (test accuracy,",
-        f"attended density and epochs equal): {len(same)} equal"
-        + (f" ({', '.join(same)})" if same else "")
-        + f", {len(differ)} different"
-        + (f" ({', '.join(differ)}: the copies may not stand for the current code)" if differ else "")
-        + ".",
-    ]
+    copied = f"{sum('copied_from' in run for run in runs)} of the {len(runs)} runs are copied from"
+    verdict = f"attended density and epochs equal): {len(same)} equal" + (f" ({', '.join(same)})" if same else "")
+    verdict += f", {len(differ)} different"
+    verdict += f" ({', '.join(differ)}: the copies may not stand for the current code)" if differ else ""
+    return {"copied": [copied + " `results/gate_check/runs/` (same config; their"], "copies": [verdict + "."]}
 
 
 def plot(all_points, by_length, ratio, path):
@@ -542,8 +535,8 @@ def write_tables(results):
     """Chooses r on the validation grid and writes `curves.json`, `curves.png` and the tables of
     `README.md` from the saved summaries and rescored scores (the tables of a finished study)."""
     records = collect(results)
-    grid = relative_grid(records)
-    choice = choose_ratio(grid)
+    means = relative_grid(records)
+    choice = choose_ratio(means)
     machine = recorded_machine(os.path.join(results, "runs"))
     ratio = choice["ratio"]
     name = f"relative{ratio:g}@{DEFAULT}"
@@ -551,28 +544,28 @@ def write_tables(results):
     all_checks = {d: c for d, p in points.items() if (c := checks(p, name))}
     for d, c in all_checks.items():
         c["relative"] = points[d][name]
-    by_length = {}
-    for d in points:
-        for key in ("top_k:0.3", rule_key("relative", ratio)):
-            if pooled := pooled_lengths(records, d, key):
-                by_length.setdefault(d, {})[key] = pooled
+    keys = ("top_k:0.3", rule_key("relative", ratio))
+    by_length = {d: pooled for d in points if (pooled := {k: e for k in keys if (e := pooled_lengths(records, d, k))})}
     curves = {"machine": machine, "ratios": list(RATIOS), "length_edges": list(LENGTH_EDGES), "choice": choice}
-    curves["validation"] = {d: {str(k): v for k, v in g.items()} for d, g in grid.items()}
+    curves["validation"] = {d: {str(k): v for k, v in g.items()} for d, g in means.items()}
     curves.update(test=points, checks=all_checks, by_length=by_length)
     write_json(os.path.join(results, "curves.json"), curves)
     plot(points, by_length, ratio, os.path.join(results, "curves.png"))
     lengths = [length_row(d, key.replace(":", " "), entry) for d in by_length for key, entry in by_length[d].items()]
-    order = lambda run: (DATASETS.index(run["dataset"]), run["seed"], list(SETTINGS).index(run["setting"]))  # noqa: E731
-    written = f"docstring) on {machine}, shared with other jobs."
+    runs = sorted(
+        all_runs(records), key=lambda r: (DATASETS.index(r["dataset"]), r["seed"], list(SETTINGS).index(r["setting"]))
+    )
     blocks = {
-        "machine": [written + " GA-Net is trained with the defaults of `train` at"],
-        "choice": choice_lines(grid, choice),
+        "machine": [
+            f"docstring) on {machine}, shared with other jobs. GA-Net is trained with the defaults of `train` at"
+        ],
+        "choice": choice_lines(means, choice),
         "test": test_lines(points, records, ratio),
         "checks_title": [f"## Done-when checks (test, relative r = {ratio:g} on the target-0.3 models)"],
         "checks": check_lines(all_checks, records, ratio),
         "curve": curve_lines(points, ratio),
-        "lengths": table(length_header(), lengths),
-        "copies": copies_lines(results, records),
-        "runs": [f"- `{run['command']}`" for run in sorted(all_runs(records), key=order)],
+        "lengths": grid(length_header(), lengths),
+        **copies_lines(results, records),
+        "runs": [f"- `{run['command']}`" for run in runs],
     }
     fill(os.path.join(results, "README.md"), blocks)

@@ -1,13 +1,12 @@
-"""The adversarial complement on real data (issue 39).
+"""The adversarial complement on real data (issue 39): GA-Net with the defaults plus `--complement
+adversarial --complement-weight 1` (setting `rhoRHO-adv1`) on TREC and SST-2, seeds 0-2, scored beside
+`adaptive_real`'s target-0.3 model on validation, as trained and under the relative rule at every r of
+`RATIOS`: `README.md` (`README_rhoRHO.md`). With `--test`, ONE r is chosen on those scores
+(`adaptive_real.choose_ratio`), the setting is trained on SST-1 too (held out) and scored on test beside
+`adaptive_real`'s runs: `README_rhoRHO_test.md`.
 
     python -m experiments run complement [-- --target-density 0.05 --test]
     python -m experiments table complement
-
-Trains GA-Net with the defaults plus `--complement adversarial --complement-weight 1` (setting `rhoRHO-adv1`)
-on TREC and SST-2, seeds 0-2, and scores it and `adaptive_real`'s target-0.3 model on validation, as trained
-and under the relative rule at every r of `RATIOS`: the tables of `README.md` (`README_rhoRHO.md`). With
-`--test`, ONE r is chosen on those scores (`adaptive_real.choose_ratio`), the setting is trained on SST-1
-too (held out) and scored on test beside `adaptive_real`'s runs: `README_rhoRHO_test.md`.
 """
 
 import argparse
@@ -21,6 +20,7 @@ from experiments.runner import read_json
 from experiments.runner import recorded_machine
 from experiments.runner import run_or_skip
 from experiments.tables import fill
+from experiments.tables import grid
 from experiments.tables import mean_std
 
 FOLDER = os.path.join("adaptive_real", "complement")  # under the results root
@@ -32,34 +32,33 @@ DEFAULTS = False  # in place of a density: `adaptive_real`'s target-0.3 run, wit
 
 
 def setting(density):
-    return f"rho{0.3 if density is None else density:g}-adv1"
+    return real.DEFAULT if density is DEFAULTS else f"rho{0.3 if density is None else density:g}-adv1"
 
 
-def complement_flags(density):
-    return ["--complement", "adversarial", "--complement-weight", "1"] + (
-        [] if density is None else ["--target-density", f"{density:g}"]
-    )
+def train_flags(dataset, seed, density, data_dir):
+    """adaptive_real's target-0.3 flags, plus the complement's at `density` (DEFAULTS: none)."""
+    extra = [] if density is DEFAULTS else ["--complement", "adversarial", "--complement-weight", "1"]
+    extra += [] if density in (None, DEFAULTS) else ["--target-density", f"{density:g}"]
+    return [*real.train_flags(dataset, real.DEFAULT, seed, data_dir), *extra]
 
 
 def rescorer(root, dataset, seed, density, data_dir):
-    """`adaptive_real.Rescorer` of the complement run (`density` DEFAULTS: the defaults' run)."""
-    extra = [] if density is DEFAULTS else complement_flags(density)
-    flags = data_dir and [*real.train_flags(dataset, real.DEFAULT, seed, data_dir), *extra]
-    name = real.DEFAULT if density is DEFAULTS else setting(density)
-    return real.Rescorer(os.path.join(root, FOLDER), dataset, seed, name, flags)
+    flags = data_dir and train_flags(dataset, seed, density, data_dir)
+    return real.Rescorer(os.path.join(root, FOLDER), dataset, seed, setting(density), flags)
 
 
 def summary(root, dataset, seed, density):
     """The run's summary (`density` DEFAULTS: adaptive_real's target-0.3 run), or None."""
-    folder = "adaptive_real" if density is DEFAULTS else FOLDER
-    name = real.run_name(dataset, real.DEFAULT if density is DEFAULTS else setting(density), seed)
-    return read_json(os.path.join(root, folder, "runs", f"{name}.json"), None)
+    runs = os.path.join(root, "adaptive_real" if density is DEFAULTS else FOLDER, "runs")
+    return read_json(os.path.join(runs, f"{real.run_name(dataset, setting(density), seed)}.json"), None)
 
 
-def train(root, dataset, seed, density, data_dir):
-    flags = [*real.train_flags(dataset, real.DEFAULT, seed, data_dir), *complement_flags(density)]
-    name, runs = real.run_name(dataset, setting(density), seed), os.path.join(root, FOLDER, "runs")
-    run_or_skip(name, flags, runs, out_root=real.MODELS, extra={"setting": setting(density)})
+def train(root, datasets, density, data_dir):
+    for dataset in datasets if data_dir else ():
+        for seed in SEEDS:
+            name, runs = real.run_name(dataset, setting(density), seed), os.path.join(root, FOLDER, "runs")
+            flags = train_flags(dataset, seed, density, data_dir)
+            run_or_skip(name, flags, runs, out_root=real.MODELS, extra={"setting": setting(density)})
 
 
 def validation(root, density, data_dir):
@@ -83,7 +82,7 @@ def written(root, density, test=False):
     flags = [*([f"--target-density {density:g}"] if density is not None else []), *(["--test"] if test else [])]
     command = "python -m experiments run complement" + (" -- " + " ".join(flags) if flags else "")
     machine = recorded_machine(os.path.join(root, FOLDER, "runs"))
-    return f"Written by `python -m experiments table complement` on {machine}; runs: `{command}`"
+    return [f"Written by `python -m experiments table complement` on {machine}; runs: `{command}`"]
 
 
 def validation_table(density, grids):
@@ -93,7 +92,7 @@ def validation_table(density, grids):
         for dataset in real.TUNING
         for rule in ("top_k", *RATIOS)
     ]
-    return real.table(["dataset", "rule", "`rho0.3`", f"`{setting(density)}`"], rows)
+    return grid(["dataset", "rule", "`rho0.3`", f"`{setting(density)}`"], rows)
 
 
 def test_scores(root, dataset, density, data_dir, ratio):
@@ -122,18 +121,18 @@ def test_blocks(root, density, choice, scores):
         "among the r that attend no more). The other rows are `experiments/adaptive_real.py`'s runs of the",
         f"same seeds (`results/adaptive_real/README.md`); its relative r = {theirs:g} was chosen there.",
     ]
+    named = {
+        "GA-Net defaults, top_k 0.3": real.DEFAULT,
+        f"GA-Net defaults, relative {theirs:g}": f"relative{theirs:g}@{real.DEFAULT}",
+        **{"soft attention": "soft", "sparsemax attention": "sparsemax", "1.5-entmax attention": "entmax"},
+    }
     rows = []
     for dataset, by_seed in [(d, by_seed) for d, by_seed in scores.items() if by_seed]:
         seeds = sorted(by_seed)
-        base = np.mean([real.per_seed(records, dataset, real.DEFAULT)[s]["accuracy"] for s in seeds])
-        named = {
-            "GA-Net defaults, top_k 0.3": real.DEFAULT,
-            f"GA-Net defaults, relative {theirs:g}": f"relative{theirs:g}@{real.DEFAULT}",
-            **{"soft attention": "soft", "sparsemax attention": "sparsemax", "1.5-entmax attention": "entmax"},
-        }
         found = {label: real.per_seed(records, dataset, name) for label, name in named.items()}
         found[f"`{adv}`, top_k {trained_at:g} (as trained)"] = {s: by_seed[s]["top_k"] for s in seeds}
         found[f"`{adv}`, relative {ratio:g} (chosen)"] = {s: by_seed[s]["relative"] for s in seeds}
+        base = np.mean([found["GA-Net defaults, top_k 0.3"][s]["accuracy"] for s in seeds])
         for label, points in found.items():
             points = [points[s] for s in seeds if s in points]
             if len(points) == len(seeds):
@@ -142,7 +141,7 @@ def test_blocks(root, density, choice, scores):
                 cells.append(f"{100 * (np.mean(accuracy) - base):+.2f}")
                 rows.append([dataset, real.role(dataset), label, ",".join(map(str, seeds)), *cells])
     header = ["dataset", "role", "model / test rule", "seeds", "accuracy", "attended density", "vs defaults (points)"]
-    return {"written": [written(root, density, True)], "choice": text, "table": real.table(header, rows)}
+    return {"written": written(root, density, True), "choice": text, "table": grid(header, rows)}
 
 
 def readme(density):
@@ -152,32 +151,23 @@ def readme(density):
 def write(root, density=None, test=False, data_dir=None):
     """The validation tables of the complement at `density` and, with `test`, its test tables, under the
     results root `root`; with `data_dir`, trains what is missing and scores what is not cached."""
-    for dataset in real.TUNING if data_dir else ():
-        for seed in SEEDS:
-            train(root, dataset, seed, density, data_dir)
+    train(root, real.TUNING, density, data_dir)
     path = os.path.join(root, FOLDER, readme(density))
     grids = validation(root, density, data_dir)
-    fill(path, {"written": [written(root, density)], "table": validation_table(density, grids)})
+    fill(path, {"written": written(root, density), "table": validation_table(density, grids)})
     if not test:
         return
-    grid = {d: {**grids[d, density], "top_k": grids[d, DEFAULTS]["top_k"]} for d in real.TUNING}
-    choice = real.choose_ratio(grid, RATIOS)
-    scores = {}
-    for dataset in TEST_DATASETS:
-        for seed in SEEDS if data_dir else ():
-            train(root, dataset, seed, density, data_dir)
-        scores[dataset] = test_scores(root, dataset, density, data_dir, choice["ratio"])
+    means = {d: {**grids[d, density], "top_k": grids[d, DEFAULTS]["top_k"]} for d in real.TUNING}
+    choice = real.choose_ratio(means, RATIOS)
+    train(root, TEST_DATASETS, density, data_dir)
+    scores = {dataset: test_scores(root, dataset, density, data_dir, choice["ratio"]) for dataset in TEST_DATASETS}
     fill(path.replace(".md", "_test.md"), test_blocks(root, density, choice, scores))
 
 
-def main():
+if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", "../shared/data"))
     parser.add_argument("--target-density", type=float, help="the complement runs' --target-density (default 0.3)")
     parser.add_argument("--test", action="store_true", help="then choose r on validation and report the test split")
     args = parser.parse_args()
     write(os.path.join(REPO, "results"), args.target_density, args.test, os.path.abspath(args.data_dir))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
-"""The README's main job as a stranger runs it: `train --dataset trec` from
-an empty folder, no data flag, no `GANET_DATA_DIR` (TREC ships with the
-package). Writes `results/main_job/seed_S.json` (resumable), fills `README.md`.
+"""The README's main job as a stranger runs it: `train --dataset trec` from an empty folder, no data flag,
+no `GANET_DATA_DIR` (TREC ships with the package). Writes `results/main_job/seed_S.json` (resumable) and
+fills `README.md`.
 
     python experiments/main_job.py --seeds 0 1 2
 """
@@ -13,7 +13,6 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments import tables
-from experiments.tables import mean_std
 
 RESULTS = os.path.join(runner.REPO, "results", "main_job")
 
@@ -49,26 +48,20 @@ def cells(run, columns):
 def write_readme(results=RESULTS):
     """Fills the tables of `README.md` in the folder `results` from its `seed_S.json` files."""
     runs = seed_files(results, "seed_")
-    columns = [("seed", ""), ("test_accuracy", ".4f"), ("test_attended_density", ".3f")]
-    columns += [("test_all_closed_rate", ".3f"), ("epochs_trained", ""), ("train_seconds", ".0f")]
+    keys = ("seed", "test_accuracy", "test_attended_density", "test_all_closed_rate", "epochs_trained", "train_seconds")
     headers = ["seed", "test accuracy", "attended density", "all-closed rate", "epochs", "train seconds"]
-    seeds, mean = ", ".join(str(run["seed"]) for run in runs), mean_std([run["test_accuracy"] for run in runs])
+    rows = [cells(run, zip(keys, ("", ".4f", ".3f", ".3f", "", ".0f"), strict=True)) for run in runs]
     machine = [
         f"with the package (`ganet_tf/data/packaged/trec/`). Machine: {runs[0]['machine']}.",
         f"Test gates: {rule_text(runs[0]['test_gates'])}. Test split (500 questions); attended density is",
     ]
-    table = [*tables.grid(headers, [cells(run, columns) for run in runs]), ""]
-    table.append(f"Mean ± sample std over seeds {seeds}: test accuracy **{mean}**.")
+    seeds, mean = ", ".join(str(run["seed"]) for run in runs), tables.mean_std([run["test_accuracy"] for run in runs])
+    table = [*tables.grid(headers, rows), "", f"Mean ± sample std over seeds {seeds}: test accuracy **{mean}**."]
     tables.fill(os.path.join(results, "README.md"), {"machine": machine, "table": table})
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    seeds = parser.parse_args().seeds
-    runner.seed_results(seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
-    write_readme()
-
-
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    runner.seed_results(parser.parse_args().seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
+    write_readme()

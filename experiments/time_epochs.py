@@ -1,9 +1,8 @@
-"""Epoch time of GA-Net (auxiliary hidden 20 and 100) against BiLSTM+softAtt, on an otherwise idle machine.
+"""Epoch time of GA-Net (auxiliary hidden 20 and 100) against BiLSTM+softAtt on an otherwise idle machine:
+each model trained `--epochs` epochs (no early stopping), one after another; the median epoch time (epoch 1,
+which traces the graph, left out) into `results/core/epoch_time.{json,md}`.
 
     python experiments/time_epochs.py --data-dir ../shared/data
-
-Trains each model `--epochs` epochs (no early stopping), one after another, and writes the median epoch time
-(epoch 1, which traces the graph, left out) to `results/core/epoch_time.{json,md}`.
 """
 
 import argparse
@@ -27,50 +26,50 @@ VARIANTS = {
 }
 
 
-def main():
+def time_model(name, flags, args):
+    """One model's run: its command, epoch seconds and their median but the first."""
+    command = ["train", "--dataset", args.dataset, "--data-dir", args.data_dir, "--epochs", str(args.epochs)]
+    command += ["--patience", str(args.epochs), "--seed", str(args.seed), "--verbose", "0", *flags]
+    shown = "python -m ganet_tf " + shlex.join(command)
+    print(shown, flush=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ganet_tf", *command], capture_output=True, text=True, check=True, cwd=runner.REPO
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    run = {"model": name, "command": shown, "epoch_seconds": result["epoch_seconds"]}
+    run["median_epoch_seconds"] = float(np.median(result["epoch_seconds"][1:]))
+    return {**run, **{key: result[key] for key in ("train_examples", "sequence_length")}}
+
+
+def table(report, args):
+    """`epoch_time.md`'s lines from `epoch_time.json` (`report`) and the script's flags."""
+    runs, base = report["runs"], report["runs"][-1]["median_epoch_seconds"]
+    return [
+        f"# Epoch time on {args.dataset}",
+        "",
+        f"`python experiments/time_epochs.py --data-dir ../shared/data --dataset {args.dataset} "
+        f"--epochs {args.epochs} --seed {args.seed}`, machine: {report['machine']}, nothing else running.",
+        f"{runs[0]['train_examples']} training examples padded to {runs[0]['sequence_length']} "
+        "tokens, batch 32; median of epochs 2.. (validation included).",
+        "",
+        *tables.grid(
+            ["model", "median epoch seconds", "relative to soft attention"],
+            [
+                [r["model"], f"{r['median_epoch_seconds']:.2f}", f"{r['median_epoch_seconds'] / base:.2f}x"]
+                for r in runs
+            ],
+        ),
+    ]
+
+
+if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
     parser.add_argument("--dataset", default="sst1")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "core"))
     args = parser.parse_args()
-    rows = []
-    for name, flags in VARIANTS.items():
-        command = ["train", "--dataset", args.dataset, "--data-dir", args.data_dir, "--epochs", str(args.epochs)]
-        command += ["--patience", str(args.epochs), "--seed", str(args.seed), "--verbose", "0", *flags]
-        shown = "python -m ganet_tf " + shlex.join(command)
-        print(shown, flush=True)
-        done = subprocess.run(
-            [sys.executable, "-m", "ganet_tf", *command], capture_output=True, text=True, check=True, cwd=runner.REPO
-        )
-        result = json.loads(done.stdout.strip().splitlines()[-1])
-        rows.append({"model": name, "command": shown, "epoch_seconds": result["epoch_seconds"]})
-        rows[-1]["median_epoch_seconds"] = float(np.median(result["epoch_seconds"][1:]))
-        rows[-1].update({key: result[key] for key in ("train_examples", "sequence_length")})
-    machine = bench.machine(system=False)
-    with open(os.path.join(args.out, "epoch_time.json"), "w") as handle:
-        json.dump({"machine": machine, "dataset": args.dataset, "runs": rows}, handle, indent=1)
-    base = rows[-1]["median_epoch_seconds"]
-    tables.write_text(
-        os.path.join(args.out, "epoch_time.md"),
-        [
-            f"# Epoch time on {args.dataset}",
-            "",
-            f"`python experiments/time_epochs.py --data-dir ../shared/data --dataset {args.dataset} "
-            f"--epochs {args.epochs} --seed {args.seed}`, machine: {machine}, nothing else running.",
-            f"{rows[0]['train_examples']} training examples padded to {rows[0]['sequence_length']} "
-            "tokens, batch 32; median of epochs 2.. (validation included).",
-            "",
-            "| model | median epoch seconds | relative to soft attention |",
-            "|---|---|---|",
-            *(
-                f"| {r['model']} | {r['median_epoch_seconds']:.2f} | {r['median_epoch_seconds'] / base:.2f}x |"
-                for r in rows
-            ),
-        ],
-    )
-
-
-if __name__ == "__main__":
-    main()
+    runs = [time_model(name, flags, args) for name, flags in VARIANTS.items()]
+    report = {"machine": bench.machine(system=False), "dataset": args.dataset, "runs": runs}
+    runner.write_json(os.path.join(runner.REPO, "results", "core", "epoch_time.json"), report)
+    tables.write_text(os.path.join(runner.REPO, "results", "core", "epoch_time.md"), table(report, args))
