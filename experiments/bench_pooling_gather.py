@@ -19,6 +19,10 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 
+HEADER = (
+    "| kind | T | density | batch | k | dense ms | sparse ms | ratio | exact-k ms | exact-k ratio "
+    "| pooling FLOPs ratio |"
+)
 MODEL_LENGTH, MODEL_BATCH, MODEL_DENSITY = 400, 32, 0.3  # the `ganet` cell
 
 
@@ -137,7 +141,7 @@ def rebuild(out):
             f"{setting['warmup']} warm-up runs, dense and sparse timed alternately in the same run; gates: round(d T) "
             "open per row at random positions; states width 200 (BiLSTM 100 x 2), score units 100.",
         ],
-        "table": rows,
+        "table": [HEADER, "|---" * 11 + "|", *rows],
         "findings": [
             "`pooling`: the layer alone; `sparse` uses the default bucket ladder (`k`: the open count rounded up), "
             "`exact-k` uses `sparse_buckets=None`. `ganet`: the whole `build_ganet` forward pass (default sizes, "

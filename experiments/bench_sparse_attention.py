@@ -21,6 +21,7 @@ from experiments import runner
 from experiments import tables
 
 KINDS = ("layer", "layer-queries", "encoder")
+HEADER = "| kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio |"
 
 
 def pair(kind, args, x):
@@ -131,7 +132,9 @@ def readme(out):
             f"| {speedup} | {c['flops_ratio']:.2f}x |"
         )
     committed = os.path.join(bench.RESULTS, "sparse_attention", "README.md")
-    tables.fill_copy(os.path.join(out, "README.md"), committed, {"setting": made, "table": rows})
+    tables.fill_copy(
+        os.path.join(out, "README.md"), committed, {"setting": made, "table": [HEADER, "|---" * 9 + "|", *rows]}
+    )
     plot(cells, os.path.join(out, "bench.png"))
 
 

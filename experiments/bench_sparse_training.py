@@ -18,6 +18,8 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 
+HEADER = "| T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio |"
+
 
 def training_step(args, blocks, logits, x, readout):
     """A compiled training step of `blocks` and the gate `logits` (a variable) on `x`, with its own Adam."""
@@ -134,7 +136,11 @@ def readme(out):
         "FLOPs ratio: dense / sparse forward FLOPs at `k`."
     ]
     committed = os.path.join(bench.RESULTS, "sparse_training", "README.md")
-    tables.fill_copy(os.path.join(out, "README.md"), committed, {"made": made, "setting": described, "table": rows})
+    tables.fill_copy(
+        os.path.join(out, "README.md"),
+        committed,
+        {"made": made, "setting": described, "table": [HEADER, "|---" * 10 + "|", *rows]},
+    )
 
 
 if __name__ == "__main__":
