@@ -7,7 +7,6 @@ Times, in one process and batch by batch with `bench.alternating`, the greedy de
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -16,10 +15,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
+from experiments import runner
 from experiments import tables
-from experiments.runner import REPO
-from experiments.runner import load_runs
 
+MODELS = os.path.join(runner.REPO, "runs", "seq2seq")
 THREADS, WARMUP, BATCH_SIZES = 2, 1, (128, 1)  # one untimed pass per model, which counts its steps and tokens
 
 
@@ -32,7 +31,7 @@ def parse_args():
     parser.add_argument("--sentences", type=int, default=1000, help="the first N test sentences")
     parser.add_argument("--batch-one-sentences", type=int, default=100, help="sentences timed at batch size 1")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
+    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "seq2seq"))
     args = parser.parse_args()
     args.table = args.table or args.task
     return args
@@ -41,8 +40,8 @@ def parse_args():
 def chosen_runs(args):
     """The summaries of the runs to time (their figures from `reruns/` where retrained): `--names`, or the lowest
     seed of every row with a Bahdanau one."""
-    reruns = {r["name"]: r for r in load_runs(os.path.join(args.out, "reruns"))}
-    runs = [reruns.get(r["name"], r) for r in load_runs(os.path.join(args.out, "runs"))]
+    reruns = {r["name"]: r for r in runner.load_runs(os.path.join(args.out, "reruns"))}
+    runs = [reruns.get(r["name"], r) for r in runner.load_runs(os.path.join(args.out, "runs"))]
     runs = [r for r in runs if r["name"].split("_")[0] == args.table]
     if args.names:
         missing = sorted(set(args.names) - {r["name"] for r in runs})
@@ -121,7 +120,7 @@ def main():
     bench.set_threads(THREADS)
     runs, models, sources = chosen_runs(args), [], None
     for run in runs:
-        _, model, (source_ids, _), _ = load_run(os.path.join(REPO, "runs", "seq2seq", run["name"]), args.data_dir)
+        _, model, (source_ids, _), _ = load_run(os.path.join(MODELS, run["name"]), args.data_dir)
         if sources is not None and [list(s) for s in source_ids] != sources:
             raise SystemExit(f"error: {run['name']} encodes the test sources differently from {runs[0]['name']}")
         sources = [list(s) for s in source_ids]
@@ -137,9 +136,7 @@ def main():
     setting = {"threads": THREADS, "warmup": WARMUP, "repeats": args.repeats, "seconds": time.time() - started}
     result = {"command": bench.command("bench_seq2seq_decode.py"), "machine": bench.machine_line(THREADS)}
     result.update(setting=setting, cells=found)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"decode_{args.table}.json"), "w") as handle:
-        json.dump(result, handle, indent=1)
+    runner.write_json(os.path.join(args.out, f"decode_{args.table}.json"), result)
     with open(os.path.join(args.out, f"decode_{args.table}.md"), "w") as handle:
         handle.write(readme(result, args.table))
 
