@@ -51,10 +51,9 @@ def processor():
     """The CPU's model name (`/proc/cpuinfo`), else what `platform` knows."""
     try:
         with open("/proc/cpuinfo") as handle:
-            names = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
-    except OSError:
-        names = []
-    return names[0] if names else platform.processor() or platform.machine()
+            return next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
 
 
 def machine(system=True, gpus=0, software=False):
