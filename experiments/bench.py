@@ -3,26 +3,31 @@
 Nothing here imports TensorFlow or JAX until asked (the GPU check runs without TensorFlow).
 """
 
+import argparse
 import json
 import os
 import platform
+import shlex
+import sys
 import time
 
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 
-def encoder_flags(parser, name):
-    """The encoder benchmarks' flags: the grid (`--lengths`, `--densities`, `--batches`), `--warmup`, `--hidden`,
-    `--heads`, `--intermediate`, `--threads`, `--xla`, `--out` (default `results/NAME`) and `--force`."""
-    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
-    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.2, 0.5])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
-    for flag, default in (("warmup", 2), ("hidden", 256), ("heads", 4), ("intermediate", 1024)):
+
+def grid_parser(doc, name, runs, lengths=(256, 1024, 4096), densities=(0.1, 0.2, 0.5), encoder=True):
+    """A grid benchmark's parser: `--lengths`, `--densities`, `--batches`, `--runs`, `--warmup`, `--threads` (intra-op;
+    inter-op 1), `--out` (default `results/NAME`); with `encoder`, `--hidden`, `--heads`, `--intermediate`, `--xla`
+    (`jit_compile=True`) and `--force` (re-measure cells already in bench.json)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    for flag, default in (("lengths", lengths), ("densities", densities), ("batches", (1, 32))):
+        parser.add_argument("--" + flag, type=float if flag == "densities" else int, nargs="+", default=list(default))
+    sizes = {"hidden": 256, "heads": 4, "intermediate": 1024} if encoder else {}
+    for flag, default in {"runs": runs, "warmup": 2, "threads": 2, **sizes}.items():
         parser.add_argument("--" + flag, type=int, default=default)
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--xla", action="store_true", help="compile with jit_compile=True")
-    parser.add_argument(
-        "--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", name)
-    )
-    parser.add_argument("--force", action="store_true", help="re-measure cells already in bench.json")
+    parser.add_argument("--out", default=os.path.join(RESULTS, name))
+    for flag in ("xla", "force") if encoder else ():
+        parser.add_argument("--" + flag, action="store_true")
+    return parser
 
 
 def set_threads(threads):
@@ -33,14 +38,22 @@ def set_threads(threads):
     tf.config.threading.set_inter_op_parallelism_threads(1)
 
 
+def command(script):
+    """This process's command line as summaries record it: `[nice -n N ]python experiments/SCRIPT ARGS`."""
+    from experiments.runner import portable
+
+    niceness = os.nice(0)
+    prefix = f"nice -n {niceness} " if niceness else ""
+    return portable(f"{prefix}python experiments/{script} " + shlex.join(sys.argv[1:]))
+
+
 def processor():
     """The CPU's model name (`/proc/cpuinfo`), else what `platform` knows."""
     try:
         with open("/proc/cpuinfo") as handle:
-            names = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
-    except OSError:
-        names = []
-    return names[0] if names else platform.processor() or platform.machine()
+            return next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
 
 
 def machine(system=True, gpus=0, software=False):
@@ -140,15 +153,10 @@ def random_gates(rng, batch, length, density):
 def resumed(args, script, keys):
     """`(path, cells, command)` of a resumable benchmark `experiments/SCRIPT`, its threads set: its `bench.json` in
     `args.out`, the cells stored there (none where it is missing) by the tuple of their `keys`, this command."""
-    import shlex
-    import sys
-
-    from experiments.runner import portable
-
     set_threads(args.threads)
     path = os.path.join(args.out, "bench.json")
     cells = {}
     if os.path.exists(path):
         with open(path) as handle:
             cells = {tuple(cell[key] for key in keys): cell for cell in json.load(handle)["cells"]}
-    return path, cells, portable(f"python experiments/{script} " + shlex.join(sys.argv[1:]))
+    return path, cells, command(script)

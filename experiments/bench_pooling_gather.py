@@ -2,16 +2,13 @@
 
     nice -n 5 python experiments/bench_pooling_gather.py --runs 5
 
-`pooling`: `GatedAttentionPooling(units=100)` on BiLSTM-sized states `(batch, T, 200)` with binary gates, dense
-against `sparse_inference=True` (default buckets) and `sparse_buckets=None` (exact k); `ganet`: the whole
-`build_ganet` forward pass, dense pooling against sparse. Graph mode, timed by `bench.median_ms`; the pooling's
-FLOPs ratio and its share of the model's FLOPs beside. Writes `OUT/bench.json` and `OUT/README.md`.
+`pooling`: the layer on BiLSTM-sized states `(batch, T, 200)`, dense against `sparse_inference=True` (default
+buckets) and exact k; `ganet`: the whole `build_ganet` forward pass, dense pooling against sparse. Graph mode, timed
+by `bench.median_ms`. Writes `OUT/bench.json` and the tables of `OUT/README.md`.
 """
 
-import argparse
 import functools
 import os
-import shlex
 import sys
 import time
 
@@ -22,24 +19,15 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 
-
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[64, 400, 1024])
-    parser.add_argument("--densities", type=float, nargs="+", default=[0.1, 0.3])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
-    parser.add_argument("--model-length", type=int, default=400)
-    parser.add_argument("--model-batch", type=int, default=32)
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per function (median reported)")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "pooling_gather"))
-    return parser.parse_args()
+HEADER = (
+    "| kind | T | density | batch | k | dense ms | sparse ms | ratio | exact-k ms | exact-k ratio "
+    "| pooling FLOPs ratio |"
+)
+MODEL_LENGTH, MODEL_BATCH, MODEL_DENSITY = 400, 32, 0.3  # the `ganet` cell
 
 
 def timings(cell, calls, args, per_token):
-    """`cell` (kind, T, density, batch, k) with the medians of `calls` (dense, sparse[, exact k]), each run's
-    milliseconds and the pooling's FLOPs ratio."""
+    """`cell` with the medians of `calls` (dense, sparse[, exact k]), each run's milliseconds, the FLOPs ratio."""
     (dense, dense_runs), (sparse, sparse_runs), *exact = bench.median_ms(calls, args.warmup, args.runs)
     cell.update(dense_ms=dense, sparse_ms=sparse, ratio=dense / sparse, pooling_flops_ratio=cell["T"] / cell["k"])
     cell.update(dense_pooling_flops=per_token * cell["batch"] * cell["T"], dense_runs_ms=dense_runs)
@@ -90,7 +78,7 @@ def ganet_cell(args, rng):
     from ganet_tf.models import build_ganet
 
     keras.utils.set_random_seed(0)
-    length, batch, density = args.model_length, args.model_batch, 0.3
+    length, batch, density = MODEL_LENGTH, MODEL_BATCH, MODEL_DENSITY
     model = build_ganet(num_classes=2, vocabulary_size=20000, embedding_dim=50, target_density=density, seed=0)
     pooling = model.get_layer("attention")
     tokens = tf.constant(rng.integers(2, 20000, size=[batch, length]), "int32")
@@ -114,15 +102,17 @@ def ganet_cell(args, rng):
 
 
 def main():
-    args = parse_args()
+    parser = bench.grid_parser(
+        __doc__, "pooling_gather", 5, lengths=(64, 400, 1024), densities=(0.1, 0.3), encoder=False
+    )
+    args = parser.parse_args()
     bench.set_threads(args.threads)
     rng = np.random.default_rng(0)
     started = time.time()
     cells = [*pooling_cells(args, rng), ganet_cell(args, rng)]
-    command = runner.portable("nice -n 5 python experiments/bench_pooling_gather.py " + shlex.join(sys.argv[1:]))
     setting = {"threads": args.threads, "warmup": args.warmup, "runs": args.runs, "seconds": time.time() - started}
-    saved = {"command": command, "machine": bench.machine_line(args.threads), "setting": setting, "cells": cells}
-    runner.write_json(os.path.join(args.out, "bench.json"), saved)
+    saved = {"command": bench.command("bench_pooling_gather.py"), "machine": bench.machine_line(args.threads)}
+    runner.write_json(os.path.join(args.out, "bench.json"), {**saved, "setting": setting, "cells": cells})
     rebuild(args.out)
 
 
@@ -131,9 +121,9 @@ def spread(runs):
 
 
 def rebuild(out):
-    """The tables of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
+    """The blocks of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
-    cells, setting = saved["cells"], saved["setting"]
+    cells, setting, model = saved["cells"], saved["setting"], saved["cells"][-1]
     rows = [
         f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {c['dense_ms']:.2f} "
         f"| {c['sparse_ms']:.2f} | {c['ratio']:.2f}x | "
@@ -141,7 +131,6 @@ def rebuild(out):
         + f" | {c['pooling_flops_ratio']:.2f}x |"
         for c in cells
     ]
-    model = cells[-1]
     batched = [c["ratio"] for c in cells[:-1] if c["batch"] > 1]
     single = [c["ratio"] for c in cells[:-1] if c["batch"] == 1]
     blocks = {
@@ -152,12 +141,7 @@ def rebuild(out):
             f"{setting['warmup']} warm-up runs, dense and sparse timed alternately in the same run; gates: round(d T) "
             "open per row at random positions; states width 200 (BiLSTM 100 x 2), score units 100.",
         ],
-        "table": [
-            "| kind | T | density | batch | k | dense ms | sparse ms | ratio | exact-k ms | exact-k ratio "
-            "| pooling FLOPs ratio |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
-            *rows,
-        ],
+        "table": [HEADER, "|---" * 11 + "|", *rows],
         "findings": [
             "`pooling`: the layer alone; `sparse` uses the default bucket ladder (`k`: the open count rounded up), "
             "`exact-k` uses `sparse_buckets=None`. `ganet`: the whole `build_ganet` forward pass (default sizes, "
@@ -178,7 +162,7 @@ def rebuild(out):
             "(table above) and in Transformer encoders (`experiments/bench_sparse_attention.py`).",
         ],
     }
-    committed = os.path.join(runner.REPO, "results", "pooling_gather", "README.md")
+    committed = os.path.join(bench.RESULTS, "pooling_gather", "README.md")
     tables.fill_copy(os.path.join(out, "README.md"), committed, blocks)
 
 

@@ -2,30 +2,24 @@
 
     nice -n 5 python experiments/bench_seq2seq_decode.py --task multi30k --table multi30k-long --data-dir ../shared/data
 
-A run's own decode time is taken under whatever else the machine ran: this
-times the greedy decoders of one table's finished runs (seed 0 of each row
-unless `--names` picks; their models in `runs/seq2seq`, their figures in
-`results/seq2seq/reruns` or `runs`) in one process, batch by batch with
-`bench.alternating`. Writes `OUT/decode_TABLE.json` and `.md`.
+Times, in one process and batch by batch with `bench.alternating`, the greedy decoders of one table's finished runs
+(seed 0 of each row unless `--names` picks; models in `runs/seq2seq`). Writes `OUT/decode_TABLE.json` and `.md`.
 """
 
 import argparse
-import json
 import os
-import shlex
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from experiments.bench import alternating
-from experiments.bench import machine_line
-from experiments.bench import quartiles
-from experiments.bench import set_threads
-from experiments.runner import REPO
-from experiments.runner import load_runs
-from experiments.runner import portable
+from experiments import bench
+from experiments import runner
+from experiments import tables
+
+MODELS = os.path.join(runner.REPO, "runs", "seq2seq")
+THREADS, WARMUP, BATCH_SIZES = 2, 1, (128, 1)  # one untimed pass per model, which counts its steps and tokens
 
 
 def parse_args():
@@ -35,24 +29,19 @@ def parse_args():
     parser.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR"))
     parser.add_argument("--names", nargs="+", help="runs to compare (default: seed 0 of every table row)")
     parser.add_argument("--sentences", type=int, default=1000, help="the first N test sentences")
-    parser.add_argument("--batch-size", type=int, nargs="+", default=[128, 1])
     parser.add_argument("--batch-one-sentences", type=int, default=100, help="sentences timed at batch size 1")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=1, help="untimed passes per model (the first counts steps)")
-    parser.add_argument("--threads", type=int, default=2, help="intra-op threads (inter-op: 1)")
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"))
+    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "seq2seq"))
     args = parser.parse_args()
-    if args.warmup < 1:
-        parser.error(f"--warmup must be at least 1 (the first pass counts the decoder steps); got {args.warmup}")
     args.table = args.table or args.task
     return args
 
 
 def chosen_runs(args):
-    """The summaries of the runs to time: `--names`, or the lowest seed of every row with a Bahdanau one."""
-    reruns = {r["name"]: r for r in load_runs(os.path.join(args.out, "reruns"))}
-    runs = [reruns.get(r["name"], r) for r in load_runs(os.path.join(args.out, "runs"))]
+    """The summaries of the runs to time (their figures from `reruns/` where retrained): `--names`, or the lowest
+    seed of every row with a Bahdanau one."""
+    reruns = {r["name"]: r for r in runner.load_runs(os.path.join(args.out, "reruns"))}
+    runs = [reruns.get(r["name"], r) for r in runner.load_runs(os.path.join(args.out, "runs"))]
     runs = [r for r in runs if r["name"].split("_")[0] == args.table]
     if args.names:
         missing = sorted(set(args.names) - {r["name"] for r in runs})
@@ -68,19 +57,17 @@ def chosen_runs(args):
 
 
 def pass_counts(outputs, batch_size):
-    """`(decoder steps, tokens)` of one pass: a batch runs until its last row
-    ends (every row is as wide as its batch's steps); a row's tokens run up to
-    its end token, included."""
+    """`(decoder steps, tokens)` of one pass: a batch runs until its last row ends; a row's tokens run up to its end
+    token, included."""
     from ganet_tf.seq2seq.vocabulary import END_ID
 
     steps = sum(len(outputs[start]) for start in range(0, len(outputs), batch_size))
     return steps, sum(list(row).index(END_ID) + 1 if END_ID in row else len(row) for row in outputs)
 
 
-def time_decoders(models, source_ids, batch_size, args, drop_finished):
-    """Seconds per sentence of each (model, `drop_finished`) decoder in every
-    round, `(models, drops, rounds)`, then the steps and the tokens of one
-    pass of each model (dropping ended rows leaves the outputs as they are)."""
+def time_decoders(models, source_ids, batch_size, repeats, drop_finished):
+    """Seconds per sentence of each (model, `drop_finished`) decoder in every round, `(models, drops, rounds)`, then
+    the steps and the tokens of one pass of each model (dropping ended rows leaves the outputs as they are)."""
     from ganet_tf.seq2seq.decoding import make_decoder
     from ganet_tf.seq2seq.run import decode_all
     from ganet_tf.seq2seq.run import decoder_batches
@@ -88,53 +75,41 @@ def time_decoders(models, source_ids, batch_size, args, drop_finished):
     decoders = [(model, make_decoder(model, drop_finished=drop)) for model in models for drop in drop_finished]
     counts = []
     for number, (model, decoder) in enumerate(decoders):
-        for warmup in range(args.warmup):
-            outputs, _ = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
-            if warmup == 0 and number % len(drop_finished) == 0:
-                counts.append(pass_counts(outputs, batch_size))
-    times = np.zeros([len(decoders), args.repeats])
+        outputs, _ = decode_all(model, source_ids, batch_size, verbose=0, decoder=decoder)
+        if number % len(drop_finished) == 0:
+            counts.append(pass_counts(outputs, batch_size))
+    times = np.zeros([len(decoders), repeats])
     for padded, limit in decoder_batches(source_ids, batch_size):
-        calls = [lambda d=decoder, p=padded, n=limit: d(p, n) for _, decoder in decoders]
-        times += np.asarray(alternating(calls, 0, args.repeats))
-    times = np.reshape(times / len(source_ids), [len(models), len(drop_finished), args.repeats])
+        times += np.asarray(
+            bench.alternating([lambda d=d, p=padded, n=limit: d(p, n) for _, d in decoders], 0, repeats)
+        )
+    times = np.reshape(times / len(source_ids), [len(models), len(drop_finished), repeats])
     return times, *zip(*counts, strict=True)
 
 
 def cells(runs, times, steps, tokens, batch_size, count):
-    """The table's cells of one batch size: each run's median seconds per
-    sentence, its ratios to Bahdanau's (per sentence, per round, per token,
-    per decoder step with every row kept) and the figures of its summary."""
+    """The cells of one batch size: each run's median seconds per sentence, its ratios to Bahdanau's (per sentence,
+    per round, per token, per decoder step with every row kept) and the figures of its summary."""
     medians = np.median(times, axis=-1)
     per_token = medians[:, 0] * count / np.maximum(tokens, 1)
     per_step = medians[:, -1] * count / np.maximum(steps, 1)
     at = next((i for i, run in enumerate(runs) if run["attention"] == "bahdanau"), 0)
     kept = times.shape[1] > 1  # the all-rows-kept decoder was timed
     found = []
-    for index, run in enumerate(runs):
-        found.append(
-            {
-                "name": run["name"],
-                "attention": run["attention"],
-                "batch_size": batch_size,
-                "sentences": count,
-                "seconds_per_sentence": medians[index, 0],
-                "runs": [round(float(s), 6) for s in times[index, 0]],
-                "ratio_to_bahdanau": medians[index, 0] / medians[at, 0],
-                "round_ratio_quartiles": quartiles(times[index, 0] / times[at, 0]),
-                "decoded_tokens": int(tokens[index]),
-                "token_time_ratio_to_bahdanau": per_token[index] / per_token[at],
-                "all_rows_seconds_per_sentence": medians[index, -1] if kept else None,
-                "all_rows_runs": [round(float(s), 6) for s in times[index, -1]] if kept else None,
-                "all_rows_ratio_to_bahdanau": medians[index, -1] / medians[at, -1] if kept else None,
-                "decoder_steps": steps[index],
-                "seconds_per_step": per_step[index],
-                "step_ratio_to_bahdanau": per_step[index] / per_step[at],
-                "attended_density": run.get("test_attended_density"),
-                "attention_flops_per_token": run.get("attention_flops_per_token"),
-                "test_bleu": run.get("test_bleu"),
-                "test_exact_match": run.get("test_exact_match"),
-            }
-        )
+    for i, run in enumerate(runs):
+        cell = dict(name=run["name"], attention=run["attention"], batch_size=batch_size, sentences=count)
+        cell.update(seconds_per_sentence=medians[i, 0], runs=[round(float(s), 6) for s in times[i, 0]])
+        cell.update(ratio_to_bahdanau=medians[i, 0] / medians[at, 0])
+        cell.update(round_ratio_quartiles=bench.quartiles(times[i, 0] / times[at, 0]), decoded_tokens=int(tokens[i]))
+        cell["token_time_ratio_to_bahdanau"] = per_token[i] / per_token[at]
+        cell["all_rows_seconds_per_sentence"] = medians[i, -1] if kept else None
+        cell["all_rows_runs"] = [round(float(s), 6) for s in times[i, -1]] if kept else None
+        cell["all_rows_ratio_to_bahdanau"] = medians[i, -1] / medians[at, -1] if kept else None
+        cell.update(decoder_steps=steps[i], seconds_per_step=per_step[i])
+        cell["step_ratio_to_bahdanau"] = per_step[i] / per_step[at]
+        cell["attended_density"] = run.get("test_attended_density")
+        cell.update({key: run.get(key) for key in ("attention_flops_per_token", "test_bleu", "test_exact_match")})
+        found.append(cell)
     return found
 
 
@@ -142,31 +117,28 @@ def main():
     args = parse_args()
     from ganet_tf.seq2seq.run import load_run
 
-    set_threads(args.threads)
+    bench.set_threads(THREADS)
     runs, models, sources = chosen_runs(args), [], None
     for run in runs:
-        _, model, (source_ids, _), _ = load_run(os.path.join(args.runs_root, run["name"]), args.data_dir)
+        _, model, (source_ids, _), _ = load_run(os.path.join(MODELS, run["name"]), args.data_dir)
         if sources is not None and [list(s) for s in source_ids] != sources:
             raise SystemExit(f"error: {run['name']} encodes the test sources differently from {runs[0]['name']}")
         sources = [list(s) for s in source_ids]
         models.append(model)
     started, found = time.time(), []
-    for batch_size in args.batch_size:
+    for batch_size in BATCH_SIZES:
         count = args.sentences if batch_size > 1 else min(args.sentences, args.batch_one_sentences)
         # At batch size 1 no row leaves the batch early: only the default decoder is timed.
-        drop_finished = (True, False) if batch_size > 1 else (True,)
+        drops = (True, False) if batch_size > 1 else (True,)
         found += cells(
-            runs, *time_decoders(models, sources[:count], batch_size, args, drop_finished), batch_size, count
+            runs, *time_decoders(models, sources[:count], batch_size, args.repeats, drops), batch_size, count
         )
-    command = portable("nice -n 5 python experiments/bench_seq2seq_decode.py " + shlex.join(sys.argv[1:]))
-    setting = {"threads": args.threads, "warmup": args.warmup, "repeats": args.repeats}
-    result = {"command": command, "machine": machine_line(args.threads), "setting": setting, "cells": found}
-    result["setting"]["seconds"] = time.time() - started
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"decode_{args.table}.json"), "w") as handle:
-        json.dump(result, handle, indent=1)
+    setting = {"threads": THREADS, "warmup": WARMUP, "repeats": args.repeats, "seconds": time.time() - started}
+    result = {"command": bench.command("bench_seq2seq_decode.py"), "machine": bench.machine_line(THREADS)}
+    result.update(setting=setting, cells=found)
+    runner.write_json(os.path.join(args.out, f"decode_{args.table}.json"), result)
     with open(os.path.join(args.out, f"decode_{args.table}.md"), "w") as handle:
-        handle.write("\n".join(readme(result, args)) + "\n")
+        handle.write(readme(result, args.table))
 
 
 SETTING = (
@@ -182,26 +154,26 @@ SETTING = (
 )
 
 
-def readme(result, args):
+def readme(result, table):
+    """`decode_TABLE.md` of its JSON `result`."""
     cells = result["cells"]
     flops_reference = next((c for c in cells if c["attention"] == "bahdanau"), cells[0])["attention_flops_per_token"]
     lines = [
-        f"# Greedy decoding, {args.table}: finished runs timed side by side",
+        f"# Greedy decoding, {table}: finished runs timed side by side",
         "",
         f"Command: `{result['command']}`  ",
         f"Machine: {result['machine']}  ",
-        SETTING.format(warmup=args.warmup, repeats=args.repeats),
+        SETTING.format(**result["setting"]),
         "",
         "| run | batch | sentences | s/sentence | time ratio | round ratios: median [quartiles] | tokens "
         "| time-per-token ratio | all rows kept: s/sentence | time ratio | decoder steps | step-time ratio "
         "| attended density | FLOPs ratio | BLEU or exact match |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---" * 15 + "|",
     ]
     for c in cells:
         flops = c["attention_flops_per_token"]
         flops_ratio = "-" if not flops or not flops_reference else f"{flops / flops_reference:.2f}x"
         score = f"{c['test_bleu']:.2f}" if c["test_bleu"] is not None else f"{c['test_exact_match']:.3f}"
-        density = "-" if c["attended_density"] is None else f"{c['attended_density']:.3f}"
         low, middle, high = c["round_ratio_quartiles"]
         kept = "- | - | - | -"
         if c["all_rows_seconds_per_sentence"] is not None:
@@ -213,9 +185,9 @@ def readme(result, args):
             f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
             f"| {c['ratio_to_bahdanau']:.2f}x | {middle:.3f}x [{low:.3f}, {high:.3f}] "
             f"| {c['decoded_tokens']} | {c['token_time_ratio_to_bahdanau']:.2f}x "
-            f"| {kept} | {density} | {flops_ratio} | {score} |"
+            f"| {kept} | {tables.number(c['attended_density'], 3)} | {flops_ratio} | {score} |"
         )
-    return lines
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

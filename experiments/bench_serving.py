@@ -1,17 +1,14 @@
-"""CPU latency and throughput of an exported model, from raw strings to class probabilities (not a test).
+"""CPU latency (batch 1) and throughput (batch 64) of an exported model, from raw strings to class probabilities.
 
     python experiments/bench_serving.py --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
 
-Four paths on the run's test texts: `saved_model` (its export's `serving_default`, loaded with plain
-`tf.saved_model.load`), `keras_predict`, `keras_call` and `keras_predict_on_batch` (the run's `TextVectorization`,
-then the Keras model). Latency per call at batch 1, throughput at batch 64.
-Writes `results/serving/latency.json` and `results/serving/README.md`.
+Paths: the export's `serving_default` against the run's `TextVectorization` then Keras' `predict`, call and
+`predict_on_batch`. Writes `results/serving/latency.json` and the tables of its README.
 """
 
 import argparse
 import json
 import os
-import shlex
 import sys
 import tempfile
 import time
@@ -140,7 +137,7 @@ def main():
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
     result = {
-        "command": "python experiments/bench_serving.py " + shlex.join(sys.argv[1:]),
+        "command": bench.command("bench_serving.py"),
         "machine": bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
         "load_average_1min": loads,
         "model": {key: metrics[key] for key in keys},
@@ -150,10 +147,11 @@ def main():
         **{key: getattr(args, key) for key in ("calls", "warmup", "batches", "batch_size")},
         "paths": scores,
     }
+    result = runner.portable(result)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "latency.json"), "w") as handle:
-        json.dump(runner.portable(result), handle, indent=2)
-    write_readme(runner.portable(result), args.out)
+        json.dump(result, handle, indent=2)
+    write_readme(result, args.out)
 
 
 if __name__ == "__main__":

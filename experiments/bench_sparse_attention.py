@@ -2,15 +2,12 @@
 
     python experiments/bench_sparse_attention.py [--kinds layer] [--lengths 256] [--force]
 
-At length T, gate density d (round(d T) open keys per row, at random positions) and batch B: `layer`,
-`GatedMultiHeadAttention(sparse_inference=True)` self-attention against `keras.layers.MultiHeadAttention`;
-`layer-queries`, the same with `query_dropping=True`; `encoder`, 2 `GatedTransformerEncoder(token_dropping=True)`
-blocks against 2 dense ones. Each a `tf.function`, the pair timed by `bench.alternating`; the FLOPs ratio is
-counted at the bucket size k the gated path runs. Dense cells whose scores exceed `--max-dense-gib` are skipped.
-Writes `OUT/bench.json` (resumable; `--force` re-measures the cells asked for), `OUT/README.md`, `OUT/bench.png`.
+`layer`: `GatedMultiHeadAttention(sparse_inference=True)` self-attention against `keras.layers.MultiHeadAttention`;
+`layer-queries`: the same with `query_dropping=True`; `encoder`: 2 `GatedTransformerEncoder(token_dropping=True)`
+blocks against 2 dense ones; round(d T) open keys per row, the pair timed by `bench.alternating`. Writes
+`OUT/bench.json` (resumable; `--force` re-measures the cells asked for), the tables of `OUT/README.md`, `bench.png`.
 """
 
-import argparse
 import functools
 import itertools
 import os
@@ -24,15 +21,7 @@ from experiments import runner
 from experiments import tables
 
 KINDS = ("layer", "layer-queries", "encoder")
-
-
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    parser.add_argument("--runs", type=int, default=10, help="timed runs per cell (median reported)")
-    bench.encoder_flags(parser, "sparse_attention")
-    parser.add_argument("--max-dense-gib", type=float, default=6.0)
-    return parser.parse_args()
+HEADER = "| kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio |"
 
 
 def pair(kind, args, x):
@@ -70,7 +59,10 @@ def forward_flops(kind, batch, length, k, args):
 
 
 def main():
-    args = parse_args()
+    parser = bench.grid_parser(__doc__, "sparse_attention", runs=10)
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    parser.add_argument("--max-dense-gib", type=float, default=6.0, help="skip dense cells whose scores need more")
+    args = parser.parse_args()
     import keras
     import tensorflow as tf
 
@@ -108,48 +100,41 @@ def write(args, path, cells, command):
     """`bench.json` (the cells this command measured name this machine), then its README and plot."""
     ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
     machine = bench.machine_line(args.threads, args.xla)
-    for cell in ordered:  # the cells this command measured
+    for cell in ordered:
         if cell["command"] == command:
             cell["machine"] = machine
-    setting = {
-        key: getattr(args, key) for key in ("hidden", "heads", "intermediate", "threads", "xla", "warmup", "runs")
-    }
+    keys = ("hidden", "heads", "intermediate", "threads", "xla", "warmup", "runs")
+    setting = {key: getattr(args, key) for key in keys}
     runner.write_json(path, {"command": command, "machine": machine, "setting": setting, "cells": ordered})
     readme(args.out)
 
 
 def readme(out):
-    """The tables of `out/README.md` (its prose is written by hand) and `bench.png` from its `bench.json` alone."""
+    """The blocks of `out/README.md` (its prose is written by hand) and `bench.png` from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
     cells, setting = saved["cells"], saved["setting"]
-    made = sorted({(c["command"], c["machine"]) for c in cells})
+    made = [
+        f"Command: `{command}` ({', '.join(sorted({c['kind'] for c in cells if c['command'] == command}))}), "
+        f"machine: {machine}  "
+        for command, machine in sorted({(c["command"], c["machine"]) for c in cells})
+    ]
+    made.append(
+        f"Setting: hidden {setting['hidden']}, {setting['heads']} heads, feedforward {setting['intermediate']}; "
+        f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
+        "within each run; gates: round(d T) open keys per row at random positions."
+    )
     rows = []
     for c in cells:
         dense = "skipped (memory)" if c["dense_ms"] is None else f"{c['dense_ms']:.1f}"
         speedup = "-" if c["speedup"] is None else f"{c['speedup']:.2f}x"
         rows.append(
-            f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {dense} | "
-            f"{c['gated_ms']:.1f} | {speedup} | {c['flops_ratio']:.2f}x |"
+            f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {dense} | {c['gated_ms']:.1f} "
+            f"| {speedup} | {c['flops_ratio']:.2f}x |"
         )
-    blocks = {
-        "setting": [
-            *(
-                f"Command: `{command}` ({', '.join(sorted({c['kind'] for c in cells if c['command'] == command}))}), "
-                f"machine: {machine}  "
-                for command, machine in made
-            ),
-            f"Setting: hidden {setting['hidden']}, {setting['heads']} heads, feedforward {setting['intermediate']}; "
-            f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
-            "within each run; gates: round(d T) open keys per row at random positions.",
-        ],
-        "table": [
-            "| kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio |",
-            "|---|---|---|---|---|---|---|---|---|",
-            *rows,
-        ],
-    }
-    committed = os.path.join(runner.REPO, "results", "sparse_attention", "README.md")
-    tables.fill_copy(os.path.join(out, "README.md"), committed, blocks)
+    committed = os.path.join(bench.RESULTS, "sparse_attention", "README.md")
+    tables.fill_copy(
+        os.path.join(out, "README.md"), committed, {"setting": made, "table": [HEADER, "|---" * 9 + "|", *rows]}
+    )
     plot(cells, os.path.join(out, "bench.png"))
 
 

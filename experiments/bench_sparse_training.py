@@ -2,15 +2,11 @@
 
     python experiments/bench_sparse_training.py [--lengths 4096 --densities 0.2 --batches 1] [--xla]
 
-One step (forward, backward, Adam) of 2 `GatedTransformerEncoder` blocks and a gate logit per token (relaxed gates
-of `GateSampler`), loss a fixed random readout: `dense` runs every token, `sparse` (`sparse_training=True,
-training_density=d`) the round(d T) tokens of highest gate. Same weights; the steps timed in turn by
-`bench.alternating`; FLOPs ratio of the forward pass at the kept length k. Cells whose dense step exceeds
-`--max-dense-gflop` are skipped. Writes `OUT/bench.json` (resumable; `--force` re-measures) and the tables of
-`OUT/README.md`.
+One step (forward, backward, Adam) of 2 `GatedTransformerEncoder` blocks and a gate logit per token, loss a fixed
+random readout: `dense` runs every token, `sparse` (`sparse_training=True, training_density=d`) the kept ones; same
+weights, timed in turn by `bench.alternating`. Writes `OUT/bench.json` (resumable) and the tables of its README.
 """
 
-import argparse
 import itertools
 import os
 import sys
@@ -22,14 +18,7 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 
-
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7, help="timed rounds per cell")
-    bench.encoder_flags(parser, "sparse_training")
-    parser.add_argument("--max-dense-gflop", type=float, default=1000.0, help="skip slower dense steps")
-    parser.add_argument("--note", default="", help="a word on the machine, e.g. other jobs running")
-    return parser.parse_args()
+HEADER = "| T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio |"
 
 
 def training_step(args, blocks, logits, x, readout):
@@ -80,7 +69,10 @@ def training_steps(args, density, rng, batch, length):
 
 
 def main():
-    args = parse_args()
+    parser = bench.grid_parser(__doc__, "sparse_training", runs=7)
+    parser.add_argument("--max-dense-gflop", type=float, default=1000.0, help="skip slower dense steps")
+    parser.add_argument("--note", default="", help="a word on the machine, e.g. other jobs running")
+    args = parser.parse_args()
     import keras
 
     from ganet_tf.layers.sparse_gather import kept_count
@@ -90,8 +82,7 @@ def main():
     for length, batch, density in itertools.product(args.lengths, args.batches, args.densities):
         if (length, density, batch, args.xla) in cells and not args.force:
             continue
-        # Every row has T real tokens: the sparse path runs exactly the kept count (its training buckets end there).
-        k = kept_count(density, length)
+        k = kept_count(density, length)  # every row has T real tokens: the sparse path runs exactly the kept count
         flops = [bench.encoder_flops(batch, size, args.hidden, args.intermediate) for size in (length, k)]
         cell = dict(T=length, density=density, batch=batch, xla=args.xla, kept=k, k=k, flops_ratio=flops[0] / flops[1])
         cell.update(dense_step_gflop=3 * flops[0] / 1e9, command=command)
@@ -103,9 +94,8 @@ def main():
             )
         else:
             keras.utils.set_random_seed(0)
-            dense_s, sparse_s = bench.alternating(
-                training_steps(args, density, rng, batch, length), args.warmup, args.runs
-            )
+            steps = training_steps(args, density, rng, batch, length)
+            dense_s, sparse_s = bench.alternating(steps, args.warmup, args.runs)
             cell.update(dense_ms=1e3 * float(np.median(dense_s)), sparse_ms=1e3 * float(np.median(sparse_s)))
             cell["speedup"] = float(np.median(dense_s) / np.median(sparse_s))
             cell["round_ratio_quartiles"] = bench.quartiles([d / s for d, s in zip(dense_s, sparse_s, strict=True)])
@@ -120,13 +110,11 @@ def main():
 
 
 def readme(out):
-    """The tables of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
+    """The blocks of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
-    setting, commands = saved["setting"], {}
-    for c in saved["cells"]:  # each command, the machine when its first cell was measured
-        commands.setdefault(c["command"], c["machine"])
-    rows = []
+    setting, commands, rows = saved["setting"], {}, []
     for c in saved["cells"]:
+        commands.setdefault(c["command"], c["machine"])  # each command, the machine of its first cell
         if "skipped" in c:
             measured = f"skipped: {c['skipped']} | | |"
         else:
@@ -137,25 +125,22 @@ def readme(out):
             f"| {c['T']} | {c['density']} | {c['batch']} | {'yes' if c['xla'] else 'no'} | {c['k']} | "
             f"{measured} | {c['flops_ratio']:.2f}x |"
         )
-    blocks = {
-        "made": [f"- `{command}` on {machine}" for command, machine in commands.items()],
-        "setting": [
-            f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
-            f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks "
-            "and of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
-            "today's training (every token in every block, log-gate bias); `sparse`: "
-            "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
-            "Speedup: median dense step / median sparse step; rounds: quartiles of the per-round ratios. "
-            "FLOPs ratio: dense / sparse forward FLOPs at `k`."
-        ],
-        "table": [
-            "| T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-            *rows,
-        ],
-    }
-    committed = os.path.join(runner.REPO, "results", "sparse_training", "README.md")
-    tables.fill_copy(os.path.join(out, "README.md"), committed, blocks)
+    made = [f"- `{command}` on {machine}" for command, machine in commands.items()]
+    described = [
+        f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
+        f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks "
+        "and of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
+        "today's training (every token in every block, log-gate bias); `sparse`: "
+        "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
+        "Speedup: median dense step / median sparse step; rounds: quartiles of the per-round ratios. "
+        "FLOPs ratio: dense / sparse forward FLOPs at `k`."
+    ]
+    committed = os.path.join(bench.RESULTS, "sparse_training", "README.md")
+    tables.fill_copy(
+        os.path.join(out, "README.md"),
+        committed,
+        {"made": made, "setting": described, "table": [HEADER, "|---" * 10 + "|", *rows]},
+    )
 
 
 if __name__ == "__main__":

@@ -1,15 +1,13 @@
-"""Trains a model on a prepared dataset on any Keras backend as `python -m
-ganet_tf train` would: `train_spec` (TensorFlow) reads its settings,
-`fit_and_evaluate` (no TensorFlow) fits and evaluates it."""
+"""Trains on a prepared dataset on any Keras backend as `python -m ganet_tf train` would: `train_spec`
+(TensorFlow) reads the settings, `fit_and_evaluate` (no TensorFlow) fits and evaluates."""
 
 import time
 import types
 
 
 def train_spec(flags, train_examples, dataset):
-    """The JSON-ready spec of `train FLAGS`: `model`, `seed`, `builder` (the
-    builder's arguments but the embeddings) and `fit`; `train_examples` and
-    `dataset` are the prepared data's."""
+    """The JSON-ready spec of `train FLAGS` on prepared data: `model`, `seed`, `builder` (its arguments but the
+    embeddings) and `fit`."""
     from ganet_tf.training import TrainConfig
     from ganet_tf.training.train import MONITORS
     from ganet_tf.training.train import model_arguments
@@ -27,8 +25,7 @@ def train_spec(flags, train_examples, dataset):
 
 
 def fit_and_evaluate(spec, data, epochs=None, verbose=2):
-    """Trains `spec` on the `PreparedArrays` `data` (`epochs`: a cap); the
-    JSON-ready summary of its test evaluation."""
+    """Trains `spec` on the `PreparedArrays` `data` (`epochs`: a cap); the JSON-ready summary of its test."""
     import keras
 
     from ganet_tf.models import build_model
@@ -62,11 +59,9 @@ def fit_and_evaluate(spec, data, epochs=None, verbose=2):
     ).history
     train_seconds = time.perf_counter() - started
     test = evaluate_model(model, data.ids["test"], data.labels["test"], data.class_names)
+    keys = ("accuracy", "density", "attended_density", "all_closed_rate")
     return {
-        "test_accuracy": test["accuracy"],
-        "test_density": test["density"],
-        "test_attended_density": test["attended_density"],
-        "test_all_closed_rate": test["all_closed_rate"],
+        **{f"test_{key}": test[key] for key in keys},
         "test_gates": gate_rule(model),
         "epochs_trained": len(history["val_loss"]),
         "best_epoch": best_epoch(history[fit["monitor"]], fit["mode"]) + 1,

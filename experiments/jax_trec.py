@@ -1,6 +1,5 @@
-"""GA-Net trained under JAX, TensorFlow unimportable, on the TREC ids that
-`python -m ganet_tf prepare` writes, beside the TensorFlow main job. Writes
-`results/backends/jax_trec_seed_S.json` (resumable) and fills `README.md`.
+"""GA-Net trained under JAX, TensorFlow unimportable, on the TREC ids `python -m ganet_tf prepare` writes, beside
+the TensorFlow main job. Writes `results/backends/jax_trec_seed_S.json` (resumable) and fills `README.md`.
 
     python experiments/jax_trec.py --seeds 0 1 2
 """
@@ -75,9 +74,9 @@ def write_readme(results=RESULTS):
     columns = [("seed", ""), ("test_accuracy", ".4f"), ("test_attended_density", ".3f")]
     columns += [("epochs_trained", ""), ("train_seconds", ".0f")]
     rows = [
-        [label, *cells(run, columns)]
-        for pair in zip(runs, main, strict=True)
-        for label, run in zip(("JAX", "TF"), pair, strict=True)
+        row
+        for jax, tf in zip(runs, main, strict=True)
+        for row in (["JAX", *cells(jax, columns)], ["TF", *cells(tf, columns)])
     ]
     headers = ["backend", "seed", "test accuracy", "attended density", "epochs", "train seconds"]
     (jax_accuracy, tf_accuracy), (jax_density, tf_density) = [
