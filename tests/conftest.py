@@ -35,6 +35,23 @@ MISSING_DATA = (
 )
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run_large", action="store_true", default=False, help="also run the tests marked large")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skips the tests marked `large` unless `--run_large` is given, as
+    keras-hub does: each takes a minute or more on 2 cores and checks a
+    variant (another parameter, backend or distribution) of a path that a
+    cheaper test in the default run covers."""
+    if config.getoption("--run_large"):
+        return
+    skip = pytest.mark.skip(reason="large: run with --run_large")
+    for item in items:
+        if "large" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def data_dir():
     if not os.path.isdir(os.path.join(SHARED_DATA, "trec")):

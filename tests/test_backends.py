@@ -157,6 +157,7 @@ def test_gate_metrics_log_what_the_gates_do_on_every_backend(backend, prepared_t
     assert result.returncode == 0 and f"counted {backend}" in result.stdout, output[-4000:]
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_backend_tests_of_every_layer_pass(backend):
     result = _run(

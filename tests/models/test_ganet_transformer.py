@@ -69,6 +69,7 @@ def check_serving_archive(model, tmp_path):
     assert "TopKV2" in ops
 
 
+@pytest.mark.large
 def test_sparse_training_fits_under_xla_and_trains_the_gate_network(tmp_path):
     model = small(sparse_training=True, target_density=0.3, penalty=0.0)
     assert model.get_layer("encoder_1").training_density == 0.3

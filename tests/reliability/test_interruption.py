@@ -114,7 +114,12 @@ def _export_and_explain():
 
 
 @pytest.mark.parametrize(
-    "command, signal_name, code", [("export", "SIGTERM", 143), ("explain", "SIGTERM", 143), ("explain", "SIGINT", 130)]
+    "command, signal_name, code",
+    [
+        pytest.param("export", "SIGTERM", 143, marks=pytest.mark.large),
+        ("explain", "SIGTERM", 143),
+        ("explain", "SIGINT", 130),
+    ],
 )
 def test_an_interrupted_write_leaves_the_earlier_output_whole(
     data, tmp_path, capsys, monkeypatch, command, signal_name, code

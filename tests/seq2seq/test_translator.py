@@ -57,7 +57,7 @@ def _trained_model(source, target):
     return model
 
 
-@pytest.mark.parametrize("kind", ["word", "subword"])
+@pytest.mark.parametrize("kind", [pytest.param("word", marks=pytest.mark.large), "subword"])
 def test_saved_model_reloads_in_plain_tensorflow_and_translates_as_in_process(tmp_path, kind):
     source, target = (WORD_SOURCE, WORD_TARGET) if kind == "word" else _subword_sides()
     model = _trained_model(source, target)

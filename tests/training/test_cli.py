@@ -160,7 +160,7 @@ class _Interrupt(keras.callbacks.Callback):
             raise KeyboardInterrupt("simulated kill")
 
 
-@pytest.mark.parametrize("monitor", ["val_loss", "val_accuracy"])
+@pytest.mark.parametrize("monitor", ["val_loss", pytest.param("val_accuracy", marks=pytest.mark.large)])
 def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate

@@ -83,6 +83,7 @@ print(json.dumps({"history": {k: v[0] for k, v in result["history"].items()}, "t
 """
 
 
+@pytest.mark.large
 def test_sparse_training_fit_step_on_two_mirrored_replicas(data_dir):
     tiny = {**TINY, "hidden": 8, "sequence_length": 12, "data_dir": data_dir}
     done = _run(["-c", MIRRORED_SPARSE_TRAINING, json.dumps(tiny)])
@@ -114,6 +115,7 @@ def _free_ports(count):
     return ports
 
 
+@pytest.mark.large
 def test_two_workers_train_together(data_dir, tmp_path):
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
     processes = []

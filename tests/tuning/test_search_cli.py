@@ -152,6 +152,7 @@ def test_tiny_search_end_to_end_and_resume(data_dir, tmp_path, capsys):
     assert len(_trial_files(project)) == 2
 
 
+@pytest.mark.large
 def test_tiny_ganet_transformer_search_end_to_end(data_dir, tmp_path, capsys):
     # The Transformers tune their width: a tiny one is fixed in the space
     # instead of --hidden (the later --limit wins).
