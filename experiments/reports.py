@@ -22,7 +22,7 @@ def _runs(root, folder, sub="runs"):
     return runner.load_runs(os.path.join(root, folder, sub))
 
 
-def _readme(study, root, runs, machines=False, **blocks):
+def fill_readme(study, root, runs, machines=False, **blocks):
     """Fills `blocks` and `runs` (the runs' commands) into the study's README;
     a smoke run's results root starts from the committed one."""
     committed = os.path.join(runner.REPO, "results", study.folder, "README.md")
@@ -52,7 +52,7 @@ def selection(study, root):
         if rows:
             rows.sort(key=lambda group: -np.mean([run["validation_accuracy"] for run in group]))
             lines += ["", f"## {dataset}", "", *tables.markdown(columns, rows)]
-    _readme(study, root, runs, tables=lines)
+    fill_readme(study, root, runs, tables=lines)
 
 
 def _flops(group):
@@ -89,7 +89,7 @@ def core(study, root):
         for sub, runs in found.items()
     }
     blocks["table"] = blocks.pop("runs")
-    _readme(study, root, found["runs"], machine=[f"Machine: {found['runs'][0]['machine']}."], **blocks)
+    fill_readme(study, root, found["runs"], machine=[f"Machine: {found['runs'][0]['machine']}."], **blocks)
 
 
 def gates_top_k(study, point, summary, context):
@@ -137,7 +137,7 @@ def gates(study, root):
     ]
     rows = tables.groups(runs, ("dataset", "setting"), (_axis(study, "dataset"), _axis(study, "setting")))
     machine = f"on {runs[0]['machine']} (cores shared with other jobs), `--epochs 10` as an upper limit."
-    _readme(study, root, runs, machine=[machine], table=tables.markdown(columns, rows))
+    fill_readme(study, root, runs, machine=[machine], table=tables.markdown(columns, rows))
 
 
 def nucleus_default(study, root):
@@ -160,7 +160,7 @@ def nucleus_default(study, root):
     headers = ["dataset", "rho", "seeds", "nucleus pi = rho (the default)", "`top_k` rho", "accuracy gap (points)"]
     machine = f"Written by `python -m experiments table {study.name}` on {ours[0]['machine']}"
     runs = sorted(ours, key=lambda r: (r["dataset"], r.get("target_density", 0), r["seed"]))
-    _readme(study, root, runs, machine=[machine], table=tables.grid(headers, rows))
+    fill_readme(study, root, runs, machine=[machine], table=tables.grid(headers, rows))
 
 
 _SELECTION = "selection.json"
@@ -200,7 +200,7 @@ def subwords(study, root):
         )
     headers = ["tokenizer", "joint ids", "epochs", "validation BLEU", "test BLEU", "test perplexity", "s/epoch"]
     lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid([*headers, "decode s/sent"], rows)]
-    _readme(study, root, list(runs.values()), machines=True, table=lines)
+    fill_readme(study, root, list(runs.values()), machines=True, table=lines)
 
 
 # --- gate_check: GA-Net's default gates on every dataset (issue 13) ----------
@@ -345,7 +345,7 @@ def gate_check(study, root):
         json.dump(points, handle, indent=1)
     _sweep_plot(points, os.path.join(folder, "sweep.png"))
     headers = ["dataset", "rho", "seeds", "accuracy", "attended density", "all-closed rate", "floor", "within"]
-    _readme(
+    fill_readme(
         study,
         root,
         runs,
@@ -371,7 +371,7 @@ def reproduce(study, root):
     from experiments import reproduce as analysis
 
     analysis.plot_fig5(root)
-    analysis.write_readme(root)
+    analysis.writefill_readme(root)
 
 
 def lazy(module, function):
@@ -463,7 +463,7 @@ def seq2seq(study, root, specs):
     runs = _runs(root, study.folder)
     blocks = {f"{name}-section": spec["section"](runs, name, spec) for name, spec in specs.items() if "section" in spec}
     blocks.update({name: _seq2seq_table(runs, name, spec) for name, spec in specs.items()})
-    _readme(study, root, runs, reruns=_seq2seq_reruns(runs, _runs(root, study.folder, "reruns")), **blocks)
+    fill_readme(study, root, runs, reruns=_seq2seq_reruns(runs, _runs(root, study.folder, "reruns")), **blocks)
 
 
 def seq2seq_subwords_beside_words(runs, name, spec):

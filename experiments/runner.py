@@ -20,8 +20,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from experiments.bench import machine  # noqa: E402 - as the summaries record it
-from experiments.tables import run_lines  # noqa: E402
-from experiments.tables import write_text  # noqa: E402
+from experiments.tables import write_text  # noqa: E402, F401 - adaptive_gates imports it from here
 
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
 # The paper's gates (the defaults before issue 13): a fixed lambda, open at test when p > 0.5.
@@ -100,27 +99,31 @@ def same_run(flags, runs_dirs):
     return None
 
 
-def run_train(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=(), command="train"):
+def run_or_skip(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=(), command="train"):
     """`runs_dir/NAME.json`: read, or made by `python -m ganet_tf COMMAND FLAGS`
     (or copied from a run of the same config in `reuse`) with its provenance
-    and `extra`. Model, log and (`resumable`) backup go to `out_root/NAME*`;
-    a second process asked for a run in training stops (`RunBusy`)."""
+    and `extra`; model, log and (`resumable`) backup go to `out_root/NAME*`.
+    None while another process trains that run."""
     path = os.path.join(runs_dir, f"{name}.json")
     os.makedirs(runs_dir, exist_ok=True)
     if os.path.exists(path):
         return read_json(path)
-    with exclusive(path):
-        if os.path.exists(path):  # another process may have just finished it
-            return read_json(path)
-        source = same_run(flags, reuse) if reuse else None
-        if source:
-            result = {**read_json(source), "name": name, "copied_from": os.path.relpath(source, REPO), **(extra or {})}
-            print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
-        else:
-            result = _train(name, flags, out_root, resumable, command)
-            result.update(name=name, **provenance(), **(extra or {}))
-        write_json(path, result)
-        return result
+    try:
+        with exclusive(path):
+            if os.path.exists(path):  # another process may have just finished it
+                return read_json(path)
+            source = same_run(flags, reuse) if reuse else None
+            if source:
+                result = {**read_json(source), "name": name, "copied_from": os.path.relpath(source, REPO)}
+                print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)
+            else:
+                result = {**_train(name, flags, out_root, resumable, command), "name": name, **provenance()}
+            result.update(extra or {})
+            write_json(path, result)
+            return result
+    except RunBusy:
+        print(f"    {name}: another process is training it, skipped", flush=True)
+        return None
 
 
 def _train(name, flags, out_root, resumable, subcommand):
@@ -181,15 +184,6 @@ class RunBusy(SystemExit):
     """Another process holds the run's lock (it is training that run)."""
 
 
-def run_or_skip(name, flags, runs_dir, **options):
-    """`run_train(...)`, or None while another process trains that run."""
-    try:
-        return run_train(name, flags, runs_dir, **options)
-    except RunBusy:
-        print(f"    {name}: another process is training it, skipped", flush=True)
-        return None
-
-
 @contextlib.contextmanager
 def exclusive(path):
     """Holds `PATH.lock`; raises `RunBusy` where another process holds it."""
@@ -201,10 +195,7 @@ def exclusive(path):
             if os.fstat(handle.fileno()).st_ino != os.stat(lock).st_ino:
                 raise BlockingIOError
         except (BlockingIOError, FileNotFoundError) as busy:
-            raise RunBusy(
-                f"error: another process is training {os.path.basename(path)[:-5]}; "
-                "give each process different runs (--only, --models, --aux, --seeds)"
-            ) from busy
+            raise RunBusy(path) from busy
         try:
             yield
         finally:
@@ -254,11 +245,6 @@ def load_runs(runs_dir):
     """The summaries (`*.json`) in `runs_dir`, by file name."""
     names = sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []
     return [read_json(os.path.join(runs_dir, name)) for name in names if name.endswith(".json")]
-
-
-def write_results_readme(results_dir, lines, runs):
-    """Writes `results_dir/README.md`: `lines`, then the command of every run."""
-    write_text(os.path.join(results_dir, "README.md"), [*lines, *run_lines(runs)])
 
 
 def seed_list(runs):

@@ -368,7 +368,7 @@ STUDIES = {
             resumable=lambda point: point["run"].startswith("imdb"),
             runs=_transformer_folder,
             after=reports.lazy("transformer_check", "serve"),
-            tables=reports.folder_tables("transformer_check", "write_readme"),
+            tables=reports.lazy("transformer_check", "tables"),
         ),
         Study(
             name="nucleus_default",

@@ -16,8 +16,8 @@ import tempfile
 import numpy as np
 
 from experiments import runner
-from experiments.tables import fill_copy
-from experiments.tables import run_lines
+from experiments.tables import grid
+from experiments.tables import number
 from experiments.tables import stat
 
 CANDIDATES = ("fnn", "attention")  # in this order: a tie goes to the first
@@ -172,10 +172,6 @@ def measure(model_dirs, context):
     }
 
 
-def _row(*cells):
-    return "| " + " | ".join(map(str, cells)) + " |"
-
-
 def _mean(group, get, scale=1, digits=1):
     return f"{np.mean([get(run) for run in group]) / scale:.{digits}f}"
 
@@ -188,46 +184,41 @@ def _epochs(run):
     return ", ".join(f"{s:.0f}" for s in run["epoch_seconds"])
 
 
+def _seed(run):
+    return run["seed"]
+
+
 def _pass(ok):
     return "pass" if ok else "FAIL"
 
 
-ACCURACY, VALIDATION = stat("test_accuracy"), stat("validation_accuracy")
+def _headers(text):
+    return text.split(" | ")
+
+
+ACCURACY, VALIDATION, ATTENDED = stat("test_accuracy"), stat("validation_accuracy"), stat(runner.attended_density)
 
 
 def selection_table(runs):
     chosen, rows = choice(runs), []
     for run in (find(runs, setting, 0) for setting in ("dense", *CANDIDATES)):
-        density = runner.attended_density(run, "validation")
         mark = "-" if run["setting"] == "dense" else ("yes" if run["setting"] == chosen else "no")
-        density = "-" if density is None else f"{density:.4f}"
-        rows.append(
-            _row(
-                run["model"],
-                run["setting"],
-                f"{run['validation_accuracy']:.4f}",
-                density,
-                run["epochs_trained"],
-                run["best_epoch"],
-                mark,
-            )
-        )
-    head = "| model | setting | val accuracy | val attended density | epochs | best epoch | chosen |"
-    return [head, "|---|---|---|---|---|---|---|", *rows]
+        density = number(runner.attended_density(run, "validation"), 4)
+        rows.append([run["model"], run["setting"], f"{run['validation_accuracy']:.4f}", density])
+        rows[-1] += [str(run["epochs_trained"]), str(run["best_epoch"]), mark]
+    return grid(_headers("model | setting | val accuracy | val attended density | epochs | best epoch | chosen"), rows)
 
 
 def seeds_table(runs):
     rows = []
     for setting in ("dense", choice(runs), SPARSE):
         group = [r for r in runs if r.get("setting") == setting]
-        density = stat(runner.attended_density)(group) if setting != "dense" else "1 (all tokens)"
+        density = ATTENDED(group) if setting != "dense" else "1 (all tokens)"
         flops = _mean(group, lambda r: r.get("attention_flops_gated") or r.get("attention_flops_soft"), 1e6, 2)
-        scores = (ACCURACY(group), density, VALIDATION(group), _mean(group, lambda r: r["epochs_trained"]), flops)
-        rows.append(_row(group[0]["model"], setting, runner.seed_list(group), *scores))
-    head = (
-        "| model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs |"
-    )
-    return [head, "|---|---|---|---|---|---|---|---|", *rows]
+        scores = [ACCURACY(group), density, VALIDATION(group), _mean(group, lambda r: r["epochs_trained"]), flops]
+        rows.append([group[0]["model"], setting, runner.seed_list(group), *scores])
+    headers = "model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs"
+    return grid(_headers(headers), rows)
 
 
 def accuracy_density_checks(setting, group, dense):
@@ -265,9 +256,9 @@ def epoch_table(timed, chosen):
             speedup = float(np.mean(dense["epoch_seconds"])) / mean
             last = dense["epoch_seconds"][-1] / run["epoch_seconds"][-1]
             speedups += [speedup] if setting == SPARSE else []
-            rows.append(_row(index, setting, _epochs(run), f"{mean:.0f}", f"{speedup:.2f}x", f"{last:.2f}x"))
-    head = "| round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch |"
-    return [head, "|---|---|---|---|---|---|", *rows], speedups
+            rows.append([str(index), setting, _epochs(run), f"{mean:.0f}", f"{speedup:.2f}x", f"{last:.2f}x"])
+    headers = "round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch"
+    return grid(_headers(headers), rows), speedups
 
 
 def sparse_checks(runs, speedups, serving, chosen):
@@ -292,11 +283,12 @@ def serving_table(serving):
     load, batch = serving["load_average"], serving["batch_size"]
     cores = serving["machine"].split(" CPU cores")[0].split(", ")[-1]
     rows = [
-        _row(f"{key} (`{serving['runs'][key]}`)", *(f"{m[k]:.2f}" for k in MS), f"{m['texts_per_second']:.1f}")
+        [f"{key} (`{serving['runs'][key]}`)", *(f"{m[k]:.2f}" for k in MS), f"{m['texts_per_second']:.1f}"]
         for key, m in serving["median"].items()
     ]
     ratios = serving.get("ratio_to_dense", {"gated": serving["ratio_gated_to_dense"]})
     filled = " (the texts repeated to fill a batch)." if serving["texts"] < batch else "."
+    headers = f"model | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {batch} texts/s"
     return [
         f"`{serving['command']}` on {serving['machine']}.",
         f"The {serving['texts']} of {serving['test_texts_scanned']} IMDB test texts with >= "
@@ -306,9 +298,7 @@ def serving_table(serving):
         "measurement taken for both models in turn, the order alternating between rounds" + filled,
         f"Gated density on the first batch of these texts: {serving['gated_density_first_batch']:.4f}.",
         "",
-        f"| model | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {batch} texts/s |",
-        "|---|---|---|---|---|",
-        *rows,
+        *grid(_headers(headers), rows),
         *(f"| {key} / dense | {r['p50']:.2f} | | | {r['texts_per_second']:.2f} |" for key, r in ratios.items()),
         "",
         f"1-minute load average {load['before'][0]:.2f} before and {load['after'][0]:.2f} after "
@@ -320,39 +310,36 @@ def trec_table(results):
     runs, rows = runner.load_runs(os.path.join(results, "trec")), []
     for group in ([r for r in runs if r.get("setting") == setting] for setting in HELD_OUT):
         seconds = np.median([np.median(r["epoch_seconds"]) for r in group])
-        scores = (ACCURACY(group), stat(runner.attended_density)(group), VALIDATION(group))
         epochs = _mean(group, lambda r: r["epochs_trained"])
-        rows.append(_row(group[0]["setting"], runner.seed_list(group), *scores, epochs, f"{seconds:.1f}"))
-    head = "| setting | seeds | test accuracy | test attended density | val accuracy | epochs | median epoch s |"
-    return [head, "|---|---|---|---|---|---|---|", *rows]
+        scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), epochs, f"{seconds:.1f}"]
+        rows.append([group[0]["setting"], runner.seed_list(group), *scores])
+    headers = "setting | seeds | test accuracy | test attended density | val accuracy | epochs | median epoch s"
+    return grid(_headers(headers), rows)
 
 
-def write_readme(results):
-    """The tables of `results/README.md` (its prose, the design included, is written by hand)."""
+def tables(study, root):
+    """The tables of `results/transformer_check/README.md` (its prose, the design included, is written by hand)."""
+    from experiments.reports import fill_readme
+
+    results = os.path.join(root, study.folder)
     runs = runner.load_runs(os.path.join(results, "runs"))
     chosen, serving = choice(runs), runner.read_json(os.path.join(results, "serving.json"))
     sparse_serving = runner.read_json(os.path.join(results, "serving_sparse.json"))
     epochs, speedups = epoch_table(runner.load_runs(os.path.join(results, "epoch_time")), chosen)
-    seeds = "; ".join(
-        f"seed {r['seed']}: {_epochs(r)}" for r in sorted(_setting(runs, SPARSE), key=lambda r: r["seed"])
-    )
-    head = [
-        "Written by `python experiments/transformer_check.py --data-dir ../shared/data`",
-        f"on {runs[0]['machine']}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed.",
-    ]
-    blocks = {
-        "head": head,
-        "selection": selection_table(runs),
-        "seeds": seeds_table(runs),
-        "checks": checks(runs, serving),
-        "serving": serving_table(serving),
-        "epochs": epochs,
-        "sparse_seeds": [
+    seeds = "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in sorted(_setting(runs, SPARSE), key=_seed))
+    fill_readme(
+        study,
+        root,
+        runs,
+        head=[f"on {runs[0]['machine']}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed."],
+        selection=selection_table(runs),
+        seeds=seeds_table(runs),
+        checks=checks(runs, serving),
+        serving=serving_table(serving),
+        epochs=epochs,
+        sparse_seeds=[
             f"Epoch seconds of the 3-seed `sparse` runs themselves (other jobs may have shared the machine): {seeds}"
         ],
-        "sparse_checks": sparse_checks(runs, speedups, sparse_serving, chosen),
-        "trec": trec_table(results),
-        "runs": run_lines(runs)[1:],
-    }
-    committed = os.path.join(runner.REPO, "results", "transformer_check", "README.md")
-    fill_copy(os.path.join(results, "README.md"), committed, blocks)
+        sparse_checks=sparse_checks(runs, speedups, sparse_serving, chosen),
+        trec=trec_table(results),
+    )
