@@ -1,8 +1,6 @@
-"""The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s), and the IMDB
-explanations: the tables of `results/reproduce/README.md`, `fig5_*.png`, `fig5.json`, `explain_imdb/`.
+"""The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s): the tables of
+`results/reproduce/README.md`, `fig5_*.png`, `fig5.json`; and the IMDB explanations (`explain_imdb/`):
 
-    python -m experiments run reproduce [--only 'imdb_*']
-    python -m experiments table reproduce
     python experiments/reproduce.py explain --data-dir ../shared/data
 """
 
@@ -14,13 +12,17 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments.reports import PAPER
 from experiments.runner import REPO
 from experiments.runner import attended_density
 from experiments.runner import load_runs
+from experiments.runner import read_json
 from experiments.runner import seed_list
+from experiments.runner import write_json
 from experiments.studies import IMDB_SETTINGS
 from experiments.studies import imdb_run_name
 from experiments.tables import fill_copy
+from experiments.tables import grid
 from experiments.tables import mean_std
 
 RESULTS = os.path.join(REPO, "results")
@@ -28,12 +30,10 @@ OUT_ROOT = os.path.join("runs", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
 MODELS = ("bilstm", "local", "soft", "ganet")
 DATASETS = ("imdb", "sst1", "sst2", "trec")
-# The paper's figures that the issues quote (100-d GloVe).
-PAPER = {("trec", "ganet"): "0.9124 / 0.4431", ("imdb", "ganet"): "0.8941 / 0.1999"}
 
 
-def _row(*cells):
-    return "| " + " | ".join(map(str, cells)) + " |"
+def _headers(text):
+    return text.split(" | ")
 
 
 def _scores(group, closed=True):
@@ -83,12 +83,17 @@ def explain_imdb(data_dir, max_words=80):
     subprocess.run([sys.executable, "-m", "ganet_tf", "explain", *flags], check=True, cwd=REPO)
 
 
-def profiler_flops(steps=50, features=200, units=100):
-    """FLOPs of the soft-attention graph for one example, by TF's profiler, beside our count."""
+def profile(study, point, summary, context):
+    """After a run: the attention FLOPs for one example, by TensorFlow's profiler beside our count, once
+    (`profiler_check.json`)."""
+    path = os.path.join(os.path.dirname(context["runs_dir"]), "profiler_check.json")
+    if os.path.exists(path):
+        return
     import tensorflow as tf
 
     from ganet_tf.layers import GatedAttentionPooling
 
+    steps, features, units = 50, 200, 100
     layer = GatedAttentionPooling(units=units)
     layer.build((1, steps, features))
     spec = tf.TensorSpec([1, steps, features], tf.float32)
@@ -97,7 +102,9 @@ def profiler_flops(steps=50, features=200, units=100):
     options["output"] = "none"
     total = tf.compat.v1.profiler.profile(function.graph, options=options).total_float_ops
     count = int(steps * layer.flops_per_token())
-    return {"steps": steps, "features": features, "units": units, "profiler_total": int(total), "ours": count}
+    write_json(
+        path, {"steps": steps, "features": features, "units": units, "profiler_total": int(total), "ours": count}
+    )
 
 
 def _imdb_part(model, setting):
@@ -110,43 +117,41 @@ def _group(runs, dataset, name_part):
 
 def _candidates_table(here, chosen):
     """The GA-Net seed-0 run of every IMDB candidate setting, on validation and test."""
-    rows = []
-    for setting, run in imdb_candidates(here):
-        scores = [f"{run['validation_accuracy']:.4f}", f"{run['validation_density']:.3f}"]
-        scores += [f"{run['test_accuracy']:.4f}", f"{attended_density(run):.3f}", "yes" if setting == chosen else ""]
-        rows.append(_row(_setting_text(setting), *scores))
-    head = "| setting | validation accuracy | validation density | test accuracy | attended test density | chosen |"
-    return [head, "|---|---|---|---|---|---|", *rows]
+    rows = [
+        [_setting_text(setting), f"{run['validation_accuracy']:.4f}", f"{run['validation_density']:.3f}"]
+        + [f"{run['test_accuracy']:.4f}", f"{attended_density(run):.3f}", "yes" if setting == chosen else ""]
+        for setting, run in imdb_candidates(here)
+    ]
+    headers = "setting | validation accuracy | validation density | test accuracy | attended test density | chosen"
+    return grid(_headers(headers), rows)
 
 
 def _other_imdb_table(here, shown):
     """The IMDB runs of the settings not shown in Table 2."""
     rows, listed = [], {_imdb_part(model, shown) for model in MODELS}
-    for setting in IMDB_SETTINGS:
-        for model in MODELS:
-            part = _imdb_part(model, setting)
-            group = _group(here, "imdb", part) if part not in listed else []
-            listed.add(part)
-            if group:
-                rows.append(_row(_setting_text(setting), model, seed_list(group), *_scores(group, closed=False)))
-    return ["| setting | model | seeds | accuracy | attended density |", "|---|---|---|---|---|", *rows]
+    for setting, model in ((setting, model) for setting in IMDB_SETTINGS for model in MODELS):
+        part = _imdb_part(model, setting)
+        group = _group(here, "imdb", part) if part not in listed else []
+        listed.add(part)
+        if group:
+            rows.append([_setting_text(setting), model, seed_list(group), *_scores(group, closed=False)])
+    return grid(_headers("setting | model | seeds | accuracy | attended density"), rows)
 
 
 def _table2(everything, defaults, imdb):
-    lines = []
-    for dataset in DATASETS:
-        for model in (*MODELS, "ganet (defaults)"):
-            if model == "ganet (defaults)":
-                group = [r for r in defaults if r["dataset"] == dataset]
-            else:
-                group = _group(everything, dataset, _imdb_part(model, imdb) if dataset == "imdb" else model)
-            lines.append(_row(dataset, model, seed_list(group), *_scores(group), PAPER.get((dataset, model), "")))
-    head = "| dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d) |"
-    return [head, "|---|---|---|---|---|---|---|", *lines]
+    rows = []
+    for dataset, model in ((dataset, model) for dataset in DATASETS for model in (*MODELS, "ganet (defaults)")):
+        if model == "ganet (defaults)":
+            group = [r for r in defaults if r["dataset"] == dataset]
+        else:
+            group = _group(everything, dataset, _imdb_part(model, imdb) if dataset == "imdb" else model)
+        rows.append([dataset, model, seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
+    headers = "dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d)"
+    return grid(_headers(headers), rows)
 
 
 def _table3(everything, defaults, imdb):
-    lines = []
+    rows = []
     for dataset in DATASETS:
         group = _group(everything, dataset, "ganet" + (imdb if dataset == "imdb" else ""))
         mine = [r for r in defaults if r["dataset"] == dataset]
@@ -154,19 +159,20 @@ def _table3(everything, defaults, imdb):
         gated = np.mean([r["attention_flops_gated"] for r in group])
         new = np.mean([r["attention_flops_gated"] for r in mine])
         ratio = np.mean([r["attention_flops_soft"] / r["attention_flops_gated"] for r in mine])
-        lines.append(
-            _row(dataset, f"{soft:,.0f}", f"{gated:,.0f}", f"{soft / gated:.2f}x", f"{new:,.0f}", f"{ratio:.2f}x")
-        )
-    head = "| dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults |"
-    return [head, "|---|---|---|---|---|---|", *lines]
+        rows.append([dataset, f"{soft:,.0f}", f"{gated:,.0f}", f"{soft / gated:.2f}x", f"{new:,.0f}", f"{ratio:.2f}x"])
+    return grid(
+        _headers("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults"), rows
+    )
 
 
 def _table5(here, imdb):
     """Table 5's note (the setting, the auxiliary size, Table 2's seed spread) and its rows."""
     accuracies = [r["test_accuracy"] for r in _group(here, "imdb", "ganet" + imdb)]
-    auxiliaries = (("BiLSTM", "ganet"), ("LSTM", "ganet-aux-lstm"), ("FNN", "ganet-aux-fnn"))
-    auxiliaries += (("self-attention", "ganet-aux-attention"),)
-    table = [(aux, [r for r in _group(here, "imdb", name + imdb) if r["seed"] == 0]) for aux, name in auxiliaries]
+    auxiliaries = {"BiLSTM": "ganet", "LSTM": "ganet-aux-lstm", "FNN": "ganet-aux-fnn"}
+    auxiliaries["self-attention"] = "ganet-aux-attention"
+    table = [
+        (aux, [r for r in _group(here, "imdb", name + imdb) if r["seed"] == 0]) for aux, name in auxiliaries.items()
+    ]
     hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for _, group in table for r in group}))
     note = (
         f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(imdb)}), auxiliary hidden size {hidden}; the "
@@ -174,56 +180,37 @@ def _table5(here, imdb):
         f"'imdb_ganet-aux-*'`. One run per row. Table 2's GA-Net varies by {np.std(accuracies, ddof=1):.4f} (std) "
         "from seed to seed, so differences of that size here are noise."
     )
-    rows = [_row(aux, *_scores(group)) for aux, group in table]
-    return [note], ["| auxiliary | accuracy | attended density | all-closed rate |", "|---|---|---|---|", *rows]
-
-
-def _explanations(results):
-    with open(os.path.join(results, "explain_imdb", "explanations.json")) as handle:
-        shown = [os.path.basename(rows[0]["model_dir"]) for rows in json.load(handle)]
-    return [
-        f"Two test reviews ({', '.join(shown)}): [page](explain_imdb/index.html), made by `python -m ganet_tf "
-        "explain` with these models on `explain_imdb/reviews.txt` (`python experiments/reproduce.py explain` picks "
-        "the reviews and uses the shown setting's models)."
-    ]
-
-
-def _profiler(results):
-    with open(os.path.join(results, "profiler_check.json")) as handle:
-        check = json.load(handle)
-    return [
-        f"Cross-check for one example of {check['steps']} tokens, 200-d states, 100 score units: our count "
-        f"{check['ours']:,} FLOPs, TensorFlow's profiler {check['profiler_total']:,} (the profiler counts the "
-        "matrix products and some element-wise ops; it does not count tanh/exp)."
-    ]
+    rows = [[aux, *_scores(group)] for aux, group in table]
+    return [note], grid(_headers("auxiliary | accuracy | attended density | all-closed rate"), rows)
 
 
 def _per_class(trec):
     """Per-class scores and confusion matrix of the best GA-Net on TREC."""
     best = max((r for r in trec if r.get("report")), key=lambda r: r["test_accuracy"])
     report = best["report"]
-    names = list(report["per_class"])
-    scores = report["per_class"].values()
+    names, scores = list(report["per_class"]), report["per_class"].values()
+    rows = [
+        [name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), str(s["support"])]
+        for name, s in zip(names, scores, strict=True)
+    ]
+    confusion = [[name, *map(str, row)] for name, row in zip(names, report["confusion_matrix"], strict=True)]
+    confusion = grid(["", *names], confusion)
+    confusion[0] = confusion[0].replace("|  |", "| |", 1)  # the corner cell is empty
     return [
         f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, accuracy {best['test_accuracy']:.4f})",
         "",
-        "| class | precision | recall | F1 | support |",
-        "|---|---|---|---|---|",
-        *(
-            _row(name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), s["support"])
-            for name, s in zip(names, scores, strict=True)
-        ),
+        *grid(_headers("class | precision | recall | F1 | support"), rows),
         "",
         "Confusion matrix (rows: true, columns: predicted):",
         "",
-        "| | " + " | ".join(names) + " |",
-        "|---" * (len(names) + 1) + "|",
-        *(_row(name, *row) for name, row in zip(names, report["confusion_matrix"], strict=True)),
+        *confusion,
     ]
 
 
-def write_readme(root=RESULTS):
-    """The tables of `reproduce/README.md` under the results root `root` (its prose is written by hand)."""
+def tables(study, root):
+    """Figure 5 and the tables of `reproduce/README.md` under the results root `root` (its prose is written by
+    hand)."""
+    plot_fig5(root)
     results = os.path.join(root, "reproduce")
     core = load_runs(os.path.join(root, "core", "runs"))
     for run in core:
@@ -232,6 +219,11 @@ def write_readme(root=RESULTS):
     everything, imdb = core + here, imdb_setting(here)
     defaults = [r for r in load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
     table5_note, table5 = _table5(here, imdb)
+    shown = [
+        os.path.basename(rows[0]["model_dir"])
+        for rows in read_json(os.path.join(results, "explain_imdb", "explanations.json"))
+    ]
+    check = read_json(os.path.join(results, "profiler_check.json"))
     head = (
         f"Generated by `python -m experiments table reproduce` (machine: {everything[0]['machine']}). GloVe 6B "
         "**50d** everywhere (the paper: 100d). Each run's exact command and seed is in its JSON file under `runs/` "
@@ -243,10 +235,18 @@ def write_readme(root=RESULTS):
         "candidates": _candidates_table(here, imdb),
         "other_imdb": _other_imdb_table(here, imdb),
         "table3": _table3(everything, defaults, imdb),
-        "profiler": _profiler(results),
+        "profiler": [
+            f"Cross-check for one example of {check['steps']} tokens, 200-d states, 100 score units: our count "
+            f"{check['ours']:,} FLOPs, TensorFlow's profiler {check['profiler_total']:,} (the profiler counts the "
+            "matrix products and some element-wise ops; it does not count tanh/exp)."
+        ],
         "table5_note": table5_note,
         "table5": table5,
-        "explanations": _explanations(results),
+        "explanations": [
+            f"Two test reviews ({', '.join(shown)}): [page](explain_imdb/index.html), made by `python -m ganet_tf "
+            "explain` with these models on `explain_imdb/reviews.txt` (`python experiments/reproduce.py explain` "
+            "picks the reviews and uses the shown setting's models)."
+        ],
         "per_class": _per_class(_group(everything, "trec", "ganet")),
     }
     fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "reproduce", "README.md"), blocks)
@@ -286,13 +286,9 @@ def plot_fig5(root=RESULTS):
         json.dump(data, handle, indent=1)
 
 
-def main():
-    if sys.argv[1:2] != ["explain"] or len(sys.argv) != 4 or sys.argv[2] != "--data-dir":
+if __name__ == "__main__":
+    if sys.argv[1:3] != ["explain", "--data-dir"] or len(sys.argv) != 4:
         raise SystemExit(
             "usage: python experiments/reproduce.py explain --data-dir DIR (runs: python -m experiments run)"
         )
     explain_imdb(sys.argv[3])
-
-
-if __name__ == "__main__":
-    main()

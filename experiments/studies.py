@@ -356,8 +356,8 @@ STUDIES = {
             pattern="{run}",
             reuse=lambda point: () if point["run"].startswith("imdb") else ("core",),
             resumable=lambda point: point["run"].startswith("imdb"),
-            after=reports.reproduce_profile,
-            tables=reports.reproduce,
+            after=reports.lazy("reproduce", "profile"),
+            tables=reports.lazy("reproduce", "tables"),
         ),
         Study(
             name="transformer_check",
