@@ -1,14 +1,9 @@
-"""Analyses of finished seq2seq runs, their models under `runs/seq2seq`.
+"""Analyses of finished seq2seq runs (models under `runs/seq2seq`), each into `OUT/STEM_TABLE.json` and the
+tables of `.md` (TABLE: the first name's table): `levels` (the nodes of every level of a hierarchy on the test
+sources, earlier rows kept), `gates` (which subword pieces the test gates open), `densities` (validation BLEU
+at other test densities, `test_densities_TABLE`).
 
-    python experiments/seq2seq_analysis.py levels --data-dir ../shared/data --names multi30k-long_hier-act_seed0
-    python experiments/seq2seq_analysis.py gates --data-dir ../shared/data --names multi30k-subwords_gated-states_seed0
-    python experiments/seq2seq_analysis.py densities --data-dir ../shared/data \
-        --names multi30k-subwords_gated-states_seed0 --reference multi30k-subwords_bahdanau_seed0
-
-`levels`: the nodes of every level of a hierarchy on the test sources (`OUT/levels_TABLE`, earlier
-rows kept). `gates`: which subword pieces the test gates open (`OUT/gates_TABLE`). `densities`:
-validation BLEU at other test densities (`OUT/test_densities_TABLE`). Each writes `.json` and the
-tables of `.md` (TABLE: the first name's).
+    python experiments/seq2seq_analysis.py levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
 """
 
 import argparse
@@ -27,6 +22,7 @@ from experiments.runner import machine
 from experiments.runner import read_json
 from experiments.runner import write_json
 from experiments.tables import fill
+from experiments.tables import grid
 from experiments.tables import number
 
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
@@ -37,8 +33,8 @@ BATCH = 128  # validation decoding's batch (`densities`)
 
 
 def finished_runs(args, names, fits, misfit):
-    """Exits, before any model loads, unless each of `names` is a finished run (`OUT/runs`) that
-    `fits(summary)` (else `NAME MISFIT`), its model under `--runs-root`."""
+    """Exits before any model loads unless each of `names` is a finished run (`OUT/runs`) that `fits`, its model
+    under `--runs-root`."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
         if name not in runs:
@@ -53,8 +49,8 @@ def finished_runs(args, names, fits, misfit):
 
 
 def write_tables(out, stem, rows, blocks):
-    """Writes `OUT/STEM.json` (`{"rows": rows}`), fills `blocks` and the rows' commands into
-    `OUT/STEM.md` (its prose written by hand: a new STEM needs one, blocks marked) and prints it."""
+    """Writes `OUT/STEM.json` (`{"rows": rows}`), fills `blocks` and the rows' commands into `OUT/STEM.md` (its
+    prose written by hand) and prints it."""
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
     write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
     path = os.path.join(out, f"{stem}.md")
@@ -159,29 +155,24 @@ def levels(args, command):
 
 def levels_readme(rows):
     """The blocks of `levels_TABLE.md`: the levels, the words of subword runs and the checks where rows have them."""
-    lines = [
-        "| run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | "
-        "long: 1 < level 2 < level 1 | block size mean | block size std | block size per token | largest block |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    headers = "run | L | nodes per level (0, 1, ...) | level 1 / T | long: n | long: level 1 | long: level 2 | long: 1 "
+    headers += "< level 2 < level 1 | block size mean | block size std | block size per token | largest block"
+    table = [
+        [r["run"], str(r["levels"]), ", ".join(f"{c:.2f}" for c in r["nodes"]), number(r.get("level1_share"), 3)]
+        + [str(r.get("long_sentences", "-")), number(r.get("long_level1")), number(r.get("long_level2"))]
+        + [number(r.get("long_level2_between"), 3)]
+        + [number(r.get(key)) for key in ("block_size_mean", "block_size_std", "token_block_size", "largest_block")]
+        for r in rows
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['run']} | {r['levels']} | {', '.join(f'{c:.2f}' for c in r['nodes'])} | "
-            f"{number(r.get('level1_share'), 3)} | {r.get('long_sentences', '-')} | {number(r.get('long_level1'))} | "
-            f"{number(r.get('long_level2'))} | {number(r.get('long_level2_between'), 3)} | "
-            f"{number(r.get('block_size_mean'))} | {number(r.get('block_size_std'))} | "
-            f"{number(r.get('token_block_size'))} | {number(r.get('largest_block'))} |"
-        )
-    blocks = {"machine": _machine("Commands: below the table."), "table": lines}
+    blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers.split(" | "), table)}
     if words := [r for r in rows if r.get("block_start_at_word") is not None]:
-        blocks["words"] = [
-            "| run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random |",
-            "|---|---|---|---|---|---|",
-        ] + [
-            f"| {r['run']} | {r['block_start_at_word']:.3f} | {r['token_at_word']:.3f} | "
-            f"{r['multi_piece_words']} | {r['words_split']:.3f} | {number(r.get('words_split_at_random'), 3)} |"
+        headers = "run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random"
+        cells = [
+            [r["run"], f"{r['block_start_at_word']:.3f}", f"{r['token_at_word']:.3f}", str(r["multi_piece_words"])]
+            + [f"{r['words_split']:.3f}", number(r.get("words_split_at_random"), 3)]
             for r in words
         ]
+        blocks["words"] = grid(headers.split(" | "), cells)
     if checked := [r for r in rows if r.get("checks")]:
         blocks["checks"] = [
             f"- {r['run']}: " + "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
@@ -274,23 +265,23 @@ def gates(args, command):
 
 def gates_readme(rows):
     """The blocks of `gates_TABLE.md`: open shares by kind of piece, then of the most frequent pieces."""
-    lines = [
-        "| run | pieces | open | " + " | ".join(f"open: {kind}" for kind in KINDS) + " | words reached | at random "
-        "| words of 2+ pieces | wholly open | wholly closed |",
-        "|---|" + "---|" * (7 + len(KINDS)),
+    headers = ["run", "pieces", "open", *(f"open: {kind}" for kind in KINDS), "words reached", "at random"]
+    headers += ["words of 2+ pieces", "wholly open", "wholly closed"]
+    table = [
+        [r["run"], str(r["pieces"]), f"{r['open_share']:.3f}"]
+        + [f"{r['kinds'][kind]['open_share']:.3f} ({r['kinds'][kind]['pieces']})" for kind in KINDS]
+        + [f"{r['words_reached']:.3f}", f"{r['words_reached_at_random']:.3f}", str(r["multi_piece_words"])]
+        + [f"{r['multi_piece_all_open']:.3f}", f"{r['multi_piece_all_closed']:.3f}"]
+        for r in rows
     ]
-    for r in rows:
-        kinds = " | ".join(f"{r['kinds'][kind]['open_share']:.3f} ({r['kinds'][kind]['pieces']})" for kind in KINDS)
-        lines.append(
-            f"| {r['run']} | {r['pieces']} | {r['open_share']:.3f} | {kinds} | {r['words_reached']:.3f} | "
-            f"{r['words_reached_at_random']:.3f} | {r['multi_piece_words']} | {r['multi_piece_all_open']:.3f} | "
-            f"{r['multi_piece_all_closed']:.3f} |"
-        )
-    frequent = ["| run | " + " | ".join(str(i + 1) for i in range(FREQUENT)) + " |", "|---|" + "---|" * FREQUENT]
-    for r in rows:
-        cells = " | ".join(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])
-        frequent.append(f"| {r['run']} | {cells} |")
-    return {"machine": _machine("Commands: below the tables."), "table": lines, "frequent": frequent}
+    frequent = [
+        [r["run"], *(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])] for r in rows
+    ]
+    return {
+        "machine": _machine("Commands: below the tables."),
+        "table": grid(headers, table),
+        "frequent": grid(["run", *(str(i + 1) for i in range(FREQUENT))], frequent),
+    }
 
 
 # --- densities: gated runs at other test densities (issue 54) ----------------
@@ -339,33 +330,32 @@ def densities(args, command):
 
 def densities_readme(rows):
     """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and rho."""
-    lines = ["| run | rho | open | validation BLEU |", "|---|---|---|---|"]
-    for r in rows:
-        rho = "-" if r["density"] is None else f"{r['density']:.2f}" + (" *" if r["own"] else "")
-        lines.append(f"| {r['run']} | {rho} | {r['open_share']:.3f} | {r['bleu']:.2f} |")
+    table = [
+        [r["run"], "-" if r["density"] is None else f"{r['density']:.2f}" + (" *" if r["own"] else "")]
+        + [f"{r['open_share']:.3f}", f"{r['bleu']:.2f}"]
+        for r in rows
+    ]
     return {
         "machine": _machine(f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below."),
-        "table": lines,
+        "table": grid(["run", "rho", "open", "validation BLEU"], table),
     }
 
 
 ANALYSES = {"levels": (levels, "levels"), "gates": (gates, "gates"), "densities": (densities, "test_densities")}
 
 
-def main(argv=None):
+def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("analysis", choices=list(ANALYSES))
     parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under --runs-root)")
     parser.add_argument("--reference", nargs="*", default=[], help="densities: runs decoded once, as they are")
     parser.add_argument("--data-dir")
     parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument(
-        "--out", default=os.path.join(REPO, "results", "seq2seq"), help="results; summaries in OUT/runs"
-    )
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"), help="summaries in OUT/runs")
+    args = parser.parse_args()
     args.table = args.names[0].split("_")[0]
     analysis, stem = ANALYSES[args.analysis]
-    command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:])
     write_tables(args.out, f"{stem}_{args.table}", *analysis(args, command))
 
 
