@@ -209,21 +209,9 @@ GATE_SWEEP = ("trec", "sst2", "imdb")
 _FLOORS = "floors.json"
 
 
-def gate_check_runs(point):
-    """gate_check's runs: the defaults and soft attention everywhere,
-    annealing on the tuning datasets, the density sweep on GATE_SWEEP."""
-    from experiments.studies import TUNING
-
-    setting, dataset = point["setting"], point["dataset"]
-    if setting == "anneal":
-        return dataset in TUNING
-    return setting in ("default", "soft") or dataset in GATE_SWEEP
-
-
 def one_token_floor(study, point, summary, context):
-    """Once the default seed-0 run of a sweep dataset is trained: the mean of
-    1 / T over its test texts (T real tokens as the model sees them), the
-    least attended density that leaves no text all-closed, into `floors.json`."""
+    """Once the default seed-0 run of a sweep dataset is trained: the mean of 1 / T over its test texts (T real
+    tokens as the model sees them), the least attended density that leaves no text all-closed (`floors.json`)."""
     path = os.path.join(os.path.dirname(context["runs_dir"]), _FLOORS)
     floors = runner.read_json(path, {})
     dataset, model_dir = point["dataset"], os.path.join(runner.REPO, context["out_root"], point["name"])
@@ -249,8 +237,8 @@ def _group(runs, dataset, setting):
 
 
 def _verdict(ganet, soft):
-    """The issue's checks on the means: all-closed <= 2 %, attended density
-    in [0.1, 0.7], accuracy >= soft attention's - 0.5 point."""
+    """The issue's checks on the means: all-closed <= 2 %, attended density in [0.1, 0.7], accuracy >= soft
+    attention's - 0.5 point."""
     closed = np.mean([r["test_all_closed_rate"] for r in ganet])
     density = np.mean([r["test_attended_density"] for r in ganet])
     gap = np.mean([r["test_accuracy"] for r in ganet]) - np.mean([r["test_accuracy"] for r in soft])
@@ -258,28 +246,22 @@ def _verdict(ganet, soft):
     return f"{'pass' if all(checks) else 'FAIL'} (accuracy {gap * 100:+.2f} points)"
 
 
-def _gate_defaults(runs):
-    from experiments.studies import HELD_OUT
-    from experiments.studies import TUNING
-
-    columns = [
-        ("dataset", lambda pair: pair[0]),
-        ("role", lambda pair: "tuned on (validation)" if pair[0] in TUNING else "held out"),
-        ("seeds", lambda pair: runner.seed_list(pair[1])),
-        ("GA-Net accuracy", lambda pair: stat("test_accuracy")(pair[1])),
-        ("attended density", lambda pair: stat("test_attended_density")(pair[1])),
-        ("all-closed rate", lambda pair: stat("test_all_closed_rate")(pair[1])),
-        ("soft accuracy", lambda pair: stat("test_accuracy")(pair[2])),
-        ("checks", lambda pair: _verdict(pair[1], pair[2])),
-    ]
-    pairs = [(d, _group(runs, d, "default"), _group(runs, d, "soft")) for d in (*TUNING, *HELD_OUT)]
-    return tables.markdown(columns, pairs)
+_SWEPT = ("test_accuracy", "test_attended_density", "test_all_closed_rate")
 
 
-def _gate_anneal(runs):
+def _gate_defaults(runs, tuning, held_out):
+    rows = []
+    for dataset in (*tuning, *held_out):
+        ganet, soft = _group(runs, dataset, "default"), _group(runs, dataset, "soft")
+        role = "tuned on (validation)" if dataset in tuning else "held out"
+        cells = [runner.seed_list(ganet), *(stat(key)(ganet) for key in _SWEPT), stat("test_accuracy")(soft)]
+        rows.append([dataset, role, *cells, _verdict(ganet, soft)])
+    headers = ["dataset", "role", "seeds", "GA-Net accuracy", "attended density", "all-closed rate"]
+    return tables.grid([*headers, "soft accuracy", "checks"], rows)
+
+
+def _gate_anneal(runs, tuning):
     """Fixed tau against annealed tau on the tuning datasets."""
-    from experiments.studies import TUNING
-
     columns = [
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
@@ -289,24 +271,17 @@ def _gate_anneal(runs):
         ("epochs", stat("epochs_trained")),
         ("test accuracy", stat("test_accuracy")),
     ]
-    return tables.markdown(columns, tables.groups(runs, ("dataset", "setting"), (TUNING, ("default", "anneal"))))
-
-
-_SWEPT = ("test_accuracy", "test_attended_density", "test_all_closed_rate")
+    return tables.markdown(columns, tables.groups(runs, ("dataset", "setting"), (tuning, ("default", "anneal"))))
 
 
 def _sweep_points(runs):
     """One point per (dataset, rho): means over the seeds."""
-    groups = [
-        (d, rho, _group(runs, d, "default" if rho == 0.3 else f"rho{rho}"))
-        for d in GATE_SWEEP
-        for rho in (0.1, 0.3, 0.5)
-    ]
-    return [
-        {"dataset": d, "target_density": rho, "seeds": sorted(r["seed"] for r in group)}
-        | {key: float(np.mean([r[key] for r in group])) for key in _SWEPT}
-        for d, rho, group in groups
-    ]
+    points = []
+    for dataset, rho in itertools.product(GATE_SWEEP, (0.1, 0.3, 0.5)):
+        group = _group(runs, dataset, "default" if rho == 0.3 else f"rho{rho}")
+        point = {"dataset": dataset, "target_density": rho, "seeds": sorted(r["seed"] for r in group)}
+        points.append(point | {key: float(np.mean([r[key] for r in group])) for key in _SWEPT})
+    return points
 
 
 def _sweep_row(floors, p):
@@ -338,6 +313,9 @@ def _sweep_plot(points, path):
 def gate_check(study, root):
     """The defaults against soft attention (test), annealing (validation),
     the target density sweep (test) with `sweep.json` and `sweep.png`."""
+    from experiments.studies import HELD_OUT
+    from experiments.studies import TUNING
+
     runs, folder = _runs(root, study.folder), os.path.join(root, study.folder)
     points = _sweep_points(runs)
     floors = runner.read_json(os.path.join(folder, _FLOORS))
@@ -350,8 +328,8 @@ def gate_check(study, root):
         root,
         runs,
         machine=[f"on {runs[0]['machine']}. Test scores, mean ± std over the seeds listed."],
-        defaults=_gate_defaults(runs),
-        anneal=_gate_anneal(runs),
+        defaults=_gate_defaults(runs, TUNING, HELD_OUT),
+        anneal=_gate_anneal(runs, TUNING),
         sweep=tables.grid(headers, [_sweep_row(floors, p) for p in points]),
     )
 
@@ -440,29 +418,28 @@ def _seq2seq_reruns(runs, reruns):
 
 
 def seq2seq(study, root, specs):
-    """`results/seq2seq/README.md`: every table of `specs` (`studies.SEQ2SEQ_TABLES`)
-    beside the report's figures, their sections (`NAME-section`), the reruns."""
+    """`results/seq2seq/README.md`: every table of `specs` (`studies.SEQ2SEQ_TABLES`) beside the report's
+    figures, the subword rows beside the word-level ones, the reruns."""
     runs = _runs(root, study.folder)
-    blocks = {f"{name}-section": spec["section"](runs, name, spec) for name, spec in specs.items() if "section" in spec}
-    blocks.update({name: _seq2seq_table(runs, name, spec) for name, spec in specs.items()})
+    blocks = {name: _seq2seq_table(runs, name, spec) for name, spec in specs.items()}
+    blocks["multi30k-subwords-section"] = _subwords_beside_words(runs, specs["multi30k-subwords"]["rows"])
     fill_readme(study, root, runs, reruns=_seq2seq_reruns(runs, _runs(root, study.folder, "reruns")), **blocks)
 
 
-def seq2seq_subwords_beside_words(runs, name, spec):
-    """The subword table's section (issue 54): each row beside its word-level
-    row (`multi30k-long`): test BLEU, translations holding the unknown token,
-    attended density, decoding time."""
+def _subwords_beside_words(runs, rows):
+    """Each subword row (issue 54) beside its word-level row (`multi30k-long`): test BLEU, translations holding
+    the unknown token, attended density, decoding time."""
 
     def unknown(group):
         counts = [r.get("test_unknown_translations") for r in group]
         return "-" if None in counts else str(sum(counts))
 
-    rows = []
-    for row in spec["rows"]:
-        sub, word = _seq2seq_group(runs, name, row), _seq2seq_group(runs, "multi30k-long", row)
-        cells = [row, str(len(sub)), stat("test_bleu")(sub), unknown(sub)]
-        cells += [str(len(word)), stat("test_bleu")(word), unknown(word)]
+    cells = []
+    for row in rows:
+        sub, word = _seq2seq_group(runs, "multi30k-subwords", row), _seq2seq_group(runs, "multi30k-long", row)
         fields = ("test_attended_density", "decode_seconds_per_sentence")
-        rows.append([*cells, *(stat(key)(group) for key in fields for group in (sub, word))])
+        cells.append([row, str(len(sub)), stat("test_bleu")(sub), unknown(sub)])
+        cells[-1] += [str(len(word)), stat("test_bleu")(word), unknown(word)]
+        cells[-1] += [stat(key)(group) for key in fields for group in (sub, word)]
     headers = ["model", "n subwords", "BLEU subwords", "unknown", "n words", "BLEU words", "unknown"]
-    return tables.grid([*headers, "attended density subwords", "words", "decode s/sent subwords", "words"], rows)
+    return tables.grid([*headers, "attended density subwords", "words", "decode s/sent subwords", "words"], cells)

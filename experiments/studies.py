@@ -37,6 +37,12 @@ TUNING = ("trec", "sst2")
 HELD_OUT = ("sst1", "imdb")
 GATE_GRID = {"dataset": datasets(*REAL_DATASETS, imdb=IMDB), "seed": seeds(0, 1, 2)}
 GATE_RUNS = {"record": ("setting",), "resumable": lambda point: point["dataset"] == "imdb"}
+
+
+def _gate_check_datasets(point):
+    return TUNING if point["setting"] == "anneal" else reports.GATE_SWEEP
+
+
 ADAPTIVE_SETTINGS = {
     "rho0.1": ("--target-density", "0.1", *TOP_K),
     "rho0.3": TOP_K,
@@ -155,8 +161,7 @@ SUBWORDS = ("--tokenizer", "bpe", "--vocabulary-size", "8000")
 LONG_SYNTHETIC_ROWS = {"bahdanau": (), "gated": (), "hier-cnn": ("--block-size", "5", "--levels", "3")}
 # The seq2seq tables in README order: task, epochs, the flags every
 # row adds, rows (name -> flags; the attention is the name's start), the rows
-# run on seeds 0-2 (the others on 0), the report's figures and, at most, a
-# section of its own (`section(runs, name, table) -> lines`).
+# run on seeds 0-2 (the others on 0) and the report's figures.
 SEQ2SEQ_TABLES = {
     "multi30k": {
         "task": "multi30k",
@@ -197,7 +202,6 @@ SEQ2SEQ_TABLES = {
             "hier-act-target2.5": ("--levels", "3", "--target-block-size", "2.5", *SUBWORDS),
         },
         "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5"),
-        "section": reports.seq2seq_subwords_beside_words,
     },
     "copy": {
         "task": "copy",
@@ -334,7 +338,8 @@ STUDIES = {
                     "anneal": ("--tau", "1.0", "--final-tau", "0.1", "--anneal-epochs", "5", *TOP_K),
                 },
             },
-            keep=reports.gate_check_runs,
+            # the defaults and soft attention everywhere, annealing on TUNING, the density sweep on GATE_SWEEP
+            keep=lambda p: p["setting"] in ("default", "soft") or p["dataset"] in _gate_check_datasets(p),
             after=reports.one_token_floor,
             tables=reports.gate_check,
             **GATE_RUNS,
