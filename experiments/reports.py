@@ -1,8 +1,6 @@
-"""The tables of the declared studies (`studies.py`), one function each,
-`(study, results_root) -> None`, and the analyses of their finished runs
-(`after`). A table fills the generated blocks of its committed README
-(`tables.fill`) from the committed summaries; the prose around them is
-written by hand."""
+"""The tables of the declared studies (`studies.py`), one function each, `(study, results_root) -> None`, and the
+analyses of their finished runs (`after`). A table fills the generated blocks of its committed README (`tables.fill`)
+from the committed summaries; the prose around them is written by hand."""
 
 import importlib
 import itertools
@@ -141,8 +139,7 @@ def gates(study, root):
 
 
 def nucleus_default(study, root):
-    """Per dataset and rho, nucleus at pi = rho beside `top_k` at rho
-    (adaptive_real's runs), on the seeds both have."""
+    """Per dataset and rho, nucleus at pi = rho beside `top_k` at rho (adaptive_real's runs), on the seeds both have."""
     ours, theirs = _runs(root, study.folder), _runs(root, "adaptive_real")
 
     def cell(runs):
@@ -167,9 +164,8 @@ _SELECTION = "selection.json"
 
 
 def subword_validation_bleu(study, point, summary, context):
-    """Greedy validation BLEU of every finished candidate (once) into
-    `selection.json`, and the choice once all are scored: the highest, the
-    first on a tie."""
+    """Greedy validation BLEU of every finished candidate (once) into `selection.json`, and the choice once all are
+    scored: the highest, the first on a tie."""
     from ganet_tf.seq2seq.run import decoded_split_scores
 
     path = os.path.join(os.path.dirname(context["runs_dir"]), _SELECTION)

@@ -208,8 +208,7 @@ def _per_class(trec):
 
 
 def tables(study, root):
-    """Figure 5 and the tables of `reproduce/README.md` under the results root `root` (its prose is written by
-    hand)."""
+    """Figure 5 and the tables of `reproduce/README.md` under the results root `root` (its prose is written by hand)."""
     plot_fig5(root)
     results = os.path.join(root, "reproduce")
     core = load_runs(os.path.join(root, "core", "runs"))

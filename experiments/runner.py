@@ -1,6 +1,5 @@
-"""The runner of the studies: runs `python -m ganet_tf train|seq2seq` once per
-configuration and keeps its JSON summary with its provenance (command,
-machine, date), skipping what is done."""
+"""The runner of the studies: runs `python -m ganet_tf train|seq2seq` once per configuration and keeps its JSON summary
+with its provenance (command, machine, date), skipping what is done."""
 
 import contextlib
 import dataclasses
@@ -100,10 +99,9 @@ def same_run(flags, runs_dirs):
 
 
 def run_or_skip(name, flags, runs_dir, out_root=None, resumable=False, extra=None, reuse=(), command="train"):
-    """`runs_dir/NAME.json`: read, or made by `python -m ganet_tf COMMAND FLAGS`
-    (or copied from a run of the same config in `reuse`) with its provenance
-    and `extra`; model, log and (`resumable`) backup go to `out_root/NAME*`.
-    None while another process trains that run."""
+    """`runs_dir/NAME.json`: read, or made by `python -m ganet_tf COMMAND FLAGS` (or copied from a run of the same
+    config in `reuse`) with its provenance and `extra`; model, log and (`resumable`) backup go to `out_root/NAME*`. None
+    while another process trains that run."""
     path = os.path.join(runs_dir, f"{name}.json")
     os.makedirs(runs_dir, exist_ok=True)
     if os.path.exists(path):
@@ -145,10 +143,9 @@ def _train(name, flags, out_root, resumable, subcommand):
 
 
 def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
-    """Runs a `python ...` command in `cwd`, less the variables `unset`, plus
-    `environment`, its output into `log`; the JSON of its last stdout line.
-    It imports a copy of `ganet_tf` and `tuning` taken at its start: autograph
-    reads source when it traces, maybe hours in, after the tree changed."""
+    """Runs a `python ...` command in `cwd`, less the variables `unset`, plus `environment`, its output into `log`; the
+    JSON of its last stdout line. It imports a copy of `ganet_tf` and `tuning` taken at its start: autograph reads
+    source when it traces, maybe hours in, after the tree changed."""
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
         print(f"    log: {os.path.relpath(log, REPO)}", flush=True)

@@ -1,7 +1,6 @@
-"""Every study as data: its runs (command, shared flags, axes, name pattern,
-the studies whose runs it reuses) and the function of `reports.py` that
-writes its tables. A new study is a new entry of `STUDIES`
-(`python -m experiments list|run NAME|table NAME`)."""
+"""Every study as data: its runs (command, shared flags, axes, name pattern, the studies whose runs it reuses) and the
+function of `reports.py` that writes its tables. A new study is a new entry of `STUDIES` (`python -m experiments
+list|run NAME|table NAME`)."""
 
 import itertools
 

@@ -80,10 +80,9 @@ class Study:
 
 
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs", dry_run=False):
-    """Trains the runs of `study` whose summary is missing (`only`: name
-    patterns), then writes its tables. `options`: flags added to every run
-    (smoke runs, into a `root` other than `results/`); models go to
-    `models/NAME/`; `dry_run` prints the missing runs and their flags."""
+    """Trains the runs of `study` whose summary is missing (`only`: name patterns), then writes its tables. `options`:
+    flags added to every run (smoke runs, into a `root` other than `results/`); models go to `models/NAME/`; `dry_run`
+    prints the missing runs and their flags."""
     if study.script:
         flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
         return _script(study, root, flags, dry_run)
