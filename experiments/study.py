@@ -15,40 +15,27 @@ RESULTS = os.path.join(runner.REPO, "results")
 
 @dataclasses.dataclass(frozen=True)
 class Study:
-    """One study. A run (a point) is one value of each of `axes`
-    (`{axis: {value: flags}}`, the first varying slowest), named `pattern`
-    formatted with the point; its flags are its values', `flags`, then
-    `extra(point)`. `keep(point)`: which points are runs; `record`: axes (or
-    `point -> dict`) stored with the summary; `resumable(point)`: keeps a
-    training backup (default: seq2seq runs); `reuse`: studies (or `point ->
-    studies`) whose runs of the same config are copied (`runner.same_run`);
-    `after(study, point, summary, context)`: an analysis of a finished run
-    (a summary returned is written back); `tables(study, root)` writes the
-    tables, which `needs_models` read beside the summaries; `data_flag`: runs
-    take `--data-dir` (or `point -> bool`); `script`: `(file,)` of a study
-    its own script runs; `runs`: the summaries' subfolder (or `point -> ...`);
-    `models`: the models are kept (`runs/NAME/`); `command`: `train|seq2seq`.
-    """
+    """One study: a run (a point) is one value of each of `axes`; its flags are its values', `flags`, `extra`."""
 
     name: str
-    folder: str = ""
+    folder: str = ""  # under results/ (default: the name)
     doc: str = ""
-    tables: object = None
-    command: str = "train"
+    tables: object = None  # (study, root) -> None: writes the tables
+    command: str = "train"  # or seq2seq
     flags: tuple = ()
-    axes: dict = dataclasses.field(default_factory=dict)
-    pattern: str = "{dataset}_{setting}_seed{seed}"
-    record: tuple = ()
-    extra: object = None
-    keep: object = None
-    resumable: object = None
-    after: object = None
-    reuse: tuple = ()
-    models: bool = True
-    needs_models: bool = False
-    data_flag: object = True
-    script: tuple = ()
-    runs: object = "runs"
+    axes: dict = dataclasses.field(default_factory=dict)  # {axis: {value: flags}}, the first varying slowest
+    pattern: str = "{dataset}_{setting}_seed{seed}"  # a run's name, formatted with its point
+    record: tuple = ()  # axes (or point -> dict) stored with the summary
+    extra: object = None  # point -> more flags
+    keep: object = None  # point -> whether it is a run
+    resumable: object = None  # point -> keeps a training backup (default: seq2seq runs)
+    after: object = None  # (study, point, summary, context): analyses a finished run; a summary returned is saved
+    reuse: tuple = ()  # studies (or point -> studies) whose runs of the same config are copied (`runner.same_run`)
+    models: bool = True  # the models are kept (`runs/NAME/`)
+    needs_models: bool = False  # the tables read the models beside the summaries
+    data_flag: object = True  # runs take `--data-dir` (or point -> bool)
+    script: tuple = ()  # `(file,)` of a study its own script runs
+    runs: object = "runs"  # the summaries' subfolder (or point -> subfolder)
 
     def __post_init__(self):
         if not self.folder:
