@@ -22,7 +22,7 @@ from experiments.runner import write_json
 from experiments.studies import IMDB_SETTINGS
 from experiments.studies import imdb_run_name
 from experiments.tables import fill_copy
-from experiments.tables import grid
+from experiments.tables import grid_of
 from experiments.tables import mean_std
 
 RESULTS = os.path.join(REPO, "results")
@@ -30,10 +30,6 @@ OUT_ROOT = os.path.join("runs", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
 MODELS = ("bilstm", "local", "soft", "ganet")
 DATASETS = ("imdb", "sst1", "sst2", "trec")
-
-
-def _headers(text):
-    return text.split(" | ")
 
 
 def _scores(group, closed=True):
@@ -123,7 +119,7 @@ def _candidates_table(here, chosen):
         for setting, run in imdb_candidates(here)
     ]
     headers = "setting | validation accuracy | validation density | test accuracy | attended test density | chosen"
-    return grid(_headers(headers), rows)
+    return grid_of(headers, rows)
 
 
 def _other_imdb_table(here, shown):
@@ -135,7 +131,7 @@ def _other_imdb_table(here, shown):
         listed.add(part)
         if group:
             rows.append([_setting_text(setting), model, seed_list(group), *_scores(group, closed=False)])
-    return grid(_headers("setting | model | seeds | accuracy | attended density"), rows)
+    return grid_of("setting | model | seeds | accuracy | attended density", rows)
 
 
 def _table2(everything, defaults, imdb):
@@ -147,7 +143,7 @@ def _table2(everything, defaults, imdb):
             group = _group(everything, dataset, _imdb_part(model, imdb) if dataset == "imdb" else model)
         rows.append([dataset, model, seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
     headers = "dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d)"
-    return grid(_headers(headers), rows)
+    return grid_of(headers, rows)
 
 
 def _table3(everything, defaults, imdb):
@@ -160,9 +156,7 @@ def _table3(everything, defaults, imdb):
         new = np.mean([r["attention_flops_gated"] for r in mine])
         ratio = np.mean([r["attention_flops_soft"] / r["attention_flops_gated"] for r in mine])
         rows.append([dataset, f"{soft:,.0f}", f"{gated:,.0f}", f"{soft / gated:.2f}x", f"{new:,.0f}", f"{ratio:.2f}x"])
-    return grid(
-        _headers("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults"), rows
-    )
+    return grid_of("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults", rows)
 
 
 def _table5(here, imdb):
@@ -181,7 +175,7 @@ def _table5(here, imdb):
         "from seed to seed, so differences of that size here are noise."
     )
     rows = [[aux, *_scores(group)] for aux, group in table]
-    return [note], grid(_headers("auxiliary | accuracy | attended density | all-closed rate"), rows)
+    return [note], grid_of("auxiliary | accuracy | attended density | all-closed rate", rows)
 
 
 def _per_class(trec):
@@ -190,16 +184,17 @@ def _per_class(trec):
     report = best["report"]
     names, scores = list(report["per_class"]), report["per_class"].values()
     rows = [
-        [name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), str(s["support"])]
+        [name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), s["support"]]
         for name, s in zip(names, scores, strict=True)
     ]
-    confusion = [[name, *map(str, row)] for name, row in zip(names, report["confusion_matrix"], strict=True)]
-    confusion = grid(["", *names], confusion)
+    confusion = grid_of(
+        " | ".join(["", *names]), [[name, *row] for name, row in zip(names, report["confusion_matrix"], strict=True)]
+    )
     confusion[0] = confusion[0].replace("|  |", "| |", 1)  # the corner cell is empty
     return [
         f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, accuracy {best['test_accuracy']:.4f})",
         "",
-        *grid(_headers("class | precision | recall | F1 | support"), rows),
+        *grid_of("class | precision | recall | F1 | support", rows),
         "",
         "Confusion matrix (rows: true, columns: predicted):",
         "",

@@ -141,3 +141,8 @@ def fill_copy(path, committed, blocks):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         shutil.copyfile(committed, path)
     fill(path, blocks)
+
+
+def grid_of(headers, rows):
+    """`grid` of `headers` written as one string, 'a | b | c', and rows of cells (each written with `str`)."""
+    return grid(headers.split(" | "), [[str(cell) for cell in row] for row in rows])

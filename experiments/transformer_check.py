@@ -16,7 +16,7 @@ import tempfile
 import numpy as np
 
 from experiments import runner
-from experiments.tables import grid
+from experiments.tables import grid_of
 from experiments.tables import number
 from experiments.tables import stat
 
@@ -192,10 +192,6 @@ def _pass(ok):
     return "pass" if ok else "FAIL"
 
 
-def _headers(text):
-    return text.split(" | ")
-
-
 ACCURACY, VALIDATION, ATTENDED = stat("test_accuracy"), stat("validation_accuracy"), stat(runner.attended_density)
 
 
@@ -205,8 +201,8 @@ def selection_table(runs):
         mark = "-" if run["setting"] == "dense" else ("yes" if run["setting"] == chosen else "no")
         density = number(runner.attended_density(run, "validation"), 4)
         rows.append([run["model"], run["setting"], f"{run['validation_accuracy']:.4f}", density])
-        rows[-1] += [str(run["epochs_trained"]), str(run["best_epoch"]), mark]
-    return grid(_headers("model | setting | val accuracy | val attended density | epochs | best epoch | chosen"), rows)
+        rows[-1] += [run["epochs_trained"], run["best_epoch"], mark]
+    return grid_of("model | setting | val accuracy | val attended density | epochs | best epoch | chosen", rows)
 
 
 def seeds_table(runs):
@@ -218,7 +214,7 @@ def seeds_table(runs):
         scores = [ACCURACY(group), density, VALIDATION(group), _mean(group, lambda r: r["epochs_trained"]), flops]
         rows.append([group[0]["model"], setting, runner.seed_list(group), *scores])
     headers = "model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs"
-    return grid(_headers(headers), rows)
+    return grid_of(headers, rows)
 
 
 def accuracy_density_checks(setting, group, dense):
@@ -256,9 +252,9 @@ def epoch_table(timed, chosen):
             speedup = float(np.mean(dense["epoch_seconds"])) / mean
             last = dense["epoch_seconds"][-1] / run["epoch_seconds"][-1]
             speedups += [speedup] if setting == SPARSE else []
-            rows.append([str(index), setting, _epochs(run), f"{mean:.0f}", f"{speedup:.2f}x", f"{last:.2f}x"])
+            rows.append([index, setting, _epochs(run), f"{mean:.0f}", f"{speedup:.2f}x", f"{last:.2f}x"])
     headers = "round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch"
-    return grid(_headers(headers), rows), speedups
+    return grid_of(headers, rows), speedups
 
 
 def sparse_checks(runs, speedups, serving, chosen):
@@ -298,7 +294,7 @@ def serving_table(serving):
         "measurement taken for both models in turn, the order alternating between rounds" + filled,
         f"Gated density on the first batch of these texts: {serving['gated_density_first_batch']:.4f}.",
         "",
-        *grid(_headers(headers), rows),
+        *grid_of(headers, rows),
         *(f"| {key} / dense | {r['p50']:.2f} | | | {r['texts_per_second']:.2f} |" for key, r in ratios.items()),
         "",
         f"1-minute load average {load['before'][0]:.2f} before and {load['after'][0]:.2f} after "
@@ -314,7 +310,7 @@ def trec_table(results):
         scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), epochs, f"{seconds:.1f}"]
         rows.append([group[0]["setting"], runner.seed_list(group), *scores])
     headers = "setting | seeds | test accuracy | test attended density | val accuracy | epochs | median epoch s"
-    return grid(_headers(headers), rows)
+    return grid_of(headers, rows)
 
 
 def tables(study, root):
