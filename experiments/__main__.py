@@ -22,7 +22,6 @@ def main(argv=None):
     run.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", os.path.join("..", "shared", "data")))
     run.add_argument("--only", nargs="+", help="run names or patterns (fnmatch), e.g. 'trec_*_seed0'")
     run.add_argument("--results", default=studies.RESULTS, help="results root (smoke runs: another folder)")
-    run.add_argument("--models", default="runs", help="models root, relative to the repository")
     run.add_argument("--dry-run", action="store_true", help="list the missing runs and their flags, train none")
     table = commands.add_parser("table", help="write the tables from the committed summaries")
     table.add_argument("names", nargs="+", help="studies, or `all`")
@@ -38,7 +37,7 @@ def main(argv=None):
     elif args.action == "run":
         study = studies.find(args.name)
         data_dir = os.path.relpath(args.data_dir)
-        studies.run_study(study, data_dir, args.only, options, args.results, args.models, args.dry_run)
+        studies.run_study(study, data_dir, args.only, options, args.results, args.dry_run)
     else:
         names = [n for n in registry if registry[n].rebuilt] if args.names == ["all"] else args.names
         for name in names:

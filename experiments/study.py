@@ -66,16 +66,16 @@ class Study:
         return [*flags, "--data-dir", data_dir] if takes_data and data_dir else flags
 
 
-def run_study(study, data_dir, only=None, options=(), root=RESULTS, models="runs", dry_run=False):
+def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=False):
     """Trains the runs of `study` whose summary is missing (`only`: name patterns), then writes its tables. `options`:
-    flags added to every run (smoke runs, into a `root` other than `results/`); models go to `models/NAME/`; `dry_run`
+    flags added to every run (smoke runs, into a `root` other than `results/`); models go to `runs/NAME/`; `dry_run`
     prints the missing runs and their flags."""
     if study.script:
         flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
         return _script(study, root, flags, dry_run)
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
-    out_root = os.path.join(models, study.name) if study.models else None
+    out_root = os.path.join("runs", study.name) if study.models else None
     for point in study.points(only):
         flags, runs_dir = [*study.run_flags(point, data_dir), *options], study.runs_dir(root, point)
         if dry_run:
