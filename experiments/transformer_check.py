@@ -16,6 +16,7 @@ import tempfile
 import numpy as np
 
 from experiments import runner
+from experiments.tables import field
 from experiments.tables import grid_of
 from experiments.tables import number
 from experiments.tables import stat
@@ -31,6 +32,7 @@ MIN_TRAINING_SPEEDUP, SAME_SERVING = 1.5, 0.95
 TIMING = {"calls": 200, "warmup": 20, "batches": 20, "batch_size": 64, "rounds": 5}
 SMOKE_TIMING = {"calls": 4, "warmup": 1, "batches": 1, "batch_size": 4, "rounds": 2}
 MS = ("p50_ms", "p99_ms", "mean_ms")
+KEYS = ("dense", "gated", SPARSE)  # the models timed side by side
 
 
 def find(runs, setting, seed):
@@ -47,18 +49,14 @@ def serve(study, point, summary, context):
     """After each run, once the models are here: `serving.json` (dense and the chosen candidate, seed 0) and
     `serving_sparse.json` (the epoch-time runs of both and `imdb_sparse_seed0`), where missing."""
     folder = os.path.dirname(context["runs_dir"])
-    chosen = choice(runner.load_runs(os.path.join(folder, "runs")))
+    chosen, out = choice(runner.load_runs(os.path.join(folder, "runs"))), os.path.join(runner.REPO, context["out_root"])
     served = {
-        "serving.json": {"dense": "imdb_dense_seed0", "gated": f"imdb_{chosen}_seed0"},
-        "serving_sparse.json": {
-            "dense": "imdb_dense_seed0_round0",
-            "gated": f"imdb_{chosen}_seed0_round0",
-            SPARSE: "imdb_sparse_seed0",
-        },
+        "serving.json": ("imdb_dense_seed0", f"imdb_{chosen}_seed0"),
+        "serving_sparse.json": ("imdb_dense_seed0_round0", f"imdb_{chosen}_seed0_round0", "imdb_sparse_seed0"),
     }
     for file, names in served.items():
         path = os.path.join(folder, file)
-        models = {key: os.path.join(runner.REPO, context["out_root"], name) for key, name in names.items()}
+        models = {key: os.path.join(out, name) for key, name in zip(KEYS, names, strict=False)}
         if chosen and not os.path.exists(path) and all(os.path.exists(f"{m}/model.keras") for m in models.values()):
             try:
                 with runner.exclusive(path):
@@ -172,10 +170,6 @@ def measure(model_dirs, context):
     }
 
 
-def _mean(group, get, scale=1, digits=1):
-    return f"{np.mean([get(run) for run in group]) / scale:.{digits}f}"
-
-
 def _setting(runs, setting):
     return [r for r in runs if r.get("setting") == setting and r["seed"] in SEEDS]
 
@@ -193,6 +187,7 @@ def _pass(ok):
 
 
 ACCURACY, VALIDATION, ATTENDED = stat("test_accuracy"), stat("validation_accuracy"), stat(runner.attended_density)
+EPOCHS = field("epochs_trained")
 
 
 def selection_table(runs):
@@ -210,8 +205,8 @@ def seeds_table(runs):
     for setting in ("dense", choice(runs), SPARSE):
         group = [r for r in runs if r.get("setting") == setting]
         density = ATTENDED(group) if setting != "dense" else "1 (all tokens)"
-        flops = _mean(group, lambda r: r.get("attention_flops_gated") or r.get("attention_flops_soft"), 1e6, 2)
-        scores = [ACCURACY(group), density, VALIDATION(group), _mean(group, lambda r: r["epochs_trained"]), flops]
+        flops = field(lambda r: (r.get("attention_flops_gated") or r.get("attention_flops_soft")) / 1e6, ".2f")(group)
+        scores = [ACCURACY(group), density, VALIDATION(group), EPOCHS(group), flops]
         rows.append([group[0]["model"], setting, runner.seed_list(group), *scores])
     headers = "model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs"
     return grid_of(headers, rows)
@@ -306,8 +301,7 @@ def trec_table(results):
     runs, rows = runner.load_runs(os.path.join(results, "trec")), []
     for group in ([r for r in runs if r.get("setting") == setting] for setting in HELD_OUT):
         seconds = np.median([np.median(r["epoch_seconds"]) for r in group])
-        epochs = _mean(group, lambda r: r["epochs_trained"])
-        scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), epochs, f"{seconds:.1f}"]
+        scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), EPOCHS(group), f"{seconds:.1f}"]
         rows.append([group[0]["setting"], runner.seed_list(group), *scores])
     headers = "setting | seeds | test accuracy | test attended density | val accuracy | epochs | median epoch s"
     return grid_of(headers, rows)
