@@ -106,14 +106,13 @@ def gates_top_k(study, point, summary, context):
     from ganet_tf.training.trained_run import model_file
 
     model_dir = os.path.join(runner.REPO, context["out_root"], point["name"])
-    splits = load_splits(TrainConfig(**{**runner.train_config(flags), "data_dir": context["data_dir"]}))
+    data = load_splits(TrainConfig(**{**runner.train_config(flags), "data_dir": context["data_dir"]}))
     vectorizer, class_names = load_preprocessing(model_dir)
     model = load_model_file(model_file(model_dir))
     gates = model.get_layer("gates")
     gates.inference_mode, gates.inference_density = "top_k", rho
-    scores = evaluate_model(
-        model, vectorize(vectorizer, splits.validation_texts), splits.validation_labels, class_names
-    )
+    texts = vectorize(vectorizer, data.validation_texts)
+    scores = evaluate_model(model, texts, data.validation_labels, class_names)
     scores.pop("report")
     return {**summary, "top_k": {"rho": rho, **{f"validation_{key}": value for key, value in scores.items()}}}
 
@@ -161,6 +160,8 @@ def nucleus_default(study, root):
 
 
 _SELECTION = "selection.json"
+_SUBWORD_CELLS = {"test_bleu": ".2f", "test_perplexity": ".3f", "seconds_per_epoch": ".0f"}
+_SUBWORD_CELLS["decode_seconds_per_sentence"] = ".4f"
 
 
 def subword_validation_bleu(study, point, summary, context):
@@ -189,13 +190,10 @@ def subwords(study, root):
     rows = []
     for point in study.points():
         run, bleu = runs[point["name"]], selection["validation_bleu"][point["name"]]
-        rows.append(
-            [point["tokenizer"], str(run["target_vocabulary"]), str(run["epochs_trained"]), f"{bleu:.2f}"]
-            + [f"{run['test_bleu']:.2f}", f"{run['test_perplexity']:.3f}", f"{run['seconds_per_epoch']:.0f}"]
-            + [f"{run['decode_seconds_per_sentence']:.4f}"]
-        )
-    headers = ["tokenizer", "joint ids", "epochs", "validation BLEU", "test BLEU", "test perplexity", "s/epoch"]
-    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid([*headers, "decode s/sent"], rows)]
+        cells = [f"{run[key]:{spec}}" for key, spec in _SUBWORD_CELLS.items()]
+        rows.append([point["tokenizer"], run["target_vocabulary"], run["epochs_trained"], f"{bleu:.2f}", *cells])
+    headers = "tokenizer | joint ids | epochs | validation BLEU | test BLEU | test perplexity | s/epoch | decode s/sent"
+    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid_of(headers, rows)]
     fill_readme(study, root, list(runs.values()), machines=True, table=lines)
 
 
