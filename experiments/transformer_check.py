@@ -178,10 +178,6 @@ def _epochs(run):
     return ", ".join(f"{s:.0f}" for s in run["epoch_seconds"])
 
 
-def _seed(run):
-    return run["seed"]
-
-
 def _pass(ok):
     return "pass" if ok else "FAIL"
 
@@ -316,7 +312,8 @@ def tables(study, root):
     chosen, serving = choice(runs), runner.read_json(os.path.join(results, "serving.json"))
     sparse_serving = runner.read_json(os.path.join(results, "serving_sparse.json"))
     epochs, speedups = epoch_table(runner.load_runs(os.path.join(results, "epoch_time")), chosen)
-    seeds = "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in sorted(_setting(runs, SPARSE), key=_seed))
+    sparse = sorted(_setting(runs, SPARSE), key=lambda r: r["seed"])
+    seeds = "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in sparse)
     fill_readme(
         study,
         root,
