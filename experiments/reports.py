@@ -389,7 +389,7 @@ def _seq2seq_table(runs, name, spec):
     """One table of `studies.SEQ2SEQ_TABLES`: each row's flags (k, L), the
     report's figures and ours (mean ± sample std over the seeds)."""
     scores = [("BLEU", "test_bleu")]
-    if spec["task"] != "multi30k":
+    if not name.startswith("multi30k"):
         scores = [("exact match", "test_exact_match"), ("symbol error rate", "test_symbol_error_rate")]
     fields = [("loss", "test_loss"), ("PPL", "test_perplexity"), *scores, *_SEQ2SEQ_STATS]
     headers = ["model", "k", "L", "report loss", "report PPL", "report BLEU", "n", *(h for h, _ in fields)]

@@ -26,8 +26,8 @@ def datasets(*names, **protocol):
     return {name: ("--dataset", name, *protocol.get(name, ())) for name in names}
 
 
-# core's protocol per dataset, for every model alike, and GA-Net's own
-# settings: chosen by `selection` on GA-Net's dev accuracy.
+# core's protocol per dataset, for every model alike, and GA-Net's own settings: chosen by `selection` on GA-Net's dev
+# accuracy.
 CORE_PROTOCOL = {"sst1": (*MONITOR_ACC, "--dropout", "0.5"), "sst2": MONITOR_ACC}
 CORE_GANET = {"sst1": ("--lam", "3e-3"), "sst2": ("--lam", "3e-3")}
 # The gate studies choose on TUNING's validation scores, never on HELD_OUT.
@@ -51,10 +51,9 @@ ADAPTIVE_SETTINGS = {
     "entmax": ("--model", "entmax"),
 }
 
-# reproduce's IMDB candidates, GA-Net seed 0 (validation chose IMDB_SETTING):
-# suffix -> (flags of every model, GA-Net's own). 256 tokens truncate 29 % of
-# the reviews, 400 13 %; dropout 0.5 against the overfitting seen at 256;
-# lambda 3e-3 (chosen on SST) against the low density at 1e-2.
+# reproduce's IMDB candidates, GA-Net seed 0 (validation chose IMDB_SETTING): suffix -> (flags of every model, GA-Net's
+# own). 256 tokens truncate 29 % of the reviews, 400 13 %; dropout 0.5 against the overfitting seen at 256; lambda 3e-3
+# (chosen on SST) against the low density at 1e-2.
 IMDB_SETTINGS = {
     "": (("--sequence-length", "256"), ()),
     "-len400": (("--sequence-length", "400"), ()),
@@ -96,8 +95,8 @@ def _reproduce_runs():
     return runs
 
 
-# transformer_check (issues 17, 41; its README has the design): validation
-# at seed 0 chose the auxiliary network TRANSFORMER_CHOSEN.
+# transformer_check (issues 17, 41; its README has the design): validation at seed 0 chose the auxiliary network
+# TRANSFORMER_CHOSEN.
 TRANSFORMER_CHOSEN = "fnn"
 _GATED_TRANSFORMER = ("--model", "ganet_transformer", "--target-density", "0.2", "--aux")
 TRANSFORMER_SETTINGS = {
@@ -137,8 +136,8 @@ def _transformer_folder(point):
     return "trec" if run.startswith("trec") else "epoch_time" if run.endswith("round0") else "runs"
 
 
-# seq2seq: half the source states, fixed before any Multi30k run: gates
-# trained to density 0.5, the round(0.5 T) most probable open at test.
+# seq2seq: half the source states, fixed before any Multi30k run: gates trained to density 0.5, the round(0.5 T) most
+# probable open at test.
 HALF = ("--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5")
 EMBEDDING_GATES = ("--aux", "bilstm", "--gate-input", "embeddings")  # the defaults when `gated` ran
 GATED_STATES = (*HALF, "--gate-input", "states", "--aux", "fnn")  # chosen on validation BLEU
@@ -158,12 +157,10 @@ REPORT_MULTI30K = {
 REPORT_COPY = {"bahdanau": (3.214, 24.872, None), "hier-cnn": (1.842, 6.312, None), "hier-rnn": (2.056, 7.811, None)}
 SUBWORDS = ("--tokenizer", "bpe", "--vocabulary-size", "8000")
 LONG_SYNTHETIC_ROWS = {"bahdanau": (), "gated": (), "hier-cnn": ("--block-size", "5", "--levels", "3")}
-# The seq2seq tables in README order: task, epochs, the flags every
-# row adds, rows (name -> flags; the attention is the name's start), the rows
-# run on seeds 0-2 (the others on 0) and the report's figures.
+# The seq2seq tables in README order (the task: the name's start): epochs, the flags every row adds, rows (name ->
+# flags; the attention is the name's start), the rows run on seeds 0-2 (the others on 0) and the report's figures.
 SEQ2SEQ_TABLES = {
     "multi30k": {
-        "task": "multi30k",
         "epochs": 10,
         "rows": {
             "bahdanau": (),
@@ -175,7 +172,6 @@ SEQ2SEQ_TABLES = {
         "report": REPORT_MULTI30K,
     },
     "multi30k-long": {
-        "task": "multi30k",
         "epochs": 20,
         "flags": LONG_MULTI30K,
         "rows": {
@@ -192,7 +188,6 @@ SEQ2SEQ_TABLES = {
         "report": REPORT_MULTI30K,
     },
     "multi30k-subwords": {
-        "task": "multi30k",
         "epochs": 20,
         "flags": LONG_MULTI30K,
         "rows": {
@@ -203,7 +198,6 @@ SEQ2SEQ_TABLES = {
         "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5"),
     },
     "copy": {
-        "task": "copy",
         "epochs": 10,
         "rows": {
             "bahdanau": (),
@@ -215,7 +209,6 @@ SEQ2SEQ_TABLES = {
         "report": REPORT_COPY,
     },
     "copy-long": {
-        "task": "copy",
         "epochs": 20,
         "flags": LONG_SYNTHETIC,
         "rows": {
@@ -226,7 +219,6 @@ SEQ2SEQ_TABLES = {
         "three_seeds": ("bahdanau",),
     },
     "reverse-long": {
-        "task": "reverse",
         "epochs": 20,
         "flags": LONG_SYNTHETIC,
         "rows": {
@@ -243,13 +235,14 @@ def _seq2seq_runs():
     """Run name -> `seq2seq` flags of every run of `SEQ2SEQ_TABLES`."""
     runs = {}
     for name, table in SEQ2SEQ_TABLES.items():
+        task = name.split("-")[0]
         for row, flags in table["rows"].items():
             attention = next(a for a in ("bahdanau", "gated", "hier-cnn", "hier-rnn", "hier-act") if row.startswith(a))
             for seed in (0, 1, 2) if row in table["three_seeds"] else (0,):
                 epochs, start = table["epochs"], ()
                 if row == "gated-ft":
                     epochs, start = epochs // 2, ("--init-from", f"runs/seq2seq/{name}_bahdanau_seed{seed}")
-                head = ("--task", table["task"], "--attention", attention, "--seed", str(seed), "--epochs", str(epochs))
+                head = ("--task", task, "--attention", attention, "--seed", str(seed), "--epochs", str(epochs))
                 runs[f"{name}_{row}_seed{seed}"] = (*head, *flags, *table.get("flags", ()), *start)
     return runs
 
@@ -423,10 +416,9 @@ STUDIES = {
 }
 
 
-# Studies run by their own script: `run` calls `python experiments/SCRIPT
-# [--data-dir DIR] [FLAGS]`. A line: name | script | folder (-: the name) |
-# takes --data-dir | tables: FUNCTION(folder) of the script, `reports`
-# (`reports.NAME`) or - (made with the runs); then, indented, what it finds.
+# Studies run by their own script: `run` calls `python experiments/SCRIPT [--data-dir DIR] [FLAGS]`. A line: name |
+# script | folder (-: the name) | takes --data-dir | tables: FUNCTION(folder) of the script, `reports` (`reports.NAME`)
+# or - (made with the runs); then, indented, what it finds.
 SCRIPT_STUDIES = """
 nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | reports
     the nucleus test rule on real data: the default's choice (issue 39)
