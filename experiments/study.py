@@ -83,17 +83,10 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
                 print(point["name"], " ".join(flags))
             continue
         reused = study.reuse(point) if callable(study.reuse) else study.reuse
+        reuse = [_registry()[name].runs_dir(root) for name in reused]
         record = study.record(point) if callable(study.record) else {axis: point[axis] for axis in study.record}
-        summary = runner.run_or_skip(
-            point["name"],
-            flags,
-            runs_dir,
-            out_root=out_root,
-            resumable=study.resumable(point) if study.resumable else study.command == "seq2seq",
-            extra=record,
-            reuse=[_registry()[name].runs_dir(root) for name in reused],
-            command=study.command,
-        )
+        resumable = study.resumable(point) if study.resumable else study.command == "seq2seq"
+        summary = runner.run_or_skip(point["name"], flags, runs_dir, out_root, resumable, record, reuse, study.command)
         if summary is not None and study.after:
             context = {"data_dir": data_dir, "out_root": out_root, "runs_dir": runs_dir, "options": list(options)}
             changed = study.after(study, point, summary, context)
