@@ -90,7 +90,8 @@ def time_side_by_side(functions, texts, timing):
     from experiments.bench_serving import latency
     from experiments.bench_serving import throughput
 
-    batch_texts = texts * math.ceil(timing["batch_size"] / len(texts))  # full batches
+    size = timing["batch_size"]
+    batch_texts = texts * math.ceil(size / len(texts))  # full batches
     rounds = []
     for index in range(timing["rounds"]):
         order = list(functions)[:: 1 if index % 2 == 0 else -1]
@@ -98,9 +99,7 @@ def time_side_by_side(functions, texts, timing):
         for name in order:
             scores[name]["latency"] = latency(functions[name], texts, timing["calls"], timing["warmup"])
         for name in order:
-            scores[name]["throughput"] = throughput(
-                functions[name], batch_texts, timing["batch_size"], timing["batches"]
-            )
+            scores[name]["throughput"] = throughput(functions[name], batch_texts, size, timing["batches"])
         print(f"    round {index + 1}/{timing['rounds']}: {json.dumps(scores)}", flush=True)
         rounds.append(scores)
     return rounds
