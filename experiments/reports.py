@@ -21,8 +21,7 @@ def _runs(root, folder, sub="runs"):
 
 
 def fill_readme(study, root, runs, machines=False, **blocks):
-    """Fills `blocks` and `runs` (the runs' commands) into the study's README;
-    a smoke run's results root starts from the committed one."""
+    """Fills `blocks` and the runs' commands into the study's README (a smoke run's starts as the committed one)."""
     committed = os.path.join(runner.REPO, "results", study.folder, "README.md")
     blocks["runs"] = tables.run_lines(runs, machines)[3:]
     tables.fill_copy(os.path.join(root, study.folder, "README.md"), committed, blocks)
@@ -78,8 +77,7 @@ _CORE_COLUMNS = [
 
 
 def core(study, root):
-    """Every model per dataset: test accuracy, densities, attention FLOPs;
-    beside them the runs of earlier protocols (`runs_*/`)."""
+    """Every model per dataset: accuracy, densities, attention FLOPs; the earlier protocols' runs (`runs_*/`) too."""
     order = (_axis(study, "dataset"), _axis(study, "variant"))
     found = {sub: _runs(root, study.folder, sub) for sub in ("runs", "runs_sst1_dropout3", "runs_val_loss")}
     blocks = {
@@ -91,8 +89,7 @@ def core(study, root):
 
 
 def gates_top_k(study, point, summary, context):
-    """Validation scores of a finished gated run's model under `top_k` test
-    gates at its target rho (0.3 for the paper's lambda), stored as `top_k`."""
+    """A gated run's validation scores under `top_k` test gates at its rho (0.3 for the paper's lambda): `top_k`."""
     flags = study.run_flags(point)
     if "top_k" in summary or "soft" in flags:
         return None
@@ -305,8 +302,7 @@ def _sweep_plot(points, path):
 
 
 def gate_check(study, root):
-    """The defaults against soft attention (test), annealing (validation),
-    the target density sweep (test) with `sweep.json` and `sweep.png`."""
+    """The defaults against soft attention, annealing, the density sweep (with `sweep.json` and `sweep.png`)."""
     from experiments.studies import HELD_OUT
     from experiments.studies import TUNING
 
@@ -329,8 +325,7 @@ def gate_check(study, root):
 
 
 def lazy(module, function):
-    """`experiments/MODULE.py`'s FUNCTION, imported when called (listing the
-    studies imports no script, rendering a table no TensorFlow)."""
+    """`experiments/MODULE.py`'s FUNCTION, imported when called (listing studies or a table imports no TensorFlow)."""
     return lambda *args: getattr(importlib.import_module(f"experiments.{module}"), function)(*args)
 
 
@@ -386,8 +381,7 @@ _SEQ2SEQ_STATS = (
 
 
 def _seq2seq_table(runs, name, spec):
-    """One table of `studies.SEQ2SEQ_TABLES`: each row's flags (k, L), the
-    report's figures and ours (mean ± sample std over the seeds)."""
+    """One table of `studies.SEQ2SEQ_TABLES`: each row's k and L, the report's figures and ours (mean ± std)."""
     scores = [("BLEU", "test_bleu")]
     if not name.startswith("multi30k"):
         scores = [("exact match", "test_exact_match"), ("symbol error rate", "test_symbol_error_rate")]

@@ -50,8 +50,7 @@ def imdb_candidates(runs):
 
 
 def imdb_setting(runs):
-    """The candidate setting whose GA-Net (seed 0) has the best validation accuracy at a validation density
-    <= IMDB_MAX_DENSITY."""
+    """The candidate whose GA-Net (seed 0) has the best validation accuracy at density <= IMDB_MAX_DENSITY."""
     allowed = [c for c in imdb_candidates(runs) if c[1]["validation_density"] <= IMDB_MAX_DENSITY]
     return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
 
@@ -80,8 +79,7 @@ def explain_imdb(data_dir, max_words=80):
 
 
 def profile(study, point, summary, context):
-    """After a run: the attention FLOPs for one example, by TensorFlow's profiler beside our count, once
-    (`profiler_check.json`)."""
+    """After a run, once: one example's attention FLOPs by TensorFlow's profiler and ours (`profiler_check.json`)."""
     path = os.path.join(os.path.dirname(context["runs_dir"]), "profiler_check.json")
     if os.path.exists(path):
         return

@@ -59,8 +59,7 @@ def train_config(flags):
 
 
 def test_rule_config(config, legacy=False):
-    """A run's config with a gated model's test-gate rule written out, so that
-    configs compare by it; `legacy`: a summary from before the `nucleus` default."""
+    """A run's config with a gated model's test-gate rule written out (`legacy`: before the `nucleus` default)."""
     from ganet_tf.models.gate_layers import resolve_gate_defaults
     from ganet_tf.models.gate_layers import target_density_argument
     from ganet_tf.training.train import GATED_MODELS
@@ -219,8 +218,7 @@ def write_json(path, result):
 
 
 def seed_results(seeds, path_of, run_seed):
-    """The JSON result of each of `seeds` at `path_of(seed)`, `run_seed(seed)`
-    written there first where it is missing (resumable, one seed at a time)."""
+    """Each of `seeds`' JSON result at `path_of(seed)`, made by `run_seed(seed)` where missing (one at a time)."""
     for seed in seeds:
         if not os.path.exists(path_of(seed)):
             write_json(path_of(seed), run_seed(seed))

@@ -33,8 +33,7 @@ BATCH = 128  # validation decoding's batch (`densities`)
 
 
 def finished_runs(args, names, fits, misfit):
-    """Exits before any model loads unless each of `names` is a finished run (`OUT/runs`) that `fits`, its model
-    under `--runs-root`."""
+    """Exits, before any model loads, unless each of `names` is a finished run that `fits`, its model there."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
         if name not in runs:
@@ -49,8 +48,7 @@ def finished_runs(args, names, fits, misfit):
 
 
 def write_tables(out, stem, rows, blocks):
-    """Writes `OUT/STEM.json` (`{"rows": rows}`), fills `blocks` and the rows' commands into `OUT/STEM.md` (its
-    prose written by hand) and prints it."""
+    """Writes `OUT/STEM.json` (`rows`), fills `blocks` and the commands into `OUT/STEM.md` and prints it."""
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
     write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
     path = os.path.join(out, f"{stem}.md")

@@ -64,16 +64,14 @@ IMDB_SETTING = "-len400-dropout5"
 
 
 def imdb_run_name(model, setting, seed, part=""):
-    """A baseline's run is named after the first setting with its flags (settings
-    that differ only in GA-Net's flags share them)."""
+    """An IMDB run's name; a baseline's names the first setting with its flags (GA-Net's own flags aside)."""
     if model != "ganet":
         setting = next(other for other in IMDB_SETTINGS if IMDB_SETTINGS[other][0] == IMDB_SETTINGS[setting][0])
     return f"imdb_{model}{part}{setting}_seed{seed}"
 
 
 def _reproduce_runs():
-    """Run name -> flags of `reproduce`: Figure 5's auxiliary hidden sizes, the
-    IMDB candidates, Table 2's IMDB models and Table 5's auxiliary networks."""
+    """Run name -> flags: Figure 5's auxiliary sizes, the IMDB candidates, Table 2's IMDB models, Table 5's."""
     runs = {}
     for dataset, seed, hidden in itertools.product(("trec", "sst1"), (0, 1, 2), (20, 40, 60, 80, 100)):
         gates = (*CORE_PROTOCOL.get(dataset, ()), *CORE_GANET.get(dataset, ()), *PAPER_GATES)
@@ -108,8 +106,7 @@ TRANSFORMER_SETTINGS = {
 
 
 def _transformer_runs():
-    """Run name -> flags of `transformer_check`, in the order they ran: IMDB,
-    its epoch timing (`round0`), the TREC check of sparse training."""
+    """Run name -> flags, in the order they ran: IMDB, its epoch timing (`round0`), TREC's sparse training."""
     imdb = ("--dataset", "imdb", "--sequence-length", "512", "--buckets", "8", "--patience", "2")
     chosen = TRANSFORMER_CHOSEN
     trained = [("dense", 0), ("fnn", 0), ("attention", 0), *((s, seed) for seed in (1, 2) for s in ("dense", chosen))]

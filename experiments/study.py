@@ -1,5 +1,4 @@
-"""A study as data (`Study`): `run_study` trains its runs whose summary is
-missing (resumable), `render_study` writes its tables from the summaries."""
+"""A study as data (`Study`): `run_study` trains its missing runs (resumable), `render_study` writes its tables."""
 
 import dataclasses
 import fnmatch

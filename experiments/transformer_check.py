@@ -66,8 +66,7 @@ def serve(study, point, summary, context):
 
 
 def long_texts(model_dirs, data_dir, limit):
-    """The test texts with at least the padded length in tokens under every
-    model's vectorizer; returns `(texts, padded length, texts scanned)`."""
+    """The IMDB test texts that fill every model's padded length: `(texts, padded length, texts scanned)`."""
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.training.trained_run import load_preprocessing
@@ -85,8 +84,7 @@ def long_texts(model_dirs, data_dir, limit):
 
 
 def time_side_by_side(functions, texts, timing):
-    """Batch-1 latency, then batch throughput, of every model in turn, the
-    order alternating between rounds; the rounds' scores."""
+    """Batch-1 latency, then throughput, of every model in turn, the order alternating between rounds."""
     from experiments.bench_serving import latency
     from experiments.bench_serving import throughput
 
@@ -124,8 +122,7 @@ def medians(rounds):
 
 
 def measure(model_dirs, context):
-    """Exports the models, loads the exports with plain `tf.saved_model.load`
-    and times them side by side; the record (with its command, machine, date)."""
+    """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
     import tensorflow as tf
 
     from experiments.bench import machine
