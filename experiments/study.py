@@ -91,7 +91,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
             changed = study.after(study, point, summary, context)
             if changed is not None:
                 runner.write_json(os.path.join(runs_dir, f"{point['name']}.json"), changed)
-    if not dry_run:
+    if not dry_run and study.tables:  # a study without tables ends with its runs' summaries
         render_study(study, root)
 
 
