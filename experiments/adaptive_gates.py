@@ -24,9 +24,9 @@ from experiments.runner import REPO
 from experiments.runner import machine
 from experiments.runner import run_or_skip
 from experiments.runner import write_json
-from experiments.runner import write_text
 from experiments.tables import grid
 from experiments.tables import number
+from experiments.tables import write_text
 
 RESULTS = os.path.join("results", "adaptive_gates")
 RUNS = os.path.join("runs", "adaptive_gates")

@@ -157,8 +157,12 @@ def nucleus_default(study, root):
 
 
 _SELECTION = "selection.json"
-_SUBWORD_CELLS = {"test_bleu": ".2f", "test_perplexity": ".3f", "seconds_per_epoch": ".0f"}
-_SUBWORD_CELLS["decode_seconds_per_sentence"] = ".4f"
+_SUBWORD_CELLS = {
+    "test_bleu": ".2f",
+    "test_perplexity": ".3f",
+    "seconds_per_epoch": ".0f",
+    "decode_seconds_per_sentence": ".4f",
+}
 
 
 def subword_validation_bleu(study, point, summary, context):

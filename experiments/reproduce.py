@@ -22,6 +22,7 @@ from experiments.runner import write_json
 from experiments.studies import IMDB_SETTINGS
 from experiments.studies import imdb_run_name
 from experiments.tables import fill_copy
+from experiments.tables import grid
 from experiments.tables import grid_of
 from experiments.tables import mean_std
 
@@ -185,8 +186,8 @@ def _per_class(trec):
         [name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), s["support"]]
         for name, s in zip(names, scores, strict=True)
     ]
-    confusion = [[name, *row] for name, row in zip(names, report["confusion_matrix"], strict=True)]
-    confusion = grid_of(" | ".join(["", *names]), confusion)
+    confusion = [[name, *map(str, row)] for name, row in zip(names, report["confusion_matrix"], strict=True)]
+    confusion = grid(["", *names], confusion)
     confusion[0] = confusion[0].replace("|  |", "| |", 1)  # the corner cell is empty
     title = (
         f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, accuracy {best['test_accuracy']:.4f})"

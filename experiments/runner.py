@@ -19,7 +19,6 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from experiments.bench import machine  # noqa: E402 - as the summaries record it
-from experiments.tables import write_text  # noqa: E402, F401 - adaptive_gates imports it from here
 
 _ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
 # The paper's gates (the defaults before issue 13): a fixed lambda, open at test when p > 0.5.

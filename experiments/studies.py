@@ -38,8 +38,11 @@ GATE_GRID = {"dataset": datasets(*REAL_DATASETS, imdb=IMDB), "seed": seeds(0, 1,
 GATE_RUNS = {"record": ("setting",), "resumable": lambda point: point["dataset"] == "imdb"}
 
 
-def _gate_check_datasets(point):
-    return TUNING if point["setting"] == "anneal" else reports.GATE_SWEEP
+def _gate_check_keep(point):
+    """gate_check's runs: the defaults and soft attention everywhere, annealing on TUNING, the sweep on GATE_SWEEP."""
+    if point["setting"] in ("default", "soft"):
+        return True
+    return point["dataset"] in (TUNING if point["setting"] == "anneal" else reports.GATE_SWEEP)
 
 
 ADAPTIVE_SETTINGS = {
@@ -327,8 +330,7 @@ STUDIES = {
                     "anneal": ("--tau", "1.0", "--final-tau", "0.1", "--anneal-epochs", "5", *TOP_K),
                 },
             },
-            # the defaults and soft attention everywhere, annealing on TUNING, the density sweep on GATE_SWEEP
-            keep=lambda p: p["setting"] in ("default", "soft") or p["dataset"] in _gate_check_datasets(p),
+            keep=_gate_check_keep,
             after=reports.one_token_floor,
             tables=reports.gate_check,
             **GATE_RUNS,
