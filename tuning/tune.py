@@ -22,6 +22,7 @@ from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import check_output_folder
 from ganet_tf.training.run_folder import check_outside_runs
+from ganet_tf.training.stop_signal_check import StopSignalCheck
 from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.train import write_outputs
 
@@ -501,6 +502,7 @@ def _search(tuner, config, data, role):
             callbacks=[
                 # First: a diverged trial fails before anything saves it.
                 NonFiniteGuard(),
+                StopSignalCheck(),
                 keras.callbacks.EarlyStopping(monitor=monitor, mode=direction, patience=config.patience),
             ],
             verbose=config.verbose,
@@ -555,7 +557,7 @@ def _retrain(config, data, best, seeds):
                 pool_labels,
                 epochs=best.best_step + 1,
                 # Every epoch's loss and weights checked before anything is written.
-                callbacks=[NonFiniteGuard()],
+                callbacks=[NonFiniteGuard(), StopSignalCheck()],
                 verbose=config.verbose,
             )
         except TrainingDivergedError as error:

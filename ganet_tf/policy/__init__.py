@@ -31,7 +31,10 @@ helpers, so a new command inherits them by calling them:
   naming it (and the line) and the fix.
 - Interruption: `install_signal_handlers` makes SIGTERM stop a command as
   Ctrl-C does; `interruption_message` is its one line and exit code;
-  `critical_section` holds both back during a swap.
+  `critical_section` holds both back during a swap. A handler's exception
+  that Python lost (raised inside a `__del__` or a garbage-collector
+  callback) is raised again by `check_stop_signal`: by `StopSignalCheck`
+  after every batch, and before every swap.
 - A full disk: `os_error_message` is the one line (naming the fix) and
   exit code of an `OSError`; `tensorflow_disk_errors` raises TensorFlow's
   error of a full disk (a SavedModel's SaveV2) as that `OSError`.
@@ -67,14 +70,17 @@ from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.non_finite_guard import check_finite_weights
 from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import check_outside_runs
+from ganet_tf.training.run_folder import check_stop_signal
 from ganet_tf.training.run_folder import critical_section
 from ganet_tf.training.run_folder import is_run_folder
 from ganet_tf.training.run_folder import write_run_folder
+from ganet_tf.training.stop_signal_check import StopSignalCheck
 
 __all__ = [
     "FolderLock",
     "NonFiniteGuard",
     "OutputFolder",
+    "StopSignalCheck",
     "Terminated",
     "TrainingDivergedError",
     "check_choice",
@@ -82,6 +88,7 @@ __all__ = [
     "check_finite_weights",
     "check_flags_apply",
     "check_outside_runs",
+    "check_stop_signal",
     "check_number",
     "check_output_folders",
     "critical_section",

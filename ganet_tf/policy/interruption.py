@@ -6,6 +6,7 @@ import threading
 
 from ganet_tf.training.run_folder import STOP_SIGNALS
 from ganet_tf.training.run_folder import Terminated  # noqa: F401 - part of the policy's API
+from ganet_tf.training.run_folder import forget_stop_signal
 from ganet_tf.training.run_folder import stop_handler
 
 # Exit codes: 128 + the signal's number, as a shell reports a killed process.
@@ -18,6 +19,7 @@ def install_signal_handlers():
     the main thread); returns the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
         return None
+    forget_stop_signal()
     return {number: signal.signal(number, stop_handler) for number in STOP_SIGNALS}
 
 
@@ -30,7 +32,9 @@ def restore_signal_handlers(previous):
 
 
 def interruption_message(error):
-    """`(exit code, one line)` for a `KeyboardInterrupt` (Ctrl-C or SIGTERM)."""
+    """`(exit code, one line)` for a `KeyboardInterrupt` (Ctrl-C or SIGTERM);
+    the signal is then forgotten (`check_stop_signal` no longer raises it)."""
+    forget_stop_signal()
     name = getattr(error, "signal_name", "Ctrl-C")
     line = (
         f"interrupted ({name}): no output was replaced and nothing half-written was left; "

@@ -10,6 +10,7 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import check_output_folder
+from ganet_tf.training.run_folder import check_stop_signal
 from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import critical_section
 from ganet_tf.training.run_folder import is_inside
@@ -142,6 +143,7 @@ def write_file_atomically(path, write, mode="w", encoding="utf-8"):
     try:
         with open(temporary, mode, encoding=None if "b" in mode else encoding) as handle:
             write(handle)
+        check_stop_signal()
         with critical_section():
             os.replace(temporary, path)
     finally:

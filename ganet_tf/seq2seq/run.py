@@ -15,6 +15,7 @@ from ganet_tf.models.gate_layers import resolve_gate_defaults
 from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.policy import NonFiniteGuard
 from ganet_tf.policy import OutputFolder
+from ganet_tf.policy import StopSignalCheck
 from ganet_tf.policy import TrainingDivergedError
 from ganet_tf.policy import check_choice
 from ganet_tf.policy import check_finite_fields
@@ -766,7 +767,7 @@ def _fit(model, config, datasets):
     """
     # The guard first: a loss or weight that is NaN or infinite stops the
     # training before the backup or anything else saves it.
-    callbacks, epoch_seconds, stopping, finished = [NonFiniteGuard()], None, [], False
+    callbacks, epoch_seconds, stopping, finished = [NonFiniteGuard(), StopSignalCheck()], None, [], False
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
         epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))

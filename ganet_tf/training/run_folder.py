@@ -148,7 +148,9 @@ class Terminated(KeyboardInterrupt):
     signal_name = "SIGTERM"
 
 
-_held = {"depth": 0, "pending": None}
+# depth: nested critical sections; pending: a signal held back by them;
+# received: the last stop signal since `forget_stop_signal`.
+_held = {"depth": 0, "pending": None, "received": None}
 
 
 def _interruption(signum):
@@ -159,10 +161,32 @@ def stop_handler(signum, frame):
     """The handler of `STOP_SIGNALS` that `main()` installs: raises
     `KeyboardInterrupt` (Ctrl-C) or `Terminated` (SIGTERM), or, inside a
     `critical_section`, keeps the signal for the section's end."""
+    _held["received"] = signum
     if _held["depth"]:
         _held["pending"] = signum
         return
     raise _interruption(signum)
+
+
+def check_stop_signal():
+    """Raises the interruption of a stop signal that came since
+    `forget_stop_signal`.
+
+    A signal handler's exception can be lost: Python prints and ignores an
+    exception raised inside a `__del__` method or a garbage-collector
+    callback, which is where the handler runs when the signal arrives
+    there. Called where no exception is on its way (between batches,
+    before an output is swapped into place), this raises it again, so such
+    a signal still stops the command before it writes anything.
+    """
+    if _held["received"] is not None:
+        raise _interruption(_held["received"])
+
+
+def forget_stop_signal():
+    """Forgets the last stop signal: for `main()`, once it has reported it
+    (or before it starts a command)."""
+    _held["received"] = None
 
 
 @contextlib.contextmanager
@@ -344,6 +368,7 @@ def write_run_folder(path, write_files, owned=is_run_folder):
                 "nothing replaced; train again with a new --out."
             )
         aside = None
+        check_stop_signal()
         with critical_section():
             if os.path.exists(path):
                 aside = hidden_name(path, "old")

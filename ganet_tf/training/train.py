@@ -49,6 +49,7 @@ from ganet_tf.training.run_folder import PREPROCESSING_FILE
 from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.runtime_options import precision_policy
 from ganet_tf.training.runtime_options import tensorboard_callbacks
+from ganet_tf.training.stop_signal_check import StopSignalCheck
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
@@ -384,7 +385,7 @@ def _fit(model, train, validation, config, callbacks):
         train,
         validation_data=validation,
         epochs=config.epochs,
-        callbacks=[NonFiniteGuard(), *resumable, *stopping, *callbacks],
+        callbacks=[NonFiniteGuard(), StopSignalCheck(), *resumable, *stopping, *callbacks],
         verbose=config.verbose,
         shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
     )

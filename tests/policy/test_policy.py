@@ -14,6 +14,7 @@ from ganet_tf.policy import Terminated
 from ganet_tf.policy import check_flags_apply
 from ganet_tf.policy import check_number
 from ganet_tf.policy import check_output_folders
+from ganet_tf.policy import check_stop_signal
 from ganet_tf.policy import critical_section
 from ganet_tf.policy import explicit_flags
 from ganet_tf.policy import install_signal_handlers
@@ -116,6 +117,35 @@ def test_sigterm_is_an_interruption_and_held_back_during_a_swap(tmp_path):
                 os.kill(os.getpid(), signal.SIGTERM)
                 path.write_text("swapped")  # still runs: the signal waits for the block's end
         assert path.read_text() == "swapped"
+    finally:
+        restore_signal_handlers(previous)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_sigterm_lost_in_a_del_method_still_replaces_nothing(tmp_path):
+    class SignalledWhileCollected:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler's exception is printed and ignored
+
+    previous = install_signal_handlers()
+    try:
+        path = tmp_path / "f.txt"
+        path.write_text("old")
+
+        def write(handle):
+            handle.write("new")
+            SignalledWhileCollected()
+
+        with pytest.raises(Terminated):  # raised again before the swap
+            write_file_atomically(str(path), write)
+        assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
+        with pytest.raises(Terminated):  # until `main` reports it
+            check_stop_signal()
+    finally:
+        restore_signal_handlers(previous)
+    install_signal_handlers()  # a new command starts with no signal
+    try:
+        check_stop_signal()
     finally:
         restore_signal_handlers(previous)
 
