@@ -1,9 +1,9 @@
 import os
-import warnings
 
 import pytest
 
 from tests import tensorflow_blocker
+from tests.eager import functions_run_eagerly
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # GANET_BLOCK_TENSORFLOW=1: TensorFlow cannot be imported (tests/test_backends.py).
@@ -129,19 +129,6 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture
 def eager_functions():
-    """Runs `tf.function`s eagerly for the test: Keras's train, test and
-    predict steps then skip tracing, which on the tests' tiny models costs
-    far more than the steps (a BiLSTM GA-Net's `fit` of two batches: 33 s
-    traced, 5 s eager). Only for tests of a few steps (a test that trains
-    hundreds of steps runs slower eagerly), and of what a model computes,
-    not of how it compiles: tests of graphs, XLA and exports keep tracing."""
-    import tensorflow as tf
-
-    tf.config.run_functions_eagerly(True)
-    try:
-        with warnings.catch_warnings():
-            # tf.data's own functions stay traced, as the warning says.
-            warnings.filterwarnings("ignore", "Even though the `tf.config.experimental_run_functions_eagerly`")
-            yield
-    finally:
-        tf.config.run_functions_eagerly(False)
+    """The test with `tf.function`s run eagerly (`tests.eager.functions_run_eagerly`)."""
+    with functions_run_eagerly():
+        yield

@@ -3,6 +3,7 @@
 import pytest
 
 from ganet_tf.cli import main
+from tests.eager import functions_run_eagerly
 
 TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabulary", "0", "--verbose", "0"]
 
@@ -16,7 +17,8 @@ def classifier_run(tmp_path_factory):
     (root / "test.txt").write_text("\n".join(lines[:10]), encoding="utf-8")
     out = root / "run"
     files = ["--train-file", str(root / "train.txt"), "--test-file", str(root / "test.txt")]
-    assert main(["train", *files, *TINY, "--batch-size", "16", "--sequence-length", "6", "--out", str(out)]) == 0
+    with functions_run_eagerly():
+        assert main(["train", *files, *TINY, "--batch-size", "16", "--sequence-length", "6", "--out", str(out)]) == 0
     return str(out)
 
 

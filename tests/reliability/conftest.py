@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from ganet_tf.cli import main
+from tests.eager import functions_run_eagerly
 
 TRAIN_TINY = [
     "--model",
@@ -209,7 +210,8 @@ def data(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("reliability"))
     files = write_train_files(os.path.join(root, "data"))
     train_run, seq2seq_run = os.path.join(root, "train_run"), os.path.join(root, "seq2seq_run")
-    assert main(["train", *files, *TRAIN_TINY, "--out", train_run]) == 0
+    with functions_run_eagerly():
+        assert main(["train", *files, *TRAIN_TINY, "--out", train_run]) == 0
     assert main(["seq2seq", *SEQ2SEQ_TINY, "--out", seq2seq_run]) == 0
     return Data(root, files, train_run, seq2seq_run)
 

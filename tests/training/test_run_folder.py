@@ -20,6 +20,7 @@ from ganet_tf.training.run_folder import clean_stale
 from ganet_tf.training.run_folder import write_run_folder
 from tests.command_checks import error_line
 from tests.command_checks import tree
+from tests.eager import functions_run_eagerly
 
 RUN = sorted(["metrics.json", "model.keras", "preprocessing.json", RUN_MARKER])
 TINY = [
@@ -63,7 +64,8 @@ def trained(tmp_path_factory):
     out.mkdir()
     for name in RUN:
         (out / name).write_text("an earlier run")
-    code = main(["train", *files, *TINY, "--out", str(out), "--backup-dir", str(root / "backup")])
+    with functions_run_eagerly():
+        code = main(["train", *files, *TINY, "--out", str(out), "--backup-dir", str(root / "backup")])
     assert code == 0
     return root, files
 
