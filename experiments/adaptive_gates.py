@@ -1,11 +1,8 @@
-"""Adaptive test gates on the synthetic selection family (issue 39): GA-Net is trained once per task
-and seed, then scored under `top_k` 0.3, `threshold`, and `relative` and `nucleus` at the grid value of
-highest smallest validation F1 over the tasks. Writes `results/adaptive_gates/runs/`,
-`selection{SUFFIX}.json` and `tables{SUFFIX}.md` (SUFFIX: the flags changed).
-
-    python experiments/adaptive_gates.py [--tasks share05 share20 share50] [--seeds 0] [--epochs 8] [--lr 0.01]
-        [--complement-weight MU] [--complement inputs] [--complement-target T] [--target-density RHO]
-        [--lam LAMBDA] [--aux ENCODER] [--straight-through]
+"""Adaptive test gates on the synthetic selection family (issue 39): GA-Net trained once per task and seed, scored
+under `top_k` 0.3, `threshold`, and `relative` and `nucleus` at the grid value of highest smallest validation F1 over
+the tasks. Writes `results/adaptive_gates/runs/`, `selection{SUFFIX}.json` and `tables{SUFFIX}.md` (SUFFIX: the flags
+changed). `python -m experiments run adaptive_gates -- [--tasks T ...] [--seeds S ...] [--epochs N] [--lr LR] [FLAG]`,
+FLAG one of `VARIANTS`' `train` flags (`--complement-weight 1 --complement adversarial`, `--straight-through`, ...).
 """
 
 import argparse
@@ -14,10 +11,9 @@ import json
 import os
 import sys
 
+import keras
 import numpy as np
-
-from ganet_tf.cli import COMPLEMENT_CHOICES
-from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
+from sklearn.metrics import roc_auc_score
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script
 from experiments.runner import REPO
@@ -27,6 +23,15 @@ from experiments.runner import write_json
 from experiments.tables import grid
 from experiments.tables import number
 from experiments.tables import write_text
+from ganet_tf.cli import COMPLEMENT_CHOICES
+from ganet_tf.data.synthetic_selection import selection_task
+from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.layers import GateSampler
+from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
+from ganet_tf.metrics import selection_scores
+from ganet_tf.models import build_explainer
+from ganet_tf.models import with_gate_inference
+from ganet_tf.training.trained_run import load_run
 
 RESULTS = os.path.join("results", "adaptive_gates")
 RUNS = os.path.join("runs", "adaptive_gates")
@@ -40,34 +45,33 @@ GRIDS = {
     "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99],
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
-TOP_K_DENSITY = 0.3
-# `train`'s variant flags -> their tag in results file names, in order (run names: target density first).
-TAGS = {
-    "complement_weight": "cw",
-    "complement": "c",
-    "complement_target": "ct",
-    "target_density": "td",
-    "lam": "lam",
-    "aux": "aux",
-    "straight_through": "st",
+FIXED_RULES = [("top_k", 0.3), ("threshold", 0.5)]
+# `train`'s variant flags: their tag in results file names (in this order; run names: target density first) and
+# their argparse options.
+VARIANTS = {
+    "complement_weight": ("cw", {"type": float}),
+    "complement": ("c", {"choices": COMPLEMENT_CHOICES}),
+    "complement_target": ("ct", {"type": float}),
+    "target_density": ("td", {"type": float}),
+    "lam": ("lam", {"type": float}),
+    "aux": ("aux", {}),
+    "straight_through": ("st", {"action": "store_true"}),
 }
-RUN_ORDER = ("target_density", *(key for key in TAGS if key != "target_density"))
+RUN_ORDER = ("target_density", *(key for key in VARIANTS if key != "target_density"))
 
 
-def variant(values, order=tuple(TAGS)):
+def variant(values, order=tuple(VARIANTS)):
     """(name suffix, `train` flags) of the variant flags given in `values` (None, False: not given)."""
     suffix, flags = "", []
     for key in [key for key in order if values.get(key) is not None and values.get(key) is not False]:
         text = "" if values[key] is True else f"{values[key]:g}" if isinstance(values[key], float) else values[key]
-        suffix += f"_{TAGS[key]}{text}"
+        suffix += f"_{VARIANTS[key][0]}{text}"
         flags += ["--" + key.replace("_", "-"), *([text] if text else [])]
     return suffix, flags
 
 
 def task_data(task, split):
     """(texts, labels, keyword masks) of `split` of `task`, always the same."""
-    from ganet_tf.data.synthetic_selection import selection_task
-
     seed = DATA_SEEDS[split] + list(TASKS).index(task)
     return selection_task(TEXTS[split], TASKS[task], seed=seed, max_length=400)
 
@@ -90,17 +94,20 @@ def write_task_files(task):
     return paths
 
 
-def train_task(task, seed, epochs, learning_rate, variants):
+def train_task(task, seed, args, variants):
     """Trains (or finds) GA-Net on `task` with `train`'s defaults but these; returns its run folder."""
     train_file, test_file = write_task_files(task)
     suffix, variant_flags = variant(variants, RUN_ORDER)
-    name = f"{task}_ganet_seed{seed}" + ("" if learning_rate == 0.001 else f"_lr{learning_rate:g}")
-    name += ("" if epochs == EPOCHS else f"_ep{epochs}") + suffix
-    flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(epochs)]
-    flags += [*COMMON, "--lr", f"{learning_rate:g}", *variant_flags]
+    name = f"{task}_ganet_seed{seed}" + ("" if args.lr == 0.001 else f"_lr{args.lr:g}") + epochs_tag(args) + suffix
+    flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(args.epochs)]
+    flags += [*COMMON, "--lr", f"{args.lr:g}", *variant_flags]
     extra = {"task": task, "keyword_share": TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
+
+
+def epochs_tag(args):
+    return "" if args.epochs == EPOCHS else f"_ep{args.epochs}"
 
 
 def summary(scores, all_closed):
@@ -117,25 +124,21 @@ def parameters(mode, value):
     return {} if mode == "threshold" else {MODE_PARAMETERS[mode]: value}
 
 
-def validation_scores(run_dir, task):
-    """Selection scores of the open gates (`GateSampler` on the trained gate logits, the auxiliary
-    network's output) on `task`'s validation texts under top_k 0.3, threshold and every grid rule."""
-    import keras
-    from sklearn.metrics import roc_auc_score
-
-    from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.layers import GateSampler
-    from ganet_tf.metrics import selection_scores
-    from ganet_tf.training.trained_run import load_run
-
-    texts, _, keyword_masks = task_data(task, "validation")
-    model, vectorizer, _ = load_run(run_dir)
+def split_of(run_dir, task, split):
+    """The trained model, its class names and `task`'s `split`: ids, labels, real tokens, keywords."""
+    model, vectorizer, class_names = load_run(run_dir)
+    texts, labels, keyword_masks = task_data(task, split)
     ids = vectorize(vectorizer, texts)
-    logits, real = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0), ids != 0
-    keywords = keyword_masks[:, : logits.shape[1]]
+    return model, class_names, ids, labels, ids != 0, keyword_masks[:, : ids.shape[1]]
+
+
+def validation_scores(run_dir, task):
+    """Selection scores of the open gates (`GateSampler` on the auxiliary network's trained gate logits) on `task`'s
+    validation texts under the fixed rules and every grid value, with the AUC of the logits for the keywords."""
+    model, _, ids, _, real, keywords = split_of(run_dir, task, "validation")
+    logits = keras.Model(model.inputs, model.get_layer("auxiliary").output).predict(ids, verbose=0)
     result = {"gate_probability_auc": float(roc_auc_score(keywords[real], logits[real]))}
-    candidates = [("top_k", TOP_K_DENSITY), ("threshold", 0.5)]
-    for mode, value in candidates + [(mode, value) for mode, values in GRIDS.items() for value in values]:
+    for mode, value in FIXED_RULES + [(mode, value) for mode, values in GRIDS.items() for value in values]:
         gates = GateSampler(inference_mode=mode, **parameters(mode, value))(logits, mask=real).numpy() > 0.5
         closed = float(np.mean(~gates.any(axis=1)[real.any(axis=1)]))
         result[f"{mode}:{value}"] = summary(selection_scores(gates, keywords, real), closed)
@@ -153,18 +156,9 @@ def choose(validation, tasks):
 
 
 def test_scores(run_dir, task, rules):
-    """Accuracy and selection scores of the attended tokens (weight > 0) on `task`'s test texts, through
-    the whole model, under each rule `(mode, value)`."""
-    from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.metrics import selection_scores
-    from ganet_tf.models import build_explainer
-    from ganet_tf.models import with_gate_inference
-    from ganet_tf.training.trained_run import load_run
-
-    model, vectorizer, class_names = load_run(run_dir)
-    texts, labels, keyword_masks = task_data(task, "test")
-    ids = vectorize(vectorizer, texts)
-    real, keywords = ids != 0, keyword_masks[:, : ids.shape[1]]
+    """Accuracy and selection scores of the attended tokens (weight > 0) on `task`'s test texts, through the whole
+    model, under each rule `(mode, value)`."""
+    model, class_names, ids, labels, real, keywords = split_of(run_dir, task, "test")
     targets = np.array([class_names.index(f"c{label}") for label in labels])  # the CSV labels
     result = {}
     for mode, value in rules:
@@ -229,7 +223,7 @@ def seed_lines(seed, result, tasks):
 
 
 def readme(report, tasks):
-    flags = variant({key: report.get(key) for key in TAGS})[1]
+    flags = variant({key: report.get(key) for key in VARIANTS})[1]
     changed = f" but `{' '.join(flags)}`" if flags else ""
     lines = [
         "# Adaptive test gates on the synthetic selection family (issue 39)",
@@ -255,26 +249,22 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--lr", type=float, default=LEARNING_RATE)
-    for flag in ("--target-density", "--complement-weight", "--complement-target", "--lam"):
-        parser.add_argument(flag, type=float)
-    parser.add_argument("--complement", choices=COMPLEMENT_CHOICES)
-    parser.add_argument("--aux")
-    parser.add_argument("--straight-through", action="store_true")
+    for key, (_, options) in VARIANTS.items():
+        parser.add_argument("--" + key.replace("_", "-"), **options)
     args = parser.parse_args()
     variants = {key: getattr(args, key) for key in RUN_ORDER}
     command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
     report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs, **variants}
     report["seeds"] = {}
     for seed in args.seeds:
-        runs = {task: train_task(task, seed, args.epochs, args.lr, variants) for task in args.tasks}
+        runs = {task: train_task(task, seed, args, variants) for task in args.tasks}
         validation = {task: validation_scores(runs[task], task) for task in args.tasks}
         chosen = choose(validation, args.tasks)
-        rules = [("top_k", TOP_K_DENSITY), ("threshold", 0.5), *((mode, c["value"]) for mode, c in chosen.items())]
+        rules = [*FIXED_RULES, *((mode, c["value"]) for mode, c in chosen.items())]
         test = {task: test_scores(runs[task], task, rules) for task in args.tasks}
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
-    suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
-    suffix += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + variant(variants)[0]
+    suffix = ("" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}") + epochs_tag(args) + variant(variants)[0]
     if args.complement_weight is not None and set(args.tasks) != set(TASKS):
         suffix += "_" + "_".join(args.tasks)
     write_json(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), report)
