@@ -98,16 +98,13 @@ def train_task(task, seed, args, variants):
     """Trains (or finds) GA-Net on `task` with `train`'s defaults but these; returns its run folder."""
     train_file, test_file = write_task_files(task)
     suffix, variant_flags = variant(variants, RUN_ORDER)
-    name = f"{task}_ganet_seed{seed}" + ("" if args.lr == 0.001 else f"_lr{args.lr:g}") + epochs_tag(args) + suffix
+    name = f"{task}_ganet_seed{seed}" + ("" if args.lr == 0.001 else f"_lr{args.lr:g}")
+    name += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + suffix
     flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(args.epochs)]
     flags += [*COMMON, "--lr", f"{args.lr:g}", *variant_flags]
     extra = {"task": task, "keyword_share": TASKS[task]}
     run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
     return os.path.join(REPO, RUNS, name)
-
-
-def epochs_tag(args):
-    return "" if args.epochs == EPOCHS else f"_ep{args.epochs}"
 
 
 def summary(scores, all_closed):
@@ -264,7 +261,8 @@ def main():
         test = {task: test_scores(runs[task], task, rules) for task in args.tasks}
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
         print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
-    suffix = ("" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}") + epochs_tag(args) + variant(variants)[0]
+    suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
+    suffix += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + variant(variants)[0]
     if args.complement_weight is not None and set(args.tasks) != set(TASKS):
         suffix += "_" + "_".join(args.tasks)
     write_json(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), report)
