@@ -9,8 +9,10 @@ def functions_run_eagerly():
     """Runs `tf.function`s eagerly inside the block: Keras's train, test and
     predict steps then skip tracing, which on the tests' tiny models costs
     far more than the steps (a BiLSTM GA-Net's `fit` of two batches: 33 s
-    traced, 5 s eager; a tiny `train` run of 3 batches: 24-33 s traced, 8 s
-    eager). Only for a few steps (hundreds of steps run slower eagerly), and
+    traced, 5 s eager; `train` on 40 lines of a file: 24-33 s against 8 s;
+    one epoch of TREC limited to 120: 32 s against 18 s). Only for one
+    epoch of a few batches (three epochs of TREC limited to 96 ran slower
+    eagerly, 46 s against 33 s; so did the seq2seq runs, which decode), and
     for what a model computes and a command writes, not for how it compiles:
     tests of graphs, XLA and SavedModel signatures keep tracing, and each
     command keeps a traced end-to-end test."""

@@ -125,8 +125,9 @@ def test_tuning_does_not_import_the_command_line():
 
 
 def test_policy_does_not_import_the_training():
-    # Only the run-folder helpers of `ganet_tf.training` that it gives.
-    helpers = {"backup", "non_finite_guard", "run_folder"}
+    # Only the run-folder helpers and the two guarding callbacks of
+    # `ganet_tf.training` that it gives.
+    helpers = {"backup", "non_finite_guard", "run_folder", "stop_signal_check"}
     modules = _modules(REPO)
     for name, path in modules.items():
         if name.startswith("ganet_tf.policy"):

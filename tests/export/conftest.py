@@ -3,6 +3,7 @@
 import pytest
 
 from ganet_tf.export import export_saved_model
+from tests.eager import functions_run_eagerly
 
 MODELS = ("ganet", "soft")
 
@@ -17,19 +18,20 @@ def runs(data_dir, tmp_path_factory):
     folders = {}
     for model in MODELS:
         out = root / model
-        train_and_evaluate(
-            TrainConfig(
-                dataset="trec",
-                data_dir=data_dir,
-                model=model,
-                limit=120,
-                epochs=1,
-                hidden=4,
-                aux_hidden=3,
-                verbose=0,
-                out=str(out),
+        with functions_run_eagerly():
+            train_and_evaluate(
+                TrainConfig(
+                    dataset="trec",
+                    data_dir=data_dir,
+                    model=model,
+                    limit=120,
+                    epochs=1,
+                    hidden=4,
+                    aux_hidden=3,
+                    verbose=0,
+                    out=str(out),
+                )
             )
-        )
         folders[model] = str(out)
     return folders
 

@@ -6,6 +6,7 @@ import pytest
 
 from ganet_tf.cli import main
 from ganet_tf.interpret import explain_texts
+from tests.eager import functions_run_eagerly
 
 
 @pytest.fixture(scope="module")
@@ -18,20 +19,21 @@ def trained(data_dir, tmp_path_factory):
     # so that every text has open and closed gates, however little it trained.
     top_half = {"inference_mode": "top_k", "inference_density": 0.5}
     for model, gates in (("ganet", top_half), ("soft", {})):
-        train_and_evaluate(
-            TrainConfig(
-                dataset="sst2",
-                data_dir=data_dir,
-                model=model,
-                limit=96,
-                epochs=1,
-                hidden=4,
-                aux_hidden=3,
-                verbose=0,
-                out=str(root / model),
-                **gates,
+        with functions_run_eagerly():
+            train_and_evaluate(
+                TrainConfig(
+                    dataset="sst2",
+                    data_dir=data_dir,
+                    model=model,
+                    limit=96,
+                    epochs=1,
+                    hidden=4,
+                    aux_hidden=3,
+                    verbose=0,
+                    out=str(root / model),
+                    **gates,
+                )
             )
-        )
     return root
 
 
