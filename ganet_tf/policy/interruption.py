@@ -24,7 +24,9 @@ def install_signal_handlers():
 
 
 def restore_signal_handlers(previous):
-    """Puts back the handlers `install_signal_handlers` replaced."""
+    """Puts back the handlers `install_signal_handlers` replaced and
+    forgets any stop signal they recorded."""
+    forget_stop_signal()
     if previous is not None and threading.current_thread() is threading.main_thread():
         for number, handler in previous.items():
             if handler is not None:  # None: a handler set outside Python, not restorable

@@ -179,7 +179,10 @@ def check_stop_signal():
     before an output is swapped into place), this raises it again, so such
     a signal still stops the command before it writes anything.
     """
-    if _held["received"] is not None:
+    # Only while `stop_handler` is installed (by `main()`): a library call
+    # outside a command never raises a signal recorded by an earlier one.
+    installed = signal.getsignal(signal.SIGTERM) is stop_handler
+    if installed and _held["received"] is not None:
         raise _interruption(_held["received"])
 
 
