@@ -2,6 +2,7 @@
 the one error line it printed."""
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -16,6 +17,20 @@ signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 limit = int(sys.argv.pop(1))
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 """
+
+
+def send_sigterm():
+    """SIGTERM to this process: its handler raises where the code is."""
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+class SigtermWhileCollected:
+    """Made and collected at once, it sends SIGTERM from `__del__`: the
+    handler runs there, and Python prints and ignores its exception, as in a
+    garbage-collector callback (where CI met it)."""
+
+    def __del__(self):
+        send_sigterm()
 
 
 def tree(root):

@@ -3,7 +3,6 @@
 import errno
 import gzip
 import os
-import signal
 
 import pytest
 
@@ -24,6 +23,8 @@ from ganet_tf.policy import read_run_json
 from ganet_tf.policy import restore_signal_handlers
 from ganet_tf.policy import tensorflow_disk_errors
 from ganet_tf.policy import write_file_atomically
+from tests.command_checks import SigtermWhileCollected
+from tests.command_checks import send_sigterm
 
 
 @pytest.mark.parametrize(
@@ -99,34 +100,10 @@ def test_input_text_as_written_and_damaged_files_in_one_line(tmp_path):
         read_run_json(str(tmp_path / "c.json"))
 
 
-def test_sigterm_is_an_interruption_and_held_back_during_a_swap(tmp_path):
-    previous = install_signal_handlers()
-    try:
-        path = tmp_path / "f.txt"
-        path.write_text("old")
-
-        def write(handle):
-            handle.write("new")
-            os.kill(os.getpid(), signal.SIGTERM)  # arrives mid-write: nothing replaced
-
-        with pytest.raises(Terminated):
-            write_file_atomically(str(path), write)
-        assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
-        with pytest.raises(Terminated):
-            with critical_section():
-                os.kill(os.getpid(), signal.SIGTERM)
-                path.write_text("swapped")  # still runs: the signal waits for the block's end
-        assert path.read_text() == "swapped"
-    finally:
-        restore_signal_handlers(previous)
-
-
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_a_sigterm_lost_in_a_del_method_still_replaces_nothing(tmp_path):
-    class SignalledWhileCollected:
-        def __del__(self):
-            os.kill(os.getpid(), signal.SIGTERM)  # the handler's exception is printed and ignored
-
+@pytest.mark.parametrize("send", [send_sigterm, SigtermWhileCollected], ids=["raised", "lost_in_del"])
+def test_a_sigterm_mid_write_replaces_nothing_and_is_forgotten_once_restored(tmp_path, send):
+    # Lost in a `__del__`, the handler's exception is raised again before the swap.
     previous = install_signal_handlers()
     try:
         path = tmp_path / "f.txt"
@@ -134,9 +111,9 @@ def test_a_sigterm_lost_in_a_del_method_still_replaces_nothing(tmp_path):
 
         def write(handle):
             handle.write("new")
-            SignalledWhileCollected()
+            send()
 
-        with pytest.raises(Terminated):  # raised again before the swap
+        with pytest.raises(Terminated):
             write_file_atomically(str(path), write)
         assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
         with pytest.raises(Terminated):  # until `main` reports it
@@ -144,6 +121,19 @@ def test_a_sigterm_lost_in_a_del_method_still_replaces_nothing(tmp_path):
     finally:
         restore_signal_handlers(previous)
     check_stop_signal()  # handlers restored: the signal is forgotten, library calls go on
+
+
+def test_sigterm_is_held_back_during_a_swap(tmp_path):
+    previous = install_signal_handlers()
+    try:
+        path = tmp_path / "f.txt"
+        with pytest.raises(Terminated):
+            with critical_section():
+                send_sigterm()
+                path.write_text("swapped")  # still runs: the signal waits for the block's end
+        assert path.read_text() == "swapped"
+    finally:
+        restore_signal_handlers(previous)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full, where every write finds no space")

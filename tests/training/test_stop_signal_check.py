@@ -1,8 +1,5 @@
 """A SIGTERM whose exception Python lost still stops the fit at the next batch."""
 
-import os
-import signal
-
 import keras
 import numpy as np
 import pytest
@@ -12,15 +9,7 @@ from ganet_tf.policy import Terminated
 from ganet_tf.policy import install_signal_handlers
 from ganet_tf.policy import interruption_message
 from ganet_tf.policy import restore_signal_handlers
-
-
-class _SignalledWhileCollected:
-    """Sends SIGTERM from `__del__`: the handler runs there, and Python
-    prints and ignores its exception, as it does in a garbage-collector
-    callback (where CI met it)."""
-
-    def __del__(self):
-        os.kill(os.getpid(), signal.SIGTERM)
+from tests.command_checks import SigtermWhileCollected
 
 
 class _SignalAtBatch(keras.callbacks.Callback):
@@ -31,7 +20,7 @@ class _SignalAtBatch(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         self.batches.append(batch)
         if batch == self.signal_batch:
-            _SignalledWhileCollected()  # collected at once: the exception is lost
+            SigtermWhileCollected()  # collected at once: the exception is lost
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
