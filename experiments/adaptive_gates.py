@@ -1,29 +1,24 @@
-"""Adaptive test gates on the synthetic selection family (issue 39): GA-Net trained once per task and seed, scored
-under `top_k` 0.3, `threshold`, and `relative` and `nucleus` at the grid value of highest smallest validation F1 over
-the tasks. Writes `results/adaptive_gates/runs/`, `selection{SUFFIX}.json` and `tables{SUFFIX}.md` (SUFFIX: the flags
-changed). `python -m experiments run adaptive_gates -- [--tasks T ...] [--seeds S ...] [--epochs N] [--lr LR] [FLAG]`,
-FLAG one of `VARIANTS`' `train` flags (`--complement-weight 1 --complement adversarial`, `--straight-through`, ...).
+"""Adaptive test gates on the synthetic selection family (issue 39): a variant's GA-Net, trained once per task and
+seed (`studies.GATE_VARIANTS`), scored under `top_k` 0.3, `threshold`, and `relative` and `nucleus` at the grid value
+of highest smallest validation F1 over the tasks. Writes `results/adaptive_gates/selection{VARIANT}.json` and
+`tables{VARIANT}.md`: `python -m experiments run adaptive_gates [--only VARIANT]`.
 """
 
-import argparse
 import csv
-import json
 import os
-import sys
 
 import keras
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script
 from experiments.runner import REPO
 from experiments.runner import machine
-from experiments.runner import run_or_skip
 from experiments.runner import write_json
+from experiments.studies import SELECTION_DATA
+from experiments.studies import SELECTION_TASKS as TASKS
 from experiments.tables import grid
 from experiments.tables import number
 from experiments.tables import write_text
-from ganet_tf.cli import COMPLEMENT_CHOICES
 from ganet_tf.data.synthetic_selection import selection_task
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.layers import GateSampler
@@ -33,41 +28,13 @@ from ganet_tf.models import build_explainer
 from ganet_tf.models import with_gate_inference
 from ganet_tf.training.trained_run import load_run
 
-RESULTS = os.path.join("results", "adaptive_gates")
-RUNS = os.path.join("runs", "adaptive_gates")
-TASKS = {"share05": 0.05, "share20": 0.2, "share50": 0.5}  # the mean share of keywords
-COMMON = ["--hidden", "32", "--patience", "3", "--sequence-length", "400"]
-EPOCHS = 8
 TEXTS = {"train": 1000, "test": 400, "validation": 400}
 DATA_SEEDS = {"train": 100, "test": 200, "validation": 300}  # plus the task's index
-LEARNING_RATE = 0.01  # with train's 1e-3 the gates hardly single out the keywords (tables_lr0.001.md)
 GRIDS = {
     "relative": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99],
     "nucleus": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
 }
 FIXED_RULES = [("top_k", 0.3), ("threshold", 0.5)]
-# `train`'s variant flags: their tag in results file names (in this order; run names: target density first) and
-# their argparse options.
-VARIANTS = {
-    "complement_weight": ("cw", {"type": float}),
-    "complement": ("c", {"choices": COMPLEMENT_CHOICES}),
-    "complement_target": ("ct", {"type": float}),
-    "target_density": ("td", {"type": float}),
-    "lam": ("lam", {"type": float}),
-    "aux": ("aux", {}),
-    "straight_through": ("st", {"action": "store_true"}),
-}
-RUN_ORDER = ("target_density", *(key for key in VARIANTS if key != "target_density"))
-
-
-def variant(values, order=tuple(VARIANTS)):
-    """(name suffix, `train` flags) of the variant flags given in `values` (None, False: not given)."""
-    suffix, flags = "", []
-    for key in [key for key in order if values.get(key) is not None and values.get(key) is not False]:
-        text = "" if values[key] is True else f"{values[key]:g}" if isinstance(values[key], float) else values[key]
-        suffix += f"_{VARIANTS[key][0]}{text}"
-        flags += ["--" + key.replace("_", "-"), *([text] if text else [])]
-    return suffix, flags
 
 
 def task_data(task, split):
@@ -76,35 +43,20 @@ def task_data(task, split):
     return selection_task(TEXTS[split], TASKS[task], seed=seed, max_length=400)
 
 
-def write_task_files(task):
-    """Writes `task`'s train and test CSV files (when they differ); returns their paths in the repository."""
-    paths = [os.path.join(RUNS, "data", task, f"{split}.csv") for split in ("train", "test")]
-    for split, path in zip(("train", "test"), paths, strict=True):
-        texts, labels, _ = task_data(task, split)
+def write_task_files(point):
+    """Writes the train and test CSV files of `point`'s task (where they differ)."""
+    for split in ("train", "test"):
+        texts, labels, _ = task_data(point["task"], split)
         rows = [["text", "label"], *([text, f"c{label}"] for text, label in zip(texts, labels, strict=True))]
-        absolute = os.path.join(REPO, path)
-        os.makedirs(os.path.dirname(absolute), exist_ok=True)
-        if os.path.exists(absolute):
-            with open(absolute, newline="", encoding="utf-8") as handle:
+        path = os.path.join(REPO, SELECTION_DATA.format(task=point["task"], split=split))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.exists(path):
+            with open(path, newline="", encoding="utf-8") as handle:
                 if list(csv.reader(handle)) == rows:
                     continue
-        with open(absolute + ".tmp", "w", newline="", encoding="utf-8") as handle:
+        with open(path + ".tmp", "w", newline="", encoding="utf-8") as handle:
             csv.writer(handle).writerows(rows)
-        os.replace(absolute + ".tmp", absolute)
-    return paths
-
-
-def train_task(task, seed, args, variants):
-    """Trains (or finds) GA-Net on `task` with `train`'s defaults but these; returns its run folder."""
-    train_file, test_file = write_task_files(task)
-    suffix, variant_flags = variant(variants, RUN_ORDER)
-    name = f"{task}_ganet_seed{seed}" + ("" if args.lr == 0.001 else f"_lr{args.lr:g}")
-    name += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + suffix
-    flags = ["--train-file", train_file, "--test-file", test_file, "--seed", str(seed), "--epochs", str(args.epochs)]
-    flags += [*COMMON, "--lr", f"{args.lr:g}", *variant_flags]
-    extra = {"task": task, "keyword_share": TASKS[task]}
-    run_or_skip(name, flags, os.path.join(REPO, RESULTS, "runs"), out_root=RUNS, extra=extra)
-    return os.path.join(REPO, RUNS, name)
+        os.replace(path + ".tmp", path)
 
 
 def summary(scores, all_closed):
@@ -220,15 +172,12 @@ def seed_lines(seed, result, tasks):
 
 
 def readme(report, tasks):
-    flags = variant({key: report.get(key) for key in VARIANTS})[1]
-    changed = f" but `{' '.join(flags)}`" if flags else ""
     lines = [
         "# Adaptive test gates on the synthetic selection family (issue 39)",
         "",
         f"Written by `{report['command']}` on {report['machine']} (shared with other jobs).",
         "",
-        f"GA-Net trained once per task with the defaults of `train` (target density 0.3, `top_k` test gates){changed}, "
-        f"`{' '.join(COMMON)} --lr {report['learning_rate']:g}`, at most {report['epochs']} epochs",
+        f"GA-Net trained once per task and seed with `train {' '.join(report['flags'])}`",
         f"({TEXTS['train']} training texts, 10 % of them for early stopping; the tasks of",
         "`experiments/adaptive_gates.py`). The same trained model is then scored under each rule of",
         "`GateSampler` (`ganet_tf.models.with_gate_inference`). Each rule's parameter is ONE value for the",
@@ -240,34 +189,23 @@ def readme(report, tasks):
     return lines + [line for seed, result in report["seeds"].items() for line in seed_lines(seed, result, tasks)]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--epochs", type=int, default=EPOCHS)
-    parser.add_argument("--lr", type=float, default=LEARNING_RATE)
-    for key, (_, options) in VARIANTS.items():
-        parser.add_argument("--" + key.replace("_", "-"), **options)
-    args = parser.parse_args()
-    variants = {key: getattr(args, key) for key in RUN_ORDER}
-    command = " ".join(["python experiments/adaptive_gates.py", *sys.argv[1:]])
-    report = {"machine": machine(), "command": command, "learning_rate": args.lr, "epochs": args.epochs, **variants}
-    report["seeds"] = {}
-    for seed in args.seeds:
-        runs = {task: train_task(task, seed, args, variants) for task in args.tasks}
-        validation = {task: validation_scores(runs[task], task) for task in args.tasks}
-        chosen = choose(validation, args.tasks)
+def tables(study, root):
+    """Writes a variant's `selection{VARIANT}.json` and `tables{VARIANT}.md` once its runs are done; a report there
+    stays (older code wrote the committed tables)."""
+    path, points = os.path.join(root, study.folder, f"selection{study.variant}.json"), list(study.points())
+    if os.path.exists(path) or not all(os.path.exists(study.runs_dir(root) + f"/{p['name']}.json") for p in points):
+        return
+    command = f"python -m experiments run adaptive_gates --only '{study.variant}'"
+    report, tasks = (
+        {"machine": machine(), "command": command, "flags": study.flags, "seeds": {}},
+        list(study.axes["task"]),
+    )
+    for seed in study.axes["seed"]:
+        runs = {p["task"]: os.path.join(REPO, "runs", study.name, p["name"]) for p in points if p["seed"] == seed}
+        validation = {task: validation_scores(runs[task], task) for task in tasks}
+        chosen = choose(validation, tasks)
         rules = [*FIXED_RULES, *((mode, c["value"]) for mode, c in chosen.items())]
-        test = {task: test_scores(runs[task], task, rules) for task in args.tasks}
+        test = {task: test_scores(runs[task], task, rules) for task in tasks}
         report["seeds"][str(seed)] = {"chosen": chosen, "validation": validation, "test": test}
-        print(json.dumps({"seed": seed, "chosen": chosen}), flush=True)
-    suffix = "" if args.lr == LEARNING_RATE else f"_lr{args.lr:g}"
-    suffix += ("" if args.epochs == EPOCHS else f"_ep{args.epochs}") + variant(variants)[0]
-    if args.complement_weight is not None and set(args.tasks) != set(TASKS):
-        suffix += "_" + "_".join(args.tasks)
-    write_json(os.path.join(REPO, RESULTS, f"selection{suffix}.json"), report)
-    write_text(os.path.join(REPO, RESULTS, f"tables{suffix}.md"), readme(report, args.tasks))
-
-
-if __name__ == "__main__":
-    main()
+    write_json(path, report)
+    write_text(os.path.join(root, study.folder, f"tables{study.variant}.md"), readme(report, tasks))

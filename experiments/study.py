@@ -28,6 +28,7 @@ class Study:
     extra: object = None  # point -> more flags
     keep: object = None  # point -> whether it is a run
     resumable: object = None  # point -> keeps a training backup (default: seq2seq runs)
+    prepare: object = None  # point -> None: writes what the run reads, before it trains
     after: object = None  # (study, point, summary, context): analyses a finished run; a summary returned is saved
     reuse: tuple = ()  # studies (or point -> studies) whose runs of the same config are copied (`runner.same_run`)
     models: bool = True  # the models are kept (`runs/NAME/`)
@@ -35,6 +36,8 @@ class Study:
     data_flag: object = True  # runs take `--data-dir` (or point -> bool)
     script: tuple = ()  # `(file,)` of a study its own script runs
     runs: object = "runs"  # the summaries' subfolder (or point -> subfolder)
+    variants: dict = dataclasses.field(default_factory=dict)  # {variant: {field: value}}: the study again per variant
+    variant: str = ""  # the name of this variant of the study
 
     def __post_init__(self):
         if not self.folder:
@@ -45,6 +48,11 @@ class Study:
         """Its tables rebuild from the committed summaries alone (`table all`)."""
         return bool(self.tables) and not self.needs_models
 
+    def each_variant(self):
+        """The study with the fields of each of its `variants` (`variant`: its name), or the study alone."""
+        fields = self.variants.items()
+        return [dataclasses.replace(self, variants={}, variant=name, **f) for name, f in fields] or [self]
+
     def runs_dir(self, root=RESULTS, point=None):
         return os.path.join(root, self.folder, self.runs(point) if callable(self.runs) else self.runs)
 
@@ -53,9 +61,7 @@ class Study:
         for values in itertools.product(*self.axes.values()):
             point = dict(zip(self.axes, values, strict=True))
             point["name"] = self.pattern.format(**point)
-            if (not self.keep or self.keep(point)) and (
-                not only or any(fnmatch.fnmatch(point["name"], pattern) for pattern in only)
-            ):
+            if (not self.keep or self.keep(point)) and (not only or _matches(point["name"], only)):
                 yield point
 
     def run_flags(self, point, data_dir=None):
@@ -65,15 +71,23 @@ class Study:
         return [*flags, "--data-dir", data_dir] if takes_data and data_dir else flags
 
 
+def _matches(name, patterns):
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=False):
-    """Trains the runs of `study` whose summary is missing (`only`: name patterns), then writes its tables. `options`:
-    flags added to every run (smoke runs, into a `root` other than `results/`); models go to `runs/NAME/`; `dry_run`
-    prints the missing runs and their flags."""
+    """Trains the runs of `study` whose summary is missing (`only`: name patterns, of runs or variants), then writes its
+    tables. `options`: flags added to every run (smoke runs, into a `root` other than `results/`); models go to
+    `runs/NAME/`; `dry_run` prints the missing runs and their flags."""
     if study.script:
         flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
         return _script(study, root, flags, dry_run)
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
+    if study.variants:
+        for each in study.each_variant():
+            run_study(each, data_dir, None if _matches(each.variant, only or ()) else only, options, root, dry_run)
+        return
     out_root = os.path.join("runs", study.name) if study.models else None
     for point in study.points(only):
         flags, runs_dir = [*study.run_flags(point, data_dir), *options], study.runs_dir(root, point)
@@ -81,6 +95,8 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
             if not os.path.exists(os.path.join(runs_dir, f"{point['name']}.json")):
                 print(point["name"], " ".join(flags))
             continue
+        if study.prepare:
+            study.prepare(point)
         reused = study.reuse(point) if callable(study.reuse) else study.reuse
         reuse = [_registry()[name].runs_dir(root) for name in reused]
         record = study.record(point) if callable(study.record) else {axis: point[axis] for axis in study.record}
@@ -92,14 +108,15 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
             if changed is not None:
                 runner.write_json(os.path.join(runs_dir, f"{point['name']}.json"), changed)
     if not dry_run and study.tables:  # a study without tables ends with its runs' summaries
-        render_study(study, root)
+        study.tables(study, root)
 
 
 def render_study(study, root=RESULTS):
-    """Writes the tables of `study` into `root/FOLDER` from its summaries."""
+    """Writes the tables of `study` (of each of its variants) into `root/FOLDER` from its summaries."""
     if not study.tables:
         raise SystemExit(f"error: {study.name}'s tables come with its runs: python -m experiments run {study.name}")
-    study.tables(study, root)
+    for each in study.each_variant():
+        study.tables(each, root)
 
 
 def _script(study, root, flags, dry_run=False):
