@@ -20,27 +20,25 @@ def main(argv=None):
     run = commands.add_parser("run", help="train what is missing, then write the tables")
     run.add_argument("name")
     run.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", os.path.join("..", "shared", "data")))
-    run.add_argument("--only", nargs="+", help="run names or patterns (fnmatch), e.g. 'trec_*_seed0'")
+    run.add_argument("--only", nargs="+", help="run or variant names or patterns (fnmatch), e.g. 'trec_*_seed0'")
     run.add_argument("--results", default=studies.RESULTS, help="results root (smoke runs: another folder)")
     run.add_argument("--dry-run", action="store_true", help="list the missing runs and their flags, train none")
-    table = commands.add_parser("table", help="write the tables from the committed summaries")
-    table.add_argument("names", nargs="+", help="studies, or `all`")
+    commands.add_parser("table", help="write the tables from the committed summaries").add_argument(
+        "names", nargs="+", help="studies, or `all`"
+    )
     argv = sys.argv[1:] if argv is None else list(argv)
-    # After `--`: flags added to every run.
-    options = argv[argv.index("--") + 1 :] if "--" in argv else []
-    args = parser.parse_args(argv[: len(argv) - len(options) - bool(options or "--" in argv)])
-    registry = studies._registry()
+    split = argv.index("--") if "--" in argv else len(argv)  # after `--`: flags added to every run
+    args, options, registry = parser.parse_args(argv[:split]), argv[split + 1 :], studies._registry()
     if args.action == "list":
         for name, entry in registry.items():
             models = " (tables need trained models)" if entry.needs_models else ""
             print(f"{name:20} results/{entry.folder}/  {entry.doc}{models}")
     elif args.action == "run":
-        study = studies.find(args.name)
-        data_dir = os.path.relpath(args.data_dir)
-        studies.run_study(study, data_dir, args.only, options, args.results, args.dry_run)
+        studies.run_study(
+            studies.find(args.name), os.path.relpath(args.data_dir), args.only, options, args.results, args.dry_run
+        )
     else:
-        names = [n for n in registry if registry[n].rebuilt] if args.names == ["all"] else args.names
-        for name in names:
+        for name in [n for n in registry if registry[n].rebuilt] if args.names == ["all"] else args.names:
             studies.render_study(studies.find(name))
             print(f"wrote results/{registry[name].folder}/", file=sys.stderr)
 

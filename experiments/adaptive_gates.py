@@ -44,19 +44,21 @@ def task_data(task, split):
 
 
 def write_task_files(point):
-    """Writes the train and test CSV files of `point`'s task (where they differ)."""
+    """Writes the train and test CSV files of `point`'s task where they differ."""
     for split in ("train", "test"):
         texts, labels, _ = task_data(point["task"], split)
         rows = [["text", "label"], *([text, f"c{label}"] for text, label in zip(texts, labels, strict=True))]
         path = os.path.join(REPO, SELECTION_DATA.format(task=point["task"], split=split))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if os.path.exists(path):
-            with open(path, newline="", encoding="utf-8") as handle:
-                if list(csv.reader(handle)) == rows:
-                    continue
-        with open(path + ".tmp", "w", newline="", encoding="utf-8") as handle:
-            csv.writer(handle).writerows(rows)
-        os.replace(path + ".tmp", path)
+        if not os.path.exists(path) or _read_csv(path) != rows:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".tmp", "w", newline="", encoding="utf-8") as handle:
+                csv.writer(handle).writerows(rows)
+            os.replace(path + ".tmp", path)
+
+
+def _read_csv(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
 
 
 def summary(scores, all_closed):
@@ -172,20 +174,12 @@ def seed_lines(seed, result, tasks):
 
 
 def readme(report, tasks):
-    lines = [
-        "# Adaptive test gates on the synthetic selection family (issue 39)",
-        "",
-        f"Written by `{report['command']}` on {report['machine']} (shared with other jobs).",
-        "",
-        f"GA-Net trained once per task and seed with `train {' '.join(report['flags'])}`",
-        f"({TEXTS['train']} training texts, 10 % of them for early stopping; the tasks of",
-        "`experiments/adaptive_gates.py`). The same trained model is then scored under each rule of",
-        "`GateSampler` (`ganet_tf.models.with_gate_inference`). Each rule's parameter is ONE value for the",
-        f"family, chosen on {TEXTS['validation']} validation texts per task (another seed of the generator) as",
-        f"the grid value with the highest smallest F1 over the tasks; test: {TEXTS['test']} test texts per task,"
-        " through the whole model.",
-        "",
-    ]
+    intro = (
+        f"Written by `{report['command']}` on {report['machine']} (shared with other jobs): GA-Net trained once per"
+        f" task and seed (`train {' '.join(report['flags'])}`), scored under each rule of `GateSampler`, whose"
+        " parameter is ONE value for the family: the grid value of highest smallest F1 over the tasks (validation)."
+    )
+    lines = ["# Adaptive test gates on the synthetic selection family (issue 39)", "", intro, ""]
     return lines + [line for seed, result in report["seeds"].items() for line in seed_lines(seed, result, tasks)]
 
 
@@ -196,10 +190,8 @@ def tables(study, root):
     if os.path.exists(path) or not all(os.path.exists(study.runs_dir(root) + f"/{p['name']}.json") for p in points):
         return
     command = f"python -m experiments run adaptive_gates --only '{study.variant}'"
-    report, tasks = (
-        {"machine": machine(), "command": command, "flags": study.flags, "seeds": {}},
-        list(study.axes["task"]),
-    )
+    report = {"machine": machine(), "command": command, "flags": study.flags, "seeds": {}}
+    tasks = list(study.axes["task"])
     for seed in study.axes["seed"]:
         runs = {p["task"]: os.path.join(REPO, "runs", study.name, p["name"]) for p in points if p["seed"] == seed}
         validation = {task: validation_scores(runs[task], task) for task in tasks}

@@ -1,14 +1,10 @@
-"""The one table renderer and the statistics every study's tables use.
+"""The one table renderer and the statistics of the studies' tables: a table is columns `(header, cell)`, `cell(group)`
+the text of a group of run summaries (`groups`); `fill` writes tables into a committed README's generated blocks."""
 
-A table is a list of columns `(header, cell)`, `cell(group)` the text of a
-group of run summaries; its rows are the groups of `groups(runs, by, order)`.
-`fill` writes the tables into the generated blocks of a committed README.
-"""
-
-import itertools
 import os
 import re
 import shutil
+from itertools import product
 
 import numpy as np
 
@@ -40,8 +36,7 @@ def seeds(runs):
 
 
 def get(run, path):
-    """`run[path]`, `path` a key, a tuple of keys (nested dicts) or a function
-    of the run; None where a key is missing."""
+    """`run[path]`, `path` a key, a tuple of keys (nested dicts) or a function of the run; None where one is missing."""
     if callable(path):
         try:
             return path(run)
@@ -70,14 +65,10 @@ def seed_cell(group):
 
 
 def groups(runs, by, order):
-    """`runs` grouped by the keys `by`, one group per combination of the values
-    `order` (a tuple per key, in row order); empty groups are left out."""
-    found = []
-    for values in itertools.product(*order):
-        group = [run for run in runs if all(run.get(key) == v for key, v in zip(by, values, strict=True))]
-        if group:
-            found.append(group)
-    return found
+    """`runs` grouped by the keys `by`, a group per combination of the values `order` (a tuple per key, in row order);
+    empty groups are left out."""
+    found = ([run for run in runs if [run.get(key) for key in by] == list(values)] for values in product(*order))
+    return [group for group in found if group]
 
 
 def markdown(columns, rows):
@@ -105,11 +96,8 @@ _BLOCK = re.compile(r"(<!-- begin (\S+) -->\n)(.*?)(<!-- end \2 -->)", re.S)
 
 
 def fill(path, blocks):
-    """Rewrites the generated blocks of the committed Markdown file `path`:
-    the lines between `<!-- begin NAME -->` and `<!-- end NAME -->` become
-    `blocks[NAME]` (lines); the prose around them, written by hand, stays as
-    committed. A block of `blocks` the file lacks, or a file that is not
-    there, stops with one line naming it."""
+    """Rewrites the generated blocks of the committed Markdown file `path`: the lines between `<!-- begin NAME -->` and
+    `<!-- end NAME -->` become `blocks[NAME]`; the prose around them stays. A missing block or file stops it."""
     if not os.path.exists(path):
         raise SystemExit(f"error: {path} is missing: its prose is written by hand; restore it with git")
     with open(path, encoding="utf-8") as handle:
@@ -135,8 +123,7 @@ def grid(headers, rows):
 
 
 def fill_copy(path, committed, blocks):
-    """`fill(path, blocks)`; a `path` not there yet (a smoke run's folder)
-    starts as a copy of the committed README `committed`."""
+    """`fill(path, blocks)`; a `path` not there yet (a smoke run's folder) starts as a copy of `committed`."""
     if not os.path.exists(path) and os.path.exists(committed):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         shutil.copyfile(committed, path)
