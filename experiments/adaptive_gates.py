@@ -161,7 +161,7 @@ def seed_lines(seed, result, tasks):
         test = result["test"][task]
         buckets = list(next(iter(test.values()))["attended_by_length"])
         rows = [
-            [name, *map(_length_cell, map(scores["attended_by_length"].get, buckets))] for name, scores in test.items()
+            [name, *(_length_cell(scores["attended_by_length"][b]) for b in buckets)] for name, scores in test.items()
         ]
         lines += [f"### {task}", "", *grid(["rule", *buckets], rows), ""]
     lines += ["Validation grid (precision / recall / density - true share, smallest F1 over tasks):", ""]
