@@ -58,6 +58,7 @@ from ganet_tf.training.best_epoch_stopping import best_epoch
 from ganet_tf.training.best_epoch_stopping import load_best_weights
 from ganet_tf.training.best_epoch_stopping import stopping_callbacks
 from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.optimizer import build_optimizer
 from ganet_tf.training.run_folder import METRICS_FILE
 from ganet_tf.training.run_folder import MODEL_FILE
 from ganet_tf.training.run_folder import RUN_MARKER
@@ -718,7 +719,7 @@ def _compiled_model(config, source_size, target_size):
         optimizer=keras.optimizers.Adam(config.lr, clipnorm=config.clipnorm),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
     )
-    return model
+    return build_optimizer(model)
 
 
 class _EpochSeconds(keras.callbacks.Callback):

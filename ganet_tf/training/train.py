@@ -41,6 +41,7 @@ from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.non_finite_guard import NonFiniteGuard
 from ganet_tf.training.non_finite_guard import check_finite_weights
+from ganet_tf.training.optimizer import build_optimizer
 from ganet_tf.training.prepare import load_splits  # noqa: F401 - re-exported
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.run_folder import METRICS_FILE
@@ -340,7 +341,7 @@ def compile_model(model, learning_rate, jit_compile="auto", metrics=(), run_eage
         jit_compile=jit_compile,
         run_eagerly=run_eagerly,
     )
-    return model
+    return build_optimizer(model)
 
 
 def write_outputs(out, model, vectorizer, splits, result):

@@ -1,0 +1,46 @@
+import keras
+import numpy as np
+
+from ganet_tf.models import build_ganet
+from ganet_tf.training.optimizer import build_optimizer
+from ganet_tf.training.train import compile_model
+
+
+def _traces_of_one_fit(model):
+    """How many times `fit` traces the model's train step (each trace is a
+    Python call of `train_step`; a traced step runs without one)."""
+    traces = []
+    step = model.train_step
+
+    def counted(data):
+        traces.append(data)
+        return step(data)
+
+    model.train_step = counted
+    x = np.random.default_rng(0).integers(1, 20, size=(8, 6))
+    model.fit(x, np.arange(8) % 3, batch_size=4, epochs=2, verbose=0)
+    return len(traces)
+
+
+def _ganet():
+    return build_ganet(
+        3, vocabulary_size=20, sequence_length=6, embedding_dim=4, hidden_dim=4, auxiliary_hidden_dim=3, seed=0
+    )
+
+
+def test_a_compiled_ganet_traces_its_train_step_once():
+    model = compile_model(_ganet(), 1e-3)
+    assert model.optimizer.built and len(model.optimizer.variables) > len(model.trainable_variables)
+    assert _traces_of_one_fit(model) == 1
+    # Keras alone builds the optimizer inside the first trace: TensorFlow traces twice.
+    plain = _ganet()
+    plain.compile("adam", "sparse_categorical_crossentropy")
+    assert _traces_of_one_fit(plain) == 2
+
+
+def test_an_unbuilt_model_is_left_to_build_in_fit():
+    model = keras.Sequential([keras.layers.Dense(2)])
+    model.compile("adam", "mse")
+    assert build_optimizer(model) is model and not model.optimizer.built
+    model.fit(np.ones((4, 3)), np.zeros((4, 2)), verbose=0)
+    assert model.optimizer.built and model.optimizer.iterations.numpy() == 1
