@@ -181,14 +181,15 @@ def validation_grid(records, scores_of):
     """`{dataset: mean_grid}` over `TUNING`: per seed with a target-0.3 run, its `top_k` as trained and
     `scores_of(dataset, seed)` (`{value: validation scores}`); seeds with every value scored."""
 
-    def rows(dataset):
-        found = {}
-        for seed, record in sorted(records.get(dataset, {}).items()):
-            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values()):
-                found[seed] = {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
-        return found
-
-    return {dataset: mean_grid(found) for dataset in TUNING if (found := rows(dataset))}
+    rows = {
+        dataset: {
+            seed: {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
+            for seed, record in sorted(records.get(dataset, {}).items())
+            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values())
+        }
+        for dataset in TUNING
+    }
+    return {dataset: mean_grid(found) for dataset, found in rows.items() if found}
 
 
 def relative_grid(records):
@@ -202,11 +203,6 @@ def nucleus_grid(results, records):
     """The nucleus rule's validation grid (the cached scores in `results/nucleus/`)."""
     folder = os.path.join(results, "nucleus")
     return validation_grid(records, lambda d, s: Rescorer(folder, d, s, DEFAULT).grid("validation", "nucleus", MASSES))
-
-
-def chosen_ratio(root):
-    """The r that `write_tables` chose, from `root/adaptive_real/curves.json`."""
-    return read_json(os.path.join(root, "adaptive_real", "curves.json"))["choice"]["ratio"]
 
 
 # --- rescoring, after each run ----------------------------------------------
@@ -480,14 +476,10 @@ def check_lines(all_checks, records, ratio):
 def curve_lines(points, ratio):
     rows = [
         [f"relative {r:g}" + (" (chosen)" if r == ratio else "") if r else "top_k 0.3"]
-        + [_point(points[d].get(f"relative{r:g}@{DEFAULT}" if r else DEFAULT)) for d in points]
-        for r in (None, *RATIOS)
+        + [f"{p['accuracy']:.4f} / {p['density']:.3f}" if p else "-" for p in (points[d].get(key) for d in points)]
+        for r, key in [(None, DEFAULT), *((r, f"relative{r:g}@{DEFAULT}") for r in RATIOS)]
     ]
     return grid(["rule", *points], rows)
-
-
-def _point(point):
-    return "-" if point is None else f"{point['accuracy']:.4f} / {point['density']:.3f}"
 
 
 def length_lines(rows):
@@ -572,10 +564,9 @@ def write_tables(results):
     runs = sorted(
         all_runs(records), key=lambda r: (DATASETS.index(r["dataset"]), r["seed"], list(SETTINGS).index(r["setting"]))
     )
+    trained = f"docstring) on {machine}, shared with other jobs. GA-Net is trained with the defaults of `train` at"
     blocks = {
-        "machine": [
-            f"docstring) on {machine}, shared with other jobs. GA-Net is trained with the defaults of `train` at"
-        ],
+        "machine": [trained],
         "choice": choice_lines(means, choice),
         "test": test_lines(points, ratio),
         "checks_title": [f"## Done-when checks (test, relative r = {ratio:g} on the target-0.3 models)"],
@@ -628,10 +619,9 @@ def nucleus_tables(folder):
     means = nucleus_grid(results, records)
     choice, ratio = choose_ratio(means, MASSES), choose_ratio(relative_grid(records))["ratio"]
     tests = [_nucleus_rows(folder, records, d, choice["ratio"], ratio) for d in records]
-    eligible = ", ".join(f"{m:g}" for m in choice["eligible"]) or "none"
+    eligible, on = ", ".join(f"{m:g}" for m in choice["eligible"]) or "none", _chosen_on(choice)
     text = [
-        f"Chosen on {_chosen_on(choice)}: **pi = {choice['ratio']:g}**, its smallest validation accuracy gain over"
-        + " `top_k`",
+        f"Chosen on {on}: **pi = {choice['ratio']:g}**, its smallest validation accuracy gain over `top_k`",
         f"0.3 (same models) {100 * choice['smallest_gain']:+.2f} points; pi attending no more than `top_k` 0.3 on"
         f" every dataset: {eligible}.",
         _favours(choice, "nucleus pi") + " On this evidence `train`'s default test rule is nucleus at pi = rho"

@@ -80,8 +80,8 @@ def written(root, density, test=False):
 def test_blocks(root, density, choice, data_dir):
     """The `--test` README's blocks: the test scores of the complement as trained and at the chosen r, beside
     adaptive_real's runs of the same seeds."""
-    adv, ratio, theirs = setting(density), choice["ratio"], real.chosen_ratio(root)
     records = real.collect(os.path.join(root, "adaptive_real"), TEST_DATASETS)
+    adv, ratio, theirs = setting(density), choice["ratio"], real.choose_ratio(real.relative_grid(records))["ratio"]
     trained_at = 0.3 if density is None else density
     named = {
         "GA-Net defaults, top_k 0.3": real.DEFAULT,
