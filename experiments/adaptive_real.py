@@ -1,11 +1,11 @@
-"""Adaptive test gates on real data (issue 39): GA-Net at target density 0.1, 0.3 and 0.5 (`top_k` test
-gates) beside soft, sparsemax and 1.5-entmax; the target-0.3 models rescored under the relative rule at
-every r of `RATIOS` (`Rescorer`, shared with `nucleus_real` and `complement_real`), ONE r chosen on TREC
-and SST-2 validation (`choose_ratio`), its test scores checked against the issue (`checks`). Writes
-`rescored/`, `curves.json`, `copies.json`, `curves.png` and the tables of `README.md`.
+"""Adaptive test gates on real data (issue 39): GA-Net at target density 0.1, 0.3 and 0.5 (`top_k` test gates) beside
+soft, sparsemax and 1.5-entmax; the target-0.3 models rescored (`Rescorer`, also used by `complement_real`) under the
+relative rule at every r of `RATIOS` and the nucleus rule at every pi of `MASSES`, each chosen once on TREC and SST-2
+validation (`choose_ratio`) and checked on test (`checks`). Writes `rescored/`, `nucleus/rescored/`, `curves.json`,
+`copies.json`, `curves.png` and the tables of both READMEs.
 
-    python -m experiments run adaptive_real [--data-dir ../shared/data] [--only 'trec_*']
-    python -m experiments table adaptive_real
+    python -m experiments run adaptive_real [--only 'trec_*']
+    python -m experiments table adaptive_real nucleus_real
 """
 
 import functools
@@ -33,6 +33,7 @@ DENSITIES = (0.1, 0.3, 0.5)
 DEFAULT = "rho0.3"
 BASELINES = ("soft", "sparsemax", "entmax")
 RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95)
+MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # the nucleus rule's pi
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)  # left edges of the text-length bins (real tokens)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 
@@ -59,9 +60,8 @@ _CACHES = {}  # cache file -> its scores, shared by every Rescorer of that file
 
 
 class Rescorer:
-    """The model of run `DATASET_SETTING_seedS` scored under other test-gate rules on the validation
-    and test splits of its config, cached in `folder/rescored/DATASET_seedS.json` under `setting`.
-    `flags`: the run's `train` flags; without them or the model (`models/NAME`), cached scores only."""
+    """Run `DATASET_SETTING_seedS`'s model scored under other test rules on its validation and test splits, cached in
+    `folder/rescored/DATASET_seedS.json`; without `flags` (its `train` flags) or model, cached scores only."""
 
     def __init__(self, folder, dataset, seed, setting, flags=None, models=MODELS):
         self.path = os.path.join(folder, "rescored", f"{dataset}_seed{seed}.json")
@@ -72,12 +72,11 @@ class Rescorer:
         self.has_model = flags is not None and os.path.isfile(os.path.join(self.run_dir, "model.keras"))
 
     def grid(self, split, mode, values):
-        """`{value: score(split, mode, value)}` for each of `values`."""
         return {value: self.score(split, mode, value) for value in values}
 
     def score(self, split, mode, value):
-        """The scores of `evaluate_model` on `split` under `mode` at `value` (None if not cached and no
-        model); split `test_by_length`: the test texts' attended densities by length (`length_bins`)."""
+        """`evaluate_model`'s scores on `split` under `mode` at `value` (None if not cached and no model); split
+        `test_by_length`: the test texts' attended densities by length (`length_bins`)."""
         entry = self.cache.setdefault(self.setting, {}).setdefault(split, {})
         key = rule_key(mode, value)
         if key not in entry and self.has_model:
@@ -154,9 +153,8 @@ def mean_grid(rows):
 
 
 def choose_ratio(grid, ratios=RATIOS):
-    """The value of `ratios` chosen on the validation `grid` (`{dataset: mean_grid}`): among those
-    attending no more than `top_k` on each dataset, the largest smallest accuracy gain over it (ties:
-    the larger value); without one, the least dense. None without a grid."""
+    """The value of `ratios` chosen on the validation `grid` (`{dataset: mean_grid}`): of those attending no more than
+    `top_k` everywhere, the largest smallest accuracy gain over it (ties: the larger); else the least dense."""
     if not grid:
         return None
     datasets = sorted(grid)
@@ -180,17 +178,18 @@ def choose_ratio(grid, ratios=RATIOS):
 
 
 def validation_grid(records, scores_of):
-    """`{dataset: mean_grid}` over `TUNING`: per seed with a target-0.3 run, its `top_k` as trained
-    and `scores_of(dataset, seed)` (`{value: validation scores}`); seeds with every value scored."""
+    """`{dataset: mean_grid}` over `TUNING`: per seed with a target-0.3 run, its `top_k` as trained and
+    `scores_of(dataset, seed)` (`{value: validation scores}`); seeds with every value scored."""
 
-    def rows(dataset):
-        found = {}
-        for seed, record in sorted(records.get(dataset, {}).items()):
-            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values()):
-                found[seed] = {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
-        return found
-
-    return {dataset: mean_grid(found) for dataset in TUNING if (found := rows(dataset))}
+    rows = {
+        dataset: {
+            seed: {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
+            for seed, record in sorted(records.get(dataset, {}).items())
+            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values())
+        }
+        for dataset in TUNING
+    }
+    return {dataset: mean_grid(found) for dataset, found in rows.items() if found}
 
 
 def relative_grid(records):
@@ -200,40 +199,46 @@ def relative_grid(records):
     )
 
 
-def chosen_ratio(root):
-    """The r that `write_tables` chose, from `root/adaptive_real/curves.json`."""
-    return read_json(os.path.join(root, "adaptive_real", "curves.json"))["choice"]["ratio"]
+def nucleus_grid(results, records):
+    """The nucleus rule's validation grid (the cached scores in `results/nucleus/`)."""
+    folder = os.path.join(results, "nucleus")
+    return validation_grid(records, lambda d, s: Rescorer(folder, d, s, DEFAULT).grid("validation", "nucleus", MASSES))
 
 
 # --- rescoring, after each run ----------------------------------------------
 
 
 def rescore(dataset, seed, where, chosen):
-    """Rescores the target-0.3 model under every r (validation on `TUNING`, test everywhere); with
-    `chosen` r, the 0.1 and 0.5 models under it and the per-text densities of top_k 0.3 and relative
-    r. `where`: the results folder, models root, data folder, added flags."""
+    """Scores the target-0.3 model under every r and pi (validation on `TUNING`; r on test everywhere); with `chosen`
+    (r, pi): the 0.1 and 0.5 models under r, the test split under pi and the per-text densities of top_k 0.3, r and pi.
+    `where`: the results folder, models root, data folder, added flags."""
     results, models, data_dir, options = where
 
-    def rescorer(setting):
+    def rescorer(setting, folder=results):
         if os.path.exists(os.path.join(results, "runs", f"{run_name(dataset, setting, seed)}.json")):
             flags = train_flags(dataset, setting, seed, data_dir, options)
-            return Rescorer(results, dataset, seed, setting, flags, models)
+            return Rescorer(folder, dataset, seed, setting, flags, models)
 
-    default = rescorer(DEFAULT)
+    default, nucleus = rescorer(DEFAULT), rescorer(DEFAULT, os.path.join(results, "nucleus"))
     if default is None:
         return
     for split in ("validation", "test") if dataset in TUNING else ("test",):
         default.grid(split, "relative", RATIOS)
+    if dataset in TUNING:
+        nucleus.grid("validation", "nucleus", MASSES)
     if chosen is None:
         return
+    ratio, mass = chosen
     default.score("test_by_length", "top_k", 0.3)
-    default.score("test_by_length", "relative", chosen)
+    default.score("test_by_length", "relative", ratio)
     for other in filter(None, map(rescorer, ("rho0.1", "rho0.5"))):
-        other.score("test", "relative", chosen)
+        other.score("test", "relative", ratio)
+    nucleus.score("test", "nucleus", mass)
+    nucleus.score("test_by_length", "nucleus", mass)
 
 
 def after_run(study, point, summary, context):
-    """After each run: rescores every target-0.3 model under every r, chooses r and rescores under it;
+    """After each run: rescores every target-0.3 model under every r and pi, chooses both and rescores under them;
     a new target-0.3 run is checked against gate_check's (`check_copies`)."""
     results = os.path.dirname(context["runs_dir"])
     where = (results, context["out_root"], os.path.abspath(context["data_dir"]), context["options"])
@@ -244,14 +249,14 @@ def after_run(study, point, summary, context):
     records = collect(results)
     if point["setting"] == DEFAULT:
         check_copies(results, records)
-    choice = choose_ratio(relative_grid(records))
-    for dataset, seed in pairs if choice else ():
-        rescore(dataset, seed, where, choice["ratio"])
+    ratio, mass = choose_ratio(relative_grid(records)), choose_ratio(nucleus_grid(results, records), MASSES)
+    for dataset, seed in pairs if ratio and mass else ():
+        rescore(dataset, seed, where, (ratio["ratio"], mass["ratio"]))
 
 
 def check_copies(results, records):
-    """Whether the target-0.3 runs trained here repeat gate_check's runs of the same config (test
-    accuracy, attended density, epochs), into `copies.json`."""
+    """Whether the target-0.3 runs trained here repeat gate_check's runs of the same config (test accuracy, attended
+    density, epochs), into `copies.json`."""
     same, differ = [], []
     gate_check = os.path.join(os.path.dirname(results), "gate_check", "runs")
     for run in all_runs(records):
@@ -268,7 +273,7 @@ def check_copies(results, records):
     write_json(os.path.join(results, "copies.json"), {"same": same, "differ": differ})
 
 
-# --- the choice of r and the tables, from the saved summaries ---------------
+# --- the choices and the tables, from the saved summaries -------------------
 
 
 def collect(results, datasets=DATASETS):
@@ -293,8 +298,7 @@ def relative_scores(record, split, ratio, setting=DEFAULT):
 
 
 def per_seed(records, dataset, name):
-    """{seed: {"accuracy", "density", "all_closed"}} of `name` on the test split: a setting of
-    `SETTINGS`, or "relativeR@SETTING" (rescored)."""
+    """{seed: test_point} of `name`: a setting of `SETTINGS`, or "relativeR@SETTING" (rescored)."""
     found = {}
     for seed, record in sorted(records.get(dataset, {}).items()):
         if name in SETTINGS and name in record["runs"]:
@@ -337,14 +341,14 @@ def mean_point(found):
 
 
 def accuracy(point):
-    """A `mean_point`'s accuracy as `mean_std` writes it: 'mean ± sample std' over its seeds."""
+    """A `mean_point`'s accuracy as `mean_std` writes it."""
     std = point["accuracy_std"]
     return f"{point['accuracy']:.4f}" + ("" if std is None else f" ± {std:.4f}")
 
 
 def top_k_at(points, density):
-    """(accuracy, note) of the top_k curve at `density`: linear between its points; below them its
-    least-density point; above them None."""
+    """(accuracy, note) of the top_k curve at `density`: linear between its points, below them its least-density
+    point, above them None."""
     curve = sorted((points[f"rho{rho}"]["density"], points[f"rho{rho}"]["accuracy"]) for rho in DENSITIES)
     if density <= curve[0][0]:
         return curve[0][1], f"top_k point of least density ({curve[0][0]:.3f})"
@@ -357,9 +361,8 @@ def top_k_at(points, density):
 
 
 def checks(points, name):
-    """The Done-when of the point `name` on one dataset's test points (None if one is missing): at
-    least the `top_k` curve (`top_k_at`), at most 1 point below soft, above sparsemax and entmax at no
-    more density."""
+    """The Done-when of the point `name` among one dataset's test points (None if one is missing): at least the `top_k`
+    curve (`top_k_at`), at most 1 point below soft, above sparsemax and entmax at no more density."""
     relative = points.get(name)
     if relative is None or any(n not in points for n in (*(f"rho{rho}" for rho in DENSITIES), *BASELINES)):
         return None
@@ -398,18 +401,27 @@ def _label(name, chosen):
     return {"soft": "soft attention", "sparsemax": "sparsemax attention", "entmax": "1.5-entmax attention"}[name]
 
 
+def _favours(choice, rule):
+    return (
+        f"Validation {'favours' if choice['favours_relative'] else 'does not favour'} {rule} = {choice['ratio']:g}"
+        " over `top_k` 0.3, the test rule the models were trained with (at least as accurate at no more attended"
+        " density on every dataset it was chosen on)."
+    )
+
+
+def _chosen_on(choice):
+    return "; ".join(f"{d} seeds {','.join(map(str, choice['seeds'][d]))}" for d in choice["datasets"])
+
+
 def choice_lines(means, choice):
     """The choice of r on the validation `means` (`{dataset: mean_grid}`) and their table."""
-    where = "; ".join(f"{d} seeds {','.join(map(str, choice['seeds'][d]))}" for d in choice["datasets"])
     eligible = ", ".join(f"{r:g}" for r in choice["eligible"]) or "none (r of least density taken)"
     text = [
-        f"Chosen on {where}:",
+        f"Chosen on {_chosen_on(choice)}:",
         f"**r = {choice['ratio']:g}**; its smallest validation accuracy gain over `top_k` 0.3 (same models) is "
         f"{choice['smallest_gain'] * 100:+.2f} points; r with no more validation density than `top_k` 0.3 on "
         f"every dataset: {eligible}.",
-        f"Validation {'favours' if choice['favours_relative'] else 'does not favour'} relative r ="
-        f" {choice['ratio']:g} over `top_k` 0.3, the test rule the models were trained with (at least as accurate"
-        " at no more attended density on every dataset it was chosen on). This script changes no default.",
+        _favours(choice, "relative r") + " This script changes no default.",
         "",
     ]
     header = ["rule", *(f"{d} {c}" for d in choice["datasets"] for c in ("accuracy", "attended density"))]
@@ -421,7 +433,7 @@ def choice_lines(means, choice):
     return text + grid(header, rows)
 
 
-def test_lines(points, records, ratio):
+def test_lines(points, ratio):
     header = ["dataset", "role", "model / test rule", "seeds", "accuracy", "attended density", "all-closed"]
     names = ["rho0.1", "rho0.3", "rho0.5", *(f"relative{ratio:g}@{s}" for s in ("rho0.3", "rho0.1", "rho0.5"))]
     rows = [
@@ -464,26 +476,24 @@ def check_lines(all_checks, records, ratio):
 def curve_lines(points, ratio):
     rows = [
         [f"relative {r:g}" + (" (chosen)" if r == ratio else "") if r else "top_k 0.3"]
-        + [_point(points[d].get(f"relative{r:g}@{DEFAULT}" if r else DEFAULT)) for d in points]
-        for r in (None, *RATIOS)
+        + [f"{p['accuracy']:.4f} / {p['density']:.3f}" if p else "-" for p in (points[d].get(key) for d in points)]
+        for r, key in [(None, DEFAULT), *((r, f"relative{r:g}@{DEFAULT}") for r in RATIOS)]
     ]
     return grid(["rule", *points], rows)
 
 
-def _point(point):
-    return "-" if point is None else f"{point['accuracy']:.4f} / {point['density']:.3f}"
-
-
-def length_header():
+def length_lines(rows):
+    """The table of pooled per-text densities: per row `(dataset, rule, pool_lengths)`, per bin the mean (texts)."""
     edges = [*LENGTH_EDGES, None]
     bins = (f"{lo}-{hi - 1}" if hi else f"{lo}+" for lo, hi in zip(edges, edges[1:], strict=False))
-    return ["dataset", "rule", "seeds", *bins]
-
-
-def length_row(dataset, label, entry):
-    """The cells of a row of pooled per-text densities: per bin the mean and, in brackets, the texts."""
-    cells = [f"{m:.3f} ({t})" if t else "-" for m, t in zip(entry["mean_density"], entry["texts"], strict=True)]
-    return [dataset, label, ",".join(map(str, entry["seeds"])), *cells]
+    return grid(
+        ["dataset", "rule", "seeds", *bins],
+        [
+            [d, label, ",".join(map(str, e["seeds"]))]
+            + [f"{m:.3f} ({t})" if t else "-" for m, t in zip(e["mean_density"], e["texts"], strict=True)]
+            for d, label, e in rows
+        ],
+    )
 
 
 def copies_lines(results, records):
@@ -532,8 +542,8 @@ def plot(all_points, by_length, ratio, path):
 
 
 def write_tables(results):
-    """Chooses r on the validation grid and writes `curves.json`, `curves.png` and the tables of
-    `README.md` from the saved summaries and rescored scores (the tables of a finished study)."""
+    """Chooses r on the validation grid and writes `curves.json`, `curves.png` and the tables of `README.md` from the
+    saved summaries and rescored scores."""
     records = collect(results)
     means = relative_grid(records)
     choice = choose_ratio(means)
@@ -551,21 +561,85 @@ def write_tables(results):
     curves.update(test=points, checks=all_checks, by_length=by_length)
     write_json(os.path.join(results, "curves.json"), curves)
     plot(points, by_length, ratio, os.path.join(results, "curves.png"))
-    lengths = [length_row(d, key.replace(":", " "), entry) for d in by_length for key, entry in by_length[d].items()]
     runs = sorted(
         all_runs(records), key=lambda r: (DATASETS.index(r["dataset"]), r["seed"], list(SETTINGS).index(r["setting"]))
     )
+    trained = f"docstring) on {machine}, shared with other jobs. GA-Net is trained with the defaults of `train` at"
     blocks = {
-        "machine": [
-            f"docstring) on {machine}, shared with other jobs. GA-Net is trained with the defaults of `train` at"
-        ],
+        "machine": [trained],
         "choice": choice_lines(means, choice),
-        "test": test_lines(points, records, ratio),
+        "test": test_lines(points, ratio),
         "checks_title": [f"## Done-when checks (test, relative r = {ratio:g} on the target-0.3 models)"],
         "checks": check_lines(all_checks, records, ratio),
         "curve": curve_lines(points, ratio),
-        "lengths": grid(length_header(), lengths),
+        "lengths": length_lines([(d, k.replace(":", " "), e) for d in by_length for k, e in by_length[d].items()]),
         **copies_lines(results, records),
         "runs": [f"- `{run['command']}`" for run in runs],
     }
     fill(os.path.join(results, "README.md"), blocks)
+
+
+# --- the nucleus rule: the same models, `nucleus/` ---------------------------
+
+
+def _check_cell(part):
+    if not part:
+        return "-"
+    mark = "met" if part["met"] else "NOT met"
+    return mark if part["gap"] is None else f"{mark} ({100 * part['gap']:+.2f})"
+
+
+def _nucleus_rows(folder, records, dataset, mass, ratio):
+    """The test rows of `dataset` (top_k 0.3, relative r, nucleus pi, with their checks) and its rows by length."""
+    scorers = {seed: Rescorer(folder, dataset, seed, DEFAULT) for seed in records[dataset]}
+    found = {seed: test_point(s) for seed, sc in scorers.items() if (s := sc.score("test", "nucleus", mass))}
+    if not found:
+        return [], []
+    relative, nucleus = f"relative{ratio:g}@{DEFAULT}", f"nucleus{mass:g}"
+    points = {**dataset_points(records, dataset, ratio), nucleus: mean_point(found)}
+    labels = {DEFAULT: "top_k 0.3", relative: f"relative {ratio:g}", nucleus: f"nucleus {mass:g}"}
+    rows = []
+    for name, label in labels.items():
+        p, check = points[name], name != DEFAULT and checks(points, name)
+        label += {DEFAULT: " (as trained)", nucleus: " (chosen)"}.get(name, "")
+        rows.append([dataset, role(dataset), label, ",".join(map(str, p["seeds"])), accuracy(p), f"{p['density']:.3f}"])
+        rows[-1] += [_check_cell(check and check[n]) for n in ("top_k", *BASELINES)]
+    lengths = [pooled_lengths(records, dataset, key) for key in ("top_k:0.3", rule_key("relative", ratio))]
+    lengths.append(
+        pool_lengths({s: e for s, sc in scorers.items() if (e := sc.score("test_by_length", "nucleus", mass))})
+    )
+    return rows, [(dataset, label, e) for label, e in zip(labels.values(), lengths, strict=True) if e]
+
+
+def nucleus_tables(folder):
+    """Chooses pi on the cached validation scores of the target-0.3 models and writes the tables of `folder/README.md`
+    (`adaptive_real/nucleus`)."""
+    results = os.path.dirname(folder)
+    records = collect(results)
+    means = nucleus_grid(results, records)
+    choice, ratio = choose_ratio(means, MASSES), choose_ratio(relative_grid(records))["ratio"]
+    tests = [_nucleus_rows(folder, records, d, choice["ratio"], ratio) for d in records]
+    eligible, on = ", ".join(f"{m:g}" for m in choice["eligible"]) or "none", _chosen_on(choice)
+    text = [
+        f"Chosen on {on}: **pi = {choice['ratio']:g}**, its smallest validation accuracy gain over `top_k`",
+        f"0.3 (same models) {100 * choice['smallest_gain']:+.2f} points; pi attending no more than `top_k` 0.3 on"
+        f" every dataset: {eligible}.",
+        _favours(choice, "nucleus pi") + " On this evidence `train`'s default test rule is nucleus at pi = rho"
+        " (`docs/gates.md`); this script changes no default itself.",
+        "",
+    ]
+    rows = [
+        ["top_k 0.3 (as trained)" if key == "top_k" else f"nucleus {key:g}"]
+        + [f"{means[d][key][0]:.4f} / {means[d][key][1]:.3f}" for d in sorted(means)]
+        for key in ("top_k", *MASSES)
+    ]
+    header = ["dataset", "role", "rule", "seeds", "accuracy", "attended density", "vs top_k", "vs soft"]
+    machine = recorded_machine(os.path.join(results, "runs"))
+    blocks = {
+        "machine": [f"Written by `python -m experiments table nucleus_real` on {machine}"],
+        "choice": text + grid(["rule", *(f"{d} accuracy / attended density" for d in sorted(means))], rows),
+        "ratio": [f"r = {ratio:g} and the other rows: `results/adaptive_real/README.md` (same runs). Checks as there:"],
+        "test": grid([*header, "vs sparsemax", "vs entmax"], [row for rows, _ in tests for row in rows]),
+        "lengths": length_lines([row for _, rows in tests for row in rows]),
+    }
+    fill(os.path.join(folder, "README.md"), blocks)

@@ -343,11 +343,6 @@ def folder_tables(module, function):
     return lambda study, root: lazy(module, function)(os.path.join(root, study.folder))
 
 
-def nucleus_real(study, root):
-    """`experiments/nucleus_real.py`'s choice of pi and tables from the cached scores."""
-    lazy("nucleus_real", "write")(root)
-
-
 def serving(study, root):
     """`experiments/bench_serving.py`'s README from its `latency.json`."""
     folder = os.path.join(root, study.folder)

@@ -493,8 +493,6 @@ STUDIES = {
 # script | folder (-: the name) | takes --data-dir | tables: FUNCTION(folder) of the script, `reports` (`reports.NAME`)
 # or - (made with the runs); then, indented, what it finds.
 SCRIPT_STUDIES = """
-nucleus_real | nucleus_real.py | adaptive_real/nucleus | yes | reports
-    the nucleus test rule on real data: the default's choice (issue 39)
 pooling_gather | bench_pooling_gather.py | - | no | rebuild
     sparse against dense inference of GatedAttentionPooling (issue 17)
 seq2seq_lengths | bench_seq2seq_lengths.py | - | no | rebuild
@@ -529,3 +527,11 @@ for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=
         ),
         needs_models=_tables == "-",
     )
+STUDIES["nucleus_real"] = Study(
+    "nucleus_real",
+    "adaptive_real/nucleus",
+    "the nucleus test rule on real data: the default's choice (issue 39)",
+    axes={"run": {}},  # no runs of its own: `run adaptive_real` scores its target-0.3 models under nucleus too
+    pattern="{run}",
+    tables=reports.folder_tables("adaptive_real", "nucleus_tables"),
+)
