@@ -14,19 +14,16 @@ import time
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 
 
-def grid_parser(doc, name, runs, lengths=(256, 1024, 4096), densities=(0.1, 0.2, 0.5), encoder=True):
-    """A grid benchmark's parser: `--lengths`, `--densities`, `--batches`, `--runs`, `--warmup`, `--threads` (intra-op;
-    inter-op 1), `--out` (default `results/NAME`); with `encoder`, `--hidden`, `--heads`, `--intermediate`, `--xla`
-    (`jit_compile=True`) and `--force` (re-measure cells already in bench.json)."""
+def grid_parser(doc, name, runs, lengths=(256, 1024, 4096), densities=(0.1, 0.2, 0.5)):
+    """A grid benchmark's parser: `--lengths`, `--densities`, `--batches`, `--runs`, `--out` (default `results/NAME`);
+    fixed: 2 intra-op threads (inter-op 1), 2 warm-up runs, encoder hidden 256, 4 heads, feedforward 1024."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    for flag, default in (("lengths", lengths), ("densities", densities), ("batches", (1, 32))):
-        parser.add_argument("--" + flag, type=float if flag == "densities" else int, nargs="+", default=list(default))
-    sizes = {"hidden": 256, "heads": 4, "intermediate": 1024} if encoder else {}
-    for flag, default in {"runs": runs, "warmup": 2, "threads": 2, **sizes}.items():
-        parser.add_argument("--" + flag, type=int, default=default)
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(lengths))
+    parser.add_argument("--densities", type=float, nargs="+", default=list(densities))
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 32])
+    parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--out", default=os.path.join(RESULTS, name))
-    for flag in ("xla", "force") if encoder else ():
-        parser.add_argument("--" + flag, action="store_true")
+    parser.set_defaults(threads=2, warmup=2, hidden=256, heads=4, intermediate=1024)
     return parser
 
 

@@ -2,12 +2,12 @@
 
     nice -n 5 python experiments/bench_pooling_gather.py --runs 5
 
-`pooling`: the layer on BiLSTM-sized states `(batch, T, 200)`, dense against `sparse_inference=True` (default
-buckets) and exact k; `ganet`: the whole `build_ganet` forward pass, dense pooling against sparse. Graph mode, timed
-by `bench.median_ms`. Writes `OUT/bench.json` and the tables of `OUT/README.md`.
+`pooling`: the layer on BiLSTM states `(batch, T, 200)`, dense against sparse (default buckets, exact k); `ganet`:
+`build_ganet`'s forward pass, dense pooling against sparse. Writes `OUT/bench.json` and the blocks of its README.
 """
 
 import functools
+import itertools
 import os
 import sys
 import time
@@ -19,15 +19,13 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 
-HEADER = (
-    "| kind | T | density | batch | k | dense ms | sparse ms | ratio | exact-k ms | exact-k ratio "
-    "| pooling FLOPs ratio |"
+HEADERS = (
+    "kind | T | density | batch | k | dense ms | sparse ms | ratio | exact-k ms | exact-k ratio | pooling FLOPs ratio"
 )
-MODEL_LENGTH, MODEL_BATCH, MODEL_DENSITY = 400, 32, 0.3  # the `ganet` cell
 
 
 def timings(cell, calls, args, per_token):
-    """`cell` with the medians of `calls` (dense, sparse[, exact k]), each run's milliseconds, the FLOPs ratio."""
+    """`cell` with the medians and runs (ms) of `calls` (dense, sparse[, exact k]) and the pooling's FLOPs."""
     (dense, dense_runs), (sparse, sparse_runs), *exact = bench.median_ms(calls, args.warmup, args.runs)
     cell.update(dense_ms=dense, sparse_ms=sparse, ratio=dense / sparse, pooling_flops_ratio=cell["T"] / cell["k"])
     cell.update(dense_pooling_flops=per_token * cell["batch"] * cell["T"], dense_runs_ms=dense_runs)
@@ -52,16 +50,15 @@ def pooling_cells(args, rng):
         layer.set_weights(layers[0].get_weights())
     functions = [tf.function(functools.partial(layer, training=False)) for layer in layers]
     cells = []
-    for length in args.lengths:
-        for batch in args.batches:
-            keras.utils.set_random_seed(0)
-            states = tf.constant(rng.normal(size=[batch, length, 200]).astype("float32"))
-            for density in args.densities:
-                gates = tf.constant(bench.random_gates(rng, batch, length, density))
-                k = bench.bucket_k(round(density * length), length, layers[1].sparse_buckets)
-                calls = [functools.partial(f, states, gates=gates) for f in functions]
-                cell = dict(kind="pooling", T=length, density=density, batch=batch, k=k)
-                cells.append(timings(cell, calls, args, layers[0].flops_per_token()))
+    for length, batch in itertools.product(args.lengths, args.batches):
+        keras.utils.set_random_seed(0)
+        states = tf.constant(rng.normal(size=[batch, length, 200]).astype("float32"))
+        for density in args.densities:
+            gates = tf.constant(bench.random_gates(rng, batch, length, density))
+            k = bench.bucket_k(round(density * length), length, layers[1].sparse_buckets)
+            calls = [functools.partial(f, states, gates=gates) for f in functions]
+            cell = dict(kind="pooling", T=length, density=density, batch=batch, k=k)
+            cells.append(timings(cell, calls, args, layers[0].flops_per_token()))
     return cells
 
 
@@ -70,7 +67,7 @@ def lstm_flops(inputs, units):
     return 2 * 4 * (inputs + units) * units
 
 
-def ganet_cell(args, rng):
+def ganet_cell(args, rng, length=400, batch=32, density=0.3):
     """The whole `build_ganet` forward pass (its gates: the top round(0.3 T) tokens), dense and sparse pooling."""
     import keras
     import tensorflow as tf
@@ -78,7 +75,6 @@ def ganet_cell(args, rng):
     from ganet_tf.models import build_ganet
 
     keras.utils.set_random_seed(0)
-    length, batch, density = MODEL_LENGTH, MODEL_BATCH, MODEL_DENSITY
     model = build_ganet(num_classes=2, vocabulary_size=20000, embedding_dim=50, target_density=density, seed=0)
     pooling = model.get_layer("attention")
     tokens = tf.constant(rng.integers(2, 20000, size=[batch, length]), "int32")
@@ -102,13 +98,9 @@ def ganet_cell(args, rng):
 
 
 def main():
-    parser = bench.grid_parser(
-        __doc__, "pooling_gather", 5, lengths=(64, 400, 1024), densities=(0.1, 0.3), encoder=False
-    )
-    args = parser.parse_args()
+    args = bench.grid_parser(__doc__, "pooling_gather", 5, lengths=(64, 400, 1024), densities=(0.1, 0.3)).parse_args()
     bench.set_threads(args.threads)
-    rng = np.random.default_rng(0)
-    started = time.time()
+    rng, started = np.random.default_rng(0), time.time()
     cells = [*pooling_cells(args, rng), ganet_cell(args, rng)]
     setting = {"threads": args.threads, "warmup": args.warmup, "runs": args.runs, "seconds": time.time() - started}
     saved = {"command": bench.command("bench_pooling_gather.py"), "machine": bench.machine_line(args.threads)}
@@ -116,23 +108,20 @@ def main():
     rebuild(args.out)
 
 
-def spread(runs):
-    return f"{min(runs):.0f}-{max(runs):.0f}"
-
-
 def rebuild(out):
     """The blocks of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
     cells, setting, model = saved["cells"], saved["setting"], saved["cells"][-1]
-    rows = [
-        f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {c['dense_ms']:.2f} "
-        f"| {c['sparse_ms']:.2f} | {c['ratio']:.2f}x | "
-        + (f"{c['exact_k_ms']:.2f} | {c['exact_k_ratio']:.2f}x" if "exact_k_ms" in c else "- | -")
-        + f" | {c['pooling_flops_ratio']:.2f}x |"
-        for c in cells
-    ]
+    rows = []
+    for c in cells:
+        exact = [f"{c['exact_k_ms']:.2f}", f"{c['exact_k_ratio']:.2f}x"] if "exact_k_ms" in c else ["-", "-"]
+        times = [f"{c['dense_ms']:.2f}", f"{c['sparse_ms']:.2f}", f"{c['ratio']:.2f}x", *exact]
+        rows.append(
+            [*(c[key] for key in ("kind", "T", "density", "batch", "k")), *times, f"{c['pooling_flops_ratio']:.2f}x"]
+        )
     batched = [c["ratio"] for c in cells[:-1] if c["batch"] > 1]
     single = [c["ratio"] for c in cells[:-1] if c["batch"] == 1]
+    spread = [f"{min(model[key]):.0f}-{max(model[key]):.0f}" for key in ("dense_runs_ms", "sparse_runs_ms")]
     blocks = {
         "setting": [
             f"Command: `{saved['command']}`  ",
@@ -141,7 +130,7 @@ def rebuild(out):
             f"{setting['warmup']} warm-up runs, dense and sparse timed alternately in the same run; gates: round(d T) "
             "open per row at random positions; states width 200 (BiLSTM 100 x 2), score units 100.",
         ],
-        "table": [HEADER, "|---" * 11 + "|", *rows],
+        "table": tables.grid_of(HEADERS, rows),
         "findings": [
             "`pooling`: the layer alone; `sparse` uses the default bucket ladder (`k`: the open count rounded up), "
             "`exact-k` uses `sparse_buckets=None`. `ganet`: the whole `build_ganet` forward pass (default sizes, "
@@ -156,10 +145,10 @@ def rebuild(out):
             f"The pooling is {100 * model['pooling_flops_share']:.1f} % of the BiLSTM GA-Net's FLOPs at "
             f"T = {model['T']}, so gathering can save at most {model['model_flops_ratio']:.3f}x of the model's "
             f"FLOPs; measured: {model['ratio']:.2f}x (dense {model['dense_ms']:.1f} ms, sparse "
-            f"{model['sparse_ms']:.1f} ms; runs {spread(model['dense_runs_ms'])} and "
-            f"{spread(model['sparse_runs_ms'])} ms: no difference beyond the run-to-run spread). The recurrent "
-            "backbone dominates: with a BiLSTM, gating does not buy wall-clock time; the gain is in the layer itself "
-            "(table above) and in Transformer encoders (`experiments/bench_sparse_attention.py`).",
+            f"{model['sparse_ms']:.1f} ms; runs {spread[0]} and {spread[1]} ms: no difference beyond the run-to-run "
+            "spread). The recurrent backbone dominates: with a BiLSTM, gating does not buy wall-clock time; the "
+            "gain is in the layer itself (table above) and in Transformer encoders "
+            "(`experiments/bench_sparse_attention.py`).",
         ],
     }
     committed = os.path.join(bench.RESULTS, "pooling_gather", "README.md")

@@ -23,6 +23,9 @@ from experiments import runner
 from experiments import tables
 
 RESULTS = os.path.join(runner.REPO, "results", "serving")
+BUSY = (
+    "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine before quoting them"
+)
 STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.percentile(ms, 99), "mean": np.mean}
 
 
@@ -55,17 +58,13 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
 def write_readme(result, results=RESULTS):
     """The tables of `results/README.md` (its prose is written by hand) from the summary `result` (`latency.json`)."""
     model, load = result["model"], result["load_average_1min"]
-    verdict = "nothing else was running"
-    if load[0] > 1.0:
-        verdict = "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine "
-        verdict += "before quoting them"
-    ms = ("p50_ms", "p99_ms", "mean_ms")
+    verdict = "nothing else was running" if load[0] <= 1.0 else BUSY
     rows = [
-        f"| `{name}` | "
-        + " | ".join(f"{path['latency'][key]:.2f}" for key in ms)
-        + f" | {path['throughput']['texts_per_second']:.0f} |"
+        [f"`{name}`", *(f"{path['latency'][f'{key}_ms']:.2f}" for key in STATISTICS)]
+        + [f"{path['throughput']['texts_per_second']:.0f}"]
         for name, path in result["paths"].items()
     ]
+    headers = [*(f"batch 1 {key} (ms)" for key in STATISTICS), f"batch {result['batch_size']} (texts/s)"]
     blocks = {
         "command": ["```bash", result["command"], "```"],
         "setup": [
@@ -78,10 +77,7 @@ def write_readme(result, results=RESULTS):
             f"- inputs: the {result['texts']} test texts of the dataset as raw strings;",
             "  every path goes from strings to class probabilities",
             "",
-            "| path | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | "
-            f"batch {result['batch_size']} (texts/s) |",
-            "|---|---|---|---|---|",
-            *rows,
+            *tables.grid(["path", *headers], rows),
         ],
         "timing": [
             f"Batch 1: {result['calls']} calls after {result['warmup']} warm-up calls.",
@@ -89,9 +85,6 @@ def write_readme(result, results=RESULTS):
             "",
             f"1-minute load average {load[0]:.2f} before and {load[1]:.2f} after the run (2 cores;",
             f"the benchmark itself accounts for about 1): {verdict}.",
-            "The SavedModel was exported on a",
-            "machine without GPU, so its LSTMs are Keras' generic loop, not cuDNN",
-            "(Keras picks cuDNN when the graph is traced; see `saved_models/README.md`).",
         ],
     }
     tables.fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
@@ -129,29 +122,19 @@ def main():
             np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
         scores = {}
         for name, fn in paths.items():
-            scores[name] = {
-                "latency": latency(fn, texts, args.calls, args.warmup),
-                "throughput": throughput(fn, texts, args.batch_size, args.batches),
-            }
+            scores[name] = {"latency": latency(fn, texts, args.calls, args.warmup)}
+            scores[name]["throughput"] = throughput(fn, texts, args.batch_size, args.batches)
             print(name, json.dumps(scores[name]), flush=True)
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
-    result = {
-        "command": bench.command("bench_serving.py"),
-        "machine": bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
-        "load_average_1min": loads,
-        "model": {key: metrics[key] for key in keys},
-        "run": args.model,
-        "run_config": metrics["config"],
-        "texts": len(texts),
-        **{key: getattr(args, key) for key in ("calls", "warmup", "batches", "batch_size")},
-        "paths": scores,
-    }
-    result = runner.portable(result)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "latency.json"), "w") as handle:
-        json.dump(result, handle, indent=2)
-    write_readme(result, args.out)
+    machine = bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
+    result = {"command": bench.command("bench_serving.py"), "machine": machine, "load_average_1min": loads}
+    result.update(
+        model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"], texts=len(texts)
+    )
+    result.update({key: getattr(args, key) for key in ("calls", "warmup", "batches", "batch_size")}, paths=scores)
+    runner.write_json(os.path.join(args.out, "latency.json"), result)
+    write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)
 
 
 if __name__ == "__main__":

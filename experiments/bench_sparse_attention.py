@@ -4,8 +4,8 @@
 
 `layer`: `GatedMultiHeadAttention(sparse_inference=True)` self-attention against `keras.layers.MultiHeadAttention`;
 `layer-queries`: the same with `query_dropping=True`; `encoder`: 2 `GatedTransformerEncoder(token_dropping=True)`
-blocks against 2 dense ones; round(d T) open keys per row, the pair timed by `bench.alternating`. Writes
-`OUT/bench.json` (resumable; `--force` re-measures the cells asked for), the tables of `OUT/README.md`, `bench.png`.
+blocks against 2 dense ones; round(d T) open keys per row. Writes `OUT/bench.json` (resumable; `--force` measures
+again), the blocks of `OUT/README.md` and `bench.png`.
 """
 
 import functools
@@ -21,7 +21,6 @@ from experiments import runner
 from experiments import tables
 
 KINDS = ("layer", "layer-queries", "encoder")
-HEADER = "| kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio |"
 
 
 def pair(kind, args, x):
@@ -48,7 +47,7 @@ def pair(kind, args, x):
     run(dense, x[:1, :8]), run(gated, x[:1, :8])
     for dense_layer, gated_layer in zip(dense, gated, strict=True):
         gated_layer.set_weights(dense_layer.get_weights())
-    return [tf.function(functools.partial(run, layers), jit_compile=args.xla) for layers in (dense, gated)]
+    return [tf.function(functools.partial(run, layers)) for layers in (dense, gated)]
 
 
 def forward_flops(kind, batch, length, k, args):
@@ -62,6 +61,7 @@ def main():
     parser = bench.grid_parser(__doc__, "sparse_attention", runs=10)
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--max-dense-gib", type=float, default=6.0, help="skip dense cells whose scores need more")
+    parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
     args = parser.parse_args()
     import keras
     import tensorflow as tf
@@ -69,7 +69,8 @@ def main():
     from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 
     path, cells, command = bench.resumed(args, "bench_sparse_attention.py", ("kind", "T", "density", "batch"))
-    rng = np.random.default_rng(0)
+    machine, rng = bench.machine_line(args.threads), np.random.default_rng(0)
+    setting = {key: getattr(args, key) for key in ("hidden", "heads", "intermediate", "threads", "warmup", "runs")}
     for kind, length, batch in itertools.product(args.kinds, args.lengths, args.batches):
         todo = [d for d in args.densities if args.force or (kind, length, d, batch) not in cells]
         if not todo:
@@ -86,27 +87,15 @@ def main():
             calls = [functools.partial(gated, x, gates=gates), *([] if skipped else [functools.partial(dense, x)])]
             timed = bench.median_ms(calls, args.warmup, args.runs) + [(None, None)]
             (gated_ms, gated_runs), (dense_ms, dense_runs) = timed[:2]
-            speedup = None if skipped else dense_ms / gated_ms
             flops = [forward_flops(kind, batch, length, size, args) for size in (length, k)]
             cell = dict(kind=kind, T=length, density=density, batch=batch, open=round(density * length), k=k)
-            cell.update(dense_ms=dense_ms, gated_ms=gated_ms, speedup=speedup, flops_ratio=flops[0] / flops[1])
-            cell.update(dense_runs_ms=dense_runs, gated_runs_ms=gated_runs, skipped=skipped, command=command)
-            cells[kind, length, density, batch] = cell
-            print(f"{kind} T={length} d={density} B={batch} k={k}: speedup {speedup} ({skipped})", flush=True)
-            write(args, path, cells, command)
-
-
-def write(args, path, cells, command):
-    """`bench.json` (the cells this command measured name this machine), then its README and plot."""
-    ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
-    machine = bench.machine_line(args.threads, args.xla)
-    for cell in ordered:
-        if cell["command"] == command:
-            cell["machine"] = machine
-    keys = ("hidden", "heads", "intermediate", "threads", "xla", "warmup", "runs")
-    setting = {key: getattr(args, key) for key in keys}
-    runner.write_json(path, {"command": command, "machine": machine, "setting": setting, "cells": ordered})
-    readme(args.out)
+            cell.update(dense_ms=dense_ms, gated_ms=gated_ms, speedup=None if skipped else dense_ms / gated_ms)
+            cell.update(flops_ratio=flops[0] / flops[1], dense_runs_ms=dense_runs, gated_runs_ms=gated_runs)
+            cells[kind, length, density, batch] = {**cell, "skipped": skipped, "command": command, "machine": machine}
+            print(f"{kind} T={length} d={density} B={batch} k={k}: speedup {cell['speedup']} ({skipped})", flush=True)
+            ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
+            runner.write_json(path, {"command": command, "machine": machine, "setting": setting, "cells": ordered})
+            readme(args.out)
 
 
 def readme(out):
@@ -123,17 +112,16 @@ def readme(out):
         f"median of {setting['runs']} runs after {setting['warmup']} warm-up runs, gated and dense timed in turn "
         "within each run; gates: round(d T) open keys per row at random positions."
     )
-    rows = []
-    for c in cells:
-        dense = "skipped (memory)" if c["dense_ms"] is None else f"{c['dense_ms']:.1f}"
-        speedup = "-" if c["speedup"] is None else f"{c['speedup']:.2f}x"
-        rows.append(
-            f"| {c['kind']} | {c['T']} | {c['density']} | {c['batch']} | {c['k']} | {dense} | {c['gated_ms']:.1f} "
-            f"| {speedup} | {c['flops_ratio']:.2f}x |"
-        )
+    rows = [
+        [c["kind"], c["T"], c["density"], c["batch"], c["k"]]
+        + ["skipped (memory)" if c["dense_ms"] is None else f"{c['dense_ms']:.1f}", f"{c['gated_ms']:.1f}"]
+        + ["-" if c["speedup"] is None else f"{c['speedup']:.2f}x", f"{c['flops_ratio']:.2f}x"]
+        for c in cells
+    ]
+    headers = "kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio"
     committed = os.path.join(bench.RESULTS, "sparse_attention", "README.md")
     tables.fill_copy(
-        os.path.join(out, "README.md"), committed, {"setting": made, "table": [HEADER, "|---" * 9 + "|", *rows]}
+        os.path.join(out, "README.md"), committed, {"setting": made, "table": tables.grid_of(headers, rows)}
     )
     plot(cells, os.path.join(out, "bench.png"))
 

@@ -18,8 +18,6 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 
-HEADER = "| T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio |"
-
 
 def training_step(args, blocks, logits, x, readout):
     """A compiled training step of `blocks` and the gate `logits` (a variable) on `x`, with its own Adam."""
@@ -53,23 +51,21 @@ def training_steps(args, density, rng, batch, length):
 
     x, readout = (tf.constant(rng.normal(size=[batch, length, args.hidden]).astype("float32")) for _ in range(2))
     logits = rng.normal(size=[batch, length]).astype("float32")
-    blocks = {
-        sparse: [
-            GatedTransformerEncoder(
-                args.intermediate, args.heads, sparse_training=sparse, training_density=density if sparse else None
-            )
-            for _ in range(2)
-        ]
-        for sparse in (False, True)
-    }
-    for dense_block, sparse_block in zip(blocks[False], blocks[True], strict=True):
+    dense = [GatedTransformerEncoder(args.intermediate, args.heads) for _ in range(2)]
+    sparse = [
+        GatedTransformerEncoder(args.intermediate, args.heads, sparse_training=True, training_density=density)
+        for _ in range(2)
+    ]
+    for dense_block, sparse_block in zip(dense, sparse, strict=True):
         dense_block(x[:1, :8]), sparse_block(x[:1, :8])
         sparse_block.set_weights(dense_block.get_weights())
-    return [training_step(args, layers, tf.Variable(logits), x, readout) for layers in blocks.values()]
+    return [training_step(args, layers, tf.Variable(logits), x, readout) for layers in (dense, sparse)]
 
 
 def main():
     parser = bench.grid_parser(__doc__, "sparse_training", runs=7)
+    parser.add_argument("--xla", action="store_true", help="`jit_compile=True`")
+    parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
     parser.add_argument("--max-dense-gflop", type=float, default=1000.0, help="skip slower dense steps")
     parser.add_argument("--note", default="", help="a word on the machine, e.g. other jobs running")
     args = parser.parse_args()
@@ -78,15 +74,15 @@ def main():
     from ganet_tf.layers.sparse_gather import kept_count
 
     path, cells, command = bench.resumed(args, "bench_sparse_training.py", ("T", "density", "batch", "xla"))
-    rng = np.random.default_rng(0)
+    machine, rng = bench.machine_line(args.threads) + (f"; {args.note}" if args.note else ""), np.random.default_rng(0)
+    setting = {key: getattr(args, key) for key in ("hidden", "heads", "intermediate", "threads")}
     for length, batch, density in itertools.product(args.lengths, args.batches, args.densities):
         if (length, density, batch, args.xla) in cells and not args.force:
             continue
         k = kept_count(density, length)  # every row has T real tokens: the sparse path runs exactly the kept count
         flops = [bench.encoder_flops(batch, size, args.hidden, args.intermediate) for size in (length, k)]
         cell = dict(T=length, density=density, batch=batch, xla=args.xla, kept=k, k=k, flops_ratio=flops[0] / flops[1])
-        cell.update(dense_step_gflop=3 * flops[0] / 1e9, command=command)
-        cell["machine"] = bench.machine_line(args.threads) + (f"; {args.note}" if args.note else "")
+        cell.update(dense_step_gflop=3 * flops[0] / 1e9, command=command, machine=machine)
         if cell["dense_step_gflop"] > args.max_dense_gflop:
             cell["skipped"] = (
                 f"the dense step needs ~{cell['dense_step_gflop']:.0f} GFLOP > --max-dense-gflop "
@@ -94,16 +90,16 @@ def main():
             )
         else:
             keras.utils.set_random_seed(0)
-            steps = training_steps(args, density, rng, batch, length)
-            dense_s, sparse_s = bench.alternating(steps, args.warmup, args.runs)
+            dense_s, sparse_s = bench.alternating(
+                training_steps(args, density, rng, batch, length), args.warmup, args.runs
+            )
             cell.update(dense_ms=1e3 * float(np.median(dense_s)), sparse_ms=1e3 * float(np.median(sparse_s)))
             cell["speedup"] = float(np.median(dense_s) / np.median(sparse_s))
             cell["round_ratio_quartiles"] = bench.quartiles([d / s for d, s in zip(dense_s, sparse_s, strict=True)])
-            cell.update(dense_runs_ms=[round(1e3 * t, 2) for t in dense_s])
-            cell.update(sparse_runs_ms=[round(1e3 * t, 2) for t in sparse_s], warmup=args.warmup, runs=args.runs)
+            cell.update(dense_runs_ms=[round(1e3 * t, 2) for t in dense_s], warmup=args.warmup, runs=args.runs)
+            cell["sparse_runs_ms"] = [round(1e3 * t, 2) for t in sparse_s]
         print(cell, flush=True)
         cells[length, density, batch, args.xla] = cell
-        setting = {key: getattr(args, key) for key in ("hidden", "heads", "intermediate", "threads")}
         ordered = sorted(cells.values(), key=lambda c: (c["xla"], c["T"], c["batch"], c["density"]))
         runner.write_json(path, {"setting": setting, "cells": ordered})
         readme(args.out)
@@ -115,17 +111,13 @@ def readme(out):
     setting, commands, rows = saved["setting"], {}, []
     for c in saved["cells"]:
         commands.setdefault(c["command"], c["machine"])  # each command, the machine of its first cell
-        if "skipped" in c:
-            measured = f"skipped: {c['skipped']} | | |"
+        if "skipped" in c:  # one cell across four columns
+            measured = [f"skipped: {c['skipped']} | | |"]
         else:
-            low, mid, high = c["round_ratio_quartiles"]
-            measured = f"{c['dense_ms']:.1f} | {c['sparse_ms']:.1f} | {c['speedup']:.2f}x | "
-            measured += f"{low:.2f} / {mid:.2f} / {high:.2f}"
-        rows.append(
-            f"| {c['T']} | {c['density']} | {c['batch']} | {'yes' if c['xla'] else 'no'} | {c['k']} | "
-            f"{measured} | {c['flops_ratio']:.2f}x |"
-        )
-    made = [f"- `{command}` on {machine}" for command, machine in commands.items()]
+            measured = [f"{c['dense_ms']:.1f}", f"{c['sparse_ms']:.1f}", f"{c['speedup']:.2f}x"]
+            measured.append(" / ".join(f"{q:.2f}" for q in c["round_ratio_quartiles"]))
+        flags = [c["T"], c["density"], c["batch"], "yes" if c["xla"] else "no", c["k"]]
+        rows.append("| " + " | ".join(map(str, [*flags, *measured, f"{c['flops_ratio']:.2f}x"])) + " |")
     described = [
         f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
         f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks "
@@ -135,12 +127,10 @@ def readme(out):
         "Speedup: median dense step / median sparse step; rounds: quartiles of the per-round ratios. "
         "FLOPs ratio: dense / sparse forward FLOPs at `k`."
     ]
+    headers = "T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio"
+    blocks = {"made": [f"- `{command}` on {machine}" for command, machine in commands.items()], "setting": described}
     committed = os.path.join(bench.RESULTS, "sparse_training", "README.md")
-    tables.fill_copy(
-        os.path.join(out, "README.md"),
-        committed,
-        {"made": made, "setting": described, "table": [HEADER, "|---" * 10 + "|", *rows]},
-    )
+    tables.fill_copy(os.path.join(out, "README.md"), committed, {**blocks, "table": tables.grid_of(headers, []) + rows})
 
 
 if __name__ == "__main__":

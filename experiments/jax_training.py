@@ -40,28 +40,24 @@ def fit_and_evaluate(spec, data, epochs=None, verbose=2):
     keras.utils.set_random_seed(spec["seed"])
     embeddings = data.embeddings.astype("float32")
     model = build_model(spec["model"], data.num_classes, embeddings=embeddings, **spec["builder"])
-    model.compile(
-        optimizer=keras.optimizers.Adam(fit["lr"]),
-        loss=keras.losses.SparseCategoricalCrossentropy(),
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-    )
-    timer = EpochTimer()
-    started = time.perf_counter()
+    accuracy = keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+    model.compile(keras.optimizers.Adam(fit["lr"]), keras.losses.SparseCategoricalCrossentropy(), metrics=[accuracy])
+    timer, stopping = EpochTimer(), BestEpochStopping(fit["monitor"], fit["mode"], fit["patience"])
+    ids, labels, started = data.ids, data.labels, time.perf_counter()
     history = model.fit(
-        data.ids["train"],
-        data.labels["train"],
+        ids["train"],
+        labels["train"],
         batch_size=fit["batch_size"],
         epochs=epochs or fit["epochs"],
-        validation_data=(data.ids["validation"], data.labels["validation"]),
+        callbacks=[NonFiniteGuard(), stopping, timer],
+        validation_data=(ids["validation"], labels["validation"]),
         validation_batch_size=fit["validation_batch_size"],
-        callbacks=[NonFiniteGuard(), BestEpochStopping(fit["monitor"], fit["mode"], fit["patience"]), timer],
         verbose=verbose,
     ).history
     train_seconds = time.perf_counter() - started
-    test = evaluate_model(model, data.ids["test"], data.labels["test"], data.class_names)
-    keys = ("accuracy", "density", "attended_density", "all_closed_rate")
+    test = evaluate_model(model, ids["test"], labels["test"], data.class_names)
     return {
-        **{f"test_{key}": test[key] for key in keys},
+        **{f"test_{key}": test[key] for key in ("accuracy", "density", "attended_density", "all_closed_rate")},
         "test_gates": gate_rule(model),
         "epochs_trained": len(history["val_loss"]),
         "best_epoch": best_epoch(history[fit["monitor"]], fit["mode"]) + 1,
@@ -69,5 +65,5 @@ def fit_and_evaluate(spec, data, epochs=None, verbose=2):
         "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
         "keras_backend": keras.backend.backend(),
         "sequence_length": data.sequence_length,
-        "train_examples": len(data.labels["train"]),
+        "train_examples": len(labels["train"]),
     }

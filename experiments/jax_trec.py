@@ -12,7 +12,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments import tables
-from experiments.tables import mean_std
 
 RESULTS = os.path.join(runner.REPO, "results", "backends")
 RUNS = os.path.join("runs", "backends")
@@ -36,52 +35,40 @@ def child_main(spec_path):
 
 
 def run_seed(seed):
-    """Prepares TREC for `seed` under TensorFlow, trains it under JAX; its summary."""
+    """Prepares the packaged TREC for `seed` under TensorFlow, as the main job reads it, trains it under JAX."""
     from experiments.jax_training import train_spec
 
-    prepared = os.path.join(RUNS, f"trec_seed_{seed}.npz")
-    log = os.path.join(runner.REPO, RUNS, f"jax_trec_seed_{seed}.log")
+    prepared, log = (
+        os.path.join(RUNS, f"trec_seed_{seed}.npz"),
+        os.path.join(runner.REPO, RUNS, f"jax_trec_seed_{seed}"),
+    )
     prepare = ["prepare", "--dataset", "trec", "--seed", str(seed), "--embedding-dtype", "float32", "--out", prepared]
-    shown = "python -m ganet_tf " + " ".join(prepare)
-    # The packaged TREC, as the main job reads it.
-    summary = runner.run_command([sys.executable, "-m", "ganet_tf", *prepare], shown, log, unset=("GANET_DATA_DIR",))
+    shown, unset = "python -m ganet_tf " + " ".join(prepare), ("GANET_DATA_DIR",)
+    summary = runner.run_command([sys.executable, "-m", "ganet_tf", *prepare], shown, log + ".log", unset=unset)
     spec = train_spec(["--dataset", "trec", "--seed", str(seed)], summary["examples"]["train"], summary["dataset"])
-    spec_path = os.path.join(runner.REPO, RUNS, f"jax_trec_seed_{seed}.spec.json")
-    runner.write_json(spec_path, {**spec, "prepared": prepared})
-    child = [sys.executable, os.path.abspath(__file__), "--child", spec_path]
+    runner.write_json(log + ".spec.json", {**spec, "prepared": prepared})
+    child = [sys.executable, os.path.abspath(__file__), "--child", log + ".spec.json"]
     jax = {"KERAS_BACKEND": "jax", "GANET_BLOCK_TENSORFLOW": "1"}
-    result = runner.run_command(child, f"JAX: {shown}", log, unset=("GANET_DATA_DIR",), environment=jax)
-    return {
-        "seed": seed,
-        **result,
-        "command": f"python experiments/jax_trec.py --seeds {seed}",
-        "prepare_command": shown,
-        "prepared_bytes": summary["bytes"],
-        "builder": spec["builder"],
-        "fit": spec["fit"],
-        **runner.provenance(),
-    }
+    result = runner.run_command(child, f"JAX: {shown}", log + ".log", unset=unset, environment=jax)
+    made = {"command": f"python experiments/jax_trec.py --seeds {seed}", "prepare_command": shown}
+    made.update(prepared_bytes=summary["bytes"], builder=spec["builder"], fit=spec["fit"], **runner.provenance())
+    return {"seed": seed, **result, **made}
 
 
 def write_readme(results=RESULTS):
-    """Fills the tables of `README.md` in the folder `results`: its JAX seeds beside the main job's."""
+    """Fills the blocks of `README.md` in the folder `results`: its JAX seeds beside the main job's."""
     from experiments.main_job import cells
     from experiments.main_job import rule_text
     from experiments.main_job import seed_files
 
     runs = seed_files(results, "jax_trec_seed_")
     main = [runner.read_json(os.path.join(results, "..", "main_job", f"seed_{run['seed']}.json")) for run in runs]
-    columns = [("seed", ""), ("test_accuracy", ".4f"), ("test_attended_density", ".3f")]
-    columns += [("epochs_trained", ""), ("train_seconds", ".0f")]
-    rows = [
-        row
-        for jax, tf in zip(runs, main, strict=True)
-        for row in (["JAX", *cells(jax, columns)], ["TF", *cells(tf, columns)])
-    ]
-    headers = ["backend", "seed", "test accuracy", "attended density", "epochs", "train seconds"]
+    keys = ("seed", "test_accuracy", "test_attended_density", "epochs_trained", "train_seconds")
+    columns = list(zip(keys, ("", ".4f", ".3f", "", ".0f"), strict=True))
+    pairs = zip(runs, main, strict=True)
+    rows = [row for jax, tf in pairs for row in (["JAX", *cells(jax, columns)], ["TF", *cells(tf, columns)])]
     (jax_accuracy, tf_accuracy), (jax_density, tf_density) = [
-        [mean_std([run[key] for run in group]) for group in (runs, main)]
-        for key in ("test_accuracy", "test_attended_density")
+        [tables.mean_std([run[key] for run in group]) for group in (runs, main)] for key in keys[1:3]
     ]
     gap = 100 * (sum(r["test_accuracy"] for r in runs) / len(runs) - sum(r["test_accuracy"] for r in main) / len(main))
     machine = [
@@ -89,13 +76,13 @@ def write_readme(results=RESULTS):
         "wall-clock under whatever load the machine had (the TF seeds ran at another time).",
         f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main[0]['test_gates'])}.",
     ]
-    seeds = ", ".join(str(run["seed"]) for run in runs)
-    table = [*tables.grid(headers, rows), ""]
-    table.append(
-        f"Mean ± sample std over seeds {seeds}: test accuracy JAX **{jax_accuracy}**, TF **{tf_accuracy}**; "
-        f"attended density JAX {jax_density}, TF {tf_density}. Difference of the mean test accuracies (JAX - TF): "
-        f"{gap:+.2f} points."
-    )
+    headers = "backend | seed | test accuracy | attended density | epochs | train seconds"
+    table = tables.grid_of(headers, rows) + [
+        "",
+        f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy JAX "
+        f"**{jax_accuracy}**, TF **{tf_accuracy}**; attended density JAX {jax_density}, TF {tf_density}. Difference "
+        f"of the mean test accuracies (JAX - TF): {gap:+.2f} points.",
+    ]
     tables.fill(os.path.join(results, "README.md"), {"machine": machine, "table": table})
 
 

@@ -1,15 +1,13 @@
-"""Epoch time of GA-Net (auxiliary hidden 20 and 100) against BiLSTM+softAtt on an otherwise idle machine:
-each model trained `--epochs` epochs (no early stopping), one after another; the median epoch time (epoch 1,
-which traces the graph, left out) into `results/core/epoch_time.{json,md}`.
+"""Epoch time of GA-Net (auxiliary hidden 20 and 100) against BiLSTM+softAtt on an otherwise idle machine: each
+trained `--epochs` epochs, no early stopping; the median epoch time but the first (tracing) into
+`results/core/epoch_time.{json,md}`.
 
     python experiments/time_epochs.py --data-dir ../shared/data
 """
 
 import argparse
-import json
 import os
 import shlex
-import subprocess
 import sys
 
 import numpy as np
@@ -31,11 +29,7 @@ def time_model(name, flags, args):
     command = ["train", "--dataset", args.dataset, "--data-dir", args.data_dir, "--epochs", str(args.epochs)]
     command += ["--patience", str(args.epochs), "--seed", str(args.seed), "--verbose", "0", *flags]
     shown = "python -m ganet_tf " + shlex.join(command)
-    print(shown, flush=True)
-    done = subprocess.run(
-        [sys.executable, "-m", "ganet_tf", *command], capture_output=True, text=True, check=True, cwd=runner.REPO
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = runner.run_command([sys.executable, "-m", "ganet_tf", *command], shown)
     run = {"model": name, "command": shown, "epoch_seconds": result["epoch_seconds"]}
     run["median_epoch_seconds"] = float(np.median(result["epoch_seconds"][1:]))
     return {**run, **{key: result[key] for key in ("train_examples", "sequence_length")}}
@@ -44,6 +38,9 @@ def time_model(name, flags, args):
 def table(report, args):
     """`epoch_time.md`'s lines from `epoch_time.json` (`report`) and the script's flags."""
     runs, base = report["runs"], report["runs"][-1]["median_epoch_seconds"]
+    seconds = [
+        [r["model"], f"{r['median_epoch_seconds']:.2f}", f"{r['median_epoch_seconds'] / base:.2f}x"] for r in runs
+    ]
     return [
         f"# Epoch time on {args.dataset}",
         "",
@@ -52,13 +49,7 @@ def table(report, args):
         f"{runs[0]['train_examples']} training examples padded to {runs[0]['sequence_length']} "
         "tokens, batch 32; median of epochs 2.. (validation included).",
         "",
-        *tables.grid(
-            ["model", "median epoch seconds", "relative to soft attention"],
-            [
-                [r["model"], f"{r['median_epoch_seconds']:.2f}", f"{r['median_epoch_seconds'] / base:.2f}x"]
-                for r in runs
-            ],
-        ),
+        *tables.grid(["model", "median epoch seconds", "relative to soft attention"], seconds),
     ]
 
 
