@@ -157,6 +157,7 @@ class _Interrupt(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         if epoch + 1 == self.at_epoch:
+            self.steps = int(self.model.optimizer.iterations.numpy())
             raise KeyboardInterrupt("simulated kill")
 
 
@@ -178,14 +179,20 @@ def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
         buckets=3,
         monitor=monitor,
     )
+    interrupt = _Interrupt(at_epoch=2)
     with pytest.raises(KeyboardInterrupt):
-        train_and_evaluate(config, callbacks=[_Interrupt(at_epoch=2)])
+        train_and_evaluate(config, callbacks=[interrupt])
     history = (tmp_path / "backup" / "history.csv").read_text().strip().splitlines()
     assert len(history) == 1 + 2  # header and two finished epochs
-    epochs_run = []
-    counter = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: epochs_run.append(epoch))
+    epochs_run, resumed_at = [], []
+    counter = keras.callbacks.LambdaCallback(
+        on_train_begin=lambda logs: resumed_at.append(int(counter.model.optimizer.iterations.numpy())),
+        on_epoch_end=lambda epoch, logs: epochs_run.append(epoch),
+    )
     result = train_and_evaluate(config, callbacks=[counter])
     assert epochs_run == [2]  # only the third epoch ran again
+    # The optimizer resumes too (Adam's moments and its step count).
+    assert resumed_at == [interrupt.steps] and interrupt.steps > 0
     assert result["epochs_trained"] == 3
     # A finished run started again trains nothing and gives the same model.
     again = train_and_evaluate(config, callbacks=[counter])
