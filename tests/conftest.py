@@ -4,6 +4,7 @@ import pytest
 
 from tests import tensorflow_blocker
 from tests.eager import functions_run_eagerly
+from tests.made_once import made_once
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # GANET_BLOCK_TENSORFLOW=1: TensorFlow cannot be imported (tests/test_backends.py).
@@ -64,20 +65,21 @@ def data_dir():
 @pytest.fixture(scope="session")
 def translator_run(tmp_path_factory):
     """A copy-task run written by `seq2seq --out`: 4 pairs, one epoch."""
+    flags = ["--task", "copy", "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
+    return made_once(tmp_path_factory, "translator_run", lambda root: _seq2seq(root, [*flags, "--batch-size", "4"]))
+
+
+def _seq2seq(root, flags):
+    """The folder `seq2seq FLAGS --out` writes under `root`."""
     from ganet_tf.cli import main
 
-    out = tmp_path_factory.mktemp("seq2seq") / "run"
-    flags = ["--task", "copy", "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
-    assert main(["seq2seq", *flags, "--batch-size", "4", "--verbose", "0", "--out", str(out)]) == 0
-    return str(out)
+    assert main(["seq2seq", *flags, "--verbose", "0", "--out", str(root / "run")]) == 0
+    return str(root / "run")
 
 
 @pytest.fixture(scope="session")
 def gated_translator_run(tmp_path_factory):
     """A gated copy-task run: test gates top_k at 0.5, 8 pairs, one epoch."""
-    from ganet_tf.cli import main
-
-    out = tmp_path_factory.mktemp("seq2seq") / "gated"
     flags = ["--task", "copy", "--limit", "8", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
     gates = [
         "--attention",
@@ -89,8 +91,9 @@ def gated_translator_run(tmp_path_factory):
         "--inference-density",
         "0.5",
     ]
-    assert main(["seq2seq", *flags, *gates, "--batch-size", "4", "--verbose", "0", "--out", str(out)]) == 0
-    return str(out)
+    return made_once(
+        tmp_path_factory, "gated_translator_run", lambda root: _seq2seq(root, [*flags, *gates, "--batch-size", "4"])
+    )
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ import pytest
 
 from ganet_tf.export import export_saved_model
 from tests.eager import functions_run_eagerly
+from tests.made_once import made_once
 
 MODELS = ("ganet", "soft")
 
@@ -11,10 +12,13 @@ MODELS = ("ganet", "soft")
 @pytest.fixture(scope="session")
 def runs(data_dir, tmp_path_factory):
     """`{model: folder written by train --out}` of tiny TREC runs."""
+    return made_once(tmp_path_factory, "export_runs", lambda root: _train(data_dir, root))
+
+
+def _train(data_dir, root):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
-    root = tmp_path_factory.mktemp("runs")
     folders = {}
     for model in MODELS:
         out = root / model
@@ -39,6 +43,9 @@ def runs(data_dir, tmp_path_factory):
 @pytest.fixture(scope="session")
 def exports(runs, tmp_path_factory):
     """`(base, {model: version folder})`: both runs exported under one base."""
-    base = tmp_path_factory.mktemp("exports") / "saved_models"
-    paths = {model: export_saved_model(folder, f"trec_{model}", base=str(base)) for model, folder in runs.items()}
-    return str(base), paths
+
+    def export(folder):
+        base = str(folder / "saved_models")
+        return base, {model: export_saved_model(run, f"trec_{model}", base=base) for model, run in runs.items()}
+
+    return tuple(made_once(tmp_path_factory, "exports", export))

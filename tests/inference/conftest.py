@@ -4,6 +4,7 @@ import pytest
 
 from ganet_tf.cli import main
 from tests.eager import functions_run_eagerly
+from tests.made_once import made_once
 
 TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabulary", "0", "--verbose", "0"]
 
@@ -11,7 +12,10 @@ TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabula
 @pytest.fixture(scope="session")
 def classifier_run(tmp_path_factory):
     """A GA-Net run written by `train --out`, trained in seconds on 40 lines."""
-    root = tmp_path_factory.mktemp("classifier")
+    return made_once(tmp_path_factory, "classifier_run", _classifier_run)
+
+
+def _classifier_run(root):
     lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
     (root / "train.txt").write_text("\n".join(lines), encoding="utf-8")
     (root / "test.txt").write_text("\n".join(lines[:10]), encoding="utf-8")
@@ -27,4 +31,7 @@ def saved_model(classifier_run, tmp_path_factory):
     """The run exported by `export_saved_model` (what `python -m ganet_tf export` writes)."""
     from ganet_tf.export import export_saved_model
 
-    return export_saved_model(classifier_run, "tiny", base=str(tmp_path_factory.mktemp("exports") / "saved_models"))
+    def export(folder):
+        return export_saved_model(classifier_run, "tiny", base=str(folder / "saved_models"))
+
+    return made_once(tmp_path_factory, "saved_model", export)

@@ -1,5 +1,6 @@
 import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -7,14 +8,18 @@ import pytest
 from ganet_tf.cli import main
 from ganet_tf.interpret import explain_texts
 from tests.eager import functions_run_eagerly
+from tests.made_once import made_once
 
 
 @pytest.fixture(scope="module")
 def trained(data_dir, tmp_path_factory):
+    return pathlib.Path(made_once(tmp_path_factory, "explain_runs", lambda root: _train(data_dir, root)))
+
+
+def _train(data_dir, root):
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
-    root = tmp_path_factory.mktemp("explain")
     # GA-Net opens the ceil(T / 2) most probable tokens of every text (top_k),
     # so that every text has open and closed gates, however little it trained.
     top_half = {"inference_mode": "top_k", "inference_density": 0.5}
@@ -34,7 +39,7 @@ def trained(data_dir, tmp_path_factory):
                     **gates,
                 )
             )
-    return root
+    return str(root)
 
 
 TEXTS = [

@@ -13,6 +13,7 @@ from ganet_tf.seq2seq.run import decoded_split_scores
 from ganet_tf.seq2seq.vocabulary import holds_unknown
 from tests.command_checks import error_text_line
 from tests.command_checks import tree
+from tests.made_once import made_once
 
 TINY = ["--limit", "200", "--epochs", "1", "--hidden", "8", "--embedding-dim", "8", "--batch-size", "50"]
 # Lines a reader may paste: empty, punctuation only, 2,000 characters, other scripts.
@@ -21,11 +22,13 @@ HARD_LINES = ["", "!!! ... ???", ("Ein Mann fährt Fahrrad. " * 84)[:2000], "Δ�
 
 @pytest.fixture(scope="module")
 def subword_run(tmp_path_factory, data_dir):
-    folder = tmp_path_factory.mktemp("subwords")
-    out, export = folder / "run", folder / "sm"
-    flags = ["--task", "multi30k", "--data-dir", data_dir, *TINY, "--vocabulary-size", "500"]
-    assert main(["seq2seq", *flags, "--verbose", "0", "--out", str(out), "--export", str(export)]) == 0
-    return str(out), str(export)
+    def train(folder):
+        out, export = folder / "run", folder / "sm"
+        flags = ["--task", "multi30k", "--data-dir", data_dir, *TINY, "--vocabulary-size", "500"]
+        assert main(["seq2seq", *flags, "--verbose", "0", "--out", str(out), "--export", str(export)]) == 0
+        return str(out), str(export)
+
+    return tuple(made_once(tmp_path_factory, "subword_run", train))
 
 
 def _json_lines(text):
