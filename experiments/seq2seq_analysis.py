@@ -1,7 +1,6 @@
-"""Analyses of finished seq2seq runs (models under `runs/seq2seq`), each into `OUT/STEM_TABLE.json` and the
-tables of `.md` (TABLE: the first name's table): `levels` (the nodes of every level of a hierarchy on the test
-sources, earlier rows kept), `gates` (which subword pieces the test gates open), `densities` (validation BLEU
-at other test densities, `test_densities_TABLE`).
+"""Analyses of finished seq2seq runs (models under `runs/seq2seq`) into `OUT/STEM_TABLE.json` and the blocks of its
+`.md` (TABLE: the first name's table): `levels` (the nodes of each level of a hierarchy, earlier rows kept), `gates`
+(which subword pieces the test gates open), `densities` (validation BLEU at other test densities).
 
     python experiments/seq2seq_analysis.py levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
 """
@@ -36,37 +35,23 @@ def finished_runs(args, names, fits, misfit):
     """Exits, before any model loads, unless each of `names` is a finished run that `fits`, its model there."""
     runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
     for name in names:
-        if name not in runs:
-            raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
+        if name not in runs or not os.path.isdir(os.path.join(args.runs_root, name)):
+            raise SystemExit(f"error: {name} is no finished run in {args.out}/runs with its model in {args.runs_root}")
         if not fits(runs[name]):
             raise SystemExit(f"error: {name} {misfit}")
-        if not os.path.isdir(os.path.join(args.runs_root, name)):
-            raise SystemExit(
-                f"error: the model of {name} is gone from {args.runs_root}; train it again: "
-                f"python -m experiments run seq2seq --results /tmp/rerun --only {name}"
-            )
-
-
-def write_tables(out, stem, rows, blocks):
-    """Writes `OUT/STEM.json` (`rows`), fills `blocks` and the commands into `OUT/STEM.md` and prints it."""
-    commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
-    write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
-    path = os.path.join(out, f"{stem}.md")
-    fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
-    with open(path, encoding="utf-8") as handle:
-        print(handle.read(), end="")
 
 
 def _machine(text):
     return [f"Machine: {machine()}. {text}"]
 
 
-# --- levels: the nodes of each level of a hierarchy (issue 40) ---------------
+def _shares(row, keys, digits=3):
+    return [number(row.get(key), digits) for key in keys]
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
-    """`(config, stats)` of a hierarchical run on its test sources, as `levels_TABLE.md` explains them;
-    a subword run's ACT blocks add `word_stats`."""
+    """`(config, stats)` of a hierarchical run on its test sources (`levels_TABLE.md` explains them); a subword run's
+    ACT blocks add `word_stats`."""
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_levels
     from ganet_tf.seq2seq.source_explanations import word_begins
@@ -78,8 +63,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
         if len(nodes) > 1:
             sizes.append(block)
             largest.append(block.max(initial=0))
-            if model.attention == "hier-act":  # learned block starts
-                block_starts.append(starts)
+            block_starts += [starts] if model.attention == "hier-act" else []  # learned block starts
     counts = np.stack(counts)  # (sentences, levels)
     sizes = np.concatenate(sizes) if sizes else np.zeros(0)
     stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
@@ -100,8 +84,8 @@ def level_stats(run_dir, data_dir, batch_size=200):
 
 
 def word_stats(block_starts, word_starts, draws=20, seed=0):
-    """Do ACT blocks of subwords follow words? Per sentence: its level-1 block starts, whether each
-    token begins a word; the shares as `levels_TABLE.md` explains them."""
+    """Do ACT blocks of subwords follow words? From each sentence's level-1 block starts and whether each token begins
+    a word: the shares `levels_TABLE.md` explains."""
     rng = np.random.default_rng(seed)
     at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
     for blocks, words in zip(block_starts, word_starts, strict=True):
@@ -138,9 +122,7 @@ def checks(row):
 
 
 def levels(args, command):
-    finished_runs(
-        args, args.names, lambda run: run["attention"].startswith("hier-"), "is not a hierarchical run (hier-*)"
-    )
+    finished_runs(args, args.names, lambda run: run["attention"].startswith("hier-"), "is not a hierarchical run")
     path = os.path.join(args.out, f"levels_{args.table}.json")
     rows = [r for r in read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
     for name in args.names:
@@ -157,17 +139,17 @@ def levels_readme(rows):
     headers += "< level 2 < level 1 | block size mean | block size std | block size per token | largest block"
     table = [
         [r["run"], str(r["levels"]), ", ".join(f"{c:.2f}" for c in r["nodes"]), number(r.get("level1_share"), 3)]
-        + [str(r.get("long_sentences", "-")), number(r.get("long_level1")), number(r.get("long_level2"))]
-        + [number(r.get("long_level2_between"), 3)]
-        + [number(r.get(key)) for key in ("block_size_mean", "block_size_std", "token_block_size", "largest_block")]
+        + [str(r.get("long_sentences", "-")), *_shares(r, ("long_level1", "long_level2"), 2)]
+        + _shares(r, ("long_level2_between",))
+        + _shares(r, ("block_size_mean", "block_size_std", "token_block_size", "largest_block"), 2)
         for r in rows
     ]
     blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers.split(" | "), table)}
     if words := [r for r in rows if r.get("block_start_at_word") is not None]:
         headers = "run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random"
         cells = [
-            [r["run"], f"{r['block_start_at_word']:.3f}", f"{r['token_at_word']:.3f}", str(r["multi_piece_words"])]
-            + [f"{r['words_split']:.3f}", number(r.get("words_split_at_random"), 3)]
+            [r["run"], *_shares(r, ("block_start_at_word", "token_at_word")), str(r["multi_piece_words"])]
+            + _shares(r, ("words_split", "words_split_at_random"))
             for r in words
         ]
         blocks["words"] = grid(headers.split(" | "), cells)
@@ -177,9 +159,6 @@ def levels_readme(rows):
             for r in checked
         ]
     return blocks
-
-
-# --- gates: which subword pieces the test gates open (issue 54) --------------
 
 
 def piece_kinds(pieces):
@@ -193,10 +172,8 @@ def piece_kinds(pieces):
         text = piece.lstrip(WORD_START)
         if text and not any(character.isalnum() for character in text):
             kinds.append("punctuation")
-        elif begins[index]:
-            kinds.append("whole word" if begins[index + 1] else "first piece")
         else:
-            kinds.append("later piece")
+            kinds.append(("whole word" if begins[index + 1] else "first piece") if begins[index] else "later piece")
     return kinds
 
 
@@ -209,10 +186,8 @@ def gate_stats(rows, draws=20, seed=0):
     words = reached = random_reached = long_words = all_open = all_closed = 0
     for pieces, gates in rows:
         for kind, piece, gate in zip(piece_kinds(pieces), pieces, gates, strict=True):
-            seen[kind] += 1
-            opened[kind] += int(gate)
-            piece_count[piece] += 1
-            by_piece[piece] += int(gate)
+            seen[kind], opened[kind] = seen[kind] + 1, opened[kind] + int(gate)
+            piece_count[piece], by_piece[piece] = piece_count[piece] + 1, by_piece[piece] + int(gate)
         spans = word_spans(pieces)
         words += len(spans)
         reached += sum(gates[begin:end].any() for begin, end in spans)
@@ -220,11 +195,10 @@ def gate_stats(rows, draws=20, seed=0):
             drawn = np.zeros(len(pieces), bool)
             drawn[rng.choice(len(pieces), size=int(gates.sum()), replace=False)] = True
             random_reached += sum(drawn[begin:end].any() for begin, end in spans) / draws
-        for begin, end in spans:
-            if end - begin > 1:
-                long_words += 1
-                all_open += bool(gates[begin:end].all())
-                all_closed += not gates[begin:end].any()
+        multi = [gates[begin:end] for begin, end in spans if end - begin > 1]
+        long_words += len(multi)
+        all_open += sum(bool(span.all()) for span in multi)
+        all_closed += sum(not span.any() for span in multi)
     total = sum(seen.values())
     return {
         "sentences": len(rows),
@@ -264,12 +238,11 @@ def gates(args, command):
 def gates_readme(rows):
     """The blocks of `gates_TABLE.md`: open shares by kind of piece, then of the most frequent pieces."""
     headers = ["run", "pieces", "open", *(f"open: {kind}" for kind in KINDS), "words reached", "at random"]
-    headers += ["words of 2+ pieces", "wholly open", "wholly closed"]
     table = [
         [r["run"], str(r["pieces"]), f"{r['open_share']:.3f}"]
         + [f"{r['kinds'][kind]['open_share']:.3f} ({r['kinds'][kind]['pieces']})" for kind in KINDS]
-        + [f"{r['words_reached']:.3f}", f"{r['words_reached_at_random']:.3f}", str(r["multi_piece_words"])]
-        + [f"{r['multi_piece_all_open']:.3f}", f"{r['multi_piece_all_closed']:.3f}"]
+        + [*_shares(r, ("words_reached", "words_reached_at_random")), str(r["multi_piece_words"])]
+        + _shares(r, ("multi_piece_all_open", "multi_piece_all_closed"))
         for r in rows
     ]
     frequent = [
@@ -277,17 +250,14 @@ def gates_readme(rows):
     ]
     return {
         "machine": _machine("Commands: below the tables."),
-        "table": grid(headers, table),
+        "table": grid([*headers, "words of 2+ pieces", "wholly open", "wholly closed"], table),
         "frequent": grid(["run", *(str(i + 1) for i in range(FREQUENT))], frequent),
     }
 
 
-# --- densities: gated runs at other test densities (issue 54) ----------------
-
-
 def validation_bleu(run_dir, data_dir, densities=()):
-    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at
-    the run's test gates and `top_k` at each of `densities`; own None: not gated."""
+    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at the run's test gates and `top_k` at
+    each of `densities`; own None: not gated."""
     from ganet_tf.seq2seq.run import decode_all
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.run_translator import with_translation_gates
@@ -317,9 +287,8 @@ def densities(args, command):
     finished_runs(args, [*args.names, *args.reference], fits, "is not a gated run; give it with --reference")
     rows = []
     for name in [*args.names, *args.reference]:
-        own, scores = validation_bleu(
-            os.path.join(args.runs_root, name), args.data_dir, DENSITIES if name in args.names else ()
-        )
+        rho = DENSITIES if name in args.names else ()
+        own, scores = validation_bleu(os.path.join(args.runs_root, name), args.data_dir, rho)
         for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
             row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
             rows.append({**row, "open_share": open_share, "command": command})
@@ -353,8 +322,15 @@ def main():
     args = parser.parse_args()
     args.table = args.names[0].split("_")[0]
     analysis, stem = ANALYSES[args.analysis]
-    command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:])
-    write_tables(args.out, f"{stem}_{args.table}", *analysis(args, command))
+    rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
+    write_json(os.path.join(args.out, f"{stem}_{args.table}.json"), {"rows": rows})
+    path = os.path.join(args.out, f"{stem}_{args.table}.md")
+    fill(
+        path,
+        {**blocks, "commands": [f"- `{c}`" for c in dict.fromkeys(r["command"] for r in rows if r.get("command"))]},
+    )
+    with open(path, encoding="utf-8") as handle:
+        print(handle.read(), end="")
 
 
 if __name__ == "__main__":
