@@ -15,12 +15,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from experiments.runner import REPO
-from experiments.runner import load_runs
-from experiments.runner import machine
-from experiments.runner import read_json
-from experiments.runner import write_json
-from experiments.tables import fill
+from experiments import runner
+from experiments import tables
 from experiments.tables import grid
 from experiments.tables import number
 
@@ -31,18 +27,19 @@ DENSITIES = (0.3, 0.5, 0.7, 1.0)
 BATCH = 128  # validation decoding's batch (`densities`)
 
 
-def finished_runs(args, names, fits, misfit):
-    """Exits, before any model loads, unless each of `names` is a finished run that `fits`, its model there."""
-    runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
-    for name in names:
+def finished_runs(args, fits):
+    """Exits, before any model loads, unless every run named is finished, its model there, and each of `--names`
+    `fits`."""
+    runs = {r["name"]: r for r in runner.load_runs(os.path.join(args.out, "runs"))}
+    for name in [*args.names, *args.reference]:
         if name not in runs or not os.path.isdir(os.path.join(args.runs_root, name)):
             raise SystemExit(f"error: {name} is no finished run in {args.out}/runs with its model in {args.runs_root}")
-        if not fits(runs[name]):
-            raise SystemExit(f"error: {name} {misfit}")
+        if name in args.names and not fits(runs[name]):
+            raise SystemExit(f"error: {name} is not a run that `{args.analysis}` analyses")
 
 
 def _machine(text):
-    return [f"Machine: {machine()}. {text}"]
+    return [f"Machine: {runner.machine()}. {text}"]
 
 
 def _shares(row, keys, digits=3):
@@ -52,13 +49,12 @@ def _shares(row, keys, digits=3):
 def level_stats(run_dir, data_dir, batch_size=200):
     """`(config, stats)` of a hierarchical run on its test sources (`levels_TABLE.md` explains them); a subword run's
     ACT blocks add `word_stats`."""
+    from ganet_tf.seq2seq import source_explanations as explained
     from ganet_tf.seq2seq.run import load_run
-    from ganet_tf.seq2seq.source_explanations import source_levels
-    from ganet_tf.seq2seq.source_explanations import word_begins
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     counts, sizes, largest, block_starts = [], [], [], []
-    for nodes, block, starts in source_levels(model, ids[0], batch_size):
+    for nodes, block, starts in explained.source_levels(model, ids[0], batch_size):
         counts.append(nodes)
         if len(nodes) > 1:
             sizes.append(block)
@@ -79,7 +75,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
         stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
     if config.tokenizer in ("bpe", "unigram") and block_starts:
         pieces = vocabularies[0].pieces
-        stats.update(word_stats(block_starts, [word_begins([pieces[i] for i in row]) for row in ids[0]]))
+        stats.update(word_stats(block_starts, [explained.word_begins([pieces[i] for i in row]) for row in ids[0]]))
     return config, stats
 
 
@@ -122,9 +118,8 @@ def checks(row):
 
 
 def levels(args, command):
-    finished_runs(args, args.names, lambda run: run["attention"].startswith("hier-"), "is not a hierarchical run")
     path = os.path.join(args.out, f"levels_{args.table}.json")
-    rows = [r for r in read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
+    rows = [r for r in runner.read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
     for name in args.names:
         config, stats = level_stats(os.path.join(args.runs_root, name), args.data_dir)
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
@@ -163,13 +158,12 @@ def levels_readme(rows):
 
 def piece_kinds(pieces):
     """Each piece's place in its word, one of `KINDS`."""
-    from ganet_tf.seq2seq.source_explanations import WORD_START
-    from ganet_tf.seq2seq.source_explanations import word_begins
+    from ganet_tf.seq2seq import source_explanations as explained
 
-    begins = [*word_begins(pieces), True]
+    begins = [*explained.word_begins(pieces), True]
     kinds = []
     for index, piece in enumerate(pieces):
-        text = piece.lstrip(WORD_START)
+        text = piece.lstrip(explained.WORD_START)
         if text and not any(character.isalnum() for character in text):
             kinds.append("punctuation")
         else:
@@ -222,10 +216,6 @@ def gates(args, command):
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    def fits(run):
-        return run["attention"] == "gated" and run.get("tokenizer") in ("bpe", "unigram")
-
-    finished_runs(args, args.names, fits, "is not a gated subword run (--attention gated --tokenizer bpe)")
     rows = []
     for name in args.names:
         _, model, ids, *_, vocabularies = load_run(os.path.join(args.runs_root, name), args.data_dir, with_pairs=True)
@@ -258,13 +248,12 @@ def gates_readme(rows):
 def validation_bleu(run_dir, data_dir, densities=()):
     """`(own density, {density: (BLEU, open share)})`, greedy on validation, at the run's test gates and `top_k` at
     each of `densities`; own None: not gated."""
-    from ganet_tf.seq2seq.run import decode_all
-    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq import run
     from ganet_tf.seq2seq.run_translator import with_translation_gates
     from ganet_tf.seq2seq.scores import corpus_bleu
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    _, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, "val", with_pairs=True)
+    _, model, ids, _, pairs, vocabularies = run.load_run(run_dir, data_dir, "val", with_pairs=True)
     own = model.gate_sampler.inference_density if model.attention == "gated" else None
     if densities and model.gate_sampler.inference_mode != "top_k":
         raise SystemExit(f"error: {run_dir} has {model.gate_sampler.inference_mode} test gates; rho needs top_k")
@@ -272,7 +261,7 @@ def validation_bleu(run_dir, data_dir, densities=()):
     for density in dict.fromkeys([own, *densities]):
         if density is not None:  # the rule is read when the decoder is traced
             with_translation_gates(model, {"inference_mode": "top_k", "inference_density": density}, run_dir)
-        decoded, _ = decode_all(model, ids[0], BATCH, verbose=0)
+        decoded, _ = run.decode_all(model, ids[0], BATCH, verbose=0)
         sentences = source_gates(model, ids[0], BATCH)
         opened = sum(int(row_open.sum()) for _, row_open in sentences)
         bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])
@@ -281,10 +270,6 @@ def validation_bleu(run_dir, data_dir, densities=()):
 
 
 def densities(args, command):
-    def fits(run):
-        return run["name"] not in args.names or run["attention"] == "gated"
-
-    finished_runs(args, [*args.names, *args.reference], fits, "is not a gated run; give it with --reference")
     rows = []
     for name in [*args.names, *args.reference]:
         rho = DENSITIES if name in args.names else ()
@@ -308,7 +293,11 @@ def densities_readme(rows):
     }
 
 
-ANALYSES = {"levels": (levels, "levels"), "gates": (gates, "gates"), "densities": (densities, "test_densities")}
+ANALYSES = {  # name: the analysis, its file stem, what each run of --names must be
+    "levels": (levels, "levels", lambda run: run["attention"].startswith("hier-")),
+    "gates": (gates, "gates", lambda run: run["attention"] == "gated" and run.get("tokenizer") in ("bpe", "unigram")),
+    "densities": (densities, "test_densities", lambda run: run["attention"] == "gated"),
+}
 
 
 def main():
@@ -317,18 +306,17 @@ def main():
     parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under --runs-root)")
     parser.add_argument("--reference", nargs="*", default=[], help="densities: runs decoded once, as they are")
     parser.add_argument("--data-dir")
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"), help="summaries in OUT/runs")
+    parser.add_argument("--runs-root", default=os.path.join(runner.REPO, "runs", "seq2seq"))
+    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "seq2seq"), help="summaries in OUT/runs")
     args = parser.parse_args()
     args.table = args.names[0].split("_")[0]
-    analysis, stem = ANALYSES[args.analysis]
+    analysis, stem, fits = ANALYSES[args.analysis]
+    finished_runs(args, fits)
     rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
-    write_json(os.path.join(args.out, f"{stem}_{args.table}.json"), {"rows": rows})
+    runner.write_json(os.path.join(args.out, f"{stem}_{args.table}.json"), {"rows": rows})
     path = os.path.join(args.out, f"{stem}_{args.table}.md")
-    fill(
-        path,
-        {**blocks, "commands": [f"- `{c}`" for c in dict.fromkeys(r["command"] for r in rows if r.get("command"))]},
-    )
+    commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
+    tables.fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
     with open(path, encoding="utf-8") as handle:
         print(handle.read(), end="")
 
