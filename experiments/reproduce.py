@@ -11,9 +11,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments.reports import PAPER
-from experiments.runner import attended_density
-from experiments.runner import load_runs
-from experiments.runner import seed_list
 from experiments.studies import IMDB_SETTINGS
 from experiments.studies import imdb_run_name
 from experiments.tables import fill_copy
@@ -29,7 +26,7 @@ DATASETS = ("imdb", "sst1", "sst2", "trec")
 
 def _scores(group, closed=True):
     """Mean ± std of test accuracy, attended density (and the all-closed rate)."""
-    cells = [mean_std([r["test_accuracy"] for r in group]), mean_std([attended_density(r) for r in group])]
+    cells = [mean_std([r["test_accuracy"] for r in group]), mean_std([runner.attended_density(r) for r in group])]
     return [*cells, mean_std([r.get("test_all_closed_rate") for r in group])] if closed else cells
 
 
@@ -55,7 +52,7 @@ def explain_imdb(data_dir, max_words=80):
     positive test review of at most `max_words` words (`explain_imdb/`)."""
     from ganet_tf.data import load_dataset
 
-    setting = imdb_setting(load_runs(os.path.join(RESULTS, "runs")))
+    setting = imdb_setting(runner.load_runs(os.path.join(RESULTS, "runs")))
     models = [
         os.path.join("runs", "reproduce", imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")
     ]
@@ -101,7 +98,7 @@ def _candidates_table(here, chosen):
     """The GA-Net seed-0 run of every IMDB candidate setting, on validation and test."""
     rows = [
         [_setting_text(setting), f"{run['validation_accuracy']:.4f}", f"{run['validation_density']:.3f}"]
-        + [f"{run['test_accuracy']:.4f}", f"{attended_density(run):.3f}", "yes" if setting == chosen else ""]
+        + [f"{run['test_accuracy']:.4f}", f"{runner.attended_density(run):.3f}", "yes" if setting == chosen else ""]
         for setting, run in imdb_candidates(here)
     ]
     headers = "setting | validation accuracy | validation density | test accuracy | attended test density | chosen"
@@ -115,7 +112,7 @@ def _other_imdb_table(here, shown):
         for model in MODELS:
             name, group = imdb_run_name(model, setting, 0), _group(here, "imdb", model, setting)
             if name not in listed and group:
-                rows.append([_setting_text(setting), model, seed_list(group), *_scores(group, closed=False)])
+                rows.append([_setting_text(setting), model, runner.seed_list(group), *_scores(group, closed=False)])
             listed.add(name)
     return grid_of("setting | model | seeds | accuracy | attended density", rows)
 
@@ -127,7 +124,7 @@ def _table2(everything, defaults, imdb):
             group = _group(everything, dataset, model, imdb)
             if model == "ganet (defaults)":
                 group = [r for r in defaults if r["dataset"] == dataset]
-            rows.append([dataset, model, seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
+            rows.append([dataset, model, runner.seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
     headers = "dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d)"
     return grid_of(headers, rows)
 
@@ -180,12 +177,12 @@ def tables(study, root):
     """Figure 5 and the tables of `reproduce/README.md` under the results root `root` (its prose is written by hand)."""
     plot_fig5(root)
     results = os.path.join(root, "reproduce")
-    core = load_runs(os.path.join(root, "core", "runs"))
+    core = runner.load_runs(os.path.join(root, "core", "runs"))
     for run in core:
         run.setdefault("name", f"{run['dataset']}_{run.get('variant', run['model'])}_seed{run['seed']}")
-    here = load_runs(os.path.join(results, "runs"))
+    here = runner.load_runs(os.path.join(results, "runs"))
     everything, imdb = core + here, imdb_setting(here)
-    defaults = [r for r in load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
+    defaults = [r for r in runner.load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
     explained = runner.read_json(os.path.join(results, "explain_imdb", "explanations.json"))
     shown = ", ".join(os.path.basename(rows[0]["model_dir"]) for rows in explained)
     check = runner.read_json(os.path.join(results, "profiler_check.json"))
@@ -223,7 +220,7 @@ def plot_fig5(root):
     from matplotlib import pyplot
 
     results = os.path.join(root, "reproduce")
-    here, data = load_runs(os.path.join(results, "runs")), {}
+    here, data = runner.load_runs(os.path.join(results, "runs")), {}
     for dataset in ("trec", "sst1"):
         points = {}
         for run in here:
@@ -232,7 +229,7 @@ def plot_fig5(root):
                 points.setdefault(int(name[9:]), []).append(run)
         sizes = sorted(points)
         accuracy = [float(np.mean([r["test_accuracy"] for r in points[s]])) for s in sizes]
-        density = [float(np.mean([attended_density(r) for r in points[s]])) for s in sizes]
+        density = [float(np.mean([runner.attended_density(r) for r in points[s]])) for s in sizes]
         seeds = [len(points[s]) for s in sizes]
         data[dataset] = {"hidden": sizes, "accuracy": accuracy, "attended_density": density, "seeds": seeds}
         figure, axis = pyplot.subplots(figsize=(5, 3.2))
