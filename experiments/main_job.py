@@ -1,9 +1,5 @@
-"""The README's main job as a stranger runs it: `train --dataset trec` from an empty folder, no data flag,
-no `GANET_DATA_DIR` (TREC ships with the package). Writes `results/main_job/seed_S.json` (resumable) and
-fills `README.md`.
-
-    python experiments/main_job.py --seeds 0 1 2
-"""
+"""The README's main job as a stranger runs it, `train --dataset trec` from an empty folder with no data flag and no
+`GANET_DATA_DIR`: `python experiments/main_job.py --seeds 0 1 2` writes `seed_S.json` (resumable) and the README."""
 
 import argparse
 import os
@@ -20,8 +16,8 @@ RESULTS = os.path.join(runner.REPO, "results", "main_job")
 def run_seed(seed):
     """Trains and evaluates one seed in a fresh empty folder; its summary."""
     shown = f"python -m ganet_tf train --dataset trec --out runs/trec --seed {seed}"
+    command = [sys.executable, *shown.split()[1:], "--verbose", "2"]
     with tempfile.TemporaryDirectory(prefix="ganet_tf-stranger-") as empty:
-        command = [sys.executable, "-m", "ganet_tf", *shown.split()[3:], "--verbose", "2"]
         result = runner.run_command(command, shown, cwd=empty, unset=("GANET_DATA_DIR",))
     if result.get("data_source") != "packaged":
         raise SystemExit(f"seed {seed} read {result.get('data_source')!r}, not the packaged TREC copy")

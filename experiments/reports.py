@@ -4,7 +4,6 @@ from the committed summaries; the prose around them is written by hand."""
 
 import importlib
 import itertools
-import json
 import os
 
 import numpy as np
@@ -96,20 +95,17 @@ def gates_top_k(study, point, summary, context):
     rho = float(flags[flags.index("--target-density") + 1]) if "rho" in point["setting"] else 0.3
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.training import TrainConfig
+    from ganet_tf.training import trained_run
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
-    from ganet_tf.training.trained_run import load_model_file
-    from ganet_tf.training.trained_run import load_preprocessing
-    from ganet_tf.training.trained_run import model_file
 
     model_dir = os.path.join(runner.REPO, context["out_root"], point["name"])
     data = load_splits(TrainConfig(**{**runner.train_config(flags), "data_dir": context["data_dir"]}))
-    vectorizer, class_names = load_preprocessing(model_dir)
-    model = load_model_file(model_file(model_dir))
+    vectorizer, class_names = trained_run.load_preprocessing(model_dir)
+    model = trained_run.load_model_file(trained_run.model_file(model_dir))
     gates = model.get_layer("gates")
     gates.inference_mode, gates.inference_density = "top_k", rho
-    texts = vectorize(vectorizer, data.validation_texts)
-    scores = evaluate_model(model, texts, data.validation_labels, class_names)
+    scores = evaluate_model(model, vectorize(vectorizer, data.validation_texts), data.validation_labels, class_names)
     scores.pop("report")
     return {**summary, "top_k": {"rho": rho, **{f"validation_{key}": value for key, value in scores.items()}}}
 
@@ -211,9 +207,9 @@ def one_token_floor(study, point, summary, context):
     floors = runner.read_json(path, {})
     dataset, model_dir = point["dataset"], os.path.join(runner.REPO, context["out_root"], point["name"])
     if point["name"] != f"{dataset}_default_seed0" or dataset not in GATE_SWEEP or dataset in floors:
-        return None
-    if not os.path.isdir(model_dir):
-        return None
+        return
+    if not os.path.isdir(model_dir):  # reused from another study
+        return
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
     from ganet_tf.training.trained_run import load_preprocessing
@@ -221,10 +217,8 @@ def one_token_floor(study, point, summary, context):
     vectorizer, _ = load_preprocessing(model_dir)
     lengths = (vectorize(vectorizer, load_dataset(dataset, context["data_dir"], 0.1, 0).test_texts) != 0).sum(axis=1)
     lengths = lengths[lengths > 0]
-    floors[dataset] = {"one_token_floor": float(np.mean(1 / lengths)), "mean_tokens": float(lengths.mean())}
-    with open(path, "w") as handle:
-        json.dump(floors, handle, indent=1, sort_keys=True)
-    return None
+    floors[dataset] = {"mean_tokens": float(lengths.mean()), "one_token_floor": float(np.mean(1 / lengths))}
+    runner.write_json(path, dict(sorted(floors.items())))
 
 
 def _group(runs, dataset, setting):
@@ -251,8 +245,8 @@ def _gate_defaults(runs, tuning, held_out):
         role = "tuned on (validation)" if dataset in tuning else "held out"
         cells = [runner.seed_list(ganet), *(stat(key)(ganet) for key in _SWEPT), stat("test_accuracy")(soft)]
         rows.append([dataset, role, *cells, _verdict(ganet, soft)])
-    headers = ["dataset", "role", "seeds", "GA-Net accuracy", "attended density", "all-closed rate"]
-    return tables.grid([*headers, "soft accuracy", "checks"], rows)
+    headers = ["dataset", "role", "seeds", "GA-Net accuracy", "attended density", "all-closed rate", "soft accuracy"]
+    return tables.grid([*headers, "checks"], rows)
 
 
 def _gate_anneal(runs, tuning):
@@ -280,11 +274,10 @@ def _sweep_points(runs):
 
 
 def _sweep_row(floors, p):
-    within = abs(p["test_attended_density"] - p["target_density"]) <= 0.05
-    floor = floors[p["dataset"]]["one_token_floor"]
-    below = " (rho is below the floor)" if floor > p["target_density"] else ""
+    floor, within = floors[p["dataset"]]["one_token_floor"], abs(p["test_attended_density"] - p["target_density"])
+    verdict = "yes" if within <= 0.05 else "NO" + (" (rho is below the floor)" if floor > p["target_density"] else "")
     cells = [p["dataset"], str(p["target_density"]), ",".join(map(str, p["seeds"])), *(f"{p[k]:.4f}" for k in _SWEPT)]
-    return [*cells, f"{floor:.3f}", "yes" if within else "NO" + below]
+    return [*cells, f"{floor:.3f}", verdict]
 
 
 def _sweep_plot(points, path):
@@ -311,10 +304,8 @@ def gate_check(study, root):
     from experiments.studies import TUNING
 
     runs, folder = _runs(root, study.folder), os.path.join(root, study.folder)
-    points = _sweep_points(runs)
-    floors = runner.read_json(os.path.join(folder, _FLOORS))
-    with open(os.path.join(folder, "sweep.json"), "w") as handle:
-        json.dump(points, handle, indent=1)
+    points, floors = _sweep_points(runs), runner.read_json(os.path.join(folder, _FLOORS))
+    runner.write_json(os.path.join(folder, "sweep.json"), points)
     _sweep_plot(points, os.path.join(folder, "sweep.png"))
     headers = ["dataset", "rho", "seeds", "accuracy", "attended density", "all-closed rate", "floor", "within"]
     fill_readme(

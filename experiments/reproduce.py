@@ -1,8 +1,5 @@
-"""The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s): the tables of
-`results/reproduce/README.md`, `fig5_*.png`, `fig5.json`; and the IMDB explanations (`explain_imdb/`):
-
-    python experiments/reproduce.py explain --data-dir ../shared/data
-"""
+"""The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s): the tables of its README,
+`fig5_*.png`, `fig5.json`; and the IMDB explanations, `python experiments/reproduce.py explain --data-dir DIR`."""
 
 import json
 import os
@@ -12,13 +9,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import runner
 from experiments.reports import PAPER
-from experiments.runner import REPO
-from experiments.runner import attended_density
-from experiments.runner import load_runs
-from experiments.runner import read_json
-from experiments.runner import seed_list
-from experiments.runner import write_json
 from experiments.studies import IMDB_SETTINGS
 from experiments.studies import imdb_run_name
 from experiments.tables import fill_copy
@@ -26,8 +18,7 @@ from experiments.tables import grid
 from experiments.tables import grid_of
 from experiments.tables import mean_std
 
-RESULTS = os.path.join(REPO, "results")
-OUT_ROOT = os.path.join("runs", "reproduce")
+RESULTS = os.path.join(runner.REPO, "results", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
 MODELS = ("bilstm", "local", "soft", "ganet")
 DATASETS = ("imdb", "sst1", "sst2", "trec")
@@ -35,7 +26,7 @@ DATASETS = ("imdb", "sst1", "sst2", "trec")
 
 def _scores(group, closed=True):
     """Mean ± std of test accuracy, attended density (and the all-closed rate)."""
-    cells = [mean_std([r["test_accuracy"] for r in group]), mean_std([attended_density(r) for r in group])]
+    cells = [mean_std([r["test_accuracy"] for r in group]), mean_std([runner.attended_density(r) for r in group])]
     return [*cells, mean_std([r.get("test_all_closed_rate") for r in group])] if closed else cells
 
 
@@ -58,25 +49,22 @@ def imdb_setting(runs):
 
 def explain_imdb(data_dir, max_words=80):
     """`python -m ganet_tf explain` with the seed-0 IMDB models of the chosen setting on the first negative and
-    positive test review of at most `max_words` words (`results/reproduce/explain_imdb/`)."""
+    positive test review of at most `max_words` words (`explain_imdb/`)."""
     from ganet_tf.data import load_dataset
-    from ganet_tf.training.trained_run import model_file
 
-    setting = imdb_setting(load_runs(os.path.join(RESULTS, "reproduce", "runs")))
-    models = [os.path.join(OUT_ROOT, imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")]
-    models = [path for path in models if os.path.exists(model_file(os.path.join(REPO, path)))]
-    if not models:
-        return print("explain: no IMDB model trained yet: python -m experiments run reproduce")
+    setting = imdb_setting(runner.load_runs(os.path.join(RESULTS, "runs")))
+    models = [
+        os.path.join("runs", "reproduce", imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")
+    ]
     splits = load_dataset("imdb", data_dir)
     pairs = list(zip(splits.test_texts, splits.test_labels, strict=True))
     chosen = [next(t for t, y in pairs if y == label and len(t.split()) <= max_words) for label in (0, 1)]
-    out = os.path.join(RESULTS, "reproduce", "explain_imdb")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "reviews.txt"), "w", encoding="utf-8") as handle:
+    out = os.path.join("results", "reproduce", "explain_imdb")  # from the repository
+    os.makedirs(os.path.join(runner.REPO, out), exist_ok=True)
+    with open(os.path.join(runner.REPO, out, "reviews.txt"), "w", encoding="utf-8") as handle:
         handle.write("".join(" ".join(text.split()) + "\n" for text in chosen))
-    flags = [flag for path in models for flag in ("--model", path)]
-    flags += ["--file", os.path.relpath(os.path.join(out, "reviews.txt"), REPO), "--out", os.path.relpath(out, REPO)]
-    subprocess.run([sys.executable, "-m", "ganet_tf", "explain", *flags], check=True, cwd=REPO)
+    flags = [*(flag for path in models for flag in ("--model", path)), "--file", f"{out}/reviews.txt", "--out", out]
+    subprocess.run([sys.executable, "-m", "ganet_tf", "explain", *flags], check=True, cwd=runner.REPO)
 
 
 def profile(study, point, summary, context):
@@ -88,33 +76,29 @@ def profile(study, point, summary, context):
 
     from ganet_tf.layers import GatedAttentionPooling
 
-    steps, features, units = 50, 200, 100
-    layer = GatedAttentionPooling(units=units)
-    layer.build((1, steps, features))
-    spec = tf.TensorSpec([1, steps, features], tf.float32)
+    shape = {"steps": 50, "features": 200, "units": 100}
+    layer = GatedAttentionPooling(units=shape["units"])
+    layer.build((1, shape["steps"], shape["features"]))
+    spec = tf.TensorSpec([1, shape["steps"], shape["features"]], tf.float32)
     function = tf.function(lambda states: layer(states)[0]).get_concrete_function(spec)
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
     options["output"] = "none"
     total = tf.compat.v1.profiler.profile(function.graph, options=options).total_float_ops
-    count = int(steps * layer.flops_per_token())
-    write_json(
-        path, {"steps": steps, "features": features, "units": units, "profiler_total": int(total), "ours": count}
-    )
+    ours = int(shape["steps"] * layer.flops_per_token())
+    runner.write_json(path, {**shape, "profiler_total": int(total), "ours": ours})
 
 
-def _imdb_part(model, setting):
-    return imdb_run_name(model, setting, 0).split("_")[1]
-
-
-def _group(runs, dataset, name_part):
-    return [r for r in runs if r["dataset"] == dataset and r["name"].split("_")[1] == name_part]
+def _group(runs, dataset, model, setting=""):
+    """The runs of `model` on `dataset`; on IMDB, those of `setting` (a model's first setting with its flags)."""
+    part = imdb_run_name(model, setting, 0).split("_")[1] if dataset == "imdb" else model
+    return [r for r in runs if r["dataset"] == dataset and r["name"].split("_")[1] == part]
 
 
 def _candidates_table(here, chosen):
     """The GA-Net seed-0 run of every IMDB candidate setting, on validation and test."""
     rows = [
         [_setting_text(setting), f"{run['validation_accuracy']:.4f}", f"{run['validation_density']:.3f}"]
-        + [f"{run['test_accuracy']:.4f}", f"{attended_density(run):.3f}", "yes" if setting == chosen else ""]
+        + [f"{run['test_accuracy']:.4f}", f"{runner.attended_density(run):.3f}", "yes" if setting == chosen else ""]
         for setting, run in imdb_candidates(here)
     ]
     headers = "setting | validation accuracy | validation density | test accuracy | attended test density | chosen"
@@ -123,24 +107,24 @@ def _candidates_table(here, chosen):
 
 def _other_imdb_table(here, shown):
     """The IMDB runs of the settings not shown in Table 2."""
-    rows, listed = [], {_imdb_part(model, shown) for model in MODELS}
-    for setting, model in ((setting, model) for setting in IMDB_SETTINGS for model in MODELS):
-        part = _imdb_part(model, setting)
-        group = _group(here, "imdb", part) if part not in listed else []
-        listed.add(part)
-        if group:
-            rows.append([_setting_text(setting), model, seed_list(group), *_scores(group, closed=False)])
+    rows, listed = [], {imdb_run_name(model, shown, 0) for model in MODELS}
+    for setting in IMDB_SETTINGS:
+        for model in MODELS:
+            name, group = imdb_run_name(model, setting, 0), _group(here, "imdb", model, setting)
+            if name not in listed and group:
+                rows.append([_setting_text(setting), model, runner.seed_list(group), *_scores(group, closed=False)])
+            listed.add(name)
     return grid_of("setting | model | seeds | accuracy | attended density", rows)
 
 
 def _table2(everything, defaults, imdb):
     rows = []
-    for dataset, model in ((dataset, model) for dataset in DATASETS for model in (*MODELS, "ganet (defaults)")):
-        if model == "ganet (defaults)":
-            group = [r for r in defaults if r["dataset"] == dataset]
-        else:
-            group = _group(everything, dataset, _imdb_part(model, imdb) if dataset == "imdb" else model)
-        rows.append([dataset, model, seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
+    for dataset in DATASETS:
+        for model in (*MODELS, "ganet (defaults)"):
+            group = _group(everything, dataset, model, imdb)
+            if model == "ganet (defaults)":
+                group = [r for r in defaults if r["dataset"] == dataset]
+            rows.append([dataset, model, runner.seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
     headers = "dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d)"
     return grid_of(headers, rows)
 
@@ -148,10 +132,8 @@ def _table2(everything, defaults, imdb):
 def _table3(everything, defaults, imdb):
     rows = []
     for dataset in DATASETS:
-        group = _group(everything, dataset, "ganet" + (imdb if dataset == "imdb" else ""))
-        mine = [r for r in defaults if r["dataset"] == dataset]
-        soft = np.mean([r["attention_flops_soft"] for r in group])
-        gated = np.mean([r["attention_flops_gated"] for r in group])
+        group, mine = _group(everything, dataset, "ganet", imdb), [r for r in defaults if r["dataset"] == dataset]
+        soft, gated = (np.mean([r[f"attention_flops_{key}"] for r in group]) for key in ("soft", "gated"))
         new = np.mean([r["attention_flops_gated"] for r in mine])
         ratio = np.mean([r["attention_flops_soft"] / r["attention_flops_gated"] for r in mine])
         rows.append([dataset, f"{soft:,.0f}", f"{gated:,.0f}", f"{soft / gated:.2f}x", f"{new:,.0f}", f"{ratio:.2f}x"])
@@ -160,17 +142,16 @@ def _table3(everything, defaults, imdb):
 
 def _table5(here, imdb):
     """Table 5's note (the setting, the auxiliary size, Table 2's seed spread) and its rows."""
-    accuracies = [r["test_accuracy"] for r in _group(here, "imdb", "ganet" + imdb)]
-    auxiliaries = {"BiLSTM": "ganet", "LSTM": "ganet-aux-lstm", "FNN": "ganet-aux-fnn"}
-    auxiliaries["self-attention"] = "ganet-aux-attention"
+    spread = np.std([r["test_accuracy"] for r in _group(here, "imdb", "ganet", imdb)], ddof=1)
+    auxiliaries = {"BiLSTM": "", "LSTM": "-aux-lstm", "FNN": "-aux-fnn", "self-attention": "-aux-attention"}
     table = [
-        (aux, [r for r in _group(here, "imdb", name + imdb) if r["seed"] == 0]) for aux, name in auxiliaries.items()
+        (aux, [r for r in here if r["name"] == f"imdb_ganet{part}{imdb}_seed0"]) for aux, part in auxiliaries.items()
     ]
     hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for _, group in table for r in group}))
     note = (
         f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(imdb)}), auxiliary hidden size {hidden}; the "
         "BiLSTM row is Table 2's seed-0 GA-Net. Made by `python -m experiments run reproduce --only "
-        f"'imdb_ganet-aux-*'`. One run per row. Table 2's GA-Net varies by {np.std(accuracies, ddof=1):.4f} (std) "
+        f"'imdb_ganet-aux-*'`. One run per row. Table 2's GA-Net varies by {spread:.4f} (std) "
         "from seed to seed, so differences of that size here are noise."
     )
     rows = [[aux, *_scores(group)] for aux, group in table]
@@ -180,14 +161,11 @@ def _table5(here, imdb):
 def _per_class(trec):
     """Per-class scores and confusion matrix of the best GA-Net on TREC."""
     best = max((r for r in trec if r.get("report")), key=lambda r: r["test_accuracy"])
-    report = best["report"]
-    names, scores = list(report["per_class"]), report["per_class"].values()
+    scores, matrix = best["report"]["per_class"], best["report"]["confusion_matrix"]
     rows = [
-        [name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), s["support"]]
-        for name, s in zip(names, scores, strict=True)
+        [name, *(f"{s[key]:.3f}" for key in ("precision", "recall", "f1")), s["support"]] for name, s in scores.items()
     ]
-    confusion = [[name, *map(str, row)] for name, row in zip(names, report["confusion_matrix"], strict=True)]
-    confusion = grid(["", *names], confusion)
+    confusion = grid(["", *scores], [[name, *map(str, row)] for name, row in zip(scores, matrix, strict=True)])
     confusion[0] = confusion[0].replace("|  |", "| |", 1)  # the corner cell is empty
     title = (
         f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, accuracy {best['test_accuracy']:.4f})"
@@ -199,25 +177,21 @@ def tables(study, root):
     """Figure 5 and the tables of `reproduce/README.md` under the results root `root` (its prose is written by hand)."""
     plot_fig5(root)
     results = os.path.join(root, "reproduce")
-    core = load_runs(os.path.join(root, "core", "runs"))
+    core = runner.load_runs(os.path.join(root, "core", "runs"))
     for run in core:
         run.setdefault("name", f"{run['dataset']}_{run.get('variant', run['model'])}_seed{run['seed']}")
-    here = load_runs(os.path.join(results, "runs"))
+    here = runner.load_runs(os.path.join(results, "runs"))
     everything, imdb = core + here, imdb_setting(here)
-    defaults = [r for r in load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
-    table5_note, table5 = _table5(here, imdb)
-    shown = [
-        os.path.basename(rows[0]["model_dir"])
-        for rows in read_json(os.path.join(results, "explain_imdb", "explanations.json"))
-    ]
-    check = read_json(os.path.join(results, "profiler_check.json"))
-    head = (
-        f"Generated by `python -m experiments table reproduce` (machine: {everything[0]['machine']}). GloVe 6B "
-        "**50d** everywhere (the paper: 100d). Each run's exact command and seed is in its JSON file under `runs/` "
-        "(TREC/SST: `../core/runs/`). AG News: not run (no copy offline)."
-    )
+    defaults = [r for r in runner.load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
+    explained = runner.read_json(os.path.join(results, "explain_imdb", "explanations.json"))
+    shown = ", ".join(os.path.basename(rows[0]["model_dir"]) for rows in explained)
+    check = runner.read_json(os.path.join(results, "profiler_check.json"))
     blocks = {
-        "head": [head],
+        "head": [
+            f"Generated by `python -m experiments table reproduce` (machine: {everything[0]['machine']}). GloVe 6B "
+            "**50d** everywhere (the paper: 100d). Each run's exact command and seed is in its JSON file under `runs/` "
+            "(TREC/SST: `../core/runs/`). AG News: not run (no copy offline)."
+        ],
         "table2": _table2(everything, defaults, imdb),
         "candidates": _candidates_table(here, imdb),
         "other_imdb": _other_imdb_table(here, imdb),
@@ -227,19 +201,18 @@ def tables(study, root):
             f"{check['ours']:,} FLOPs, TensorFlow's profiler {check['profiler_total']:,} (the profiler counts the "
             "matrix products and some element-wise ops; it does not count tanh/exp)."
         ],
-        "table5_note": table5_note,
-        "table5": table5,
         "explanations": [
-            f"Two test reviews ({', '.join(shown)}): [page](explain_imdb/index.html), made by `python -m ganet_tf "
+            f"Two test reviews ({shown}): [page](explain_imdb/index.html), made by `python -m ganet_tf "
             "explain` with these models on `explain_imdb/reviews.txt` (`python experiments/reproduce.py explain` "
             "picks the reviews and uses the shown setting's models)."
         ],
     }
+    blocks["table5_note"], blocks["table5"] = _table5(here, imdb)
     blocks["per_class"], blocks["confusion"] = _per_class(_group(everything, "trec", "ganet"))
-    fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "reproduce", "README.md"), blocks)
+    fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
 
 
-def plot_fig5(root=RESULTS):
+def plot_fig5(root):
     """Figure 5 (`fig5_DATASET.png`) and the data behind it (`fig5.json`)."""
     import matplotlib
 
@@ -247,18 +220,16 @@ def plot_fig5(root=RESULTS):
     from matplotlib import pyplot
 
     results = os.path.join(root, "reproduce")
-    here, data = load_runs(os.path.join(results, "runs")), {}
+    here, data = runner.load_runs(os.path.join(results, "runs")), {}
     for dataset in ("trec", "sst1"):
         points = {}
         for run in here:
             name = run["name"].split("_")[1]
             if run["dataset"] == dataset and name.startswith("ganet-aux") and name[9:].isdigit():
                 points.setdefault(int(name[9:]), []).append(run)
-        if not points:
-            continue
         sizes = sorted(points)
         accuracy = [float(np.mean([r["test_accuracy"] for r in points[s]])) for s in sizes]
-        density = [float(np.mean([attended_density(r) for r in points[s]])) for s in sizes]
+        density = [float(np.mean([runner.attended_density(r) for r in points[s]])) for s in sizes]
         seeds = [len(points[s]) for s in sizes]
         data[dataset] = {"hidden": sizes, "accuracy": accuracy, "attended_density": density, "seeds": seeds}
         figure, axis = pyplot.subplots(figsize=(5, 3.2))

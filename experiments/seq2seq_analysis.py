@@ -1,7 +1,6 @@
-"""Analyses of finished seq2seq runs (models under `runs/seq2seq`), each into `OUT/STEM_TABLE.json` and the
-tables of `.md` (TABLE: the first name's table): `levels` (the nodes of every level of a hierarchy on the test
-sources, earlier rows kept), `gates` (which subword pieces the test gates open), `densities` (validation BLEU
-at other test densities, `test_densities_TABLE`).
+"""Analyses of finished seq2seq runs (models under `runs/seq2seq`) into `OUT/STEM_TABLE.json` and the blocks of its
+`.md` (TABLE: the first name's table): `levels` (the nodes of each level of a hierarchy, earlier rows kept), `gates`
+(which subword pieces the test gates open), `densities` (validation BLEU at other test densities).
 
     python experiments/seq2seq_analysis.py levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
 """
@@ -16,12 +15,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from experiments.runner import REPO
-from experiments.runner import load_runs
-from experiments.runner import machine
-from experiments.runner import read_json
-from experiments.runner import write_json
-from experiments.tables import fill
+from experiments import runner
+from experiments import tables
 from experiments.tables import grid
 from experiments.tables import number
 
@@ -32,54 +27,39 @@ DENSITIES = (0.3, 0.5, 0.7, 1.0)
 BATCH = 128  # validation decoding's batch (`densities`)
 
 
-def finished_runs(args, names, fits, misfit):
-    """Exits, before any model loads, unless each of `names` is a finished run that `fits`, its model there."""
-    runs = {r["name"]: r for r in load_runs(os.path.join(args.out, "runs"))}
-    for name in names:
-        if name not in runs:
-            raise SystemExit(f"error: no finished run named {name} in {args.out}/runs")
-        if not fits(runs[name]):
-            raise SystemExit(f"error: {name} {misfit}")
-        if not os.path.isdir(os.path.join(args.runs_root, name)):
-            raise SystemExit(
-                f"error: the model of {name} is gone from {args.runs_root}; train it again: "
-                f"python -m experiments run seq2seq --results /tmp/rerun --only {name}"
-            )
-
-
-def write_tables(out, stem, rows, blocks):
-    """Writes `OUT/STEM.json` (`rows`), fills `blocks` and the commands into `OUT/STEM.md` and prints it."""
-    commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
-    write_json(os.path.join(out, f"{stem}.json"), {"rows": rows})
-    path = os.path.join(out, f"{stem}.md")
-    fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
-    with open(path, encoding="utf-8") as handle:
-        print(handle.read(), end="")
+def finished_runs(args, fits):
+    """Exits, before any model loads, unless every run named is finished, its model there, and each of `--names`
+    `fits`."""
+    runs = {r["name"]: r for r in runner.load_runs(os.path.join(args.out, "runs"))}
+    for name in [*args.names, *args.reference]:
+        if name not in runs or not os.path.isdir(os.path.join(args.runs_root, name)):
+            raise SystemExit(f"error: {name} is no finished run in {args.out}/runs with its model in {args.runs_root}")
+        if name in args.names and not fits(runs[name]):
+            raise SystemExit(f"error: {name} is not a run that `{args.analysis}` analyses")
 
 
 def _machine(text):
-    return [f"Machine: {machine()}. {text}"]
+    return [f"Machine: {runner.machine()}. {text}"]
 
 
-# --- levels: the nodes of each level of a hierarchy (issue 40) ---------------
+def _shares(row, keys, digits=3):
+    return [number(row.get(key), digits) for key in keys]
 
 
 def level_stats(run_dir, data_dir, batch_size=200):
-    """`(config, stats)` of a hierarchical run on its test sources, as `levels_TABLE.md` explains them;
-    a subword run's ACT blocks add `word_stats`."""
+    """`(config, stats)` of a hierarchical run on its test sources (`levels_TABLE.md` explains them); a subword run's
+    ACT blocks add `word_stats`."""
+    from ganet_tf.seq2seq import source_explanations as explained
     from ganet_tf.seq2seq.run import load_run
-    from ganet_tf.seq2seq.source_explanations import source_levels
-    from ganet_tf.seq2seq.source_explanations import word_begins
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     counts, sizes, largest, block_starts = [], [], [], []
-    for nodes, block, starts in source_levels(model, ids[0], batch_size):
+    for nodes, block, starts in explained.source_levels(model, ids[0], batch_size):
         counts.append(nodes)
         if len(nodes) > 1:
             sizes.append(block)
             largest.append(block.max(initial=0))
-            if model.attention == "hier-act":  # learned block starts
-                block_starts.append(starts)
+            block_starts += [starts] if model.attention == "hier-act" else []  # learned block starts
     counts = np.stack(counts)  # (sentences, levels)
     sizes = np.concatenate(sizes) if sizes else np.zeros(0)
     stats = {"nodes": counts.mean(0).tolist(), "sentences": len(counts)}
@@ -95,13 +75,13 @@ def level_stats(run_dir, data_dir, batch_size=200):
         stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
     if config.tokenizer in ("bpe", "unigram") and block_starts:
         pieces = vocabularies[0].pieces
-        stats.update(word_stats(block_starts, [word_begins([pieces[i] for i in row]) for row in ids[0]]))
+        stats.update(word_stats(block_starts, [explained.word_begins([pieces[i] for i in row]) for row in ids[0]]))
     return config, stats
 
 
 def word_stats(block_starts, word_starts, draws=20, seed=0):
-    """Do ACT blocks of subwords follow words? Per sentence: its level-1 block starts, whether each
-    token begins a word; the shares as `levels_TABLE.md` explains them."""
+    """Do ACT blocks of subwords follow words? From each sentence's level-1 block starts and whether each token begins
+    a word: the shares `levels_TABLE.md` explains."""
     rng = np.random.default_rng(seed)
     at_word = starts = word_tokens = tokens = split = random_split = long_words = 0
     for blocks, words in zip(block_starts, word_starts, strict=True):
@@ -138,11 +118,8 @@ def checks(row):
 
 
 def levels(args, command):
-    finished_runs(
-        args, args.names, lambda run: run["attention"].startswith("hier-"), "is not a hierarchical run (hier-*)"
-    )
     path = os.path.join(args.out, f"levels_{args.table}.json")
-    rows = [r for r in read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
+    rows = [r for r in runner.read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
     for name in args.names:
         config, stats = level_stats(os.path.join(args.runs_root, name), args.data_dir)
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
@@ -157,17 +134,17 @@ def levels_readme(rows):
     headers += "< level 2 < level 1 | block size mean | block size std | block size per token | largest block"
     table = [
         [r["run"], str(r["levels"]), ", ".join(f"{c:.2f}" for c in r["nodes"]), number(r.get("level1_share"), 3)]
-        + [str(r.get("long_sentences", "-")), number(r.get("long_level1")), number(r.get("long_level2"))]
-        + [number(r.get("long_level2_between"), 3)]
-        + [number(r.get(key)) for key in ("block_size_mean", "block_size_std", "token_block_size", "largest_block")]
+        + [str(r.get("long_sentences", "-")), *_shares(r, ("long_level1", "long_level2"), 2)]
+        + _shares(r, ("long_level2_between",))
+        + _shares(r, ("block_size_mean", "block_size_std", "token_block_size", "largest_block"), 2)
         for r in rows
     ]
     blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers.split(" | "), table)}
     if words := [r for r in rows if r.get("block_start_at_word") is not None]:
         headers = "run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random"
         cells = [
-            [r["run"], f"{r['block_start_at_word']:.3f}", f"{r['token_at_word']:.3f}", str(r["multi_piece_words"])]
-            + [f"{r['words_split']:.3f}", number(r.get("words_split_at_random"), 3)]
+            [r["run"], *_shares(r, ("block_start_at_word", "token_at_word")), str(r["multi_piece_words"])]
+            + _shares(r, ("words_split", "words_split_at_random"))
             for r in words
         ]
         blocks["words"] = grid(headers.split(" | "), cells)
@@ -179,24 +156,18 @@ def levels_readme(rows):
     return blocks
 
 
-# --- gates: which subword pieces the test gates open (issue 54) --------------
-
-
 def piece_kinds(pieces):
     """Each piece's place in its word, one of `KINDS`."""
-    from ganet_tf.seq2seq.source_explanations import WORD_START
-    from ganet_tf.seq2seq.source_explanations import word_begins
+    from ganet_tf.seq2seq import source_explanations as explained
 
-    begins = [*word_begins(pieces), True]
+    begins = [*explained.word_begins(pieces), True]
     kinds = []
     for index, piece in enumerate(pieces):
-        text = piece.lstrip(WORD_START)
+        text = piece.lstrip(explained.WORD_START)
         if text and not any(character.isalnum() for character in text):
             kinds.append("punctuation")
-        elif begins[index]:
-            kinds.append("whole word" if begins[index + 1] else "first piece")
         else:
-            kinds.append("later piece")
+            kinds.append(("whole word" if begins[index + 1] else "first piece") if begins[index] else "later piece")
     return kinds
 
 
@@ -209,10 +180,8 @@ def gate_stats(rows, draws=20, seed=0):
     words = reached = random_reached = long_words = all_open = all_closed = 0
     for pieces, gates in rows:
         for kind, piece, gate in zip(piece_kinds(pieces), pieces, gates, strict=True):
-            seen[kind] += 1
-            opened[kind] += int(gate)
-            piece_count[piece] += 1
-            by_piece[piece] += int(gate)
+            seen[kind], opened[kind] = seen[kind] + 1, opened[kind] + int(gate)
+            piece_count[piece], by_piece[piece] = piece_count[piece] + 1, by_piece[piece] + int(gate)
         spans = word_spans(pieces)
         words += len(spans)
         reached += sum(gates[begin:end].any() for begin, end in spans)
@@ -220,11 +189,10 @@ def gate_stats(rows, draws=20, seed=0):
             drawn = np.zeros(len(pieces), bool)
             drawn[rng.choice(len(pieces), size=int(gates.sum()), replace=False)] = True
             random_reached += sum(drawn[begin:end].any() for begin, end in spans) / draws
-        for begin, end in spans:
-            if end - begin > 1:
-                long_words += 1
-                all_open += bool(gates[begin:end].all())
-                all_closed += not gates[begin:end].any()
+        multi = [gates[begin:end] for begin, end in spans if end - begin > 1]
+        long_words += len(multi)
+        all_open += sum(bool(span.all()) for span in multi)
+        all_closed += sum(not span.any() for span in multi)
     total = sum(seen.values())
     return {
         "sentences": len(rows),
@@ -248,10 +216,6 @@ def gates(args, command):
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    def fits(run):
-        return run["attention"] == "gated" and run.get("tokenizer") in ("bpe", "unigram")
-
-    finished_runs(args, args.names, fits, "is not a gated subword run (--attention gated --tokenizer bpe)")
     rows = []
     for name in args.names:
         _, model, ids, *_, vocabularies = load_run(os.path.join(args.runs_root, name), args.data_dir, with_pairs=True)
@@ -264,12 +228,11 @@ def gates(args, command):
 def gates_readme(rows):
     """The blocks of `gates_TABLE.md`: open shares by kind of piece, then of the most frequent pieces."""
     headers = ["run", "pieces", "open", *(f"open: {kind}" for kind in KINDS), "words reached", "at random"]
-    headers += ["words of 2+ pieces", "wholly open", "wholly closed"]
     table = [
         [r["run"], str(r["pieces"]), f"{r['open_share']:.3f}"]
         + [f"{r['kinds'][kind]['open_share']:.3f} ({r['kinds'][kind]['pieces']})" for kind in KINDS]
-        + [f"{r['words_reached']:.3f}", f"{r['words_reached_at_random']:.3f}", str(r["multi_piece_words"])]
-        + [f"{r['multi_piece_all_open']:.3f}", f"{r['multi_piece_all_closed']:.3f}"]
+        + [*_shares(r, ("words_reached", "words_reached_at_random")), str(r["multi_piece_words"])]
+        + _shares(r, ("multi_piece_all_open", "multi_piece_all_closed"))
         for r in rows
     ]
     frequent = [
@@ -277,24 +240,20 @@ def gates_readme(rows):
     ]
     return {
         "machine": _machine("Commands: below the tables."),
-        "table": grid(headers, table),
+        "table": grid([*headers, "words of 2+ pieces", "wholly open", "wholly closed"], table),
         "frequent": grid(["run", *(str(i + 1) for i in range(FREQUENT))], frequent),
     }
 
 
-# --- densities: gated runs at other test densities (issue 54) ----------------
-
-
 def validation_bleu(run_dir, data_dir, densities=()):
-    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at
-    the run's test gates and `top_k` at each of `densities`; own None: not gated."""
-    from ganet_tf.seq2seq.run import decode_all
-    from ganet_tf.seq2seq.run import load_run
+    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at the run's test gates and `top_k` at
+    each of `densities`; own None: not gated."""
+    from ganet_tf.seq2seq import run
     from ganet_tf.seq2seq.run_translator import with_translation_gates
     from ganet_tf.seq2seq.scores import corpus_bleu
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    _, model, ids, _, pairs, vocabularies = load_run(run_dir, data_dir, "val", with_pairs=True)
+    _, model, ids, _, pairs, vocabularies = run.load_run(run_dir, data_dir, "val", with_pairs=True)
     own = model.gate_sampler.inference_density if model.attention == "gated" else None
     if densities and model.gate_sampler.inference_mode != "top_k":
         raise SystemExit(f"error: {run_dir} has {model.gate_sampler.inference_mode} test gates; rho needs top_k")
@@ -302,7 +261,7 @@ def validation_bleu(run_dir, data_dir, densities=()):
     for density in dict.fromkeys([own, *densities]):
         if density is not None:  # the rule is read when the decoder is traced
             with_translation_gates(model, {"inference_mode": "top_k", "inference_density": density}, run_dir)
-        decoded, _ = decode_all(model, ids[0], BATCH, verbose=0)
+        decoded, _ = run.decode_all(model, ids[0], BATCH, verbose=0)
         sentences = source_gates(model, ids[0], BATCH)
         opened = sum(int(row_open.sum()) for _, row_open in sentences)
         bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])
@@ -311,15 +270,10 @@ def validation_bleu(run_dir, data_dir, densities=()):
 
 
 def densities(args, command):
-    def fits(run):
-        return run["name"] not in args.names or run["attention"] == "gated"
-
-    finished_runs(args, [*args.names, *args.reference], fits, "is not a gated run; give it with --reference")
     rows = []
     for name in [*args.names, *args.reference]:
-        own, scores = validation_bleu(
-            os.path.join(args.runs_root, name), args.data_dir, DENSITIES if name in args.names else ()
-        )
+        rho = DENSITIES if name in args.names else ()
+        own, scores = validation_bleu(os.path.join(args.runs_root, name), args.data_dir, rho)
         for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
             row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
             rows.append({**row, "open_share": open_share, "command": command})
@@ -339,7 +293,11 @@ def densities_readme(rows):
     }
 
 
-ANALYSES = {"levels": (levels, "levels"), "gates": (gates, "gates"), "densities": (densities, "test_densities")}
+ANALYSES = {  # name: the analysis, its file stem, what each run of --names must be
+    "levels": (levels, "levels", lambda run: run["attention"].startswith("hier-")),
+    "gates": (gates, "gates", lambda run: run["attention"] == "gated" and run.get("tokenizer") in ("bpe", "unigram")),
+    "densities": (densities, "test_densities", lambda run: run["attention"] == "gated"),
+}
 
 
 def main():
@@ -348,13 +306,19 @@ def main():
     parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under --runs-root)")
     parser.add_argument("--reference", nargs="*", default=[], help="densities: runs decoded once, as they are")
     parser.add_argument("--data-dir")
-    parser.add_argument("--runs-root", default=os.path.join(REPO, "runs", "seq2seq"))
-    parser.add_argument("--out", default=os.path.join(REPO, "results", "seq2seq"), help="summaries in OUT/runs")
+    parser.add_argument("--runs-root", default=os.path.join(runner.REPO, "runs", "seq2seq"))
+    parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "seq2seq"), help="summaries in OUT/runs")
     args = parser.parse_args()
     args.table = args.names[0].split("_")[0]
-    analysis, stem = ANALYSES[args.analysis]
-    command = "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:])
-    write_tables(args.out, f"{stem}_{args.table}", *analysis(args, command))
+    analysis, stem, fits = ANALYSES[args.analysis]
+    finished_runs(args, fits)
+    rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
+    runner.write_json(os.path.join(args.out, f"{stem}_{args.table}.json"), {"rows": rows})
+    path = os.path.join(args.out, f"{stem}_{args.table}.md")
+    commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
+    tables.fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
+    with open(path, encoding="utf-8") as handle:
+        print(handle.read(), end="")
 
 
 if __name__ == "__main__":

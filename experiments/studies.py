@@ -311,6 +311,20 @@ GATE_VARIANTS = {
     "_ep16_cw1_cadversarial_td0.05": _gates("--target-density", "0.05", *_ADV, epochs="16"),
 }
 
+# KerasTuner searches of GA-Net on TREC (`python -m ganet_tf tune`), a project each in runs/tuning/NAME. The committed
+# summaries were written by an older wrapper (`command`, `machine`, `result`, `trials`); results/tuning/README.md is
+# written by hand.
+SEARCH = (
+    *("--dataset", "trec", "--model", "ganet", "--tuner", "bayesian", "--max-trials", "20", "--patience", "3"),
+    *("--objective", "val_accuracy", "--lam-values", "4e-6,1e-5,1e-4,1e-3,5e-3,1e-2", "--seed", "0"),
+    *("--directory", "runs/tuning"),
+)
+SEARCHES = {
+    "trec_ganet_bayesian": ("--initial-points", "8", "--epochs", "10"),
+    "trec_ganet_bayesian_cv3": ("--initial-points", "6", "--folds", "3", "--epochs", "30", "--hand-set-first")
+    + ("--final-seeds", "0", "1", "2"),
+}
+
 STUDIES = {
     study.name: study
     for study in (
@@ -484,6 +498,17 @@ STUDIES = {
             data_flag=False,
             variants=GATE_VARIANTS,
             tables=reports.lazy("adaptive_gates", "tables"),
+        ),
+        Study(
+            name="tuning",
+            doc="KerasTuner searches, GA-Net on TREC (the README is written by hand)",
+            command="tune",
+            axes={"search": SEARCHES},
+            pattern="{search}",
+            flags=SEARCH,
+            extra=lambda point: ("--project-name", point["name"]),
+            runs="",
+            models=False,
         ),
     )
 }

@@ -1,9 +1,5 @@
-"""GA-Net gates on a Transformer against the dense one, IMDB (issues 17, 41): the SavedModels timed side by side
-after the runs of the study `transformer_check` (`serving.json`, `serving_sparse.json`), and its README's tables.
-
-    python -m experiments run transformer_check [--only 'trec_*']
-    python -m experiments table transformer_check
-"""
+"""GA-Net gates on a Transformer against the dense one, IMDB (issues 17, 41): after the study's runs, their
+SavedModels timed side by side (`serving.json`, `serving_sparse.json`); the tables of its README."""
 
 import datetime
 import json
@@ -22,9 +18,6 @@ from experiments.tables import number
 from experiments.tables import stat
 
 CANDIDATES = ("fnn", "attention")  # in this order: a tie goes to the first
-SEEDS = (0, 1, 2)
-SPARSE = "sparse"
-HELD_OUT = ("relaxed", SPARSE)  # TREC: `--no-sparse-training`, `--sparse-training`
 # The Done-when items' bounds; serving "at least as fast" allows the rounds' noise.
 MAX_ACCURACY_GAP, MAX_DENSITY, MIN_SPEEDUP, MIN_LENGTH = 0.01, 0.25, 1.5, 512
 MIN_TRAINING_SPEEDUP, SAME_SERVING = 1.5, 0.95
@@ -32,16 +25,21 @@ MIN_TRAINING_SPEEDUP, SAME_SERVING = 1.5, 0.95
 TIMING = {"calls": 200, "warmup": 20, "batches": 20, "batch_size": 64, "rounds": 5}
 SMOKE_TIMING = {"calls": 4, "warmup": 1, "batches": 1, "batch_size": 4, "rounds": 2}
 MS = ("p50_ms", "p99_ms", "mean_ms")
-KEYS = ("dense", "gated", SPARSE)  # the models timed side by side
+ACCURACY, VALIDATION, ATTENDED = stat("test_accuracy"), stat("validation_accuracy"), stat(runner.attended_density)
+EPOCHS = field("epochs_trained")
 
 
-def find(runs, setting, seed):
-    return next((r for r in runs if r.get("setting") == setting and r["seed"] == seed), None)
+def _setting(runs, setting):
+    return [r for r in runs if r.get("setting") == setting]
+
+
+def _seed0(runs, setting):
+    return next((r for r in _setting(runs, setting) if r["seed"] == 0), None)
 
 
 def choice(runs):
     """The candidate whose seed-0 run has the higher VALIDATION accuracy (the first on a tie); None before."""
-    chosen = [find(runs, setting, 0) for setting in CANDIDATES]
+    chosen = [_seed0(runs, setting) for setting in CANDIDATES]
     return None if None in chosen else max(chosen, key=lambda run: run["validation_accuracy"])["setting"]
 
 
@@ -56,7 +54,7 @@ def serve(study, point, summary, context):
     }
     for file, names in served.items():
         path = os.path.join(folder, file)
-        models = {key: os.path.join(out, name) for key, name in zip(KEYS, names, strict=False)}
+        models = {key: os.path.join(out, name) for key, name in zip(("dense", "gated", "sparse"), names, strict=False)}
         if chosen and not os.path.exists(path) and all(os.path.exists(f"{m}/model.keras") for m in models.values()):
             try:
                 with runner.exclusive(path):
@@ -84,7 +82,8 @@ def long_texts(model_dirs, data_dir, limit):
 
 
 def time_side_by_side(functions, texts, timing):
-    """Batch-1 latency, then throughput, of every model in turn, the order alternating between rounds."""
+    """Per round, batch-1 latency then throughput of every model in turn, the order alternating between rounds; the
+    rounds' scores and, per model, their medians."""
     from experiments.bench_serving import latency
     from experiments.bench_serving import throughput
 
@@ -100,25 +99,12 @@ def time_side_by_side(functions, texts, timing):
             scores[name]["throughput"] = throughput(functions[name], batch_texts, size, timing["batches"])
         print(f"    round {index + 1}/{timing['rounds']}: {json.dumps(scores)}", flush=True)
         rounds.append(scores)
-    return rounds
-
-
-def medians(rounds):
-    """Per model, the median over the rounds of every timing; the ratios to dense of texts/s and of p50."""
     timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
-    result = {
+    medians = {
         name: {key: round(float(np.median([r[name][part][key] for r in rounds])), n) for part, key, n in timings}
-        for name in rounds[0]
+        for name in functions
     }
-    dense = result["dense"]
-    return result, {
-        key: {
-            "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
-            "p50": m["p50_ms"] / dense["p50_ms"],
-        }
-        for key, m in result.items()
-        if key != "dense"
-    }
+    return rounds, medians
 
 
 def measure(model_dirs, context):
@@ -145,9 +131,17 @@ def measure(model_dirs, context):
             for key, serve in signatures.items()
         }
         density = signatures["gated"](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
-        rounds = time_side_by_side(functions, texts, timing)
+        rounds, medians = time_side_by_side(functions, texts, timing)
     loads.append(list(os.getloadavg()))
-    timings, ratios = medians(rounds)
+    dense = medians["dense"]
+    ratios = {
+        key: {
+            "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
+            "p50": m["p50_ms"] / dense["p50_ms"],
+        }
+        for key, m in medians.items()
+        if key != "dense"
+    }
     return {
         "command": "python -m experiments " + shlex.join(sys.argv[1:]),
         "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
@@ -159,15 +153,11 @@ def measure(model_dirs, context):
         "texts": len(texts),
         "gated_density_first_batch": float(np.mean(density)),
         **timing,
-        "median": timings,
+        "median": medians,
         "ratio_gated_to_dense": ratios["gated"],
         **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}),
         "rounds_scores": rounds,
     }
-
-
-def _setting(runs, setting):
-    return [r for r in runs if r.get("setting") == setting and r["seed"] in SEEDS]
 
 
 def _epochs(run):
@@ -178,13 +168,9 @@ def _pass(ok):
     return "pass" if ok else "FAIL"
 
 
-ACCURACY, VALIDATION, ATTENDED = stat("test_accuracy"), stat("validation_accuracy"), stat(runner.attended_density)
-EPOCHS = field("epochs_trained")
-
-
 def selection_table(runs):
     chosen, rows = choice(runs), []
-    for run in (find(runs, setting, 0) for setting in ("dense", *CANDIDATES)):
+    for run in (_seed0(runs, setting) for setting in ("dense", *CANDIDATES)):
         mark = "-" if run["setting"] == "dense" else ("yes" if run["setting"] == chosen else "no")
         density = number(runner.attended_density(run, "validation"), 4)
         rows.append([run["model"], run["setting"], f"{run['validation_accuracy']:.4f}", density])
@@ -194,8 +180,8 @@ def selection_table(runs):
 
 def seeds_table(runs):
     rows = []
-    for setting in ("dense", choice(runs), SPARSE):
-        group = [r for r in runs if r.get("setting") == setting]
+    for setting in ("dense", choice(runs), "sparse"):
+        group = _setting(runs, setting)
         density = ATTENDED(group) if setting != "dense" else "1 (all tokens)"
         flops = field(lambda r: (r.get("attention_flops_gated") or r.get("attention_flops_soft")) / 1e6, ".2f")(group)
         scores = [ACCURACY(group), density, VALIDATION(group), EPOCHS(group), flops]
@@ -204,8 +190,9 @@ def seeds_table(runs):
     return grid_of(headers, rows)
 
 
-def accuracy_density_checks(setting, group, dense):
-    """The Done-when lines on the 3-seed test accuracy of `group` against dense and on its attended density."""
+def accuracy_density_checks(runs, setting):
+    """The Done-when lines on the 3-seed test accuracy of `setting` against dense and on its attended density."""
+    group, dense = _setting(runs, setting), _setting(runs, "dense")
     gap = np.mean([r["test_accuracy"] for r in group]) - np.mean([r["test_accuracy"] for r in dense])
     density = np.mean([runner.attended_density(r) for r in group])
     return [
@@ -218,10 +205,9 @@ def accuracy_density_checks(setting, group, dense):
 
 def checks(runs, serving):
     """The Done-when checks of issue 17, from the stored runs and timings."""
-    chosen = choice(runs)
     ratio, length = serving["ratio_gated_to_dense"]["texts_per_second"], serving["sequence_length"]
     return [
-        *accuracy_density_checks(chosen, _setting(runs, chosen), _setting(runs, "dense")),
+        *accuracy_density_checks(runs, choice(runs)),
         f"- SavedModel texts/s at batch {serving['batch_size']}, gated / dense, at sequence length "
         f"{length}: {ratio:.2f}x (>= {MIN_SPEEDUP}x at >= {MIN_LENGTH}): "
         + _pass(ratio >= MIN_SPEEDUP and length >= MIN_LENGTH),
@@ -229,30 +215,25 @@ def checks(runs, serving):
 
 
 def epoch_table(timed, chosen):
-    """The side-by-side epoch times, round by round; the speed-ups of `sparse`."""
-    rows, speedups = [], []
-    for index in sorted({int(r["name"].rsplit("round", 1)[1]) for r in timed}):
-        group = {r["setting"]: r for r in timed if r["name"].endswith(f"round{index}")}
-        dense = group["dense"]
-        for setting, run in ((s, group[s]) for s in ("dense", chosen, SPARSE)):
-            mean = float(np.mean(run["epoch_seconds"]))
-            speedup = float(np.mean(dense["epoch_seconds"])) / mean
-            last = dense["epoch_seconds"][-1] / run["epoch_seconds"][-1]
-            speedups += [speedup] if setting == SPARSE else []
-            rows.append([index, setting, _epochs(run), f"{mean:.0f}", f"{speedup:.2f}x", f"{last:.2f}x"])
+    """The side-by-side epoch times (round 0); the speed-up of `sparse`."""
+    rows, by_setting = [], {r["setting"]: r for r in timed}
+    dense = np.mean(by_setting["dense"]["epoch_seconds"])
+    for setting in ("dense", chosen, "sparse"):
+        run = by_setting[setting]
+        mean, last = np.mean(run["epoch_seconds"]), by_setting["dense"]["epoch_seconds"][-1] / run["epoch_seconds"][-1]
+        rows.append([0, setting, _epochs(run), f"{mean:.0f}", f"{dense / mean:.2f}x", f"{last:.2f}x"])
     headers = "round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch"
-    return grid_of(headers, rows), speedups
+    return grid_of(headers, rows), dense / np.mean(by_setting["sparse"]["epoch_seconds"])
 
 
-def sparse_checks(runs, speedups, serving, chosen):
+def sparse_checks(runs, speedup, serving, chosen):
     """Issue 41's Done-when checks and the serving of the sparse-trained model beside the others."""
-    speedup = min(speedups)
     median = serving["median"]
-    ratio = median[SPARSE]["texts_per_second"] / median["gated"]["texts_per_second"]
+    ratio = median["sparse"]["texts_per_second"] / median["gated"]["texts_per_second"]
     return [
         f"- epoch speed-up of `sparse` over dense, side by side (mean epoch, the smallest over rounds): "
         f"{speedup:.2f}x (>= {MIN_TRAINING_SPEEDUP}x): {_pass(speedup >= MIN_TRAINING_SPEEDUP)}",
-        *accuracy_density_checks(SPARSE, _setting(runs, SPARSE), _setting(runs, "dense")),
+        *accuracy_density_checks(runs, "sparse"),
         f"- SavedModel texts/s at batch {serving['batch_size']}, `sparse` / `{chosen}` (relaxed-gate training; "
         f"both serve the same graph): {ratio:.2f}x (>= {SAME_SERVING}x, the rounds' noise allowed): "
         + _pass(ratio >= SAME_SERVING),
@@ -263,22 +244,21 @@ def sparse_checks(runs, speedups, serving, chosen):
 
 def serving_table(serving):
     """The serving record `serving` (`measure`): how it was timed, the medians, the load."""
-    load, batch = serving["load_average"], serving["batch_size"]
+    load, batch, length = serving["load_average"], serving["batch_size"], serving["sequence_length"]
     cores = serving["machine"].split(" CPU cores")[0].split(", ")[-1]
     rows = [
         [f"{key} (`{serving['runs'][key]}`)", *(f"{m[k]:.2f}" for k in MS), f"{m['texts_per_second']:.1f}"]
         for key, m in serving["median"].items()
     ]
     ratios = serving.get("ratio_to_dense", {"gated": serving["ratio_gated_to_dense"]})
-    filled = " (the texts repeated to fill a batch)." if serving["texts"] < batch else "."
     headers = f"model | batch 1 p50 (ms) | batch 1 p99 (ms) | batch 1 mean (ms) | batch {batch} texts/s"
     return [
         f"`{serving['command']}` on {serving['machine']}.",
         f"The {serving['texts']} of {serving['test_texts_scanned']} IMDB test texts with >= "
-        f"{serving['sequence_length']} tokens (both models see {serving['sequence_length']} real tokens);",
+        f"{length} tokens (both models see {length} real tokens);",
         f"batch 1: {serving['calls']} calls after {serving['warmup']} warm-up calls; batch {batch}: "
         f"{serving['batches']} batches after 3 warm-up batches; medians over {serving['rounds']} rounds, each",
-        "measurement taken for both models in turn, the order alternating between rounds" + filled,
+        "measurement taken for both models in turn, the order alternating between rounds.",
         f"Gated density on the first batch of these texts: {serving['gated_density_first_batch']:.4f}.",
         "",
         *grid_of(headers, rows),
@@ -289,9 +269,9 @@ def serving_table(serving):
     ]
 
 
-def trec_table(results):
-    runs, rows = runner.load_runs(os.path.join(results, "trec")), []
-    for group in ([r for r in runs if r.get("setting") == setting] for setting in HELD_OUT):
+def trec_table(runs):
+    rows = []
+    for group in (_setting(runs, setting) for setting in ("relaxed", "sparse")):
         seconds = np.median([np.median(r["epoch_seconds"]) for r in group])
         scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), EPOCHS(group), f"{seconds:.1f}"]
         rows.append([group[0]["setting"], runner.seed_list(group), *scores])
@@ -307,14 +287,15 @@ def tables(study, root):
     runs = runner.load_runs(os.path.join(results, "runs"))
     chosen, serving = choice(runs), runner.read_json(os.path.join(results, "serving.json"))
     sparse_serving = runner.read_json(os.path.join(results, "serving_sparse.json"))
-    epochs, speedups = epoch_table(runner.load_runs(os.path.join(results, "epoch_time")), chosen)
-    sparse = sorted(_setting(runs, SPARSE), key=lambda r: r["seed"])
-    seeds = "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in sparse)
+    epochs, speedup = epoch_table(runner.load_runs(os.path.join(results, "epoch_time")), chosen)
+    seeds = "; ".join(
+        f"seed {r['seed']}: {_epochs(r)}" for r in sorted(_setting(runs, "sparse"), key=lambda r: r["seed"])
+    )
     fill_readme(
         study,
         root,
         runs,
-        head=[f"on {runs[0]['machine']}. Seeds {', '.join(map(str, SEEDS))}; mean ± std over the seeds listed."],
+        head=[f"on {runs[0]['machine']}. Seeds 0, 1, 2; mean ± std over the seeds listed."],
         selection=selection_table(runs),
         seeds=seeds_table(runs),
         checks=checks(runs, serving),
@@ -323,6 +304,6 @@ def tables(study, root):
         sparse_seeds=[
             f"Epoch seconds of the 3-seed `sparse` runs themselves (other jobs may have shared the machine): {seeds}"
         ],
-        sparse_checks=sparse_checks(runs, speedups, sparse_serving, chosen),
-        trec=trec_table(results),
+        sparse_checks=sparse_checks(runs, speedup, sparse_serving, chosen),
+        trec=trec_table(runner.load_runs(os.path.join(results, "trec"))),
     )
