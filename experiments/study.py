@@ -91,11 +91,12 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
     out_root = os.path.join("runs", study.name) if study.models else None
     for point in study.points(only):
         flags, runs_dir = [*study.run_flags(point, data_dir), *options], study.runs_dir(root, point)
+        missing = not os.path.exists(os.path.join(runs_dir, f"{point['name']}.json"))
         if dry_run:
-            if not os.path.exists(os.path.join(runs_dir, f"{point['name']}.json")):
+            if missing:
                 print(point["name"], " ".join(flags))
             continue
-        if study.prepare:
+        if study.prepare and missing:  # a finished run reads nothing more
             study.prepare(point)
         reused = study.reuse(point) if callable(study.reuse) else study.reuse
         reuse = [_registry()[name].runs_dir(root) for name in reused]
