@@ -171,7 +171,8 @@ def _even(dataset, replicas):
 
 
 def prepare_model(model, strategy, ids, labels):
-    """Builds a compiled `model`'s metrics and optimizer before `fit`.
+    """Builds a compiled `model`'s metrics before `fit` (`compile_model`
+    built its optimizer).
 
     Under `MultiWorkerMirroredStrategy`, Keras 3.15's `fit` would build them
     from the first distributed batch, reduced over the workers with
@@ -189,7 +190,6 @@ def prepare_model(model, strategy, ids, labels):
     model.test_step = _with_leading_axis(model.test_step)
     with strategy.scope():
         model._symbolic_build(data_batch=(ids[:2], np.asarray(labels[:2])))
-        model.optimizer.build(model.trainable_variables)
     model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
 
 
