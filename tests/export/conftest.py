@@ -3,8 +3,8 @@
 import pytest
 
 from ganet_tf.export import export_saved_model
-from tests.eager import functions_run_eagerly
 from tests.made_once import made_once
+from tests.tiny_runs import train_tiny_runs
 
 MODELS = ("ganet", "soft")
 
@@ -12,32 +12,8 @@ MODELS = ("ganet", "soft")
 @pytest.fixture(scope="session")
 def runs(data_dir, tmp_path_factory):
     """`{model: folder written by train --out}` of tiny TREC runs."""
-    return made_once(tmp_path_factory, "export_runs", lambda root: _train(data_dir, root))
-
-
-def _train(data_dir, root):
-    from ganet_tf.training import TrainConfig
-    from ganet_tf.training import train_and_evaluate
-
-    folders = {}
-    for model in MODELS:
-        out = root / model
-        with functions_run_eagerly():
-            train_and_evaluate(
-                TrainConfig(
-                    dataset="trec",
-                    data_dir=data_dir,
-                    model=model,
-                    limit=120,
-                    epochs=1,
-                    hidden=4,
-                    aux_hidden=3,
-                    verbose=0,
-                    out=str(out),
-                )
-            )
-        folders[model] = str(out)
-    return folders
+    models = {model: {} for model in MODELS}
+    return made_once(tmp_path_factory, "export_runs", lambda root: train_tiny_runs(root, data_dir, "trec", 120, models))
 
 
 @pytest.fixture(scope="session")

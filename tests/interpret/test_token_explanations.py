@@ -1,45 +1,22 @@
 import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
 
 from ganet_tf.cli import main
 from ganet_tf.interpret import explain_texts
-from tests.eager import functions_run_eagerly
 from tests.made_once import made_once
+from tests.tiny_runs import train_tiny_runs
 
 
 @pytest.fixture(scope="module")
 def trained(data_dir, tmp_path_factory):
-    return pathlib.Path(made_once(tmp_path_factory, "explain_runs", lambda root: _train(data_dir, root)))
-
-
-def _train(data_dir, root):
-    from ganet_tf.training import TrainConfig
-    from ganet_tf.training import train_and_evaluate
-
-    # GA-Net opens the ceil(T / 2) most probable tokens of every text (top_k),
-    # so that every text has open and closed gates, however little it trained.
-    top_half = {"inference_mode": "top_k", "inference_density": 0.5}
-    for model, gates in (("ganet", top_half), ("soft", {})):
-        with functions_run_eagerly():
-            train_and_evaluate(
-                TrainConfig(
-                    dataset="sst2",
-                    data_dir=data_dir,
-                    model=model,
-                    limit=96,
-                    epochs=1,
-                    hidden=4,
-                    aux_hidden=3,
-                    verbose=0,
-                    out=str(root / model),
-                    **gates,
-                )
-            )
-    return str(root)
+    """`{model: run folder}` of tiny SST-2 runs. GA-Net opens the ceil(T / 2)
+    most probable tokens of every text (top_k), so that every text has open
+    and closed gates, however little it trained."""
+    models = {"ganet": {"inference_mode": "top_k", "inference_density": 0.5}, "soft": {}}
+    return made_once(tmp_path_factory, "explain_runs", lambda root: train_tiny_runs(root, data_dir, "sst2", 96, models))
 
 
 TEXTS = [
@@ -49,7 +26,7 @@ TEXTS = [
 
 
 def test_explanations_hold_p_g_and_alpha_per_token(trained):
-    (first, second) = explain_texts(str(trained / "ganet"), TEXTS)
+    (first, second) = explain_texts(trained["ganet"], TEXTS)
     assert first["tokens"][:4] == ["this", "is", "a", "film"]
     for item in (first, second):
         count = len(item["tokens"])
@@ -63,7 +40,7 @@ def test_explanations_hold_p_g_and_alpha_per_token(trained):
         assert attention.sum() == pytest.approx(1.0, abs=1e-5)
         assert np.all(attention[gates == 0] == 0) and np.all(attention[gates == 1] > 0)
         assert item["label"] in ("negative", "positive")
-    soft = explain_texts(str(trained / "soft"), TEXTS[:1])[0]
+    soft = explain_texts(trained["soft"], TEXTS[:1])[0]
     assert "gates" not in soft and len(soft["attention"]) == len(first["tokens"])
 
 
@@ -73,9 +50,9 @@ def test_explain_command_writes_html_png_and_json(trained, tmp_path, capsys):
         [
             "explain",
             "--model",
-            str(trained / "ganet"),
+            trained["ganet"],
             "--model",
-            str(trained / "soft"),
+            trained["soft"],
             "--text",
             TEXTS[0],
             "--text",
@@ -138,7 +115,7 @@ def test_explain_reads_a_latin1_file_with_encoding(trained, tmp_path, capsys):
         [
             "explain",
             "--model",
-            str(trained / "soft"),
+            trained["soft"],
             "--file",
             str(path),
             "--encoding",
@@ -154,8 +131,8 @@ def test_explain_reads_a_latin1_file_with_encoding(trained, tmp_path, capsys):
 
 def test_explain_under_another_test_gate_rule(trained, tmp_path, capsys):
     rule = {"inference_mode": "nucleus", "inference_mass": 0.6}
-    own = explain_texts(str(trained / "ganet"), TEXTS)
-    for item, default in zip(explain_texts(str(trained / "ganet"), TEXTS, rule), own, strict=True):
+    own = explain_texts(trained["ganet"], TEXTS)
+    for item, default in zip(explain_texts(trained["ganet"], TEXTS, rule), own, strict=True):
         p = np.asarray(default["gate_probabilities"])
         np.testing.assert_allclose(item["gate_probabilities"], p, atol=1e-6)  # p_t do not depend on the rule
         # NumPy nucleus: the fewest most probable tokens whose p hold 0.6 of sum p.
@@ -165,18 +142,18 @@ def test_explain_under_another_test_gate_rule(trained, tmp_path, capsys):
         expected[order[:count]] = 1
         np.testing.assert_array_equal(item["gates"], expected)
         assert item["test_gates"] == rule and "test_gates" not in default
-    assert [sum(item["gates"]) for item in explain_texts(str(trained / "ganet"), TEXTS, rule)] != [
+    assert [sum(item["gates"]) for item in explain_texts(trained["ganet"], TEXTS, rule)] != [
         sum(item["gates"]) for item in own
     ]
     # Without its mass, nucleus takes the run's target density (0.3 by default).
-    assert explain_texts(str(trained / "ganet"), TEXTS[:1], {"inference_mode": "nucleus"})[0]["test_gates"] == {
+    assert explain_texts(trained["ganet"], TEXTS[:1], {"inference_mode": "nucleus"})[0]["test_gates"] == {
         "inference_mode": "nucleus",
         "inference_mass": 0.3,
     }
     out = tmp_path / "report"
     flags = ["--text", TEXTS[0], "--out", str(out), "--inference-mode", "nucleus"]
-    assert main(["explain", "--model", str(trained / "ganet"), *flags, "--inference-mass", "0.6"]) == 0
+    assert main(["explain", "--model", trained["ganet"], *flags, "--inference-mass", "0.6"]) == 0
     assert json.loads((out / "explanations.json").read_text())[0][0]["test_gates"] == rule
     capsys.readouterr()
-    assert main(["explain", "--model", str(trained / "soft"), *flags[:-2], "--inference-mode", "threshold"]) == 2
+    assert main(["explain", "--model", trained["soft"], *flags[:-2], "--inference-mode", "threshold"]) == 2
     assert "has no gates to serve under --inference-mode" in capsys.readouterr().err
