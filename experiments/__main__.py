@@ -20,7 +20,7 @@ def main(argv=None):
     run = commands.add_parser("run", help="train what is missing, then write the tables")
     run.add_argument("name")
     run.add_argument("--data-dir", default=os.environ.get("GANET_DATA_DIR", os.path.join("..", "shared", "data")))
-    run.add_argument("--only", nargs="+", help="run or variant names or patterns (fnmatch), e.g. 'trec_*_seed0'")
+    run.add_argument("--only", nargs="+", help="run names or patterns (fnmatch), e.g. 'trec_*_seed0'")
     run.add_argument("--results", default=studies.RESULTS, help="results root (smoke runs: another folder)")
     run.add_argument("--dry-run", action="store_true", help="list the missing runs and their flags, train none")
     commands.add_parser("table", help="write the tables from the committed summaries").add_argument(

@@ -340,14 +340,6 @@ def serving(study, root):
     lazy("bench_serving", "write_readme")(runner.read_json(os.path.join(folder, "latency.json")), folder)
 
 
-def complement(study, root):
-    """`experiments/complement_real.py`'s tables of its committed settings from the cached scores."""
-    from experiments import complement_real
-
-    for density, test in complement_real.VARIANTS:
-        complement_real.write(root, density, test)
-
-
 # --- seq2seq: the hierarchical-attention report's tables beside our runs ----
 
 

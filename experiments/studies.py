@@ -247,70 +247,6 @@ def _seq2seq_runs():
     return runs
 
 
-# adaptive_gates (issue 39): the synthetic selection family's tasks (their mean keyword share) and their files.
-SELECTION_TASKS = {"share05": 0.05, "share20": 0.2, "share50": 0.5}
-SELECTION_DATA = "runs/adaptive_gates/data/{task}/{split}.csv"
-_TAGS = {"--lr": "lr", "--epochs": "ep", "--target-density": "td", "--complement-weight": "cw", "--complement": "c"}
-_TAGS.update({"--complement-target": "ct", "--lam": "lam", "--aux": "aux", "--straight-through": "st"})
-_SMALL = ("--hidden", "32", "--patience", "3", "--sequence-length", "400")
-
-
-def _gates(*flags, tasks=tuple(SELECTION_TASKS), seeds_=(0,), epochs="8", lr="0.01", tag=""):
-    """An adaptive_gates variant: `train` with FLAGS last (`lr` None: train's 1e-3); its runs are named
-    `{task}_ganet_seed{seed}`, the tags of `--lr`, of `--epochs` but 8, of FLAGS, and `tag`."""
-    lr = ("--lr", lr) if lr else ()
-    tagged = (*lr, *(("--epochs", epochs) if epochs != "8" else ()), *flags)
-    paths = {task: [SELECTION_DATA.format(task=task, split=split) for split in ("train", "test")] for task in tasks}
-    return {
-        "axes": {
-            "task": {task: ("--train-file", train, "--test-file", test) for task, (train, test) in paths.items()},
-            "seed": seeds(*seeds_),
-        },
-        "flags": ("--epochs", epochs, *_SMALL, *lr, *flags),
-        "pattern": "{task}_ganet_seed{seed}" + "".join("_" + _TAGS[w] if w[:2] == "--" else w for w in tagged) + tag,
-    }
-
-
-# A report `selection{VARIANT}.json` per variant, flags in run-name order. `_statesgrad`: trained by commit 233cf37,
-# whose complement also reached the BiLSTM states (renamed after; the same flags now train the gates-only variant).
-_TD0, _SHARE50, _SEEDS3 = ("--target-density", "0"), ("share50",), (0, 1, 2)
-_CW1, _INPUTS, _VS_EMPTY = ("--complement-weight", "1"), ("--complement", "inputs"), ("--complement", "inputs_vs_empty")
-_ADV, _LAM = (*_CW1, "--complement", "adversarial"), ("--lam", "0.1")
-GATE_VARIANTS = {
-    "": _gates(),
-    "_lr0.001": _gates(lr=None),
-    "_auxfnn": _gates("--aux", "fnn"),
-    "_td0": _gates(*_TD0, tasks=_SHARE50),
-    "_cw1_share50": _gates(*_CW1, tasks=_SHARE50),
-    "_cw1_td0_share50": _gates(*_TD0, *_CW1, tasks=_SHARE50),
-    "_cw1_td0_share50_statesgrad": _gates(*_TD0, *_CW1, tasks=_SHARE50, tag="_statesgrad"),
-    "_cw1_td0_lam0.1_share50_statesgrad": _gates(*_TD0, *_CW1, *_LAM, tasks=_SHARE50, tag="_statesgrad"),
-    "_cw1_cinputs": _gates(*_CW1, *_INPUTS),
-    "_cw1_cinputs_auxfnn": _gates(*_CW1, *_INPUTS, "--aux", "fnn"),
-    "_cw1_cinputs_st": _gates(*_CW1, *_INPUTS, "--straight-through"),
-    "_cw1_cinputs_td0": _gates(*_TD0, *_CW1, *_INPUTS),
-    "_cw1_cinputs_td0_lam0.1": _gates(*_TD0, *_CW1, *_INPUTS, *_LAM),
-    "_cw1_cinputs_td0_st": _gates(*_TD0, *_CW1, *_INPUTS, "--straight-through"),
-    "_cw1_cinputs_vs_empty": _gates(*_CW1, *_VS_EMPTY),
-    "_cw1_cinputs_vs_empty_auxfnn": _gates(*_CW1, *_VS_EMPTY, "--aux", "fnn"),
-    "_cw3_cinputs": _gates("--complement-weight", "3", *_INPUTS),
-    "_cw1_cadversarial": _gates(*_ADV, seeds_=_SEEDS3),
-    "_cw1_cadversarial_td0": _gates(*_TD0, *_ADV),
-    "_cw1_cadversarial_td0_lam0.1": _gates(*_TD0, *_ADV, *_LAM),
-    "_cw1_cadversarial_td0_lam1": _gates(*_TD0, *_ADV, "--lam", "1"),
-    "_cw1_cadversarial_ct0.1_td0_lam0.1": _gates(*_TD0, *_ADV, "--complement-target", "0.1", *_LAM),
-    "_cw1_cadversarial_ct0.1_td0_lam0.1_st": _gates(
-        *_TD0, *_ADV, "--complement-target", "0.1", *_LAM, "--straight-through"
-    ),
-    "_cw1_cadversarial_td0.02": _gates("--target-density", "0.02", *_ADV, seeds_=_SEEDS3),
-    "_cw1_cadversarial_td0.05": _gates("--target-density", "0.05", *_ADV, seeds_=_SEEDS3),
-    "_cw1_cadversarial_td0.1": _gates("--target-density", "0.1", *_ADV, seeds_=_SEEDS3),
-    "_cw2_cadversarial_td0.05": _gates(
-        "--target-density", "0.05", "--complement-weight", "2", *_ADV[2:], seeds_=_SEEDS3
-    ),
-    "_ep16_cw1_cadversarial_td0.05": _gates("--target-density", "0.05", *_ADV, epochs="16"),
-}
-
 # KerasTuner searches of GA-Net on TREC (`python -m ganet_tf tune`), a project each in runs/tuning/NAME. The committed
 # summaries were written by an older wrapper (`command`, `machine`, `result`, `trials`); results/tuning/README.md is
 # written by hand.
@@ -490,16 +426,6 @@ STUDIES = {
             after=reports.subword_validation_bleu,
         ),
         Study(
-            name="adaptive_gates",
-            doc="adaptive test-gate rules on the synthetic selection family (issue 39)",
-            record=lambda point: {"task": point["task"], "keyword_share": SELECTION_TASKS[point["task"]]},
-            prepare=reports.lazy("adaptive_gates", "write_task_files"),
-            needs_models=True,
-            data_flag=False,
-            variants=GATE_VARIANTS,
-            tables=reports.lazy("adaptive_gates", "tables"),
-        ),
-        Study(
             name="tuning",
             doc="KerasTuner searches, GA-Net on TREC (the README is written by hand)",
             command="tune",
@@ -524,8 +450,6 @@ seq2seq_lengths | bench_seq2seq_lengths.py | - | no | rebuild
     decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)
 serving | bench_serving.py | - | no | reports
     CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
-complement | complement_real.py | adaptive_real/complement | yes | reports
-    the complement objective on real data (issue 39)
 backends | jax_trec.py | - | no | write_readme
     GA-Net under JAX, no TensorFlow, on prepared TREC ids
 main_job | main_job.py | - | no | write_readme

@@ -28,7 +28,6 @@ class Study:
     extra: object = None  # point -> more flags
     keep: object = None  # point -> whether it is a run
     resumable: object = None  # point -> keeps a training backup (default: seq2seq runs)
-    prepare: object = None  # point -> None: writes what the run reads, before it trains
     after: object = None  # (study, point, summary, context): analyses a finished run; a summary returned is saved
     reuse: tuple = ()  # studies (or point -> studies) whose runs of the same config are copied (`runner.same_run`)
     models: bool = True  # the models are kept (`runs/NAME/`)
@@ -36,8 +35,6 @@ class Study:
     data_flag: object = True  # runs take `--data-dir` (or point -> bool)
     script: tuple = ()  # `(file,)` of a study its own script runs
     runs: object = "runs"  # the summaries' subfolder (or point -> subfolder)
-    variants: dict = dataclasses.field(default_factory=dict)  # {variant: {field: value}}: the study again per variant
-    variant: str = ""  # the name of this variant of the study
 
     def __post_init__(self):
         if not self.folder:
@@ -47,11 +44,6 @@ class Study:
     def rebuilt(self):
         """Its tables rebuild from the committed summaries alone (`table all`)."""
         return bool(self.tables) and not self.needs_models
-
-    def each_variant(self):
-        """The study with the fields of each of its `variants` (`variant`: its name), or the study alone."""
-        fields = self.variants.items()
-        return [dataclasses.replace(self, variants={}, variant=name, **f) for name, f in fields] or [self]
 
     def runs_dir(self, root=RESULTS, point=None):
         return os.path.join(root, self.folder, self.runs(point) if callable(self.runs) else self.runs)
@@ -76,7 +68,7 @@ def _matches(name, patterns):
 
 
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=False):
-    """Trains the runs of `study` whose summary is missing (`only`: name patterns, of runs or variants), then writes its
+    """Trains the runs of `study` whose summary is missing (`only`: name patterns), then writes its
     tables. `options`: flags added to every run (smoke runs, into a `root` other than `results/`); models go to
     `runs/NAME/`; `dry_run` prints the missing runs and their flags."""
     if study.script:
@@ -84,10 +76,6 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
         return _script(study, root, flags, dry_run)
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
-    if study.variants:
-        for each in study.each_variant():
-            run_study(each, data_dir, None if _matches(each.variant, only or ()) else only, options, root, dry_run)
-        return
     out_root = os.path.join("runs", study.name) if study.models else None
     for point in study.points(only):
         flags, runs_dir = [*study.run_flags(point, data_dir), *options], study.runs_dir(root, point)
@@ -96,8 +84,6 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
             if missing:
                 print(point["name"], " ".join(flags))
             continue
-        if study.prepare and missing:  # a finished run reads nothing more
-            study.prepare(point)
         reused = study.reuse(point) if callable(study.reuse) else study.reuse
         reuse = [_registry()[name].runs_dir(root) for name in reused]
         record = study.record(point) if callable(study.record) else {axis: point[axis] for axis in study.record}
@@ -113,11 +99,10 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
 
 
 def render_study(study, root=RESULTS):
-    """Writes the tables of `study` (of each of its variants) into `root/FOLDER` from its summaries."""
+    """Writes the tables of `study` into `root/FOLDER` from its summaries."""
     if not study.tables:
         raise SystemExit(f"error: {study.name}'s tables come with its runs: python -m experiments run {study.name}")
-    for each in study.each_variant():
-        study.tables(each, root)
+    study.tables(study, root)
 
 
 def _script(study, root, flags, dry_run=False):
