@@ -1,8 +1,8 @@
 """Adaptive test gates on real data (issue 39): GA-Net at target density 0.1, 0.3 and 0.5 (`top_k` test gates) beside
-soft, sparsemax and 1.5-entmax; the target-0.3 models rescored (`Rescorer`, also used by `complement_real`) under the
-relative rule at every r of `RATIOS` and the nucleus rule at every pi of `MASSES`, each chosen once on TREC and SST-2
-validation (`choose_ratio`) and checked on test (`checks`). Writes `rescored/`, `nucleus/rescored/`, `curves.json`,
-`copies.json`, `curves.png` and the tables of both READMEs.
+soft, sparsemax and 1.5-entmax; the target-0.3 models rescored (`Rescorer`) under the relative rule at every r of
+`RATIOS` and the nucleus rule at every pi of `MASSES`, each chosen once on TREC and SST-2 validation (`choose_ratio`)
+and checked on test (`checks`). Writes `rescored/`, `nucleus/rescored/`, `curves.json`, `copies.json`, `curves.png`
+and the tables of both READMEs.
 
     python -m experiments run adaptive_real [--only 'trec_*']
     python -m experiments table adaptive_real nucleus_real
@@ -38,10 +38,6 @@ LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)  # left edges of the te
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 
 
-def run_name(dataset, setting, seed):
-    return f"{dataset}_{setting}_seed{seed}"
-
-
 def train_flags(dataset, setting, seed, data_dir, options=()):
     """The `train` flags of one run, as `python -m experiments run adaptive_real` gives them."""
     point = {"dataset": dataset, "seed": seed, "setting": setting}
@@ -63,12 +59,12 @@ class Rescorer:
     """Run `DATASET_SETTING_seedS`'s model scored under other test rules on its validation and test splits, cached in
     `folder/rescored/DATASET_seedS.json`; without `flags` (its `train` flags) or model, cached scores only."""
 
-    def __init__(self, folder, dataset, seed, setting, flags=None, models=MODELS):
+    def __init__(self, folder, dataset, seed, setting, flags=None):
         self.path = os.path.join(folder, "rescored", f"{dataset}_seed{seed}.json")
         if self.path not in _CACHES:
             _CACHES[self.path] = read_json(self.path, {})
         self.cache, self.setting, self.flags = _CACHES[self.path], setting, flags
-        self.run_dir = os.path.join(REPO, models, run_name(dataset, setting, seed))
+        self.run_dir = os.path.join(REPO, MODELS, f"{dataset}_{setting}_seed{seed}")
         self.has_model = flags is not None and os.path.isfile(os.path.join(self.run_dir, "model.keras"))
 
     def grid(self, split, mode, values):
@@ -94,9 +90,8 @@ class Rescorer:
         served = with_gate_inference(model, mode, **{MODE_PARAMETERS[mode]: value})
         if split == "test_by_length":
             ids = data["test"][0]
-            return length_bins(
-                ids != 0, build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"] > 0
-            )
+            attention = build_explainer(served).predict(ids, batch_size=128, verbose=0)["attention"]
+            return length_bins(ids != 0, attention > 0)
         scores = evaluate_model(served, *data[split], class_names)
         return {name: scores[name] for name in SCORES}
 
@@ -139,19 +134,6 @@ def pool_lengths(entries):
     return {"seeds": list(entries), "texts": [int(t) for t in texts], "mean_density": means}
 
 
-def as_trained(run):
-    """A run's own validation scores (its trained test rule) as `Rescorer.score` gives them."""
-    return {"accuracy": run["validation_accuracy"], "attended_density": run["validation_attended_density"]}
-
-
-def mean_grid(rows):
-    """`{seed: {rule: scores}}` -> `{"seeds", rule: (accuracy, attended density)}`, means over seeds."""
-    grid = {"seeds": list(rows)}
-    for rule in next(iter(rows.values())):
-        grid[rule] = tuple(np.mean([(r[rule]["accuracy"], r[rule]["attended_density"]) for r in rows.values()], 0))
-    return grid
-
-
 def choose_ratio(grid, ratios=RATIOS):
     """The value of `ratios` chosen on the validation `grid` (`{dataset: mean_grid}`): of those attending no more than
     `top_k` everywhere, the largest smallest accuracy gain over it (ties: the larger); else the least dense."""
@@ -178,18 +160,20 @@ def choose_ratio(grid, ratios=RATIOS):
 
 
 def validation_grid(records, scores_of):
-    """`{dataset: mean_grid}` over `TUNING`: per seed with a target-0.3 run, its `top_k` as trained and
-    `scores_of(dataset, seed)` (`{value: validation scores}`); seeds with every value scored."""
-
-    rows = {
-        dataset: {
-            seed: {"top_k": as_trained(record["runs"][DEFAULT]), **scores}
-            for seed, record in sorted(records.get(dataset, {}).items())
-            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values())
-        }
-        for dataset in TUNING
-    }
-    return {dataset: mean_grid(found) for dataset, found in rows.items() if found}
+    """`{dataset: {"seeds", rule: (accuracy, attended density)}}` over `TUNING`, means over the seeds whose target-0.3
+    run has every value of `scores_of(dataset, seed)` (`{value: validation scores}`) scored; `top_k`: as trained."""
+    grids = {}
+    for dataset in TUNING:
+        rows = {}
+        for seed, record in sorted(records.get(dataset, {}).items()):
+            if DEFAULT in record["runs"] and all((scores := scores_of(dataset, seed)).values()):
+                run = record["runs"][DEFAULT]
+                rows[seed] = {"top_k": (run["validation_accuracy"], run["validation_attended_density"])}
+                rows[seed].update({value: (s["accuracy"], s["attended_density"]) for value, s in scores.items()})
+        if rows:
+            means = {r: tuple(np.mean([row[r] for row in rows.values()], 0)) for r in next(iter(rows.values()))}
+            grids[dataset] = {"seeds": list(rows), **means}
+    return grids
 
 
 def relative_grid(records):
@@ -205,19 +189,15 @@ def nucleus_grid(results, records):
     return validation_grid(records, lambda d, s: Rescorer(folder, d, s, DEFAULT).grid("validation", "nucleus", MASSES))
 
 
-# --- rescoring, after each run ----------------------------------------------
-
-
 def rescore(dataset, seed, where, chosen):
     """Scores the target-0.3 model under every r and pi (validation on `TUNING`; r on test everywhere); with `chosen`
     (r, pi): the 0.1 and 0.5 models under r, the test split under pi and the per-text densities of top_k 0.3, r and pi.
-    `where`: the results folder, models root, data folder, added flags."""
-    results, models, data_dir, options = where
+    `where`: the results folder, data folder, added flags."""
+    results, data_dir, options = where
 
     def rescorer(setting, folder=results):
-        if os.path.exists(os.path.join(results, "runs", f"{run_name(dataset, setting, seed)}.json")):
-            flags = train_flags(dataset, setting, seed, data_dir, options)
-            return Rescorer(folder, dataset, seed, setting, flags, models)
+        if os.path.exists(os.path.join(results, "runs", f"{dataset}_{setting}_seed{seed}.json")):
+            return Rescorer(folder, dataset, seed, setting, train_flags(dataset, setting, seed, data_dir, options))
 
     default, nucleus = rescorer(DEFAULT), rescorer(DEFAULT, os.path.join(results, "nucleus"))
     if default is None:
@@ -241,7 +221,7 @@ def after_run(study, point, summary, context):
     """After each run: rescores every target-0.3 model under every r and pi, chooses both and rescores under them;
     a new target-0.3 run is checked against gate_check's (`check_copies`)."""
     results = os.path.dirname(context["runs_dir"])
-    where = (results, context["out_root"], os.path.abspath(context["data_dir"]), context["options"])
+    where = (results, os.path.abspath(context["data_dir"]), context["options"])
     finished = [r for r in load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
     pairs = sorted({(r["dataset"], r["seed"]) for r in finished}, key=lambda p: (DATASETS.index(p[0]), p[1]))
     for dataset, seed in pairs:
@@ -273,20 +253,17 @@ def check_copies(results, records):
     write_json(os.path.join(results, "copies.json"), {"same": same, "differ": differ})
 
 
-# --- the choices and the tables, from the saved summaries -------------------
-
-
-def collect(results, datasets=DATASETS):
+def collect(results):
     """{dataset: {seed: {"runs": {setting: summary}, "rescored": {...}}}}."""
     records = {}
     for run in load_runs(os.path.join(results, "runs")):
-        if run.get("setting") in SETTINGS and run["dataset"] in datasets:
+        if run.get("setting") in SETTINGS and run["dataset"] in DATASETS:
             record = records.setdefault(run["dataset"], {}).setdefault(run["seed"], {"runs": {}})
             record["runs"][run["setting"]] = run
     for dataset, seeds in records.items():
         for seed, record in seeds.items():
             record["rescored"] = read_json(os.path.join(results, "rescored", f"{dataset}_seed{seed}.json"), {})
-    return {d: records[d] for d in datasets if d in records}
+    return {d: records[d] for d in DATASETS if d in records}
 
 
 def all_runs(records):
@@ -577,9 +554,6 @@ def write_tables(results):
         "runs": [f"- `{run['command']}`" for run in runs],
     }
     fill(os.path.join(results, "README.md"), blocks)
-
-
-# --- the nucleus rule: the same models, `nucleus/` ---------------------------
 
 
 def _check_cell(part):
