@@ -11,7 +11,6 @@ import numpy as np
 from experiments import runner
 from experiments import tables
 from experiments.tables import field
-from experiments.tables import seed_cell
 from experiments.tables import stat
 
 
@@ -22,7 +21,7 @@ def _runs(root, folder, sub="runs"):
 def fill_readme(study, root, runs, machines=False, **blocks):
     """Fills `blocks` and the runs' commands into the study's README (a smoke run's starts as the committed one)."""
     committed = os.path.join(runner.REPO, "results", study.folder, "README.md")
-    blocks["runs"] = tables.run_lines(runs, machines)[3:]
+    blocks["runs"] = [f"- `{run['command']}`" + (f" ({run['machine']})" if machines else "") for run in runs]
     tables.fill_copy(os.path.join(root, study.folder, "README.md"), committed, blocks)
 
 
@@ -36,7 +35,7 @@ def selection(study, root):
     columns = [
         ("candidate", lambda group: group[0]["candidate"]),
         ("flags", lambda group: f"`{' '.join(study.axes['candidate'][group[0]['candidate']]) or '(defaults)'}`"),
-        ("seeds", seed_cell),
+        ("seeds", tables.seeds),
         ("validation accuracy", stat("validation_accuracy")),
         ("test accuracy", stat("test_accuracy")),
         ("test density", stat("test_density")),
@@ -64,7 +63,7 @@ PAPER = {("trec", "ganet"): "0.9124 / 0.4431", ("imdb", "ganet"): "0.8941 / 0.19
 _CORE_COLUMNS = [
     ("dataset", lambda group: group[0]["dataset"]),
     ("model", lambda group: group[0]["variant"]),
-    ("seeds", seed_cell),
+    ("seeds", tables.seeds),
     ("test accuracy", stat("test_accuracy")),
     ("test density", stat("test_density")),
     ("attended density", stat(runner.attended_density)),

@@ -52,8 +52,8 @@ class Study:
         """Every run as `{axis: value, "name": ...}`; `only`: name patterns (fnmatch)."""
         for values in itertools.product(*self.axes.values()):
             point = dict(zip(self.axes, values, strict=True))
-            point["name"] = self.pattern.format(**point)
-            if (not self.keep or self.keep(point)) and (not only or _matches(point["name"], only)):
+            point["name"] = name = self.pattern.format(**point)
+            if (not self.keep or self.keep(point)) and (not only or any(fnmatch.fnmatch(name, p) for p in only)):
                 yield point
 
     def run_flags(self, point, data_dir=None):
@@ -61,10 +61,6 @@ class Study:
         flags += [*self.flags, *(self.extra(point) if self.extra else ())]
         takes_data = self.data_flag(point) if callable(self.data_flag) else self.data_flag
         return [*flags, "--data-dir", data_dir] if takes_data and data_dir else flags
-
-
-def _matches(name, patterns):
-    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
 
 
 def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=False):
@@ -79,9 +75,9 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
     out_root = os.path.join("runs", study.name) if study.models else None
     for point in study.points(only):
         flags, runs_dir = [*study.run_flags(point, data_dir), *options], study.runs_dir(root, point)
-        missing = not os.path.exists(os.path.join(runs_dir, f"{point['name']}.json"))
+        path = os.path.join(runs_dir, f"{point['name']}.json")
         if dry_run:
-            if missing:
+            if not os.path.exists(path):
                 print(point["name"], " ".join(flags))
             continue
         reused = study.reuse(point) if callable(study.reuse) else study.reuse
@@ -93,7 +89,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
             context = {"data_dir": data_dir, "out_root": out_root, "runs_dir": runs_dir, "options": list(options)}
             changed = study.after(study, point, summary, context)
             if changed is not None:
-                runner.write_json(os.path.join(runs_dir, f"{point['name']}.json"), changed)
+                runner.write_json(path, changed)
     if not dry_run and study.tables:  # a study without tables ends with its runs' summaries
         study.tables(study, root)
 

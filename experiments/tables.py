@@ -24,12 +24,6 @@ def mean_std(values, digits=4):
     return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
 
-def average(values, spec=".1f"):
-    """The mean of the non-None values formatted with `spec`, '-' without any."""
-    values = [v for v in values if v is not None]
-    return format(float(np.mean(values)), spec) if values else "-"
-
-
 def seeds(runs):
     """The seeds of `runs` in their order, as '0,1,2'."""
     return ",".join(str(run["seed"]) for run in runs)
@@ -55,13 +49,13 @@ def stat(path, digits=4):
 
 
 def field(path, spec=".1f"):
-    """A cell: `average` of `get(run, path)` over the group."""
-    return lambda group: average([get(run, path) for run in group], spec)
+    """A cell: the mean of the non-None `get(run, path)` over the group, formatted with `spec` ('-' without any)."""
 
+    def cell(group):
+        values = [value for value in (get(run, path) for run in group) if value is not None]
+        return format(float(np.mean(values)), spec) if values else "-"
 
-def seed_cell(group):
-    """A cell: the group's seeds."""
-    return seeds(group)
+    return cell
 
 
 def groups(runs, by, order):
@@ -77,12 +71,6 @@ def markdown(columns, rows):
     for group in rows:
         lines.append("| " + " | ".join(cell(group) for _, cell in columns) + " |")
     return lines
-
-
-def run_lines(runs, machine=False):
-    """`## Runs` and one line per run: its recorded command (and machine)."""
-    shown = [f"- `{run['command']}`" + (f" ({run['machine']})" if machine else "") for run in runs]
-    return ["", "## Runs", "", *shown]
 
 
 def write_text(path, lines):
@@ -102,9 +90,7 @@ def fill(path, blocks):
         raise SystemExit(f"error: {path} is missing: its prose is written by hand; restore it with git")
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
-    missing = sorted(set(blocks) - set(name for _, name, _, _ in _BLOCK.findall(text)))
-    if missing:
-        name = missing[0]
+    for name in sorted(set(blocks) - {found for _, found, _, _ in _BLOCK.findall(text)})[:1]:
         raise SystemExit(f"error: {path} has no block {name}: mark it <!-- begin {name} --> ... <!-- end {name} -->")
 
     def filled(match):
