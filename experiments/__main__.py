@@ -1,10 +1,4 @@
-"""The command line of the studies (`experiments/README.md`).
-
-python -m experiments list
-python -m experiments run NAME [--data-dir DIR] [--only PATTERN ...] [--dry-run]
-python -m experiments run NAME --results /tmp/smoke -- --limit 50 --epochs 1   # a smoke run
-python -m experiments table NAME [NAME ...]     # or `table all`
-"""
+"""The command line of the studies: list, run, table (`experiments/README.md`)."""
 
 import argparse
 import os

@@ -291,10 +291,9 @@ def per_seed(records, dataset, name):
     return found
 
 
-def test_point(scored):
+def test_point(s):
     """A `Rescorer.score` as `per_seed` gives it."""
-    accuracy, density, closed = (scored[k] for k in ("accuracy", "attended_density", "all_closed_rate"))
-    return {"accuracy": accuracy, "density": density, "all_closed": closed}
+    return {"accuracy": s["accuracy"], "density": s["attended_density"], "all_closed": s["all_closed_rate"]}
 
 
 def dataset_points(records, dataset, ratio):
@@ -331,9 +330,7 @@ def top_k_at(points, density):
         return curve[0][1], f"top_k point of least density ({curve[0][0]:.3f})"
     if density > curve[-1][0]:
         return None, "attends more than every top_k point"
-    (d0, a0), (d1, a1) = next(
-        pair for pair in zip(curve, curve[1:], strict=False) if pair[0][0] <= density <= pair[1][0]
-    )
+    (d0, a0), (d1, a1) = next((p, q) for p, q in zip(curve, curve[1:], strict=False) if p[0] <= density <= q[0])
     return a0 + (a1 - a0) * (density - d0) / (d1 - d0), "interpolated"
 
 
@@ -352,11 +349,8 @@ def checks(points, name):
     result["soft"] = {"gap": soft, "met": bool(soft >= -0.01)}
     for other in ("sparsemax", "entmax"):
         o = points[other]
-        result[other] = {
-            "gap": accuracy - o["accuracy"],
-            "density": o["density"],
-            "met": bool(accuracy > o["accuracy"] and density <= o["density"]),
-        }
+        met = bool(accuracy > o["accuracy"] and density <= o["density"])
+        result[other] = {"gap": accuracy - o["accuracy"], "density": o["density"], "met": met}
     return result
 
 
@@ -578,10 +572,9 @@ def _nucleus_rows(folder, records, dataset, mass, ratio):
         label += {DEFAULT: " (as trained)", nucleus: " (chosen)"}.get(name, "")
         rows.append([dataset, role(dataset), label, ",".join(map(str, p["seeds"])), accuracy(p), f"{p['density']:.3f}"])
         rows[-1] += [_check_cell(check and check[n]) for n in ("top_k", *BASELINES)]
+    by_length = {s: e for s, sc in scorers.items() if (e := sc.score("test_by_length", "nucleus", mass))}
     lengths = [pooled_lengths(records, dataset, key) for key in ("top_k:0.3", rule_key("relative", ratio))]
-    lengths.append(
-        pool_lengths({s: e for s, sc in scorers.items() if (e := sc.score("test_by_length", "nucleus", mass))})
-    )
+    lengths.append(pool_lengths(by_length))
     return rows, [(dataset, label, e) for label, e in zip(labels.values(), lengths, strict=True) if e]
 
 
