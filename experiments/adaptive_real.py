@@ -44,10 +44,6 @@ def train_flags(dataset, setting, seed, data_dir, options=()):
     return [*studies.STUDIES["adaptive_real"].run_flags(point, data_dir), *options]
 
 
-def rule_key(mode, value):
-    return f"{mode}:{value:g}"
-
-
 def role(dataset):
     return "chooses r (validation)" if dataset in TUNING else "held out"
 
@@ -74,7 +70,7 @@ class Rescorer:
         """`evaluate_model`'s scores on `split` under `mode` at `value` (None if not cached and no model); split
         `test_by_length`: the test texts' attended densities by length (`length_bins`)."""
         entry = self.cache.setdefault(self.setting, {}).setdefault(split, {})
-        key = rule_key(mode, value)
+        key = f"{mode}:{value:g}"
         if key not in entry and self.has_model:
             entry[key] = self._compute(split, mode, value)
             write_json(self.path, self.cache)
@@ -271,7 +267,7 @@ def all_runs(records):
 
 
 def relative_scores(record, split, ratio, setting=DEFAULT):
-    return record.get("rescored", {}).get(setting, {}).get(split, {}).get(rule_key("relative", ratio))
+    return record.get("rescored", {}).get(setting, {}).get(split, {}).get(f"relative:{ratio:g}")
 
 
 def per_seed(records, dataset, name):
@@ -525,7 +521,7 @@ def write_tables(results):
     all_checks = {d: c for d, p in points.items() if (c := checks(p, name))}
     for d, c in all_checks.items():
         c["relative"] = points[d][name]
-    keys = ("top_k:0.3", rule_key("relative", ratio))
+    keys = ("top_k:0.3", f"relative:{ratio:g}")
     by_length = {d: pooled for d in points if (pooled := {k: e for k in keys if (e := pooled_lengths(records, d, k))})}
     curves = {"machine": machine, "ratios": list(RATIOS), "length_edges": list(LENGTH_EDGES), "choice": choice}
     curves["validation"] = {d: {str(k): v for k, v in g.items()} for d, g in means.items()}
@@ -573,7 +569,7 @@ def _nucleus_rows(folder, records, dataset, mass, ratio):
         rows.append([dataset, role(dataset), label, ",".join(map(str, p["seeds"])), accuracy(p), f"{p['density']:.3f}"])
         rows[-1] += [_check_cell(check and check[n]) for n in ("top_k", *BASELINES)]
     by_length = {s: e for s, sc in scorers.items() if (e := sc.score("test_by_length", "nucleus", mass))}
-    lengths = [pooled_lengths(records, dataset, key) for key in ("top_k:0.3", rule_key("relative", ratio))]
+    lengths = [pooled_lengths(records, dataset, key) for key in ("top_k:0.3", f"relative:{ratio:g}")]
     lengths.append(pool_lengths(by_length))
     return rows, [(dataset, label, e) for label, e in zip(labels.values(), lengths, strict=True) if e]
 

@@ -205,9 +205,8 @@ def one_token_floor(study, point, summary, context):
     path = os.path.join(os.path.dirname(context["runs_dir"]), _FLOORS)
     floors = runner.read_json(path, {})
     dataset, model_dir = point["dataset"], os.path.join(runner.REPO, context["out_root"], point["name"])
-    if point["name"] != f"{dataset}_default_seed0" or dataset not in GATE_SWEEP or dataset in floors:
-        return
-    if not os.path.isdir(model_dir):  # reused from another study
+    done = point["name"] != f"{dataset}_default_seed0" or dataset not in GATE_SWEEP or dataset in floors
+    if done or not os.path.isdir(model_dir):  # a run reused from another study has no model here
         return
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
@@ -307,15 +306,10 @@ def gate_check(study, root):
     runner.write_json(os.path.join(folder, "sweep.json"), points)
     _sweep_plot(points, os.path.join(folder, "sweep.png"))
     headers = ["dataset", "rho", "seeds", "accuracy", "attended density", "all-closed rate", "floor", "within"]
-    fill_readme(
-        study,
-        root,
-        runs,
-        machine=[f"on {runs[0]['machine']}. Test scores, mean ± std over the seeds listed."],
-        defaults=_gate_defaults(runs, TUNING, HELD_OUT),
-        anneal=_gate_anneal(runs, TUNING),
-        sweep=tables.grid(headers, [_sweep_row(floors, p) for p in points]),
-    )
+    blocks = {"defaults": _gate_defaults(runs, TUNING, HELD_OUT), "anneal": _gate_anneal(runs, TUNING)}
+    blocks["sweep"] = tables.grid(headers, [_sweep_row(floors, p) for p in points])
+    machine = [f"on {runs[0]['machine']}. Test scores, mean ± std over the seeds listed."]
+    fill_readme(study, root, runs, machine=machine, **blocks)
 
 
 def lazy(module, function):

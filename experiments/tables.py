@@ -94,10 +94,8 @@ def fill(path, blocks):
         raise SystemExit(f"error: {path} has no block {name}: mark it <!-- begin {name} --> ... <!-- end {name} -->")
 
     def filled(match):
-        if match.group(2) not in blocks:
-            return match.group(0)
-        inside = "".join(line + "\n" for line in blocks[match.group(2)])
-        return match.group(1) + inside + match.group(4)
+        begin, name, _, end = match.groups()
+        return match.group(0) if name not in blocks else begin + "".join(f"{line}\n" for line in blocks[name]) + end
 
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(_BLOCK.sub(filled, text))
