@@ -13,20 +13,12 @@ import os
 
 import numpy as np
 
+from experiments import runner
 from experiments import studies
-from experiments.runner import REPO
-from experiments.runner import load_runs
-from experiments.runner import read_json
-from experiments.runner import recorded_machine
-from experiments.runner import same_run
-from experiments.runner import write_json
+from experiments import tables
 from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
 from experiments.studies import REAL_DATASETS as DATASETS
 from experiments.studies import TUNING
-from experiments.tables import fill
-from experiments.tables import grid
-from experiments.tables import mean_std
-from experiments.tables import number
 
 MODELS = os.path.join("runs", "adaptive_real")
 DENSITIES = (0.1, 0.3, 0.5)
@@ -57,10 +49,9 @@ class Rescorer:
 
     def __init__(self, folder, dataset, seed, setting, flags=None):
         self.path = os.path.join(folder, "rescored", f"{dataset}_seed{seed}.json")
-        if self.path not in _CACHES:
-            _CACHES[self.path] = read_json(self.path, {})
-        self.cache, self.setting, self.flags = _CACHES[self.path], setting, flags
-        self.run_dir = os.path.join(REPO, MODELS, f"{dataset}_{setting}_seed{seed}")
+        self.cache = _CACHES.setdefault(self.path, runner.read_json(self.path, {}))
+        self.setting, self.flags = setting, flags
+        self.run_dir = os.path.join(runner.REPO, MODELS, f"{dataset}_{setting}_seed{seed}")
         self.has_model = flags is not None and os.path.isfile(os.path.join(self.run_dir, "model.keras"))
 
     def grid(self, split, mode, values):
@@ -73,7 +64,7 @@ class Rescorer:
         key = f"{mode}:{value:g}"
         if key not in entry and self.has_model:
             entry[key] = self._compute(split, mode, value)
-            write_json(self.path, self.cache)
+            runner.write_json(self.path, self.cache)
         return entry.get(key)
 
     def _compute(self, split, mode, value):
@@ -218,7 +209,7 @@ def after_run(study, point, summary, context):
     a new target-0.3 run is checked against gate_check's (`check_copies`)."""
     results = os.path.dirname(context["runs_dir"])
     where = (results, os.path.abspath(context["data_dir"]), context["options"])
-    finished = [r for r in load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
+    finished = [r for r in runner.load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
     pairs = sorted({(r["dataset"], r["seed"]) for r in finished}, key=lambda p: (DATASETS.index(p[0]), p[1]))
     for dataset, seed in pairs:
         rescore(dataset, seed, where, None)
@@ -238,27 +229,27 @@ def check_copies(results, records):
     for run in all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
-        source = same_run(train_flags(run["dataset"], DEFAULT, run["seed"], None), [gate_check])
+        source = runner.same_run(train_flags(run["dataset"], DEFAULT, run["seed"], None), [gate_check])
         if source:
-            older = read_json(source)
+            older = runner.read_json(source)
             keys = ("test_accuracy", "test_attended_density", "epochs_trained")
             (same if all(older[k] == run[k] for k in keys) else differ).append(
                 f"{run['name']} ({run['test_accuracy']:.4f} here, {older['test_accuracy']:.4f} in "
-                f"{os.path.relpath(source, REPO)})"
+                f"{os.path.relpath(source, runner.REPO)})"
             )
-    write_json(os.path.join(results, "copies.json"), {"same": same, "differ": differ})
+    runner.write_json(os.path.join(results, "copies.json"), {"same": same, "differ": differ})
 
 
 def collect(results):
     """{dataset: {seed: {"runs": {setting: summary}, "rescored": {...}}}}."""
     records = {}
-    for run in load_runs(os.path.join(results, "runs")):
+    for run in runner.load_runs(os.path.join(results, "runs")):
         if run.get("setting") in SETTINGS and run["dataset"] in DATASETS:
             record = records.setdefault(run["dataset"], {}).setdefault(run["seed"], {"runs": {}})
             record["runs"][run["setting"]] = run
     for dataset, seeds in records.items():
         for seed, record in seeds.items():
-            record["rescored"] = read_json(os.path.join(results, "rescored", f"{dataset}_seed{seed}.json"), {})
+            record["rescored"] = runner.read_json(os.path.join(results, "rescored", f"{dataset}_seed{seed}.json"), {})
     return {d: records[d] for d in DATASETS if d in records}
 
 
@@ -397,7 +388,7 @@ def choice_lines(means, choice):
         + [f"{means[d][key][i]:.4f}" for d in choice["datasets"] for i in (0, 1)]
         for key in ("top_k", *RATIOS)
     ]
-    return text + grid(header, rows)
+    return text + tables.grid(header, rows)
 
 
 def test_lines(points, ratio):
@@ -405,12 +396,12 @@ def test_lines(points, ratio):
     names = ["rho0.1", "rho0.3", "rho0.5", *(f"relative{ratio:g}@{s}" for s in ("rho0.3", "rho0.1", "rho0.5"))]
     rows = [
         [d, role(d), _label(name, ratio), ",".join(map(str, p["seeds"]))]
-        + [accuracy(p), f"{p['density']:.4f}", number(p["all_closed"], 4)]
+        + [accuracy(p), f"{p['density']:.4f}", tables.number(p["all_closed"], 4)]
         for d in points
         for name in (*names, *BASELINES)
         if (p := points[d].get(name))
     ]
-    return grid(header, rows)
+    return tables.grid(header, rows)
 
 
 def _met(check, detail):
@@ -431,13 +422,13 @@ def check_lines(all_checks, records, ratio):
             [d, role(d), ",".join(map(str, c["seeds"])), f"{relative['accuracy']:.4f} / {relative['density']:.4f}"]
             + [there, _met(top_k, "" if top_k["gap"] is None else f" ({top_k['gap'] * 100:+.2f})")]
             + [_met(c["soft"], f" ({c['soft']['gap'] * 100:+.2f})"), *cells]
-            + [("+" if np.mean(gains) >= 0 else "") + mean_std(gains, 2) + " points"]
+            + [("+" if np.mean(gains) >= 0 else "") + tables.mean_std(gains, 2) + " points"]
         )
         not_met += [f"{d} ({name})" for name in ("top_k", *BASELINES) if not c[name]["met"]]
     verdict = "; not met: " + ", ".join(not_met) + "." if not_met else ": every condition is met."
     summary = f"Gaps in accuracy points (relative minus the other). Checked on {', '.join(all_checks)}{verdict}"
     header += ["vs sparsemax", "vs entmax", "paired gain over top_k 0.3"]
-    return [*grid(header, rows), "", summary]
+    return [*tables.grid(header, rows), "", summary]
 
 
 def curve_lines(points, ratio):
@@ -446,27 +437,25 @@ def curve_lines(points, ratio):
         + [f"{p['accuracy']:.4f} / {p['density']:.3f}" if p else "-" for p in (points[d].get(key) for d in points)]
         for r, key in [(None, DEFAULT), *((r, f"relative{r:g}@{DEFAULT}") for r in RATIOS)]
     ]
-    return grid(["rule", *points], rows)
+    return tables.grid(["rule", *points], rows)
 
 
 def length_lines(rows):
     """The table of pooled per-text densities: per row `(dataset, rule, pool_lengths)`, per bin the mean (texts)."""
     edges = [*LENGTH_EDGES, None]
     bins = (f"{lo}-{hi - 1}" if hi else f"{lo}+" for lo, hi in zip(edges, edges[1:], strict=False))
-    return grid(
-        ["dataset", "rule", "seeds", *bins],
-        [
-            [d, label, ",".join(map(str, e["seeds"]))]
-            + [f"{m:.3f} ({t})" if t else "-" for m, t in zip(e["mean_density"], e["texts"], strict=True)]
-            for d, label, e in rows
-        ],
-    )
+    cells = [
+        [d, label, ",".join(map(str, e["seeds"]))]
+        + [f"{m:.3f} ({t})" if t else "-" for m, t in zip(e["mean_density"], e["texts"], strict=True)]
+        for d, label, e in rows
+    ]
+    return tables.grid(["dataset", "rule", "seeds", *bins], cells)
 
 
 def copies_lines(results, records):
     """How many runs were copied from gate_check (`copied`), and `check_copies`' verdict (`copies`)."""
     runs = all_runs(records)
-    checked = read_json(os.path.join(results, "copies.json"), {"same": [], "differ": []})
+    checked = runner.read_json(os.path.join(results, "copies.json"), {"same": [], "differ": []})
     same, differ = checked["same"], checked["differ"]
     copied = f"{sum('copied_from' in run for run in runs)} of the {len(runs)} runs are copied from"
     verdict = f"attended density and epochs equal): {len(same)} equal" + (f" ({', '.join(same)})" if same else "")
@@ -514,7 +503,7 @@ def write_tables(results):
     records = collect(results)
     means = relative_grid(records)
     choice = choose_ratio(means)
-    machine = recorded_machine(os.path.join(results, "runs"))
+    machine = runner.recorded_machine(os.path.join(results, "runs"))
     ratio = choice["ratio"]
     name = f"relative{ratio:g}@{DEFAULT}"
     points = {d: dataset_points(records, d, ratio) for d in records}
@@ -526,7 +515,7 @@ def write_tables(results):
     curves = {"machine": machine, "ratios": list(RATIOS), "length_edges": list(LENGTH_EDGES), "choice": choice}
     curves["validation"] = {d: {str(k): v for k, v in g.items()} for d, g in means.items()}
     curves.update(test=points, checks=all_checks, by_length=by_length)
-    write_json(os.path.join(results, "curves.json"), curves)
+    runner.write_json(os.path.join(results, "curves.json"), curves)
     plot(points, by_length, ratio, os.path.join(results, "curves.png"))
     runs = sorted(
         all_runs(records), key=lambda r: (DATASETS.index(r["dataset"]), r["seed"], list(SETTINGS).index(r["setting"]))
@@ -543,7 +532,7 @@ def write_tables(results):
         **copies_lines(results, records),
         "runs": [f"- `{run['command']}`" for run in runs],
     }
-    fill(os.path.join(results, "README.md"), blocks)
+    tables.fill(os.path.join(results, "README.md"), blocks)
 
 
 def _check_cell(part):
@@ -597,12 +586,12 @@ def nucleus_tables(folder):
         for key in ("top_k", *MASSES)
     ]
     header = ["dataset", "role", "rule", "seeds", "accuracy", "attended density", "vs top_k", "vs soft"]
-    machine = recorded_machine(os.path.join(results, "runs"))
+    machine = runner.recorded_machine(os.path.join(results, "runs"))
     blocks = {
         "machine": [f"Written by `python -m experiments table nucleus_real` on {machine}"],
-        "choice": text + grid(["rule", *(f"{d} accuracy / attended density" for d in sorted(means))], rows),
+        "choice": text + tables.grid(["rule", *(f"{d} accuracy / attended density" for d in sorted(means))], rows),
         "ratio": [f"r = {ratio:g} and the other rows: `results/adaptive_real/README.md` (same runs). Checks as there:"],
-        "test": grid([*header, "vs sparsemax", "vs entmax"], [row for rows, _ in tests for row in rows]),
+        "test": tables.grid([*header, "vs sparsemax", "vs entmax"], [row for rows, _ in tests for row in rows]),
         "lengths": length_lines([row for _, rows in tests for row in rows]),
     }
-    fill(os.path.join(folder, "README.md"), blocks)
+    tables.fill(os.path.join(folder, "README.md"), blocks)

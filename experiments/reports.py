@@ -10,8 +10,6 @@ import numpy as np
 
 from experiments import runner
 from experiments import tables
-from experiments.tables import field
-from experiments.tables import stat
 
 
 def _runs(root, folder, sub="runs"):
@@ -36,9 +34,9 @@ def selection(study, root):
         ("candidate", lambda group: group[0]["candidate"]),
         ("flags", lambda group: f"`{' '.join(study.axes['candidate'][group[0]['candidate']]) or '(defaults)'}`"),
         ("seeds", tables.seeds),
-        ("validation accuracy", stat("validation_accuracy")),
-        ("test accuracy", stat("test_accuracy")),
-        ("test density", stat("test_density")),
+        ("validation accuracy", tables.stat("validation_accuracy")),
+        ("test accuracy", tables.stat("test_accuracy")),
+        ("test density", tables.stat("test_density")),
         ("best epochs", lambda group: ",".join(str(run["best_epoch"]) for run in group)),
     ]
     lines = [f"Machine: {runs[0]['machine']}."]
@@ -64,12 +62,12 @@ _CORE_COLUMNS = [
     ("dataset", lambda group: group[0]["dataset"]),
     ("model", lambda group: group[0]["variant"]),
     ("seeds", tables.seeds),
-    ("test accuracy", stat("test_accuracy")),
-    ("test density", stat("test_density")),
-    ("attended density", stat(runner.attended_density)),
-    ("all-closed rows", stat("test_all_closed_rate")),
+    ("test accuracy", tables.stat("test_accuracy")),
+    ("test density", tables.stat("test_density")),
+    ("attended density", tables.stat(runner.attended_density)),
+    ("all-closed rows", tables.stat("test_all_closed_rate")),
     ("attention FLOPs soft / gated", _flops),
-    ("epochs", field("epochs_trained")),
+    ("epochs", tables.field("epochs_trained")),
     ("paper (acc / density, 100d GloVe)", lambda group: PAPER.get((group[0]["dataset"], group[0]["variant"]), "")),
 ]
 
@@ -117,12 +115,12 @@ def gates(study, root):
         ("setting", lambda group: group[0]["setting"]),
         ("n", lambda group: str(len(group))),
         ("seeds", lambda group: runner.seed_list(group)),
-        ("val acc (threshold)", stat("validation_accuracy")),
-        ("val attended density", stat("validation_attended_density")),
-        ("val all-closed", stat("validation_all_closed_rate")),
-        ("val acc (top_k)", stat(("top_k", "validation_accuracy"))),
-        ("val attended density (top_k)", stat(("top_k", "validation_attended_density"))),
-        ("epochs", field("epochs_trained")),
+        ("val acc (threshold)", tables.stat("validation_accuracy")),
+        ("val attended density", tables.stat("validation_attended_density")),
+        ("val all-closed", tables.stat("validation_all_closed_rate")),
+        ("val acc (top_k)", tables.stat(("top_k", "validation_accuracy"))),
+        ("val attended density (top_k)", tables.stat(("top_k", "validation_attended_density"))),
+        ("epochs", tables.field("epochs_trained")),
     ]
     rows = tables.groups(runs, ("dataset", "setting"), (_axis(study, "dataset"), _axis(study, "setting")))
     machine = f"on {runs[0]['machine']} (cores shared with other jobs), `--epochs 10` as an upper limit."
@@ -241,8 +239,8 @@ def _gate_defaults(runs, tuning, held_out):
     for dataset in (*tuning, *held_out):
         ganet, soft = _group(runs, dataset, "default"), _group(runs, dataset, "soft")
         role = "tuned on (validation)" if dataset in tuning else "held out"
-        cells = [runner.seed_list(ganet), *(stat(key)(ganet) for key in _SWEPT), stat("test_accuracy")(soft)]
-        rows.append([dataset, role, *cells, _verdict(ganet, soft)])
+        cells = [runner.seed_list(ganet), *(tables.stat(key)(ganet) for key in _SWEPT)]
+        rows.append([dataset, role, *cells, tables.stat("test_accuracy")(soft), _verdict(ganet, soft)])
     headers = ["dataset", "role", "seeds", "GA-Net accuracy", "attended density", "all-closed rate", "soft accuracy"]
     return tables.grid([*headers, "checks"], rows)
 
@@ -253,10 +251,10 @@ def _gate_anneal(runs, tuning):
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
         ("seeds", runner.seed_list),
-        ("val accuracy", stat("validation_accuracy")),
-        ("val attended density", stat("validation_attended_density")),
-        ("epochs", stat("epochs_trained")),
-        ("test accuracy", stat("test_accuracy")),
+        ("val accuracy", tables.stat("validation_accuracy")),
+        ("val attended density", tables.stat("validation_attended_density")),
+        ("epochs", tables.stat("epochs_trained")),
+        ("test accuracy", tables.stat("test_accuracy")),
     ]
     return tables.markdown(columns, tables.groups(runs, ("dataset", "setting"), (tuning, ("default", "anneal"))))
 
@@ -368,7 +366,7 @@ def _seq2seq_table(runs, name, spec):
         cells = [row, *(flags[flags.index(f) + 1] if f in flags else "-" for f in ("--block-size", "--levels"))]
         report = spec.get("report", {}).get(row, (None,) * 3)
         cells += [tables.number(value, digits) for value, digits in zip(report, (3, 3, 2), strict=True)]
-        rows.append([*cells, str(len(group)), *(stat(path)(group) for _, path in fields), _epochs(group)])
+        rows.append([*cells, str(len(group)), *(tables.stat(path)(group) for _, path in fields), _epochs(group)])
     return tables.grid([*headers, "epochs (best)"], rows)
 
 
@@ -406,8 +404,8 @@ def _subwords_beside_words(runs, rows):
     for row in rows:
         sub, word = _seq2seq_group(runs, "multi30k-subwords", row), _seq2seq_group(runs, "multi30k-long", row)
         fields = ("test_attended_density", "decode_seconds_per_sentence")
-        cells.append([row, str(len(sub)), stat("test_bleu")(sub), unknown(sub)])
-        cells[-1] += [str(len(word)), stat("test_bleu")(word), unknown(word)]
-        cells[-1] += [stat(key)(group) for key in fields for group in (sub, word)]
+        cells.append([row, str(len(sub)), tables.stat("test_bleu")(sub), unknown(sub)])
+        cells[-1] += [str(len(word)), tables.stat("test_bleu")(word), unknown(word)]
+        cells[-1] += [tables.stat(key)(group) for key in fields for group in (sub, word)]
     headers = ["model", "n subwords", "BLEU subwords", "unknown", "n words", "BLEU words", "unknown"]
     return tables.grid([*headers, "attended density subwords", "words", "decode s/sent subwords", "words"], cells)

@@ -40,9 +40,8 @@ GATE_RUNS = {"record": ("setting",), "resumable": lambda point: point["dataset"]
 
 def _gate_check_keep(point):
     """gate_check's runs: the defaults and soft attention everywhere, annealing on TUNING, the sweep on GATE_SWEEP."""
-    if point["setting"] in ("default", "soft"):
-        return True
-    return point["dataset"] in (TUNING if point["setting"] == "anneal" else reports.GATE_SWEEP)
+    swept = TUNING if point["setting"] == "anneal" else reports.GATE_SWEEP
+    return point["setting"] in ("default", "soft") or point["dataset"] in swept
 
 
 ADAPTIVE_SETTINGS = {
