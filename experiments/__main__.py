@@ -17,9 +17,8 @@ def main(argv=None):
     run.add_argument("--only", nargs="+", help="run names or patterns (fnmatch), e.g. 'trec_*_seed0'")
     run.add_argument("--results", default=studies.RESULTS, help="results root (smoke runs: another folder)")
     run.add_argument("--dry-run", action="store_true", help="list the missing runs and their flags, train none")
-    commands.add_parser("table", help="write the tables from the committed summaries").add_argument(
-        "names", nargs="+", help="studies, or `all`"
-    )
+    table = commands.add_parser("table", help="write the tables from the committed summaries")
+    table.add_argument("names", nargs="+", help="studies, or `all`")
     argv = sys.argv[1:] if argv is None else list(argv)
     split = argv.index("--") if "--" in argv else len(argv)  # after `--`: flags added to every run
     args, options, registry = parser.parse_args(argv[:split]), argv[split + 1 :], studies._registry()

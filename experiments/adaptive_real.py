@@ -404,7 +404,12 @@ def test_lines(points, ratio):
     return tables.grid(header, rows)
 
 
-def _met(check, detail):
+def _met(check, detail=None):
+    """'met' or 'NOT met', then `detail` (by default the gap in points, if any); '-' without a check."""
+    if not check:
+        return "-"
+    if detail is None:
+        detail = "" if check["gap"] is None else f" ({100 * check['gap']:+.2f})"
     return f"{'met' if check['met'] else 'NOT met'}{detail}"
 
 
@@ -420,8 +425,7 @@ def check_lines(all_checks, records, ratio):
         cells = [_met(c[n], f" ({c[n]['gap'] * 100:+.2f}; density {c[n]['density']:.3f})") for n in BASELINES[1:]]
         rows.append(
             [d, role(d), ",".join(map(str, c["seeds"])), f"{relative['accuracy']:.4f} / {relative['density']:.4f}"]
-            + [there, _met(top_k, "" if top_k["gap"] is None else f" ({top_k['gap'] * 100:+.2f})")]
-            + [_met(c["soft"], f" ({c['soft']['gap'] * 100:+.2f})"), *cells]
+            + [there, _met(top_k), _met(c["soft"]), *cells]
             + [("+" if np.mean(gains) >= 0 else "") + tables.mean_std(gains, 2) + " points"]
         )
         not_met += [f"{d} ({name})" for name in ("top_k", *BASELINES) if not c[name]["met"]]
@@ -535,13 +539,6 @@ def write_tables(results):
     tables.fill(os.path.join(results, "README.md"), blocks)
 
 
-def _check_cell(part):
-    if not part:
-        return "-"
-    mark = "met" if part["met"] else "NOT met"
-    return mark if part["gap"] is None else f"{mark} ({100 * part['gap']:+.2f})"
-
-
 def _nucleus_rows(folder, records, dataset, mass, ratio):
     """The test rows of `dataset` (top_k 0.3, relative r, nucleus pi, with their checks) and its rows by length."""
     scorers = {seed: Rescorer(folder, dataset, seed, DEFAULT) for seed in records[dataset]}
@@ -556,7 +553,7 @@ def _nucleus_rows(folder, records, dataset, mass, ratio):
         p, check = points[name], name != DEFAULT and checks(points, name)
         label += {DEFAULT: " (as trained)", nucleus: " (chosen)"}.get(name, "")
         rows.append([dataset, role(dataset), label, ",".join(map(str, p["seeds"])), accuracy(p), f"{p['density']:.3f}"])
-        rows[-1] += [_check_cell(check and check[n]) for n in ("top_k", *BASELINES)]
+        rows[-1] += [_met(check and check[n]) for n in ("top_k", *BASELINES)]
     by_length = {s: e for s, sc in scorers.items() if (e := sc.score("test_by_length", "nucleus", mass))}
     lengths = [pooled_lengths(records, dataset, key) for key in ("top_k:0.3", f"relative:{ratio:g}")]
     lengths.append(pool_lengths(by_length))

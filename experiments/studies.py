@@ -365,7 +365,8 @@ STUDIES = {
             pattern="{run}",
             reuse=lambda point: () if point["run"].startswith("imdb") else ("core",),
             resumable=lambda point: point["run"].startswith("imdb"),
-            **reports.hooks("reproduce", "profile"),
+            after=reports.lazy("reproduce", "profile"),
+            tables=reports.lazy("reproduce", "tables"),
         ),
         Study(
             name="transformer_check",
@@ -375,7 +376,8 @@ STUDIES = {
             record=_transformer_record,
             resumable=lambda point: point["run"].startswith("imdb"),
             runs=_transformer_folder,
-            **reports.hooks("transformer_check", "serve"),
+            after=reports.lazy("transformer_check", "serve"),
+            tables=reports.lazy("transformer_check", "tables"),
         ),
         Study(
             name="nucleus_default",
