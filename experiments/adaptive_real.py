@@ -165,9 +165,7 @@ def validation_grid(records, scores_of):
 
 def relative_grid(records):
     """The relative rule's validation grid (the cached scores of `rescore`)."""
-    return validation_grid(
-        records, lambda d, seed: {r: relative_scores(records[d][seed], "validation", r) for r in RATIOS}
-    )
+    return validation_grid(records, lambda d, s: {r: relative_scores(records[d][s], "validation", r) for r in RATIOS})
 
 
 def nucleus_grid(results, records):
@@ -507,13 +505,10 @@ def write_tables(results):
     records = collect(results)
     means = relative_grid(records)
     choice = choose_ratio(means)
-    machine = runner.recorded_machine(os.path.join(results, "runs"))
-    ratio = choice["ratio"]
+    ratio, machine = choice["ratio"], runner.recorded_machine(os.path.join(results, "runs"))
     name = f"relative{ratio:g}@{DEFAULT}"
     points = {d: dataset_points(records, d, ratio) for d in records}
-    all_checks = {d: c for d, p in points.items() if (c := checks(p, name))}
-    for d, c in all_checks.items():
-        c["relative"] = points[d][name]
+    all_checks = {d: {**c, "relative": p[name]} for d, p in points.items() if (c := checks(p, name))}
     keys = ("top_k:0.3", f"relative:{ratio:g}")
     by_length = {d: pooled for d in points if (pooled := {k: e for k in keys if (e := pooled_lengths(records, d, k))})}
     curves = {"machine": machine, "ratios": list(RATIOS), "length_edges": list(LENGTH_EDGES), "choice": choice}
