@@ -33,7 +33,7 @@ class Study:
     models: bool = True  # the models are kept (`runs/NAME/`)
     needs_models: bool = False  # the tables read the models beside the summaries
     data_flag: object = True  # runs take `--data-dir` (or point -> bool)
-    script: tuple = ()  # `(file,)` of a study its own script runs
+    script: str = ""  # the file of a study run by its own script (the flags after `--` go to it)
     runs: object = "runs"  # the summaries' subfolder (or point -> subfolder)
 
     def __post_init__(self):
@@ -68,8 +68,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
     tables. `options`: flags added to every run (smoke runs, into a `root` other than `results/`); models go to
     `runs/NAME/`; `dry_run` prints the missing runs and their flags."""
     if study.script:
-        flags = [*(["--data-dir", data_dir] if study.data_flag else []), *options]
-        return _script(study, root, flags, dry_run)
+        return _script(study, root, options, dry_run)
     if options and os.path.abspath(root) == RESULTS:
         raise SystemExit("error: smoke flags need --results DIR (not the committed results/)")
     out_root = os.path.join("runs", study.name) if study.models else None
@@ -103,7 +102,7 @@ def render_study(study, root=RESULTS):
 
 def _script(study, root, flags, dry_run=False):
     """Runs `python experiments/FILE FLAGS` in the repository of `root`."""
-    command = [os.path.join("experiments", study.script[0]), *flags]
+    command = [os.path.join("experiments", study.script), *flags]
     if dry_run:
         return print("python", *command)
     repo = os.path.dirname(os.path.abspath(root))
