@@ -365,8 +365,7 @@ STUDIES = {
             pattern="{run}",
             reuse=lambda point: () if point["run"].startswith("imdb") else ("core",),
             resumable=lambda point: point["run"].startswith("imdb"),
-            after=reports.lazy("reproduce", "profile"),
-            tables=reports.lazy("reproduce", "tables"),
+            **reports.hooks("reproduce", "profile"),
         ),
         Study(
             name="transformer_check",
@@ -376,8 +375,7 @@ STUDIES = {
             record=_transformer_record,
             resumable=lambda point: point["run"].startswith("imdb"),
             runs=_transformer_folder,
-            after=reports.lazy("transformer_check", "serve"),
-            tables=reports.lazy("transformer_check", "tables"),
+            **reports.hooks("transformer_check", "serve"),
         ),
         Study(
             name="nucleus_default",
