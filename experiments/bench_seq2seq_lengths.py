@@ -3,7 +3,8 @@
     nice -n 5 python experiments/bench_seq2seq_lengths.py [--quick]    # --quick: a few minutes' smoke
 
 Untrained `EncoderDecoder`s (`MODELS`) decode sources of T random ids; the encoder, each model's `prepare_memory`
-and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, the blocks of `OUT/README.md` and its plot.
+and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, the blocks of `OUT/README.md`
+and its plot.
 """
 
 import argparse
