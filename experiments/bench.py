@@ -110,6 +110,11 @@ def quartiles(values):
     return [float(q) for q in np.percentile(values, [25, 50, 75])]
 
 
+def ratio(quartiles):
+    """`median x [low, high]` of the `quartiles` of per-round ratios."""
+    return f"{quartiles[1]:.3f}x [{quartiles[0]:.3f}, {quartiles[2]:.3f}]"
+
+
 def median_ms(calls, warmup, runs):
     """`(median milliseconds, [milliseconds of each run])` of each call, by `alternating`."""
     import numpy as np

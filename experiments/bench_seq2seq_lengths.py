@@ -182,20 +182,21 @@ def plotted(cells):
     return any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1
 
 
-def ratio(quartiles):
-    """`median x [low, high]` of the quartiles of per-round ratios."""
-    return f"{quartiles[1]:.3f}x [{quartiles[0]:.3f}, {quartiles[2]:.3f}]"
-
-
 def readme(saved):
     """The blocks of `README.md` (its prose is written by hand) of a `bench.json`: the setting, the times, the FLOPs
     per step (the cells of each T's smallest batch), the crossovers and the checks."""
     cells, s = saved["cells"], saved["setting"]
     times = [
-        [c["length"], c["batch"], c["model"], f"{1e3 * c['seconds_per_step']:.3f}", ratio(c["step_ratio_quartiles"])]
+        [
+            c["length"],
+            c["batch"],
+            c["model"],
+            f"{1e3 * c['seconds_per_step']:.3f}",
+            bench.ratio(c["step_ratio_quartiles"]),
+        ]
         + [f"{c['flops_bound_saving']:.3f}", f"{c['time_saving']:.3f}", tables.number(c["share_of_bound"])]
         + [f"{1e3 * c['prepare_seconds']:.2f}", f"{1e3 * c['seconds_per_sentence']:.1f}"]
-        + [ratio(c["sentence_ratio_quartiles"])]
+        + [bench.ratio(c["sentence_ratio_quartiles"])]
         for c in cells
     ]
     least = {length: min(c["batch"] for c in cells if c["length"] == length) for length in {c["length"] for c in cells}}
