@@ -4,6 +4,7 @@ Nothing here imports TensorFlow or JAX until asked (the GPU check runs without T
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -162,3 +163,18 @@ def resumed(args, script, keys):
         with open(path) as handle:
             cells = {tuple(cell[key] for key in keys): cell for cell in json.load(handle)["cells"]}
     return path, cells, command(script)
+
+
+@contextlib.contextmanager
+def figure(path, rows=1, columns=1, dpi=100, **options):
+    """The axes (`rows` x `columns`, lists in a list) of a matplotlib figure, laid out and saved to `path` at exit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    made, axes = pyplot.subplots(rows, columns, squeeze=False, **options)
+    yield axes
+    made.tight_layout()
+    made.savefig(path, dpi=dpi)
+    pyplot.close(made)

@@ -249,30 +249,23 @@ def checks(cells):
 def plot(cells, path):
     """Per batch size, each model's median per-round ratio to Bahdanau per step and per batch of sentences,
     against T (log scale)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
     batches = sorted({c["batch"] for c in cells})
-    figure, axes = pyplot.subplots(2, len(batches), figsize=(5 * len(batches), 7), squeeze=False, sharex=True)
-    for column, batch in enumerate(batches):
-        for row, (measure, title) in enumerate((("step", "per decoder step"), ("sentence", "per batch of sentences"))):
-            axis = axes[row][column]
-            for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
-                mine = [c for c in cells if (c["model"], c["batch"]) == (model, batch)]
-                points = sorted((c["length"], c[f"{measure}_ratio_quartiles"][1]) for c in mine)
-                axis.plot(*zip(*points, strict=True), marker="o", label=model)
-            axis.axhline(1.0, color="black", linewidth=0.8)
-            axis.set_xscale("log", base=2)
-            axis.set_title(f"batch {batch}, {title}")
-            axis.set_ylabel("time / Bahdanau's")
-            if row == 1:
-                axis.set_xlabel("source length T")
-    axes[0][0].legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    pyplot.close(figure)
+    with bench.figure(path, 2, len(batches), dpi=90, figsize=(5 * len(batches), 7), sharex=True) as axes:
+        for column, batch in enumerate(batches):
+            for row, (measure, title) in enumerate(
+                (("step", "per decoder step"), ("sentence", "per batch of sentences"))
+            ):
+                axis = axes[row][column]
+                for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
+                    mine = [c for c in cells if (c["model"], c["batch"]) == (model, batch)]
+                    points = sorted((c["length"], c[f"{measure}_ratio_quartiles"][1]) for c in mine)
+                    axis.plot(*zip(*points, strict=True), marker="o", label=model)
+                axis.axhline(1.0, color="black", linewidth=0.8)
+                axis.set_xscale("log", base=2)
+                axis.set(title=f"batch {batch}, {title}", ylabel="time / Bahdanau's")
+                if row == 1:
+                    axis.set_xlabel("source length T")
+        axes[0][0].legend(fontsize=8)
 
 
 def rebuild(out):

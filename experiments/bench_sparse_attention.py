@@ -128,30 +128,20 @@ def readme(out):
 
 def plot(cells, path):
     """Speedup (solid) and FLOPs ratio (dotted) against T, a panel per kind, a line per density and batch."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     kinds = sorted({c["kind"] for c in cells})
-    figure, axes = plt.subplots(1, len(kinds), figsize=(5.5 * len(kinds), 4), squeeze=False)
-    for axis, kind in zip(axes[0], kinds, strict=True):
-        mine = [c for c in cells if c["kind"] == kind]
-        for batch, density in itertools.product(*(sorted({c[key] for c in mine}) for key in ("batch", "density"))):
-            rows = [c for c in mine if (c["batch"], c["density"]) == (batch, density) and c["speedup"] is not None]
-            if rows:
-                lengths = [c["T"] for c in rows]
-                (line,) = axis.plot(lengths, [c["speedup"] for c in rows], marker="o", label=f"d={density}, B={batch}")
-                axis.plot(lengths, [c["flops_ratio"] for c in rows], linestyle=":", color=line.get_color())
-        axis.set_xscale("log", base=2)
-        axis.set_xlabel("sequence length T")
-        axis.set_ylabel("dense time / gated time (dotted: FLOPs ratio)")
-        axis.set_title(kind)
-        axis.axhline(1.0, color="grey", linewidth=0.5)
-        axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with bench.figure(path, 1, len(kinds), dpi=120, figsize=(5.5 * len(kinds), 4)) as axes:
+        for axis, kind in zip(axes[0], kinds, strict=True):
+            mine = [c for c in cells if c["kind"] == kind]
+            for batch, density in itertools.product(*(sorted({c[key] for c in mine}) for key in ("batch", "density"))):
+                rows = [c for c in mine if (c["batch"], c["density"]) == (batch, density) and c["speedup"] is not None]
+                if rows:
+                    lengths, label = [c["T"] for c in rows], f"d={density}, B={batch}"
+                    (line,) = axis.plot(lengths, [c["speedup"] for c in rows], marker="o", label=label)
+                    axis.plot(lengths, [c["flops_ratio"] for c in rows], linestyle=":", color=line.get_color())
+            axis.set_xscale("log", base=2)
+            axis.set(xlabel="sequence length T", ylabel="dense time / gated time (dotted: FLOPs ratio)", title=kind)
+            axis.axhline(1.0, color="grey", linewidth=0.5)
+            axis.legend(fontsize=7)
 
 
 if __name__ == "__main__":
