@@ -21,6 +21,7 @@ from experiments import runner
 from experiments import tables
 
 KINDS = ("layer", "layer-queries", "encoder")
+MAX_DENSE_GIB = 6.0  # dense cells whose scores need more are skipped
 
 
 def pair(kind, args, x):
@@ -60,7 +61,6 @@ def forward_flops(kind, batch, length, k, args):
 def main():
     parser = bench.grid_parser(__doc__, "sparse_attention", runs=10)
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    parser.add_argument("--max-dense-gib", type=float, default=6.0, help="skip dense cells whose scores need more")
     parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
     args = parser.parse_args()
     import keras
@@ -79,8 +79,8 @@ def main():
         x = tf.constant(rng.normal(size=[batch, length, args.hidden]).astype("float32"))
         dense, gated = pair(kind, args, x)
         score_gib = 3 * 4 * batch * args.heads * length**2 / 2**30  # float32 scores, ~3 copies in the softmax
-        skipped = f"dense scores need ~{score_gib:.0f} GiB > --max-dense-gib {args.max_dense_gib}"
-        skipped = skipped if score_gib > args.max_dense_gib else None
+        skipped = f"dense scores need ~{score_gib:.0f} GiB > {MAX_DENSE_GIB} GiB"
+        skipped = skipped if score_gib > MAX_DENSE_GIB else None
         for density in todo:
             gates = tf.constant(bench.random_gates(rng, batch, length, density))
             k = bench.bucket_k(round(density * length), length, DEFAULT_SPARSE_BUCKETS)
