@@ -179,8 +179,6 @@ def tables(study, root):
     plot_fig5(root)
     results = os.path.join(root, "reproduce")
     core = runner.load_runs(os.path.join(root, "core", "runs"))
-    for run in core:
-        run.setdefault("name", f"{run['dataset']}_{run.get('variant', run['model'])}_seed{run['seed']}")
     here = runner.load_runs(os.path.join(results, "runs"))
     everything, imdb = core + here, imdb_setting(here)
     defaults = [r for r in runner.load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
