@@ -47,13 +47,11 @@ CHECKED, CHECK_LENGTH, MIN_SHARE_OF_BOUND = ("hier-cnn", "gated-0.2"), 2048, 0.7
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T 16 and 64, batch 1, 3 rounds")
-    parser.add_argument("--lengths", type=int, nargs="+")
-    parser.add_argument("--batches", type=int, nargs="+")
-    for flag, default in (("rounds", None), ("steps", 32), ("vocabulary", 6000)):
-        parser.add_argument("--" + flag, type=int, default=default)
+    for flag in ("lengths", "batches", "rounds", "steps", "vocabulary"):
+        parser.add_argument("--" + flag, type=int, nargs="+" if flag in ("lengths", "batches") else None)
     parser.add_argument("--out")
     args = parser.parse_args()
-    for name, value in (QUICK if args.quick else FULL).items():
+    for name, value in {**(QUICK if args.quick else FULL), "steps": 32, "vocabulary": 6000}.items():
         setattr(args, name, getattr(args, name) or value)
     args.out = args.out or os.path.join(bench.RESULTS, "seq2seq_lengths", "quick" if args.quick else "")
     return args
