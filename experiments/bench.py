@@ -54,10 +54,10 @@ def processor():
         return platform.processor() or platform.machine()
 
 
-def machine(system=True, gpus=0, software=False):
-    """This machine in words, as summaries record it: architecture, CPU cores, the OS (`system`), the GPUs
-    (`gpus`: a count, 0 for 'no GPU', None to say nothing), with `software` Python's, TensorFlow's, Keras' versions."""
-    parts = [platform.machine(), f"{os.cpu_count()} CPU cores", *([platform.system()] if system else [])]
+def machine(gpus=0, software=False):
+    """This machine in words, as summaries record it: architecture, CPU cores, the OS, the GPUs (`gpus`: a count, 0
+    for 'no GPU', None to say nothing), with `software` Python's, TensorFlow's, Keras' versions."""
+    parts = [platform.machine(), f"{os.cpu_count()} CPU cores", platform.system()]
     parts += [] if gpus is None else [f"GPU: {gpus}" if gpus else "no GPU"]
     if software:
         import keras
