@@ -4,6 +4,7 @@ Nothing here imports TensorFlow or JAX until asked (the GPU check runs without T
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -53,10 +54,10 @@ def processor():
         return platform.processor() or platform.machine()
 
 
-def machine(system=True, gpus=0, software=False):
-    """This machine in words, as summaries record it: architecture, CPU cores, the OS (`system`), the GPUs
-    (`gpus`: a count, 0 for 'no GPU', None to say nothing), with `software` Python's, TensorFlow's, Keras' versions."""
-    parts = [platform.machine(), f"{os.cpu_count()} CPU cores", *([platform.system()] if system else [])]
+def machine(gpus=0, software=False):
+    """This machine in words, as summaries record it: architecture, CPU cores, the OS, the GPUs (`gpus`: a count, 0
+    for 'no GPU', None to say nothing), with `software` Python's, TensorFlow's, Keras' versions."""
+    parts = [platform.machine(), f"{os.cpu_count()} CPU cores", platform.system()]
     parts += [] if gpus is None else [f"GPU: {gpus}" if gpus else "no GPU"]
     if software:
         import keras
@@ -110,6 +111,11 @@ def quartiles(values):
     return [float(q) for q in np.percentile(values, [25, 50, 75])]
 
 
+def ratio(quartiles):
+    """`median x [low, high]` of the `quartiles` of per-round ratios."""
+    return f"{quartiles[1]:.3f}x [{quartiles[0]:.3f}, {quartiles[2]:.3f}]"
+
+
 def median_ms(calls, warmup, runs):
     """`(median milliseconds, [milliseconds of each run])` of each call, by `alternating`."""
     import numpy as np
@@ -157,3 +163,18 @@ def resumed(args, script, keys):
         with open(path) as handle:
             cells = {tuple(cell[key] for key in keys): cell for cell in json.load(handle)["cells"]}
     return path, cells, command(script)
+
+
+@contextlib.contextmanager
+def figure(path, rows=1, columns=1, dpi=100, **options):
+    """The axes (`rows` x `columns`, lists in a list) of a matplotlib figure, laid out and saved to `path` at exit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    made, axes = pyplot.subplots(rows, columns, squeeze=False, **options)
+    yield axes
+    made.tight_layout()
+    made.savefig(path, dpi=dpi)
+    pyplot.close(made)

@@ -154,40 +154,34 @@ SETTING = (
 )
 
 
+HEADERS = (
+    "run | batch | sentences | s/sentence | time ratio | round ratios: median [quartiles] | tokens "
+    "| time-per-token ratio "
+    "| all rows kept: s/sentence | time ratio | decoder steps | step-time ratio | attended density | FLOPs ratio "
+    "| BLEU or exact match"
+)
+
+
 def readme(result, table):
     """`decode_TABLE.md` of its JSON `result`."""
     cells = result["cells"]
-    flops_reference = next((c for c in cells if c["attention"] == "bahdanau"), cells[0])["attention_flops_per_token"]
-    lines = [
-        f"# Greedy decoding, {table}: finished runs timed side by side",
-        "",
-        f"Command: `{result['command']}`  ",
-        f"Machine: {result['machine']}  ",
-        SETTING.format(**result["setting"]),
-        "",
-        "| run | batch | sentences | s/sentence | time ratio | round ratios: median [quartiles] | tokens "
-        "| time-per-token ratio | all rows kept: s/sentence | time ratio | decoder steps | step-time ratio "
-        "| attended density | FLOPs ratio | BLEU or exact match |",
-        "|---" * 15 + "|",
-    ]
+    reference = next((c for c in cells if c["attention"] == "bahdanau"), cells[0])["attention_flops_per_token"]
+    rows = []
     for c in cells:
-        flops = c["attention_flops_per_token"]
-        flops_ratio = "-" if not flops or not flops_reference else f"{flops / flops_reference:.2f}x"
-        score = f"{c['test_bleu']:.2f}" if c["test_bleu"] is not None else f"{c['test_exact_match']:.3f}"
-        low, middle, high = c["round_ratio_quartiles"]
-        kept = "- | - | - | -"
+        flops, kept = c["attention_flops_per_token"], ["-"] * 4
         if c["all_rows_seconds_per_sentence"] is not None:
-            kept = (
-                f"{c['all_rows_seconds_per_sentence']:.5f} | {c['all_rows_ratio_to_bahdanau']:.2f}x "
-                f"| {c['decoder_steps']} | {c['step_ratio_to_bahdanau']:.2f}x"
-            )
-        lines.append(
-            f"| {c['name']} | {c['batch_size']} | {c['sentences']} | {c['seconds_per_sentence']:.5f} "
-            f"| {c['ratio_to_bahdanau']:.2f}x | {middle:.3f}x [{low:.3f}, {high:.3f}] "
-            f"| {c['decoded_tokens']} | {c['token_time_ratio_to_bahdanau']:.2f}x "
-            f"| {kept} | {tables.number(c['attended_density'], 3)} | {flops_ratio} | {score} |"
+            kept = [f"{c['all_rows_seconds_per_sentence']:.5f}", f"{c['all_rows_ratio_to_bahdanau']:.2f}x"]
+            kept += [c["decoder_steps"], f"{c['step_ratio_to_bahdanau']:.2f}x"]
+        rows.append(
+            [c["name"], c["batch_size"], c["sentences"], f"{c['seconds_per_sentence']:.5f}"]
+            + [f"{c['ratio_to_bahdanau']:.2f}x", bench.ratio(c["round_ratio_quartiles"]), c["decoded_tokens"]]
+            + [f"{c['token_time_ratio_to_bahdanau']:.2f}x", *kept, tables.number(c["attended_density"], 3)]
+            + ["-" if not flops or not reference else f"{flops / reference:.2f}x"]
+            + [f"{c['test_bleu']:.2f}" if c["test_bleu"] is not None else f"{c['test_exact_match']:.3f}"]
         )
-    return "\n".join(lines) + "\n"
+    lines = [f"# Greedy decoding, {table}: finished runs timed side by side", "", f"Command: `{result['command']}`  "]
+    lines += [f"Machine: {result['machine']}  ", SETTING.format(**result["setting"]), ""]
+    return "\n".join([*lines, *tables.grid_of(HEADERS, rows)]) + "\n"
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
     nice -n 5 python experiments/bench_seq2seq_lengths.py [--quick]    # --quick: a few minutes' smoke
 
 Untrained `EncoderDecoder`s (`MODELS`) decode sources of T random ids; the encoder, each model's `prepare_memory`
-and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, `OUT/README.md` and its plot.
+and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, the blocks of `OUT/README.md`
+and its plot.
 """
 
 import argparse
@@ -35,19 +36,22 @@ MODELS = {
 }
 # Issue 40's Done-when at the longest T: these models decode faster per step than Bahdanau and save at least
 # this share of what their FLOPs bound allows.
+FLOPS = ("attention", "lstm", "output", "total")
+TIMES = (
+    "T | batch | model | ms/step | step ratio: median [quartiles] | FLOPs bound | saved | share of bound | prepare ms "
+    "| ms/batch | batch ratio: median [quartiles]"
+)
 CHECKED, CHECK_LENGTH, MIN_SHARE_OF_BOUND = ("hier-cnn", "gated-0.2"), 2048, 0.7
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T 16 and 64, batch 1, 3 rounds")
-    parser.add_argument("--lengths", type=int, nargs="+")
-    parser.add_argument("--batches", type=int, nargs="+")
-    for flag, default in (("rounds", None), ("steps", 32), ("vocabulary", 6000)):
-        parser.add_argument("--" + flag, type=int, default=default)
+    for flag in ("lengths", "batches", "rounds", "steps", "vocabulary"):
+        parser.add_argument("--" + flag, type=int, nargs="+" if flag in ("lengths", "batches") else None)
     parser.add_argument("--out")
     args = parser.parse_args()
-    for name, value in (QUICK if args.quick else FULL).items():
+    for name, value in {**(QUICK if args.quick else FULL), "steps": 32, "vocabulary": 6000}.items():
         setattr(args, name, getattr(args, name) or value)
     args.out = args.out or os.path.join(bench.RESULTS, "seq2seq_lengths", "quick" if args.quick else "")
     return args
@@ -176,132 +180,97 @@ def plotted(cells):
     return any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1
 
 
-def ratio(quartiles):
-    """`median x [low, high]` of the quartiles of per-round ratios."""
-    return f"{quartiles[1]:.3f}x [{quartiles[0]:.3f}, {quartiles[2]:.3f}]"
-
-
 def readme(saved):
-    """`README.md` of a `bench.json`: its setting, the times, the FLOPs per step, the crossovers and the checks."""
+    """The blocks of `README.md` (its prose is written by hand) of a `bench.json`: the setting, the times, the FLOPs
+    per step (the cells of each T's smallest batch), the crossovers and the checks."""
     cells, s = saved["cells"], saved["setting"]
-    order = "in turn, the order reversed every other round." if s.get("order") == "alternating" else None
     times = [
-        [c["length"], c["batch"], c["model"], f"{1e3 * c['seconds_per_step']:.3f}", ratio(c["step_ratio_quartiles"])]
+        [
+            c["length"],
+            c["batch"],
+            c["model"],
+            f"{1e3 * c['seconds_per_step']:.3f}",
+            bench.ratio(c["step_ratio_quartiles"]),
+        ]
         + [f"{c['flops_bound_saving']:.3f}", f"{c['time_saving']:.3f}", tables.number(c["share_of_bound"])]
         + [f"{1e3 * c['prepare_seconds']:.2f}", f"{1e3 * c['seconds_per_sentence']:.1f}"]
-        + [ratio(c["sentence_ratio_quartiles"])]
+        + [bench.ratio(c["sentence_ratio_quartiles"])]
         for c in cells
     ]
-    flops = []
-    for length in sorted({c["length"] for c in cells}):  # the cells of the smallest batch
-        batch = min(c["batch"] for c in cells if c["length"] == length)
-        for c, f in ((c, c["flops_per_step"]) for c in cells if (c["length"], c["batch"]) == (length, batch)):
-            flops.append([length, c["model"], f"{f['attended_nodes']:.1f}"])
-            flops[-1] += [f"{f[key]:.3g}" for key in ("attention", "lstm", "output", "total")]
-            flops[-1].append(f"{f['attention'] / f['total']:.3f}")
-    lines = [
-        "# Decoding cost across source lengths, untrained models timed side by side",
-        "",
+    least = {length: min(c["batch"] for c in cells if c["length"] == length) for length in {c["length"] for c in cells}}
+    flops = [
+        [c["length"], c["model"], f"{f['attended_nodes']:.1f}", *(f"{f[key]:.3g}" for key in FLOPS)]
+        + [f"{f['attention'] / f['total']:.3f}"]
+        for c in sorted(cells, key=lambda c: c["length"])
+        if c["batch"] == least[c["length"]]
+        for f in [c["flops_per_step"]]
+    ]
+    order = "in turn, the order reversed every other round." if s.get("order") == "alternating" else None
+    setting = [
         f"Command: `{saved['command']}`  ",
         f"Machine: {saved['machine']}  ",
         f"Duration: {s['seconds'] / 60:.1f} min  ",
-        (
-            f"Setting: one process, graph mode (one `tf.function` each for the encoder, `prepare` and the decoder "
-            f"steps of every model, traced once for all T and batches), hidden {s['hidden']}, embeddings "
-            f"{s['embedding_dim']}, {s['vocabulary']} source and target ids, sources of T random ids without "
-            f"padding, {s['steps']} greedy decoder steps (no end token stops them); {s['warmup']} warm-up runs "
-            f"per model and cell after tracing, then {s['rounds']} rounds. In each round the encoder runs once "
-            "(the same BiLSTM in every model) and every model runs its `prepare` on the encoder's outputs and "
-            f"then its {s['steps']} decoder steps on the prepared memory, timed apart, "
-            + (order or "in an order that rotates from round to round.")  # committed grids without `order`
-        ),
-        "",
-        (
-            f"Per step: the decoder steps' time over {s['steps']}, so what the FLOPs per step count: the "
-            "attention on the prepared memory, the decoder LSTM cell and the output projection (and the "
-            "argmax, the embedding lookup). `prepare` (the key projections; the gates, their top-k and the "
-            "gather of the open states; the hierarchy's levels) runs once per sentence and is reported on its "
-            "own and inside the time per batch of sentences (encoder + `prepare` + steps, each round's own sum). "
-            "Ratios are to Bahdanau: the median [quartiles] of the per-round ratios (both timed in the same round, "
-            "so load that moves a whole round cancels). Bound: `(F_B - F) / F_B`, the share of Bahdanau's FLOPs "
-            "per step that a model does not need (multiply-add = 2); saved: `(t_B - t) / t_B`, one minus the "
-            "median per-round ratio of the times per step; share of bound: saved / bound (shown where the bound "
-            f"is at least {MIN_BOUND}). FLOPs count one sentence (attended nodes: `EncoderDecoder.attended_nodes`, "
-            "keys projected by `prepare`)."
-        ),
-        "",
-        *tables.grid_of(
-            "T | batch | model | ms/step | step ratio: median [quartiles] | FLOPs bound | saved | share of bound "
-            "| prepare ms | ms/batch | batch ratio: median [quartiles]",
-            times,
-        ),
-        "",
-        "FLOPs per decoder step and sentence (independent of the batch):",
-        "",
-        *tables.grid_of("T | model | attended nodes | attention | LSTM | output | total | attention share", flops),
-        "",
-        "Crossover: the shortest T of the grid from which on the model's median per-round ratio to Bahdanau "
-        "stays below 1 at every longer T of the grid (`-`: not faster at the longest T).",
-        "",
-        *tables.grid_of("model, batch, measure | crossover T", [[k, v or "-"] for k, v in crossovers(cells).items()]),
-        "",
-        *checks(cells),
+        f"Setting: one process, graph mode (one `tf.function` each for the encoder, `prepare` and the decoder steps of "
+        f"every model, traced once for all T and batches), hidden {s['hidden']}, embeddings {s['embedding_dim']}, "
+        f"{s['vocabulary']} source and target ids, sources of T random ids without padding, {s['steps']} greedy "
+        f"decoder steps (no end token stops them); {s['warmup']} warm-up runs per model and cell after tracing, then "
+        f"{s['rounds']} rounds. In each round the encoder runs once (the same BiLSTM in every model) and every model "
+        f"runs its `prepare` on the encoder's outputs and then its {s['steps']} decoder steps on the prepared memory, "
+        f"timed apart, {order or 'in an order that rotates from round to round.'}",  # committed grids: no `order`
     ]
-    if plotted(cells):
-        lines += ["", f"![time per step and per batch over Bahdanau's, by source length]({PLOT})"]
-    return "\n".join(lines) + "\n"
+    crossover = [[k, v or "-"] for k, v in crossovers(cells).items()]
+    return {
+        "setting": setting,
+        "times": tables.grid_of(TIMES, times),
+        "flops": tables.grid_of(
+            "T | model | attended nodes | attention | LSTM | output | total | attention share", flops
+        ),
+        "crossovers": tables.grid_of("model, batch, measure | crossover T", crossover),
+        "checks": checks(cells),
+    }
 
 
 def checks(cells):
     """The Done-when lines for the cells at `CHECK_LENGTH` (none without it)."""
     lines = []
     for c in sorted(cells, key=lambda c: (c["model"], c["batch"])):
-        if c["length"] != CHECK_LENGTH or c["model"] not in CHECKED:
-            continue
-        step, least = c["step_ratio_quartiles"][1], MIN_SHARE_OF_BOUND * c["flops_bound_saving"]
-        verdict = "pass" if step < 1 and c["time_saving"] >= least else "FAIL"
-        lines.append(
-            f"- {c['model']}, batch {c['batch']}: step ratio {step:.3f}x, saved {c['time_saving']:.3f} against "
-            f"{MIN_SHARE_OF_BOUND} x bound = {least:.3f}: {verdict}"
-        )
-    heading = f"Checks at T = {CHECK_LENGTH} (issue 40): faster per step than Bahdanau (median per-round ratio < 1) "
-    return [heading + f"and saved >= {MIN_SHARE_OF_BOUND} x bound.", "", *lines] if lines else []
+        if c["length"] == CHECK_LENGTH and c["model"] in CHECKED:
+            step, least = c["step_ratio_quartiles"][1], MIN_SHARE_OF_BOUND * c["flops_bound_saving"]
+            verdict = "pass" if step < 1 and c["time_saving"] >= least else "FAIL"
+            lines.append(
+                f"- {c['model']}, batch {c['batch']}: step ratio {step:.3f}x, saved {c['time_saving']:.3f} against "
+                f"{MIN_SHARE_OF_BOUND} x bound = {least:.3f}: {verdict}"
+            )
+    return lines
 
 
 def plot(cells, path):
     """Per batch size, each model's median per-round ratio to Bahdanau per step and per batch of sentences,
     against T (log scale)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
     batches = sorted({c["batch"] for c in cells})
-    figure, axes = pyplot.subplots(2, len(batches), figsize=(5 * len(batches), 7), squeeze=False, sharex=True)
-    for column, batch in enumerate(batches):
-        for row, (measure, title) in enumerate((("step", "per decoder step"), ("sentence", "per batch of sentences"))):
-            axis = axes[row][column]
-            for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
-                mine = [c for c in cells if (c["model"], c["batch"]) == (model, batch)]
-                points = sorted((c["length"], c[f"{measure}_ratio_quartiles"][1]) for c in mine)
-                axis.plot(*zip(*points, strict=True), marker="o", label=model)
-            axis.axhline(1.0, color="black", linewidth=0.8)
-            axis.set_xscale("log", base=2)
-            axis.set_title(f"batch {batch}, {title}")
-            axis.set_ylabel("time / Bahdanau's")
-            if row == 1:
-                axis.set_xlabel("source length T")
-    axes[0][0].legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    pyplot.close(figure)
+    with bench.figure(path, 2, len(batches), dpi=90, figsize=(5 * len(batches), 7), sharex=True) as axes:
+        for column, batch in enumerate(batches):
+            for row, (measure, title) in enumerate(
+                (("step", "per decoder step"), ("sentence", "per batch of sentences"))
+            ):
+                axis = axes[row][column]
+                for model in sorted({c["model"] for c in cells} - {"bahdanau"}):
+                    mine = [c for c in cells if (c["model"], c["batch"]) == (model, batch)]
+                    points = sorted((c["length"], c[f"{measure}_ratio_quartiles"][1]) for c in mine)
+                    axis.plot(*zip(*points, strict=True), marker="o", label=model)
+                axis.axhline(1.0, color="black", linewidth=0.8)
+                axis.set_xscale("log", base=2)
+                axis.set(title=f"batch {batch}, {title}", ylabel="time / Bahdanau's")
+                if row == 1:
+                    axis.set_xlabel("source length T")
+        axes[0][0].legend(fontsize=8)
 
 
 def rebuild(out):
-    """`README.md` and the plot of `out` from its `bench.json` alone."""
+    """The blocks of `out/README.md` and the plot from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
-    with open(os.path.join(out, "README.md"), "w") as handle:
-        handle.write(readme(saved))
+    committed = os.path.join(bench.RESULTS, "seq2seq_lengths", "README.md")
+    tables.fill_copy(os.path.join(out, "README.md"), committed, readme(saved))
     if plotted(saved["cells"]):
         plot(saved["cells"], os.path.join(out, PLOT))
 

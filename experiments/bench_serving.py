@@ -26,6 +26,7 @@ RESULTS = os.path.join(runner.REPO, "results", "serving")
 BUSY = (
     "numbers from a machine busy with other work, pessimistic and noisy; rerun on an idle machine before quoting them"
 )
+TIMING = {"calls": 200, "warmup": 20, "batches": 30, "batch_size": 64}
 STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.percentile(ms, 99), "mean": np.mean}
 
 
@@ -94,8 +95,6 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="folder written by `train --out`")
     parser.add_argument("--data-dir", help="datasets folder (default: the run's data_dir)")
-    for name, default in (("calls", 200), ("warmup", 20), ("batches", 30), ("batch-size", 64)):
-        parser.add_argument("--" + name, type=int, default=default)
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args()
     import tensorflow as tf
@@ -122,8 +121,8 @@ def main():
             np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
         scores = {}
         for name, fn in paths.items():
-            scores[name] = {"latency": latency(fn, texts, args.calls, args.warmup)}
-            scores[name]["throughput"] = throughput(fn, texts, args.batch_size, args.batches)
+            scores[name] = {"latency": latency(fn, texts, TIMING["calls"], TIMING["warmup"])}
+            scores[name]["throughput"] = throughput(fn, texts, TIMING["batch_size"], TIMING["batches"])
             print(name, json.dumps(scores[name]), flush=True)
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
@@ -132,7 +131,7 @@ def main():
     result.update(
         model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"], texts=len(texts)
     )
-    result.update({key: getattr(args, key) for key in ("calls", "warmup", "batches", "batch_size")}, paths=scores)
+    result.update(TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)
     write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)
 

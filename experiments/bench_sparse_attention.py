@@ -21,6 +21,7 @@ from experiments import runner
 from experiments import tables
 
 KINDS = ("layer", "layer-queries", "encoder")
+MAX_DENSE_GIB = 6.0  # dense cells whose scores need more are skipped
 
 
 def pair(kind, args, x):
@@ -60,7 +61,6 @@ def forward_flops(kind, batch, length, k, args):
 def main():
     parser = bench.grid_parser(__doc__, "sparse_attention", runs=10)
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    parser.add_argument("--max-dense-gib", type=float, default=6.0, help="skip dense cells whose scores need more")
     parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
     args = parser.parse_args()
     import keras
@@ -79,8 +79,8 @@ def main():
         x = tf.constant(rng.normal(size=[batch, length, args.hidden]).astype("float32"))
         dense, gated = pair(kind, args, x)
         score_gib = 3 * 4 * batch * args.heads * length**2 / 2**30  # float32 scores, ~3 copies in the softmax
-        skipped = f"dense scores need ~{score_gib:.0f} GiB > --max-dense-gib {args.max_dense_gib}"
-        skipped = skipped if score_gib > args.max_dense_gib else None
+        skipped = f"dense scores need ~{score_gib:.0f} GiB > {MAX_DENSE_GIB} GiB"
+        skipped = skipped if score_gib > MAX_DENSE_GIB else None
         for density in todo:
             gates = tf.constant(bench.random_gates(rng, batch, length, density))
             k = bench.bucket_k(round(density * length), length, DEFAULT_SPARSE_BUCKETS)
@@ -128,30 +128,20 @@ def readme(out):
 
 def plot(cells, path):
     """Speedup (solid) and FLOPs ratio (dotted) against T, a panel per kind, a line per density and batch."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     kinds = sorted({c["kind"] for c in cells})
-    figure, axes = plt.subplots(1, len(kinds), figsize=(5.5 * len(kinds), 4), squeeze=False)
-    for axis, kind in zip(axes[0], kinds, strict=True):
-        mine = [c for c in cells if c["kind"] == kind]
-        for batch, density in itertools.product(*(sorted({c[key] for c in mine}) for key in ("batch", "density"))):
-            rows = [c for c in mine if (c["batch"], c["density"]) == (batch, density) and c["speedup"] is not None]
-            if rows:
-                lengths = [c["T"] for c in rows]
-                (line,) = axis.plot(lengths, [c["speedup"] for c in rows], marker="o", label=f"d={density}, B={batch}")
-                axis.plot(lengths, [c["flops_ratio"] for c in rows], linestyle=":", color=line.get_color())
-        axis.set_xscale("log", base=2)
-        axis.set_xlabel("sequence length T")
-        axis.set_ylabel("dense time / gated time (dotted: FLOPs ratio)")
-        axis.set_title(kind)
-        axis.axhline(1.0, color="grey", linewidth=0.5)
-        axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    with bench.figure(path, 1, len(kinds), dpi=120, figsize=(5.5 * len(kinds), 4)) as axes:
+        for axis, kind in zip(axes[0], kinds, strict=True):
+            mine = [c for c in cells if c["kind"] == kind]
+            for batch, density in itertools.product(*(sorted({c[key] for c in mine}) for key in ("batch", "density"))):
+                rows = [c for c in mine if (c["batch"], c["density"]) == (batch, density) and c["speedup"] is not None]
+                if rows:
+                    lengths, label = [c["T"] for c in rows], f"d={density}, B={batch}"
+                    (line,) = axis.plot(lengths, [c["speedup"] for c in rows], marker="o", label=label)
+                    axis.plot(lengths, [c["flops_ratio"] for c in rows], linestyle=":", color=line.get_color())
+            axis.set_xscale("log", base=2)
+            axis.set(xlabel="sequence length T", ylabel="dense time / gated time (dotted: FLOPs ratio)", title=kind)
+            axis.axhline(1.0, color="grey", linewidth=0.5)
+            axis.legend(fontsize=7)
 
 
 if __name__ == "__main__":

@@ -106,9 +106,9 @@ def main():
 
 
 def readme(out):
-    """The blocks of `out/README.md` (its prose is written by hand) from its `bench.json` alone."""
+    """The blocks of `out/README.md` (its prose, the setting included, is written by hand) from its `bench.json`."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
-    setting, commands, rows = saved["setting"], {}, []
+    commands, rows = {}, []
     for c in saved["cells"]:
         commands.setdefault(c["command"], c["machine"])  # each command, the machine of its first cell
         if "skipped" in c:  # one cell across four columns
@@ -118,19 +118,12 @@ def readme(out):
             measured.append(" / ".join(f"{q:.2f}" for q in c["round_ratio_quartiles"]))
         flags = [c["T"], c["density"], c["batch"], "yes" if c["xla"] else "no", c["k"]]
         rows.append("| " + " | ".join(map(str, [*flags, *measured, f"{c['flops_ratio']:.2f}x"])) + " |")
-    described = [
-        f"Setting: 2 `GatedTransformerEncoder` blocks, hidden {setting['hidden']}, {setting['heads']} heads, "
-        f"feedforward {setting['intermediate']}; one step = forward, backward and an Adam update of the blocks "
-        "and of a gate logit per token (relaxed Bernoulli gates of `GateSampler`, temperature 0.5). `dense`: "
-        "today's training (every token in every block, log-gate bias); `sparse`: "
-        "`sparse_training=True, training_density=d`. `k`: the compacted length the sparse path runs. "
-        "Speedup: median dense step / median sparse step; rounds: quartiles of the per-round ratios. "
-        "FLOPs ratio: dense / sparse forward FLOPs at `k`."
-    ]
     headers = "T | density | batch | XLA | k | dense ms | sparse ms | speedup | rounds (25/50/75 %) | FLOPs ratio"
-    blocks = {"made": [f"- `{command}` on {machine}" for command, machine in commands.items()], "setting": described}
+    made = [f"- `{command}` on {machine}" for command, machine in commands.items()]
     committed = os.path.join(bench.RESULTS, "sparse_training", "README.md")
-    tables.fill_copy(os.path.join(out, "README.md"), committed, {**blocks, "table": tables.grid_of(headers, []) + rows})
+    tables.fill_copy(
+        os.path.join(out, "README.md"), committed, {"made": made, "table": tables.grid_of(headers, []) + rows}
+    )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "experiments")]
 from experiments import bench  # noqa: E402 - after the paths
+from experiments import runner  # noqa: E402
+from experiments import tables  # noqa: E402
 
 SPECS = os.path.join(REPO, "experiments", "gpu_check_specs.json")
 FULL = dict(lengths=[1024, 4096, 16384], batches=[1, 8, 32], densities=[0.1, 0.2, 0.5], width=512, heads=8)
@@ -35,6 +37,7 @@ SMOKE = dict(FULL, lengths=[128], batches=[2], densities=[0.2], width=64, heads=
 SMOKE.update(runs=3, seeds=[0], epochs=1, limit=400)
 MODELS = ("ganet_transformer", "transformer")
 STEPS = ("infer", "train")
+TRAIN_HEADERS = "model | seed | test accuracy | attended density | epochs | median epoch seconds | train seconds"
 BUCKET_MULTIPLE = 64  # the fused attention kernels' tile: every gathered length a multiple of it
 
 
@@ -52,8 +55,9 @@ def parse_args(argv=None):
     for name, value in (SMOKE if args.smoke else FULL).items():
         setattr(args, name, value if getattr(args, name) is None else getattr(args, name))
     args.out = args.out or os.path.join(REPO, "results", "gpu", "cpu_smoke" if args.smoke else "")
-    shown = [os.path.relpath(a, REPO) if os.path.isabs(a) else a for a in (sys.argv[1:] if argv is None else argv)]
-    args.command = "python experiments/gpu_check.py " + shlex.join(shown)
+    args.command = runner.portable(
+        "python experiments/gpu_check.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    )
     return args
 
 
@@ -245,8 +249,7 @@ def run_training(args, data, record):
     from jax_training import fit_and_evaluate
 
     keras.config.set_dtype_policy("float32")  # `train`'s precision
-    with open(SPECS, encoding="utf-8") as handle:
-        specs = json.load(handle)
+    specs = runner.read_json(SPECS)
     if args.limit:
         cut = {field: {s: v[: args.limit] for s, v in getattr(data, field).items()} for field in ("ids", "labels")}
         data = dataclasses.replace(data, **cut)
@@ -308,25 +311,23 @@ def report(results):
         lines.append("")
     if "train" in results:
         train = results["train"]
+        rows = [
+            [run["model"], run["seed"], tables.number(run["test_accuracy"], 4)]
+            + [tables.number(run["test_attended_density"], 3), run["epochs_trained"]]
+            + [f"{run['median_epoch_seconds']:.1f}", f"{run['train_seconds']:.0f}"]
+            for run in train["runs"]
+        ]
+        flags = " ".join(train["runs"][0]["flags"][:-4])
         lines += [
             f"## Training on `{train['prepared']}` ({train['dataset']}, examples {train['examples']})",
             "",
-            "`train`'s builder arguments and fit settings (`experiments/gpu_check_specs.json`: `train "
-            + " ".join(train["runs"][0]["flags"][:-4])
-            + " --model M --seed S`),",
+            f"`train`'s builder arguments and fit settings (`experiments/gpu_check_specs.json`: `train {flags} --model "
+            "M --seed S`),",
             "early stopping on validation loss with the best weights restored, `train`'s test evaluation.",
             "",
-            "| model | seed | test accuracy | attended density | epochs | median epoch seconds | train seconds |",
-            "|---|---|---|---|---|---|---|",
+            *tables.grid_of(TRAIN_HEADERS, rows),
+            "",
         ]
-        for run in train["runs"]:
-            accuracy, density = run["test_accuracy"], run["test_attended_density"]
-            lines.append(
-                f"| {run['model']} | {run['seed']} | {'-' if accuracy is None else f'{accuracy:.4f}'} | "
-                f"{'-' if density is None else f'{density:.3f}'} | {run['epochs_trained']} | "
-                f"{run['median_epoch_seconds']:.1f} | {run['train_seconds']:.0f} |"
-            )
-        lines.append("")
     return lines
 
 
@@ -358,11 +359,8 @@ def main(argv=None):
 
     def record(part, value):
         results[part] = value
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "gpu_check.json"), "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=1)
-        with open(os.path.join(args.out, "README.md"), "w", encoding="utf-8") as handle:
-            handle.write("\n".join(report(results)) + "\n")
+        runner.write_json(os.path.join(args.out, "gpu_check.json"), results)
+        tables.write_text(os.path.join(args.out, "README.md"), report(results))
 
     if "tests" in args.parts:
         record("tests", run_tests())

@@ -10,6 +10,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
+from experiments.bench import figure
 from experiments.reports import PAPER
 from experiments.studies import IMDB_SETTINGS
 from experiments.studies import imdb_run_name
@@ -178,8 +179,6 @@ def tables(study, root):
     plot_fig5(root)
     results = os.path.join(root, "reproduce")
     core = runner.load_runs(os.path.join(root, "core", "runs"))
-    for run in core:
-        run.setdefault("name", f"{run['dataset']}_{run.get('variant', run['model'])}_seed{run['seed']}")
     here = runner.load_runs(os.path.join(results, "runs"))
     everything, imdb = core + here, imdb_setting(here)
     defaults = [r for r in runner.load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
@@ -214,11 +213,6 @@ def tables(study, root):
 
 def plot_fig5(root):
     """Figure 5 (`fig5_DATASET.png`) and the data behind it (`fig5.json`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
     results = os.path.join(root, "reproduce")
     here, data = runner.load_runs(os.path.join(results, "runs")), {}
     for dataset in ("trec", "sst1"):
@@ -232,14 +226,12 @@ def plot_fig5(root):
         density = [float(np.mean([runner.attended_density(r) for r in points[s]])) for s in sizes]
         seeds = [len(points[s]) for s in sizes]
         data[dataset] = {"hidden": sizes, "accuracy": accuracy, "attended_density": density, "seeds": seeds}
-        figure, axis = pyplot.subplots(figsize=(5, 3.2))
-        axis.plot(sizes, accuracy, "o-", label="test accuracy")
-        axis.plot(sizes, density, "s--", label="attended test density")
-        axis.set(xlabel="auxiliary BiLSTM hidden size", ylim=(0, 1), title=f"{dataset}: mean over {min(seeds)}+ seeds")
-        axis.legend()
-        figure.tight_layout()
-        figure.savefig(os.path.join(results, f"fig5_{dataset}.png"), dpi=110)
-        pyplot.close(figure)
+        with figure(os.path.join(results, f"fig5_{dataset}.png"), dpi=110, figsize=(5, 3.2)) as ((axis,),):
+            axis.plot(sizes, accuracy, "o-", label="test accuracy")
+            axis.plot(sizes, density, "s--", label="attended test density")
+            title = f"{dataset}: mean over {min(seeds)}+ seeds"
+            axis.set(xlabel="auxiliary BiLSTM hidden size", ylim=(0, 1), title=title)
+            axis.legend()
     with open(os.path.join(results, "fig5.json"), "w") as handle:
         json.dump(data, handle, indent=1)
 

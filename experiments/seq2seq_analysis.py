@@ -303,13 +303,12 @@ ANALYSES = {  # name: the analysis, its file stem, what each run of --names must
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("analysis", choices=list(ANALYSES))
-    parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under --runs-root)")
+    parser.add_argument("--names", nargs="+", required=True, help="finished runs (models under runs/seq2seq)")
     parser.add_argument("--reference", nargs="*", default=[], help="densities: runs decoded once, as they are")
     parser.add_argument("--data-dir")
-    parser.add_argument("--runs-root", default=os.path.join(runner.REPO, "runs", "seq2seq"))
     parser.add_argument("--out", default=os.path.join(runner.REPO, "results", "seq2seq"), help="summaries in OUT/runs")
     args = parser.parse_args()
-    args.table = args.names[0].split("_")[0]
+    args.table, args.runs_root = args.names[0].split("_")[0], os.path.join(runner.REPO, "runs", "seq2seq")
     analysis, stem, fits = ANALYSES[args.analysis]
     finished_runs(args, fits)
     rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
