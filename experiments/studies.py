@@ -417,7 +417,10 @@ STUDIES = {
             doc="gated translation recipes on subwords, chosen on Multi30k validation BLEU (issue 63)",
             command="seq2seq",
             axes={
-                "recipe": {"gated-st": ("--attention", "gated", "--straight-through")},
+                "recipe": {
+                    "gated-st": ("--attention", "gated", "--straight-through"),
+                    "gated-td0.6": ("--attention", "gated", "--target-density", "0.6"),
+                },
                 "seed": seeds(0),
             },
             flags=("--task", "multi30k", "--epochs", "20", *SUBWORDS, "--patience", "3", "--buckets", "8"),
