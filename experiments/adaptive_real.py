@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from experiments import bench
 from experiments import runner
 from experiments import studies
 from experiments import tables
@@ -468,35 +469,28 @@ def copies_lines(results, records):
 
 def plot(all_points, by_length, ratio, path):
     """Accuracy against attended density per dataset (top row), per-text attended density against length (bottom)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(2, len(all_points), figsize=(4 * len(all_points), 7), squeeze=False)
-    for (top, bottom), (dataset, points) in zip(axes.T, all_points.items(), strict=True):
-        top_k = sorted(
-            (points[n]["density"], points[n]["accuracy"]) for n in ("rho0.1", "rho0.3", "rho0.5") if n in points
-        )
-        top.plot(*zip(*top_k, strict=True), "o-", label="top_k rho 0.1/0.3/0.5")
-        curve = [points[n] for r in RATIOS if (n := f"relative{r:g}@{DEFAULT}") in points]
-        top.plot([p["density"] for p in curve], [p["accuracy"] for p in curve], ".-", label="relative r (rho 0.3)")
-        for name, marker in ((f"relative{ratio:g}@{DEFAULT}", "*"), ("sparsemax", "s"), ("entmax", "^"), ("soft", "x")):
-            label = f"relative r = {ratio:g} (chosen)" if marker == "*" else name
-            if name in points:
-                size = 14 if marker == "*" else 8
-                top.plot(points[name]["density"], points[name]["accuracy"], marker, markersize=size, label=label)
-        top.set(title=f"{dataset} (test)", xlabel="attended density", ylabel="accuracy", xlim=(0, 1.05))
-        for key, entry in by_length.get(dataset, {}).items():
-            shown = [(lo, m) for lo, m in zip(LENGTH_EDGES, entry["mean_density"], strict=True) if m is not None]
-            bottom.plot(*zip(*shown, strict=True), "o-", label=key.replace(":", " "))
-        bottom.set(xscale="log", xlabel="text length (real tokens, bin start)", ylabel="attended density per text")
-        bottom.set_ylim(0, 1.05)
-        top.legend(fontsize=7)
-        bottom.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    pyplot.close(figure)
+    with bench.figure(path, 2, len(all_points), dpi=90, figsize=(4 * len(all_points), 7)) as axes:
+        for (top, bottom), (dataset, points) in zip(axes.T, all_points.items(), strict=True):
+            top_k = sorted(
+                (points[n]["density"], points[n]["accuracy"]) for n in ("rho0.1", "rho0.3", "rho0.5") if n in points
+            )
+            top.plot(*zip(*top_k, strict=True), "o-", label="top_k rho 0.1/0.3/0.5")
+            curve = [points[n] for r in RATIOS if (n := f"relative{r:g}@{DEFAULT}") in points]
+            top.plot([p["density"] for p in curve], [p["accuracy"] for p in curve], ".-", label="relative r (rho 0.3)")
+            marks = {f"relative{ratio:g}@{DEFAULT}": "*", "sparsemax": "s", "entmax": "^", "soft": "x"}
+            for name, marker in marks.items():
+                label = f"relative r = {ratio:g} (chosen)" if marker == "*" else name
+                if name in points:
+                    size = 14 if marker == "*" else 8
+                    top.plot(points[name]["density"], points[name]["accuracy"], marker, markersize=size, label=label)
+            top.set(title=f"{dataset} (test)", xlabel="attended density", ylabel="accuracy", xlim=(0, 1.05))
+            for key, entry in by_length.get(dataset, {}).items():
+                shown = [(lo, m) for lo, m in zip(LENGTH_EDGES, entry["mean_density"], strict=True) if m is not None]
+                bottom.plot(*zip(*shown, strict=True), "o-", label=key.replace(":", " "))
+            bottom.set(xscale="log", xlabel="text length (real tokens, bin start)", ylabel="attended density per text")
+            bottom.set_ylim(0, 1.05)
+            top.legend(fontsize=7)
+            bottom.legend(fontsize=7)
 
 
 def write_tables(results):

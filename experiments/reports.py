@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from experiments import bench
 from experiments import runner
 from experiments import tables
 
@@ -277,21 +278,13 @@ def _sweep_row(floors, p):
 
 
 def _sweep_plot(points, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(1, len(GATE_SWEEP), figsize=(12, 3.5))
-    for axis, dataset in zip(axes, GATE_SWEEP, strict=True):
-        mine = [p for p in points if p["dataset"] == dataset]
-        axis.plot([p["test_attended_density"] for p in mine], [p["test_accuracy"] for p in mine], "o-")
-        for p in mine:
-            axis.annotate(f"rho {p['target_density']}", (p["test_attended_density"], p["test_accuracy"]))
-        axis.set(title=dataset, xlabel="attended test density", ylabel="test accuracy", xlim=(0, 1))
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    pyplot.close(figure)
+    with bench.figure(path, 1, len(GATE_SWEEP), figsize=(12, 3.5)) as (axes,):
+        for axis, dataset in zip(axes, GATE_SWEEP, strict=True):
+            mine = [p for p in points if p["dataset"] == dataset]
+            axis.plot([p["test_attended_density"] for p in mine], [p["test_accuracy"] for p in mine], "o-")
+            for p in mine:
+                axis.annotate(f"rho {p['target_density']}", (p["test_attended_density"], p["test_accuracy"]))
+            axis.set(title=dataset, xlabel="attended test density", ylabel="test accuracy", xlim=(0, 1))
 
 
 def gate_check(study, root):
