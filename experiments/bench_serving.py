@@ -7,7 +7,7 @@ Paths: the export's `serving_default` against the run's `TextVectorization` then
 """
 
 import argparse
-import json
+import math
 import os
 import sys
 import tempfile
@@ -54,6 +54,20 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
         fn(chunk)
     texts_per_second = round(batches * batch_size / (time.perf_counter() - started), 1)
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
+
+
+def side_by_side(functions, texts, timing, rounds):
+    """`latency` and `throughput` of every function of the dict `functions`, timed in turn by `bench.alternating`, a
+    round per run: per round, `{name: {"latency": scores, "throughput": scores}}`."""
+    batch_texts = texts * math.ceil(timing["batch_size"] / len(texts))  # full batches
+    parts = {
+        "latency": lambda fn: latency(fn, texts, timing["calls"], timing["warmup"]),
+        "throughput": lambda fn: throughput(fn, batch_texts, timing["batch_size"], timing["batches"]),
+    }
+    scores = {(part, name): [] for part in parts for name in functions}
+    calls = [lambda p=part, n=name: scores[p, n].append(parts[p](functions[n])) for part, name in scores]
+    bench.alternating(calls, 0, rounds, block=lambda _: None)
+    return [{name: {part: scores[part, name][i] for part in parts} for name in functions} for i in range(rounds)]
 
 
 def write_readme(result, results=RESULTS):
@@ -119,11 +133,7 @@ def main():
         }
         for name, fn in paths.items():
             np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
-        scores = {}
-        for name, fn in paths.items():
-            scores[name] = {"latency": latency(fn, texts, TIMING["calls"], TIMING["warmup"])}
-            scores[name]["throughput"] = throughput(fn, texts, TIMING["batch_size"], TIMING["batches"])
-            print(name, json.dumps(scores[name]), flush=True)
+        (scores,) = side_by_side(paths, texts, TIMING, rounds=1)
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
     machine = bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)

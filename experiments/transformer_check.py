@@ -2,8 +2,6 @@
 SavedModels timed side by side (`serving.json`, `serving_sparse.json`); the tables of its README."""
 
 import datetime
-import json
-import math
 import os
 import shlex
 import sys
@@ -81,30 +79,13 @@ def long_texts(model_dirs, data_dir, limit):
     return [text for text, kept in zip(texts, keep, strict=True) if kept], lengths.pop(), len(texts)
 
 
-def time_side_by_side(functions, texts, timing):
-    """Per round, batch-1 latency then throughput of every model in turn, the order alternating between rounds; the
-    rounds' scores and, per model, their medians."""
-    from experiments.bench_serving import latency
-    from experiments.bench_serving import throughput
-
-    size = timing["batch_size"]
-    batch_texts = texts * math.ceil(size / len(texts))  # full batches
-    rounds = []
-    for index in range(timing["rounds"]):
-        order = list(functions)[:: 1 if index % 2 == 0 else -1]
-        scores = {name: {} for name in functions}
-        for name in order:
-            scores[name]["latency"] = latency(functions[name], texts, timing["calls"], timing["warmup"])
-        for name in order:
-            scores[name]["throughput"] = throughput(functions[name], batch_texts, size, timing["batches"])
-        print(f"    round {index + 1}/{timing['rounds']}: {json.dumps(scores)}", flush=True)
-        rounds.append(scores)
+def medians(rounds):
+    """Per model, the median over `rounds` of each latency statistic and of the throughput."""
     timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
-    medians = {
+    return {
         name: {key: round(float(np.median([r[name][part][key] for r in rounds])), n) for part, key, n in timings}
-        for name in functions
+        for name in rounds[0]
     }
-    return rounds, medians
 
 
 def measure(model_dirs, context):
@@ -112,6 +93,7 @@ def measure(model_dirs, context):
     import tensorflow as tf
 
     from experiments.bench import machine
+    from experiments.bench_serving import side_by_side
     from ganet_tf.export import export_saved_model
 
     options = context["options"]
@@ -131,15 +113,16 @@ def measure(model_dirs, context):
             for key, serve in signatures.items()
         }
         density = signatures["gated"](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
-        rounds, medians = time_side_by_side(functions, texts, timing)
+        rounds = side_by_side(functions, texts, timing, timing["rounds"])
     loads.append(list(os.getloadavg()))
-    dense = medians["dense"]
+    median = medians(rounds)
+    dense = median["dense"]
     ratios = {
         key: {
             "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
             "p50": m["p50_ms"] / dense["p50_ms"],
         }
-        for key, m in medians.items()
+        for key, m in median.items()
         if key != "dense"
     }
     return {
@@ -153,7 +136,7 @@ def measure(model_dirs, context):
         "texts": len(texts),
         "gated_density_first_batch": float(np.mean(density)),
         **timing,
-        "median": medians,
+        "median": median,
         "ratio_gated_to_dense": ratios["gated"],
         **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}),
         "rounds_scores": rounds,
