@@ -79,15 +79,6 @@ def long_texts(model_dirs, data_dir, limit):
     return [text for text, kept in zip(texts, keep, strict=True) if kept], lengths.pop(), len(texts)
 
 
-def medians(rounds):
-    """Per model, the median over `rounds` of each latency statistic and of the throughput."""
-    timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
-    return {
-        name: {key: round(float(np.median([r[name][part][key] for r in rounds])), n) for part, key, n in timings}
-        for name in rounds[0]
-    }
-
-
 def measure(model_dirs, context):
     """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
     import tensorflow as tf
@@ -115,16 +106,14 @@ def measure(model_dirs, context):
         density = signatures["gated"](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
         rounds = side_by_side(functions, texts, timing, timing["rounds"])
     loads.append(list(os.getloadavg()))
-    median = medians(rounds)
-    dense = median["dense"]
-    ratios = {
-        key: {
-            "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
-            "p50": m["p50_ms"] / dense["p50_ms"],
-        }
-        for key, m in median.items()
-        if key != "dense"
+    timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
+    median = {
+        key: {name: round(float(np.median([r[key][part][name] for r in rounds])), n) for part, name, n in timings}
+        for key in functions
     }
+    compared = {"texts_per_second": "texts_per_second", "p50": "p50_ms"}
+    ratios = {key: {name: median[key][k] / median["dense"][k] for name, k in compared.items()} for key in functions}
+    del ratios["dense"]
     return {
         "command": "python -m experiments " + shlex.join(sys.argv[1:]),
         "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
