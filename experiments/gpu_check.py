@@ -41,7 +41,7 @@ TRAIN_HEADERS = "model | seed | test accuracy | attended density | epochs | medi
 BUCKET_MULTIPLE = 64  # the fused attention kernels' tile: every gathered length a multiple of it
 
 
-def parse_args(argv=None):
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepared", help="the .npz of `python -m ganet_tf prepare` the `train` part trains on")
     parser.add_argument("--parts", nargs="+", default=["tests", "bench", "train"], choices=["tests", "bench", "train"])
@@ -51,13 +51,11 @@ def parse_args(argv=None):
     for name, value in FULL.items():
         kind = float if name == "densities" else int
         parser.add_argument("--" + name, type=kind, nargs="+" if isinstance(value, list) else None)
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     for name, value in (SMOKE if args.smoke else FULL).items():
         setattr(args, name, value if getattr(args, name) is None else getattr(args, name))
     args.out = args.out or os.path.join(REPO, "results", "gpu", "cpu_smoke" if args.smoke else "")
-    args.command = runner.portable(
-        "python experiments/gpu_check.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    )
+    args.command = runner.portable("python experiments/gpu_check.py " + shlex.join(sys.argv[1:]))
     return args
 
 
@@ -116,13 +114,6 @@ def run_tests():
     }
 
 
-def gathered_k(density, length):
-    """The length the gated blocks gather full rows to: the kept count rounded up to a multiple of 64, at most T."""
-    from ganet_tf.layers.sparse_gather import kept_count
-
-    return min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
-
-
 def flash_attention():
     """`(flash_attention, note)` of the dense blocks: True where the fused kernel runs a tiny bf16 input, else None."""
     import jax.numpy as jnp
@@ -165,7 +156,7 @@ def build_pair(args, length, density, flash):
     inputs = keras.Input((length, args.width))
     logits = keras.layers.Reshape((length,))(keras.layers.Dense(1, name="gate_network")(inputs))
     gates = GateSampler(temperature=0.5, inference_mode="top_k", inference_density=density, seed=0)(logits)
-    # One bucket, the kept count's share (and the whole length): every row is full, so both paths run gathered_k.
+    # One bucket, the kept count's share (and the whole length): every row is full, so both paths gather `k` tokens.
     options = dict(token_dropping=True, sparse_training=True, training_density=density)
     options.update(sparse_buckets=[kept_count(density, length) / length], sparse_bucket_multiple=BUCKET_MULTIPLE)
     gated = dense = inputs
@@ -204,6 +195,8 @@ def measure_cell(args, length, batch, density, flash):
     import keras
     import numpy as np
 
+    from ganet_tf.layers.sparse_gather import kept_count
+
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.bfloat16)
@@ -212,7 +205,8 @@ def measure_cell(args, length, batch, density, flash):
     for path, model in build_pair(args, length, density, flash).items():
         calls.update({f"{path}_{step}": call for step, call in compiled_calls(model, x, readout).items()})
     times, firsts = bench.alternating(list(calls.values()), args.warmup, args.runs, jax.block_until_ready, first=True)
-    k = gathered_k(density, length)
+    # The length the gated blocks gather full rows to: the kept count rounded up to a multiple of 64, at most T.
+    k = min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
     flops = [bench.encoder_flops(batch, size, args.width, args.intermediate) for size in (length, k)]
     cell = {"T": length, "batch": batch, "density": density, "k": k, "dense_flops": flops[0], "gated_flops": flops[1]}
     for name, runs, first in zip(calls, times, firsts, strict=True):
@@ -253,12 +247,9 @@ def run_training(args, data, record):
     if args.limit:
         cut = {field: {s: v[: args.limit] for s, v in getattr(data, field).items()} for field in ("ids", "labels")}
         data = dataclasses.replace(data, **cut)
-    summary = {
-        "prepared": os.path.relpath(os.path.abspath(args.prepared), REPO),
-        "dataset": data.dataset,
-        "examples": {split: len(labels) for split, labels in data.labels.items()},
-        "runs": [],
-    }
+    examples = {split: len(labels) for split, labels in data.labels.items()}
+    prepared = os.path.relpath(os.path.abspath(args.prepared), REPO)
+    summary = {"prepared": prepared, "dataset": data.dataset, "examples": examples, "runs": []}
     for model, seed in itertools.product(MODELS, args.seeds):
         spec = specs[model][str(seed)]
         result = fit_and_evaluate(spec, data, epochs=args.epochs, verbose=2)
@@ -331,8 +322,8 @@ def report(results):
     return lines
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def main():
+    args = parse_args()
     if args.write_specs:
         return write_specs(args)
     os.environ.setdefault("KERAS_BACKEND", "jax")
