@@ -338,15 +338,12 @@ def main():
     if not args.smoke and not any(device.platform == "gpu" for device in jax.devices()):
         fail(f"no GPU visible to JAX (devices: {jax.devices()}); --smoke checks at tiny sizes on a CPU.")
     data = read_prepared(args.prepared) if "train" in args.parts else None
-    results = {
-        "command": args.command,
-        "smoke": args.smoke,
-        "devices": [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()],
-        "machine": bench.machine(gpus=None),
-        "versions": {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__},
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "settings": {name: getattr(args, name) for name in FULL},
-    }
+    devices = [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()]
+    results = {"command": args.command, "smoke": args.smoke, "devices": devices, "machine": bench.machine(gpus=None)}
+    results["versions"] = {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__}
+    results.update(
+        date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), settings={n: getattr(args, n) for n in FULL}
+    )
 
     def record(part, value):
         results[part] = value
