@@ -105,13 +105,10 @@ def run_tests():
     started = time.perf_counter()
     done = subprocess.run([sys.executable, *command], cwd=REPO, env=environment, capture_output=True, text=True)
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    return {
-        "command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join(command),
-        "returncode": done.returncode,
-        "summary": lines[-1] if lines else "",
-        "failures": [line for line in lines if line.startswith(("FAILED", "ERROR"))][:20],
-        "seconds": round(time.perf_counter() - started, 1),
-    }
+    tests = {"command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join(command)}
+    tests.update(returncode=done.returncode, summary=lines[-1] if lines else "")
+    failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:20]
+    return {**tests, "failures": failures, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def flash_attention():
