@@ -138,9 +138,8 @@ def main():
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
     machine = bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
     result = {"command": bench.command("bench_serving.py"), "machine": machine, "load_average_1min": loads}
-    result.update(
-        model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"], texts=len(texts)
-    )
+    result.update(model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"])
+    result.update(texts=len(texts))
     result.update(TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)
     write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)

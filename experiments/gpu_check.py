@@ -338,9 +338,8 @@ def main():
     devices = [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()]
     results = {"command": args.command, "smoke": args.smoke, "devices": devices, "machine": bench.machine(gpus=None)}
     results["versions"] = {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__}
-    results.update(
-        date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), settings={n: getattr(args, n) for n in FULL}
-    )
+    date, settings = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), {n: getattr(args, n) for n in FULL}
+    results.update(date=date, settings=settings)
 
     def record(part, value):
         results[part] = value
