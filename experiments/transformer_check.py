@@ -253,17 +253,9 @@ def tables(study, root):
     epochs, speedup = epoch_table(runner.load_runs(os.path.join(results, "epoch_time")), chosen)
     seeds = "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in _setting(runs, "sparse"))  # by file name: by seed
     seeds = f"Epoch seconds of the 3-seed `sparse` runs themselves (other jobs may have shared the machine): {seeds}"
-    fill_readme(
-        study,
-        root,
-        runs,
-        head=[f"on {runs[0]['machine']}. Seeds 0, 1, 2; mean ± std over the seeds listed."],
-        selection=selection_table(runs),
-        seeds=seeds_table(runs),
-        checks=checks(runs, serving),
-        serving=serving_table(serving),
-        epochs=epochs,
-        sparse_seeds=[seeds],
-        sparse_checks=sparse_checks(runs, speedup, sparse_serving, chosen),
-        trec=trec_table(runner.load_runs(os.path.join(results, "trec"))),
-    )
+    blocks = dict(selection=selection_table(runs), seeds=seeds_table(runs), checks=checks(runs, serving))
+    blocks.update(serving=serving_table(serving), epochs=epochs, sparse_seeds=[seeds])
+    blocks.update(sparse_checks=sparse_checks(runs, speedup, sparse_serving, chosen))
+    blocks["trec"] = trec_table(runner.load_runs(os.path.join(results, "trec")))
+    head = [f"on {runs[0]['machine']}. Seeds 0, 1, 2; mean ± std over the seeds listed."]
+    fill_readme(study, root, runs, head=head, **blocks)
