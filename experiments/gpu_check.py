@@ -92,8 +92,7 @@ def write_specs(args):
     specs = {
         m: {str(s): train_spec([*flags, m, "--seed", str(s)], examples, "imdb") for s in FULL["seeds"]} for m in MODELS
     }
-    with open(SPECS, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(specs, indent=1) + "\n")
+    tables.write_text(SPECS, [json.dumps(specs, indent=1)])
     print(f"wrote {SPECS}")
 
 
@@ -229,7 +228,6 @@ def run_bench(args, record):
         summary["cells"].append(cell)
         print(f"bench {cell}", flush=True)
         record(summary)
-    keras.config.set_dtype_policy("float32")
 
 
 def run_training(args, data, record):
@@ -239,7 +237,7 @@ def run_training(args, data, record):
     import keras
     from jax_training import fit_and_evaluate
 
-    keras.config.set_dtype_policy("float32")  # `train`'s precision
+    keras.config.set_dtype_policy("float32")  # `train`'s precision (the bench part leaves bf16)
     specs = runner.read_json(SPECS)
     if args.limit:
         cut = {field: {s: v[: args.limit] for s, v in getattr(data, field).items()} for field in ("ids", "labels")}
