@@ -7,11 +7,11 @@ Paths: the export's `serving_default` against the run's `TextVectorization` then
 """
 
 import argparse
+import itertools
 import math
 import os
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -32,14 +32,8 @@ STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.perc
 
 def latency(fn, texts, calls, warmup):
     """p50, p99 and mean milliseconds of `fn` on one text at a time (`calls` calls after `warmup` calls)."""
-    for index in range(warmup):
-        fn(texts[index % len(texts) :][:1])
-    seconds = []
-    for index in range(calls):
-        started = time.perf_counter()
-        fn(texts[index % len(texts) :][:1])
-        seconds.append(time.perf_counter() - started)
-    ms = np.array(seconds) * 1000
+    singles = itertools.cycle([text] for text in texts)
+    ms = 1000 * np.array(bench.alternating([lambda: fn(next(singles))], warmup, calls)[0])
     return {"calls": calls, **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
 
 
@@ -47,12 +41,9 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
     """Texts per second of `fn` on `batches` batches of `batch_size` texts, after `warmup` batches."""
     chunks = [texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)]
     chunks = [chunk if len(chunk) == batch_size else texts[:batch_size] for chunk in chunks]
-    for chunk in chunks[:warmup]:
-        fn(chunk)
-    started = time.perf_counter()
-    for chunk in chunks[warmup:]:
-        fn(chunk)
-    texts_per_second = round(batches * batch_size / (time.perf_counter() - started), 1)
+    chunks = iter(chunks)
+    seconds = bench.alternating([lambda: fn(next(chunks))], warmup, batches)[0]
+    texts_per_second = round(batches * batch_size / sum(seconds), 1)
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
 
 
