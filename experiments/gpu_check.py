@@ -4,10 +4,9 @@
     KERAS_BACKEND=jax python experiments/gpu_check.py --smoke --prepared runs/backends/trec_seed_0.npz  # a CPU
     python experiments/gpu_check.py --write-specs --prepared runs/backends/imdb512.npz      # TensorFlow side, once
 
-Parts (`--parts`): `tests`, the layer tests marked `backends`; `bench`, 2 gated encoder blocks (gate network, token
-dropping at inference, sparse training, gathered lengths a multiple of 64) against 2 dense blocks with fused
-attention, bf16, inference and an SGD step, each `jax.jit`-compiled and timed by `bench.alternating`; `train`,
-`build_ganet_transformer` and `build_transformer` on the prepared file with `train`'s settings
+Parts (`--parts`): `tests`, the layer tests marked `backends`; `bench`, 2 gated encoder blocks (token dropping,
+sparse training, gathered lengths a multiple of 64) against 2 dense fused-attention blocks, bf16, inference and an SGD
+step, jitted and timed by `bench.alternating`; `train`, the IMDB Transformers with `train`'s settings
 (`gpu_check_specs.json`). Writes `OUT/gpu_check.json` and `OUT/README.md` after each part, cell and run.
 """
 
