@@ -11,6 +11,8 @@ step, jitted and timed by `bench.alternating`; `train`, the IMDB Transformers wi
 """
 
 import argparse
+import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -163,8 +165,6 @@ def build_pair(args, length, density, flash):
 
 def compiled_calls(model, x, readout):
     """`{"infer": call, "train": call}`: jitted inference and SGD step of `model` through `stateless_call`."""
-    import functools
-
     import jax
     import jax.numpy as jnp
 
@@ -231,8 +231,6 @@ def run_bench(args, record):
 
 def run_training(args, data, record):
     """Each model of `MODELS` and seed on the prepared `data` (`--limit` examples per split); `record` after each."""
-    import dataclasses
-
     import keras
     from jax_training import fit_and_evaluate
 
