@@ -81,10 +81,8 @@ def main():
         cell = dict(T=length, density=density, batch=batch, xla=args.xla, kept=k, k=k, flops_ratio=flops[0] / flops[1])
         cell.update(dense_step_gflop=3 * flops[0] / 1e9, command=command, machine=machine)
         if cell["dense_step_gflop"] > args.max_dense_gflop:
-            cell["skipped"] = (
-                f"the dense step needs ~{cell['dense_step_gflop']:.0f} GFLOP > --max-dense-gflop "
-                f"{args.max_dense_gflop:g} (too slow for this machine)"
-            )
+            needs = f"the dense step needs ~{cell['dense_step_gflop']:.0f} GFLOP"
+            cell["skipped"] = f"{needs} > --max-dense-gflop {args.max_dense_gflop:g} (too slow for this machine)"
         else:
             keras.utils.set_random_seed(0)
             steps = training_steps(args, density, rng, batch, length)
