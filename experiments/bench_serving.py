@@ -38,10 +38,9 @@ def latency(fn, texts, calls, warmup):
 
 
 def throughput(fn, texts, batch_size, batches, warmup=3):
-    """Texts per second of `fn` on `batches` batches of `batch_size` texts, after `warmup` batches."""
-    chunks = [texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)]
-    chunks = [chunk if len(chunk) == batch_size else texts[:batch_size] for chunk in chunks]
-    chunks = iter(chunks)
+    """Texts per second of `fn` on `batches` batches of `batch_size` texts (at least that many), after `warmup`."""
+    starts = itertools.cycle(range(0, len(texts) - batch_size + 1, batch_size))  # full batches, in turn
+    chunks = (texts[start : start + batch_size] for start in starts)
     seconds = bench.alternating([lambda: fn(next(chunks))], warmup, batches)[0]
     texts_per_second = round(batches * batch_size / sum(seconds), 1)
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
