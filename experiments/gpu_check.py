@@ -114,12 +114,11 @@ def run_tests():
 def flash_attention():
     """`(flash_attention, note)` of the dense blocks: True where the fused kernel runs a tiny bf16 input, else None."""
     import jax.numpy as jnp
-    import numpy as np
     from keras import ops
 
     x = jnp.ones((1, 128, 2, 64), jnp.bfloat16)
     try:
-        np.asarray(ops.dot_product_attention(x, x, x, flash_attention=True))
+        ops.dot_product_attention(x, x, x, flash_attention=True).block_until_ready()
         return True, "on (the flash kernel ran)"
     except Exception as error:
         return None, f"unavailable here, XLA attention instead ({first_line(error, 200)})"
@@ -166,14 +165,13 @@ def build_pair(args, length, density, flash):
 def compiled_calls(model, x, readout):
     """`{"infer": call, "train": call}`: jitted inference and SGD step of `model` through `stateless_call`."""
     import jax
-    import jax.numpy as jnp
 
     def infer(trainable, non_trainable):
         return model.stateless_call(trainable, non_trainable, x, training=False)[0]
 
     def loss(trainable, non_trainable):
         outputs, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
-        return jnp.mean(outputs.astype("float32") * readout), non_trainable
+        return (outputs.astype("float32") * readout).mean(), non_trainable
 
     def train(trainable, non_trainable):
         (value, non_trainable), grads = jax.value_and_grad(loss, has_aux=True)(trainable, non_trainable)
@@ -349,7 +347,6 @@ def main():
     if "train" in args.parts:
         run_training(args, data, lambda summary: record("train", summary))
     print(f"wrote {os.path.relpath(args.out, REPO)}/gpu_check.json and README.md")
-    return 0
 
 
 if __name__ == "__main__":
