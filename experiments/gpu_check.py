@@ -204,9 +204,8 @@ def measure_cell(args, length, batch, density, flash):
     cell = {"T": length, "batch": batch, "density": density, "k": k, "dense_flops": flops[0], "gated_flops": flops[1]}
     for name, runs, first in zip(calls, times, firsts, strict=True):
         cell.update({f"{name}_ms": 1e3 * statistics.median(runs), f"{name}_compile_s": round(first, 2)})
-    for step in STEPS:
-        cell[f"{step}_speedup"] = cell[f"dense_{step}_ms"] / cell[f"gated_{step}_ms"]
-    cell["flops_ratio"] = flops[0] / flops[1]
+    speedups = {f"{step}_speedup": cell[f"dense_{step}_ms"] / cell[f"gated_{step}_ms"] for step in STEPS}
+    cell.update(speedups, flops_ratio=flops[0] / flops[1])
     return cell
 
 
