@@ -129,8 +129,7 @@ def main():
     machine = bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
     result = {"command": bench.command("bench_serving.py"), "machine": machine, "load_average_1min": loads}
     result.update(model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"])
-    result.update(texts=len(texts))
-    result.update(TIMING, paths=scores)
+    result.update(texts=len(texts), **TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)
     write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)
 

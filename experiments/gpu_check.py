@@ -194,9 +194,8 @@ def measure_cell(args, length, batch, density, flash):
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.bfloat16)
     readout = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.float32)
-    calls = {}
-    for path, model in build_pair(args, length, density, flash).items():
-        calls.update({f"{path}_{step}": call for step, call in compiled_calls(model, x, readout).items()})
+    models = build_pair(args, length, density, flash)
+    calls = {f"{p}_{s}": call for p, model in models.items() for s, call in compiled_calls(model, x, readout).items()}
     times, firsts = bench.alternating(list(calls.values()), args.warmup, args.runs, jax.block_until_ready, first=True)
     # The length the gated blocks gather full rows to: the kept count rounded up to a multiple of 64, at most T.
     k = min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
