@@ -7,11 +7,11 @@ Paths: the export's `serving_default` against the run's `TextVectorization` then
 """
 
 import argparse
-import json
+import itertools
+import math
 import os
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -32,28 +32,32 @@ STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.perc
 
 def latency(fn, texts, calls, warmup):
     """p50, p99 and mean milliseconds of `fn` on one text at a time (`calls` calls after `warmup` calls)."""
-    for index in range(warmup):
-        fn(texts[index % len(texts) :][:1])
-    seconds = []
-    for index in range(calls):
-        started = time.perf_counter()
-        fn(texts[index % len(texts) :][:1])
-        seconds.append(time.perf_counter() - started)
-    ms = np.array(seconds) * 1000
+    singles = itertools.cycle([text] for text in texts)
+    ms = 1000 * np.array(bench.alternating([lambda: fn(next(singles))], warmup, calls)[0])
     return {"calls": calls, **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
 
 
 def throughput(fn, texts, batch_size, batches, warmup=3):
-    """Texts per second of `fn` on `batches` batches of `batch_size` texts, after `warmup` batches."""
-    chunks = [texts[(i * batch_size) % len(texts) :][:batch_size] for i in range(batches + warmup)]
-    chunks = [chunk if len(chunk) == batch_size else texts[:batch_size] for chunk in chunks]
-    for chunk in chunks[:warmup]:
-        fn(chunk)
-    started = time.perf_counter()
-    for chunk in chunks[warmup:]:
-        fn(chunk)
-    texts_per_second = round(batches * batch_size / (time.perf_counter() - started), 1)
+    """Texts per second of `fn` on `batches` batches of `batch_size` texts (at least that many), after `warmup`."""
+    starts = itertools.cycle(range(0, len(texts) - batch_size + 1, batch_size))  # full batches, in turn
+    chunks = (texts[start : start + batch_size] for start in starts)
+    seconds = bench.alternating([lambda: fn(next(chunks))], warmup, batches)[0]
+    texts_per_second = round(batches * batch_size / sum(seconds), 1)
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
+
+
+def side_by_side(functions, texts, timing, rounds):
+    """`latency` and `throughput` of every function of the dict `functions`, timed in turn by `bench.alternating`, a
+    round per run: per round, `{name: {"latency": scores, "throughput": scores}}`."""
+    batch_texts = texts * math.ceil(timing["batch_size"] / len(texts))  # full batches
+    parts = {
+        "latency": lambda fn: latency(fn, texts, timing["calls"], timing["warmup"]),
+        "throughput": lambda fn: throughput(fn, batch_texts, timing["batch_size"], timing["batches"]),
+    }
+    scores = {(part, name): [] for part in parts for name in functions}
+    calls = [lambda p=part, n=name: scores[p, n].append(parts[p](functions[n])) for part, name in scores]
+    bench.alternating(calls, 0, rounds, block=lambda _: None)
+    return [{name: {part: scores[part, name][i] for part in parts} for name in functions} for i in range(rounds)]
 
 
 def write_readme(result, results=RESULTS):
@@ -119,19 +123,13 @@ def main():
         }
         for name, fn in paths.items():
             np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
-        scores = {}
-        for name, fn in paths.items():
-            scores[name] = {"latency": latency(fn, texts, TIMING["calls"], TIMING["warmup"])}
-            scores[name]["throughput"] = throughput(fn, texts, TIMING["batch_size"], TIMING["batches"])
-            print(name, json.dumps(scores[name]), flush=True)
+        (scores,) = side_by_side(paths, texts, TIMING, rounds=1)
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
     machine = bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
     result = {"command": bench.command("bench_serving.py"), "machine": machine, "load_average_1min": loads}
-    result.update(
-        model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"], texts=len(texts)
-    )
-    result.update(TIMING, paths=scores)
+    result.update(model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"])
+    result.update(texts=len(texts), **TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)
     write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)
 

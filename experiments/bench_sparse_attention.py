@@ -79,8 +79,7 @@ def main():
         x = tf.constant(rng.normal(size=[batch, length, args.hidden]).astype("float32"))
         dense, gated = pair(kind, args, x)
         score_gib = 3 * 4 * batch * args.heads * length**2 / 2**30  # float32 scores, ~3 copies in the softmax
-        skipped = f"dense scores need ~{score_gib:.0f} GiB > {MAX_DENSE_GIB} GiB"
-        skipped = skipped if score_gib > MAX_DENSE_GIB else None
+        skipped = f"dense scores need ~{score_gib:.0f} GiB > {MAX_DENSE_GIB} GiB" if score_gib > MAX_DENSE_GIB else None
         for density in todo:
             gates = tf.constant(bench.random_gates(rng, batch, length, density))
             k = bench.bucket_k(round(density * length), length, DEFAULT_SPARSE_BUCKETS)

@@ -51,11 +51,8 @@ def training_steps(args, density, rng, batch, length):
 
     x, readout = (tf.constant(rng.normal(size=[batch, length, args.hidden]).astype("float32")) for _ in range(2))
     logits = rng.normal(size=[batch, length]).astype("float32")
-    dense = [GatedTransformerEncoder(args.intermediate, args.heads) for _ in range(2)]
-    sparse = [
-        GatedTransformerEncoder(args.intermediate, args.heads, sparse_training=True, training_density=density)
-        for _ in range(2)
-    ]
+    options = ({}, {"sparse_training": True, "training_density": density})
+    dense, sparse = ([GatedTransformerEncoder(args.intermediate, args.heads, **o) for _ in range(2)] for o in options)
     for dense_block, sparse_block in zip(dense, sparse, strict=True):
         dense_block(x[:1, :8]), sparse_block(x[:1, :8])
         sparse_block.set_weights(dense_block.get_weights())
@@ -84,20 +81,17 @@ def main():
         cell = dict(T=length, density=density, batch=batch, xla=args.xla, kept=k, k=k, flops_ratio=flops[0] / flops[1])
         cell.update(dense_step_gflop=3 * flops[0] / 1e9, command=command, machine=machine)
         if cell["dense_step_gflop"] > args.max_dense_gflop:
-            cell["skipped"] = (
-                f"the dense step needs ~{cell['dense_step_gflop']:.0f} GFLOP > --max-dense-gflop "
-                f"{args.max_dense_gflop:g} (too slow for this machine)"
-            )
+            needs = f"the dense step needs ~{cell['dense_step_gflop']:.0f} GFLOP"
+            cell["skipped"] = f"{needs} > --max-dense-gflop {args.max_dense_gflop:g} (too slow for this machine)"
         else:
             keras.utils.set_random_seed(0)
-            dense_s, sparse_s = bench.alternating(
-                training_steps(args, density, rng, batch, length), args.warmup, args.runs
-            )
+            steps = training_steps(args, density, rng, batch, length)
+            dense_s, sparse_s = np.array(bench.alternating(steps, args.warmup, args.runs))
             cell.update(dense_ms=1e3 * float(np.median(dense_s)), sparse_ms=1e3 * float(np.median(sparse_s)))
             cell["speedup"] = float(np.median(dense_s) / np.median(sparse_s))
-            cell["round_ratio_quartiles"] = bench.quartiles([d / s for d, s in zip(dense_s, sparse_s, strict=True)])
-            cell.update(dense_runs_ms=[round(1e3 * t, 2) for t in dense_s], warmup=args.warmup, runs=args.runs)
-            cell["sparse_runs_ms"] = [round(1e3 * t, 2) for t in sparse_s]
+            cell["round_ratio_quartiles"] = bench.quartiles(dense_s / sparse_s)
+            cell.update(dense_runs_ms=np.round(1e3 * dense_s, 2).tolist(), warmup=args.warmup, runs=args.runs)
+            cell["sparse_runs_ms"] = np.round(1e3 * sparse_s, 2).tolist()
         print(cell, flush=True)
         cells[length, density, batch, args.xla] = cell
         ordered = sorted(cells.values(), key=lambda c: (c["xla"], c["T"], c["batch"], c["density"]))

@@ -4,14 +4,15 @@
     KERAS_BACKEND=jax python experiments/gpu_check.py --smoke --prepared runs/backends/trec_seed_0.npz  # a CPU
     python experiments/gpu_check.py --write-specs --prepared runs/backends/imdb512.npz      # TensorFlow side, once
 
-Parts (`--parts`): `tests`, the layer tests marked `backends`; `bench`, 2 gated encoder blocks (gate network, token
-dropping at inference, sparse training, gathered lengths a multiple of 64) against 2 dense blocks with fused
-attention, bf16, inference and an SGD step, each `jax.jit`-compiled and timed by `bench.alternating`; `train`,
-`build_ganet_transformer` and `build_transformer` on the prepared file with `train`'s settings
+Parts (`--parts`): `tests`, the layer tests marked `backends`; `bench`, 2 gated encoder blocks (token dropping,
+sparse training, gathered lengths a multiple of 64) against 2 dense fused-attention blocks, bf16, inference and an SGD
+step, jitted and timed by `bench.alternating`; `train`, the IMDB Transformers with `train`'s settings
 (`gpu_check_specs.json`). Writes `OUT/gpu_check.json` and `OUT/README.md` after each part, cell and run.
 """
 
 import argparse
+import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -41,7 +42,7 @@ TRAIN_HEADERS = "model | seed | test accuracy | attended density | epochs | medi
 BUCKET_MULTIPLE = 64  # the fused attention kernels' tile: every gathered length a multiple of it
 
 
-def parse_args(argv=None):
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepared", help="the .npz of `python -m ganet_tf prepare` the `train` part trains on")
     parser.add_argument("--parts", nargs="+", default=["tests", "bench", "train"], choices=["tests", "bench", "train"])
@@ -51,13 +52,11 @@ def parse_args(argv=None):
     for name, value in FULL.items():
         kind = float if name == "densities" else int
         parser.add_argument("--" + name, type=kind, nargs="+" if isinstance(value, list) else None)
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     for name, value in (SMOKE if args.smoke else FULL).items():
         setattr(args, name, value if getattr(args, name) is None else getattr(args, name))
     args.out = args.out or os.path.join(REPO, "results", "gpu", "cpu_smoke" if args.smoke else "")
-    args.command = runner.portable(
-        "python experiments/gpu_check.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    )
+    args.command = runner.portable("python experiments/gpu_check.py " + shlex.join(sys.argv[1:]))
     return args
 
 
@@ -94,8 +93,7 @@ def write_specs(args):
     specs = {
         m: {str(s): train_spec([*flags, m, "--seed", str(s)], examples, "imdb") for s in FULL["seeds"]} for m in MODELS
     }
-    with open(SPECS, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(specs, indent=1) + "\n")
+    tables.write_text(SPECS, [json.dumps(specs, indent=1)])
     print(f"wrote {SPECS}")
 
 
@@ -107,31 +105,20 @@ def run_tests():
     started = time.perf_counter()
     done = subprocess.run([sys.executable, *command], cwd=REPO, env=environment, capture_output=True, text=True)
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    return {
-        "command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join(command),
-        "returncode": done.returncode,
-        "summary": lines[-1] if lines else "",
-        "failures": [line for line in lines if line.startswith(("FAILED", "ERROR"))][:20],
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-
-
-def gathered_k(density, length):
-    """The length the gated blocks gather full rows to: the kept count rounded up to a multiple of 64, at most T."""
-    from ganet_tf.layers.sparse_gather import kept_count
-
-    return min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
+    tests = {"command": "KERAS_BACKEND=jax GANET_BLOCK_TENSORFLOW=1 python " + shlex.join(command)}
+    tests.update(returncode=done.returncode, summary=lines[-1] if lines else "")
+    failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:20]
+    return {**tests, "failures": failures, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def flash_attention():
     """`(flash_attention, note)` of the dense blocks: True where the fused kernel runs a tiny bf16 input, else None."""
     import jax.numpy as jnp
-    import numpy as np
     from keras import ops
 
     x = jnp.ones((1, 128, 2, 64), jnp.bfloat16)
     try:
-        np.asarray(ops.dot_product_attention(x, x, x, flash_attention=True))
+        ops.dot_product_attention(x, x, x, flash_attention=True).block_until_ready()
         return True, "on (the flash kernel ran)"
     except Exception as error:
         return None, f"unavailable here, XLA attention instead ({first_line(error, 200)})"
@@ -165,7 +152,7 @@ def build_pair(args, length, density, flash):
     inputs = keras.Input((length, args.width))
     logits = keras.layers.Reshape((length,))(keras.layers.Dense(1, name="gate_network")(inputs))
     gates = GateSampler(temperature=0.5, inference_mode="top_k", inference_density=density, seed=0)(logits)
-    # One bucket, the kept count's share (and the whole length): every row is full, so both paths run gathered_k.
+    # One bucket, the kept count's share (and the whole length): every row is full, so both paths gather `k` tokens.
     options = dict(token_dropping=True, sparse_training=True, training_density=density)
     options.update(sparse_buckets=[kept_count(density, length) / length], sparse_bucket_multiple=BUCKET_MULTIPLE)
     gated = dense = inputs
@@ -177,17 +164,14 @@ def build_pair(args, length, density, flash):
 
 def compiled_calls(model, x, readout):
     """`{"infer": call, "train": call}`: jitted inference and SGD step of `model` through `stateless_call`."""
-    import functools
-
     import jax
-    import jax.numpy as jnp
 
     def infer(trainable, non_trainable):
         return model.stateless_call(trainable, non_trainable, x, training=False)[0]
 
     def loss(trainable, non_trainable):
         outputs, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
-        return jnp.mean(outputs.astype("float32") * readout), non_trainable
+        return (outputs.astype("float32") * readout).mean(), non_trainable
 
     def train(trainable, non_trainable):
         (value, non_trainable), grads = jax.value_and_grad(loss, has_aux=True)(trainable, non_trainable)
@@ -204,22 +188,23 @@ def measure_cell(args, length, batch, density, flash):
     import keras
     import numpy as np
 
+    from ganet_tf.layers.sparse_gather import kept_count
+
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.bfloat16)
     readout = jnp.asarray(rng.normal(size=(batch, length, args.width)), jnp.float32)
-    calls = {}
-    for path, model in build_pair(args, length, density, flash).items():
-        calls.update({f"{path}_{step}": call for step, call in compiled_calls(model, x, readout).items()})
+    models = build_pair(args, length, density, flash)
+    calls = {f"{p}_{s}": call for p, model in models.items() for s, call in compiled_calls(model, x, readout).items()}
     times, firsts = bench.alternating(list(calls.values()), args.warmup, args.runs, jax.block_until_ready, first=True)
-    k = gathered_k(density, length)
+    # The length the gated blocks gather full rows to: the kept count rounded up to a multiple of 64, at most T.
+    k = min(length, BUCKET_MULTIPLE * math.ceil(kept_count(density, length) / BUCKET_MULTIPLE))
     flops = [bench.encoder_flops(batch, size, args.width, args.intermediate) for size in (length, k)]
     cell = {"T": length, "batch": batch, "density": density, "k": k, "dense_flops": flops[0], "gated_flops": flops[1]}
     for name, runs, first in zip(calls, times, firsts, strict=True):
         cell.update({f"{name}_ms": 1e3 * statistics.median(runs), f"{name}_compile_s": round(first, 2)})
-    for step in STEPS:
-        cell[f"{step}_speedup"] = cell[f"dense_{step}_ms"] / cell[f"gated_{step}_ms"]
-    cell["flops_ratio"] = flops[0] / flops[1]
+    speedups = {f"{step}_speedup": cell[f"dense_{step}_ms"] / cell[f"gated_{step}_ms"] for step in STEPS}
+    cell.update(speedups, flops_ratio=flops[0] / flops[1])
     return cell
 
 
@@ -238,27 +223,21 @@ def run_bench(args, record):
         summary["cells"].append(cell)
         print(f"bench {cell}", flush=True)
         record(summary)
-    keras.config.set_dtype_policy("float32")
 
 
 def run_training(args, data, record):
     """Each model of `MODELS` and seed on the prepared `data` (`--limit` examples per split); `record` after each."""
-    import dataclasses
-
     import keras
     from jax_training import fit_and_evaluate
 
-    keras.config.set_dtype_policy("float32")  # `train`'s precision
+    keras.config.set_dtype_policy("float32")  # `train`'s precision (the bench part leaves bf16)
     specs = runner.read_json(SPECS)
     if args.limit:
         cut = {field: {s: v[: args.limit] for s, v in getattr(data, field).items()} for field in ("ids", "labels")}
         data = dataclasses.replace(data, **cut)
-    summary = {
-        "prepared": os.path.relpath(os.path.abspath(args.prepared), REPO),
-        "dataset": data.dataset,
-        "examples": {split: len(labels) for split, labels in data.labels.items()},
-        "runs": [],
-    }
+    examples = {split: len(labels) for split, labels in data.labels.items()}
+    prepared = os.path.relpath(os.path.abspath(args.prepared), REPO)
+    summary = {"prepared": prepared, "dataset": data.dataset, "examples": examples, "runs": []}
     for model, seed in itertools.product(MODELS, args.seeds):
         spec = specs[model][str(seed)]
         result = fit_and_evaluate(spec, data, epochs=args.epochs, verbose=2)
@@ -331,8 +310,8 @@ def report(results):
     return lines
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def main():
+    args = parse_args()
     if args.write_specs:
         return write_specs(args)
     os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -347,15 +326,11 @@ def main(argv=None):
     if not args.smoke and not any(device.platform == "gpu" for device in jax.devices()):
         fail(f"no GPU visible to JAX (devices: {jax.devices()}); --smoke checks at tiny sizes on a CPU.")
     data = read_prepared(args.prepared) if "train" in args.parts else None
-    results = {
-        "command": args.command,
-        "smoke": args.smoke,
-        "devices": [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()],
-        "machine": bench.machine(gpus=None),
-        "versions": {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__},
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "settings": {name: getattr(args, name) for name in FULL},
-    }
+    devices = [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()]
+    results = {"command": args.command, "smoke": args.smoke, "devices": devices, "machine": bench.machine(gpus=None)}
+    results["versions"] = {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__}
+    date, settings = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), {n: getattr(args, n) for n in FULL}
+    results.update(date=date, settings=settings)
 
     def record(part, value):
         results[part] = value
@@ -370,7 +345,6 @@ def main(argv=None):
     if "train" in args.parts:
         run_training(args, data, lambda summary: record("train", summary))
     print(f"wrote {os.path.relpath(args.out, REPO)}/gpu_check.json and README.md")
-    return 0
 
 
 if __name__ == "__main__":

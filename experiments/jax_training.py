@@ -54,16 +54,10 @@ def fit_and_evaluate(spec, data, epochs=None, verbose=2):
         validation_batch_size=fit["validation_batch_size"],
         verbose=verbose,
     ).history
-    train_seconds = time.perf_counter() - started
+    train_seconds = round(time.perf_counter() - started, 2)
     test = evaluate_model(model, ids["test"], labels["test"], data.class_names)
-    return {
-        **{f"test_{key}": test[key] for key in ("accuracy", "density", "attended_density", "all_closed_rate")},
-        "test_gates": gate_rule(model),
-        "epochs_trained": len(history["val_loss"]),
-        "best_epoch": best_epoch(history[fit["monitor"]], fit["mode"]) + 1,
-        "train_seconds": round(train_seconds, 2),
-        "epoch_seconds": [round(s, 2) for s in timer.epoch_seconds],
-        "keras_backend": keras.backend.backend(),
-        "sequence_length": data.sequence_length,
-        "train_examples": len(labels["train"]),
-    }
+    summary = {f"test_{key}": test[key] for key in ("accuracy", "density", "attended_density", "all_closed_rate")}
+    summary.update(test_gates=gate_rule(model), epochs_trained=len(history["val_loss"]))
+    summary.update(best_epoch=best_epoch(history[fit["monitor"]], fit["mode"]) + 1, train_seconds=train_seconds)
+    summary.update(epoch_seconds=[round(s, 2) for s in timer.epoch_seconds], keras_backend=keras.backend.backend())
+    return {**summary, "sequence_length": data.sequence_length, "train_examples": len(labels["train"])}

@@ -38,10 +38,8 @@ def run_seed(seed):
     """Prepares the packaged TREC for `seed` under TensorFlow, as the main job reads it, trains it under JAX."""
     from experiments.jax_training import train_spec
 
-    prepared, log = (
-        os.path.join(RUNS, f"trec_seed_{seed}.npz"),
-        os.path.join(runner.REPO, RUNS, f"jax_trec_seed_{seed}"),
-    )
+    prepared = os.path.join(RUNS, f"trec_seed_{seed}.npz")
+    log = os.path.join(runner.REPO, RUNS, f"jax_trec_seed_{seed}")
     prepare = ["prepare", "--dataset", "trec", "--seed", str(seed), "--embedding-dtype", "float32", "--out", prepared]
     shown, unset = "python -m ganet_tf " + " ".join(prepare), ("GANET_DATA_DIR",)
     summary = runner.run_command([sys.executable, "-m", "ganet_tf", *prepare], shown, log + ".log", unset=unset)

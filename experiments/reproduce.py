@@ -1,7 +1,6 @@
 """The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s): the tables of its README,
 `fig5_*.png`, `fig5.json`; and the IMDB explanations, `python experiments/reproduce.py explain --data-dir DIR`."""
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from experiments.tables import fill_copy
 from experiments.tables import grid
 from experiments.tables import grid_of
 from experiments.tables import mean_std
+from experiments.tables import write_text
 
 RESULTS = os.path.join(runner.REPO, "results", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
@@ -61,9 +61,7 @@ def explain_imdb(data_dir, max_words=80):
     pairs = list(zip(splits.test_texts, splits.test_labels, strict=True))
     chosen = [next(t for t, y in pairs if y == label and len(t.split()) <= max_words) for label in (0, 1)]
     out = os.path.join("results", "reproduce", "explain_imdb")  # from the repository
-    os.makedirs(os.path.join(runner.REPO, out), exist_ok=True)
-    with open(os.path.join(runner.REPO, out, "reviews.txt"), "w", encoding="utf-8") as handle:
-        handle.write("".join(" ".join(text.split()) + "\n" for text in chosen))
+    write_text(os.path.join(runner.REPO, out, "reviews.txt"), [" ".join(text.split()) for text in chosen])
     flags = [*(flag for path in models for flag in ("--model", path)), "--file", f"{out}/reviews.txt", "--out", out]
     subprocess.run([sys.executable, "-m", "ganet_tf", "explain", *flags], check=True, cwd=runner.REPO)
 
@@ -232,13 +230,10 @@ def plot_fig5(root):
             title = f"{dataset}: mean over {min(seeds)}+ seeds"
             axis.set(xlabel="auxiliary BiLSTM hidden size", ylim=(0, 1), title=title)
             axis.legend()
-    with open(os.path.join(results, "fig5.json"), "w") as handle:
-        json.dump(data, handle, indent=1)
+    runner.write_json(os.path.join(results, "fig5.json"), data)
 
 
 if __name__ == "__main__":
     if sys.argv[1:3] != ["explain", "--data-dir"] or len(sys.argv) != 4:
-        raise SystemExit(
-            "usage: python experiments/reproduce.py explain --data-dir DIR (runs: python -m experiments run)"
-        )
+        raise SystemExit("usage: python experiments/reproduce.py explain --data-dir DIR")
     explain_imdb(sys.argv[3])

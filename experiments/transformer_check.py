@@ -2,8 +2,6 @@
 SavedModels timed side by side (`serving.json`, `serving_sparse.json`); the tables of its README."""
 
 import datetime
-import json
-import math
 import os
 import shlex
 import sys
@@ -81,37 +79,12 @@ def long_texts(model_dirs, data_dir, limit):
     return [text for text, kept in zip(texts, keep, strict=True) if kept], lengths.pop(), len(texts)
 
 
-def time_side_by_side(functions, texts, timing):
-    """Per round, batch-1 latency then throughput of every model in turn, the order alternating between rounds; the
-    rounds' scores and, per model, their medians."""
-    from experiments.bench_serving import latency
-    from experiments.bench_serving import throughput
-
-    size = timing["batch_size"]
-    batch_texts = texts * math.ceil(size / len(texts))  # full batches
-    rounds = []
-    for index in range(timing["rounds"]):
-        order = list(functions)[:: 1 if index % 2 == 0 else -1]
-        scores = {name: {} for name in functions}
-        for name in order:
-            scores[name]["latency"] = latency(functions[name], texts, timing["calls"], timing["warmup"])
-        for name in order:
-            scores[name]["throughput"] = throughput(functions[name], batch_texts, size, timing["batches"])
-        print(f"    round {index + 1}/{timing['rounds']}: {json.dumps(scores)}", flush=True)
-        rounds.append(scores)
-    timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
-    medians = {
-        name: {key: round(float(np.median([r[name][part][key] for r in rounds])), n) for part, key, n in timings}
-        for name in functions
-    }
-    return rounds, medians
-
-
 def measure(model_dirs, context):
     """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
     import tensorflow as tf
 
     from experiments.bench import machine
+    from experiments.bench_serving import side_by_side
     from ganet_tf.export import export_saved_model
 
     options = context["options"]
@@ -131,33 +104,23 @@ def measure(model_dirs, context):
             for key, serve in signatures.items()
         }
         density = signatures["gated"](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
-        rounds, medians = time_side_by_side(functions, texts, timing)
+        rounds = side_by_side(functions, texts, timing, timing["rounds"])
     loads.append(list(os.getloadavg()))
-    dense = medians["dense"]
-    ratios = {
-        key: {
-            "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
-            "p50": m["p50_ms"] / dense["p50_ms"],
-        }
-        for key, m in medians.items()
-        if key != "dense"
+    timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
+    median = {
+        key: {name: round(float(np.median([r[key][part][name] for r in rounds])), n) for part, name, n in timings}
+        for key in functions
     }
-    return {
-        "command": "python -m experiments " + shlex.join(sys.argv[1:]),
-        "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
-        "date": datetime.date.today().isoformat(),
-        "load_average": {"before": loads[0], "after": loads[1]},
-        "runs": {key: os.path.basename(folder) for key, folder in model_dirs.items()},
-        "sequence_length": length,
-        "test_texts_scanned": scanned,
-        "texts": len(texts),
-        "gated_density_first_batch": float(np.mean(density)),
-        **timing,
-        "median": medians,
-        "ratio_gated_to_dense": ratios["gated"],
-        **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}),
-        "rounds_scores": rounds,
-    }
+    compared = {"texts_per_second": "texts_per_second", "p50": "p50_ms"}
+    ratios = {key: {name: median[key][k] / median["dense"][k] for name, k in compared.items()} for key in functions}
+    del ratios["dense"]
+    record = {"command": "python -m experiments " + shlex.join(sys.argv[1:])}
+    record.update(machine=machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True))
+    record.update(date=datetime.date.today().isoformat(), load_average={"before": loads[0], "after": loads[1]})
+    record.update(runs={key: os.path.basename(folder) for key, folder in model_dirs.items()}, sequence_length=length)
+    record.update(test_texts_scanned=scanned, texts=len(texts), gated_density_first_batch=float(np.mean(density)))
+    record.update(timing, median=median, ratio_gated_to_dense=ratios["gated"])
+    return {**record, **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}), "rounds_scores": rounds}
 
 
 def _epochs(run):
@@ -288,22 +251,11 @@ def tables(study, root):
     chosen, serving = choice(runs), runner.read_json(os.path.join(results, "serving.json"))
     sparse_serving = runner.read_json(os.path.join(results, "serving_sparse.json"))
     epochs, speedup = epoch_table(runner.load_runs(os.path.join(results, "epoch_time")), chosen)
-    seeds = "; ".join(
-        f"seed {r['seed']}: {_epochs(r)}" for r in sorted(_setting(runs, "sparse"), key=lambda r: r["seed"])
-    )
-    fill_readme(
-        study,
-        root,
-        runs,
-        head=[f"on {runs[0]['machine']}. Seeds 0, 1, 2; mean ± std over the seeds listed."],
-        selection=selection_table(runs),
-        seeds=seeds_table(runs),
-        checks=checks(runs, serving),
-        serving=serving_table(serving),
-        epochs=epochs,
-        sparse_seeds=[
-            f"Epoch seconds of the 3-seed `sparse` runs themselves (other jobs may have shared the machine): {seeds}"
-        ],
-        sparse_checks=sparse_checks(runs, speedup, sparse_serving, chosen),
-        trec=trec_table(runner.load_runs(os.path.join(results, "trec"))),
-    )
+    seeds = "; ".join(f"seed {r['seed']}: {_epochs(r)}" for r in _setting(runs, "sparse"))  # by file name: by seed
+    seeds = f"Epoch seconds of the 3-seed `sparse` runs themselves (other jobs may have shared the machine): {seeds}"
+    blocks = dict(selection=selection_table(runs), seeds=seeds_table(runs), checks=checks(runs, serving))
+    blocks.update(serving=serving_table(serving), epochs=epochs, sparse_seeds=[seeds])
+    blocks.update(sparse_checks=sparse_checks(runs, speedup, sparse_serving, chosen))
+    blocks["trec"] = trec_table(runner.load_runs(os.path.join(results, "trec")))
+    head = [f"on {runs[0]['machine']}. Seeds 0, 1, 2; mean ± std over the seeds listed."]
+    fill_readme(study, root, runs, head=head, **blocks)
