@@ -78,35 +78,23 @@ def test_copy_task_end_to_end(tmp_path):
     assert {key: pytest.approx(value) for key, value in rescored.items()} == {key: result[key] for key in rescored}
 
 
-def test_out_holding_the_users_files_is_refused_before_training(tmp_path):
+def test_out_holding_the_users_files_is_refused_before_training(tmp_path, capsys):
+    # In this process: the refusal comes before any TensorFlow work, and
+    # test_copy_task_end_to_end runs the command line in a process of its own.
+    from ganet_tf.cli import main
+
     out = tmp_path / "mine"
     out.mkdir()
     (out / "model.keras").write_text("the user's own file")
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ganet_tf",
-            "seq2seq",
-            "--task",
-            "copy",
-            "--limit",
-            "8",
-            "--epochs",
-            "1",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-    )
-    assert completed.returncode == 2
-    assert completed.stderr.strip().splitlines() == [
+    capsys.readouterr()
+    code = main(["seq2seq", "--task", "copy", "--limit", "8", "--epochs", "1", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.strip().splitlines() == [
         f"ganet_tf: error: --out {out} holds files ganet_tf did not write: give a new or "
         "empty folder (ganet_tf only replaces folders it wrote)."
     ]
-    assert "Epoch" not in completed.stdout
+    assert "Epoch" not in captured.out
     assert sorted(os.listdir(out)) == ["model.keras"]
     assert (out / "model.keras").read_text() == "the user's own file"
 

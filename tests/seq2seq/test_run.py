@@ -44,8 +44,11 @@ def test_all_closed_rate_is_none_without_gates():
     assert result["test_attended_density"] == pytest.approx(1.0)
 
 
-# A copy-task run small enough to train in seconds.
-TINY_COPY = dict(task="copy", limit=8, epochs=1, hidden=4, embedding_dim=4, batch_size=4, verbose=0)
+# A copy-task run small enough to train in seconds: sentences of 2 to 6
+# symbols (the task's default, 10 to 100, only makes each step longer).
+TINY_COPY = dict(
+    task="copy", limit=8, epochs=1, hidden=4, embedding_dim=4, batch_size=4, min_length=2, max_length=6, verbose=0
+)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +114,11 @@ def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation
     assert validation["symbol_error_rate"] >= 0.0
 
 
-def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train(tmp_path, monkeypatch):
+def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train_and_patience_given_later_counts_on(
+    tmp_path, monkeypatch
+):
+    import csv
+
     from ganet_tf.seq2seq import run
 
     config = Seq2SeqConfig(**{**TINY_COPY, "epochs": 2}, out=str(tmp_path / "run"), backup_dir=str(tmp_path / "b"))
@@ -136,6 +143,16 @@ def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train(tmp_
     saved = keras.models.load_model(tmp_path / "run" / "model.keras")
     for mine, theirs in zip(saved.get_weights(), trained["weights"], strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+    # The finished run (its 2 epochs trained without --patience) given more
+    # epochs and a patience: the patience counts from epoch 3 on, the epochs
+    # trained and the best epoch count the first two.
+    result = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 4, "patience": 5}))
+    with open(tmp_path / "b" / "history.csv", newline="") as handle:
+        losses = [float(row["val_loss"]) for row in csv.DictReader(handle)]
+    assert len(losses) == 2  # epochs 3 and 4: the first two ran without --patience
+    assert result["epochs_trained"] == 4
+    assert result["best_epoch"] == 3 + int(np.argmin(losses))
 
 
 def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
@@ -192,20 +209,6 @@ def test_without_patience_every_epoch_trains_and_no_best_epoch_is_named(bahdanau
 def test_a_patience_below_one_is_one_error_line():
     with pytest.raises(GANetInputError, match=r"--patience must be a positive integer, got 0"):
         run_seq2seq(Seq2SeqConfig(**TINY_COPY, patience=0))
-
-
-def test_patience_given_on_resume_counts_the_epochs_trained_before_it(tmp_path):
-    import csv
-
-    backup = tmp_path / "b"
-    config = Seq2SeqConfig(**{**TINY_COPY, "epochs": 1}, out=str(tmp_path / "run"), backup_dir=str(backup))
-    run_seq2seq(config)
-    result = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 3, "patience": 5}))
-    with open(backup / "history.csv", newline="") as handle:
-        losses = [float(row["val_loss"]) for row in csv.DictReader(handle)]
-    assert len(losses) == 2  # epochs 2 and 3: the first ran without --patience
-    assert result["epochs_trained"] == 3
-    assert result["best_epoch"] == 2 + int(np.argmin(losses))
 
 
 def parsed_config(*flags):
