@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import json
 import os
 import subprocess
@@ -162,7 +163,9 @@ class _Interrupt(keras.callbacks.Callback):
 
 
 @pytest.mark.parametrize("monitor", ["val_loss", pytest.param("val_accuracy", marks=pytest.mark.large)])
-def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
+def test_backup_dir_resumes_a_killed_run_and_stops_where_the_uninterrupted_run_would(data_dir, tmp_path, monitor):
+    import shutil
+
     from ganet_tf.training import TrainConfig
     from ganet_tf.training import train_and_evaluate
 
@@ -184,6 +187,8 @@ def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
         train_and_evaluate(config, callbacks=[interrupt])
     history = (tmp_path / "backup" / "history.csv").read_text().strip().splitlines()
     assert len(history) == 1 + 2  # header and two finished epochs
+    # A copy of the killed run's backup, resumed below with a shorter patience.
+    shutil.copytree(tmp_path / "backup", tmp_path / "stopping")
     epochs_run, resumed_at = [], []
     counter = keras.callbacks.LambdaCallback(
         on_train_begin=lambda logs: resumed_at.append(int(counter.model.optimizer.iterations.numpy())),
@@ -201,38 +206,21 @@ def test_backup_dir_resumes_a_killed_run(data_dir, tmp_path, monitor):
     best = np.argmin(watched) if monitor == "val_loss" else np.argmax(watched)
     assert len(watched) == 3 and result["best_epoch"] == best + 1
 
-
-def test_a_resumed_run_stops_where_the_uninterrupted_run_would(data_dir, tmp_path):
-    from ganet_tf.training import TrainConfig
-    from ganet_tf.training import train_and_evaluate
-
-    config = TrainConfig(
-        dataset="trec",
-        data_dir=data_dir,
-        limit=96,
-        epochs=6,
-        patience=2,
-        hidden=4,
-        aux_hidden=3,
-        verbose=0,
-        backup_dir=str(tmp_path / "backup"),
-        buckets=3,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        train_and_evaluate(config, callbacks=[_Interrupt(at_epoch=2)])
-    # Make the first epoch's validation loss unbeatable: one epoch of the
-    # patience of 2 is then spent, and the next epoch cannot improve.
-    history_path = tmp_path / "backup" / "history.csv"
+    # The copy: make the first epoch's score unbeatable. Resumed with a
+    # patience of 2 and 6 epochs, one epoch of the patience is then spent,
+    # the next epoch cannot improve, and the run stops where the
+    # uninterrupted one would: after epoch 3.
+    history_path = tmp_path / "stopping" / "history.csv"
     with open(history_path, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    rows[0]["val_loss"] = "0.0"
+    rows[0][monitor] = "0.0" if monitor == "val_loss" else "1.0"
     with open(history_path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    epochs_run = []
-    counter = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: epochs_run.append(epoch))
-    result = train_and_evaluate(config, callbacks=[counter])
+    epochs_run.clear()
+    stopping = dataclasses.replace(config, epochs=6, patience=2, backup_dir=str(tmp_path / "stopping"))
+    result = train_and_evaluate(stopping, callbacks=[counter])
     assert epochs_run == [2]
     assert result["epochs_trained"] == 3 and result["best_epoch"] == 1
 
