@@ -111,16 +111,31 @@ def measure(model_dirs, context):
         key: {name: round(float(np.median([r[key][part][name] for r in rounds])), n) for part, name, n in timings}
         for key in functions
     }
-    compared = {"texts_per_second": "texts_per_second", "p50": "p50_ms"}
-    ratios = {key: {name: median[key][k] / median["dense"][k] for name, k in compared.items()} for key in functions}
-    del ratios["dense"]
-    record = {"command": "python -m experiments " + shlex.join(sys.argv[1:])}
-    record.update(machine=machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True))
-    record.update(date=datetime.date.today().isoformat(), load_average={"before": loads[0], "after": loads[1]})
-    record.update(runs={key: os.path.basename(folder) for key, folder in model_dirs.items()}, sequence_length=length)
-    record.update(test_texts_scanned=scanned, texts=len(texts), gated_density_first_batch=float(np.mean(density)))
-    record.update(timing, median=median, ratio_gated_to_dense=ratios["gated"])
-    return {**record, **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}), "rounds_scores": rounds}
+    dense = median["dense"]
+    ratios = {
+        key: {
+            "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
+            "p50": m["p50_ms"] / dense["p50_ms"],
+        }
+        for key, m in median.items()
+        if key != "dense"
+    }
+    return {
+        "command": "python -m experiments " + shlex.join(sys.argv[1:]),
+        "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
+        "date": datetime.date.today().isoformat(),
+        "load_average": {"before": loads[0], "after": loads[1]},
+        "runs": {key: os.path.basename(folder) for key, folder in model_dirs.items()},
+        "sequence_length": length,
+        "test_texts_scanned": scanned,
+        "texts": len(texts),
+        "gated_density_first_batch": float(np.mean(density)),
+        **timing,
+        "median": median,
+        "ratio_gated_to_dense": ratios["gated"],
+        **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}),
+        "rounds_scores": rounds,
+    }
 
 
 def _epochs(run):
