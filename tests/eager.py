@@ -12,7 +12,9 @@ def functions_run_eagerly():
     traced, 5 s eager; `train` on 40 lines of a file: 24-33 s against 8 s;
     one epoch of TREC limited to 120: 32 s against 18 s). Only for one
     epoch of a few batches (three epochs of TREC limited to 96 ran slower
-    eagerly, 46 s against 33 s; so did the seq2seq runs, which decode), and
+    eagerly, 46 s against 33 s; so did seq2seq runs on the copy task's default
+    sentences of 10-100 symbols, which decode step by step; on 2-6 symbols a
+    tiny seq2seq run takes half the time eagerly), and
     for what a model computes and a command writes, not for how it compiles:
     tests of graphs, XLA and SavedModel signatures keep tracing, and each
     command keeps a traced end-to-end test."""

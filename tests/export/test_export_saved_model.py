@@ -107,7 +107,9 @@ def test_interrupted_export_leaves_nothing(runs, tmp_path, monkeypatch):
     assert not base.exists()
 
 
-def test_staging_folders_of_dead_exports_are_cleaned(runs, exports, tmp_path):
+def test_staging_folders_of_dead_exports_are_cleaned_and_a_model_keras_file_stands_for_its_run(
+    runs, exports, tmp_path, capsys
+):
     import subprocess
     import sys
 
@@ -119,10 +121,21 @@ def test_staging_folders_of_dead_exports_are_cleaned(runs, exports, tmp_path):
     (base / "m" / f".export-2-{dead}-abc").mkdir()  # killed while writing
     (base / "m" / f".export-2-{alive}-def").mkdir()  # still running
     os.rename(base / "m" / "1", base / "m" / f".replaced-1-{dead}-ghi")  # killed mid-swap
-    path = export_saved_model(runs["ganet"], "m", base=str(base))
-    assert path == str(base / "m" / "2")
+    # The export is given the run's model.keras file: it stands for its run folder.
+    keras_file = os.path.join(runs["ganet"], "model.keras")
+    code = main(["export", "--model", keras_file, "--name", "m", "--base", str(base)])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and summary["path"] == str(base / "m" / "2")
     assert sorted(os.listdir(base / "m")) == [f".export-2-{alive}-def", "1", "2"]
     assert os.path.isfile(base / "m" / "1" / "saved_model.pb")
+    assert os.path.isfile(base / "m" / "2" / "saved_model.pb")
+    # Without preprocessing.json beside it, one error line and nothing written.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(keras_file, lone / "model.keras")
+    code = main(["export", "--model", str(lone / "model.keras"), "--name", "n", "--base", str(base)])
+    assert code == 2 and "No preprocessing.json beside" in capsys.readouterr().err
+    assert not (base / "n").exists()
 
 
 def test_failed_overwrite_keeps_the_old_version(runs, exports, tmp_path, monkeypatch):
@@ -222,23 +235,7 @@ def test_bad_input_gives_one_error_line_and_writes_nothing(runs, tmp_path, capsy
         assert not base.exists()
 
 
-def test_the_model_keras_file_stands_for_its_run_folder(runs, tmp_path, capsys):
-    base = tmp_path / "saved_models"
-    keras_file = os.path.join(runs["ganet"], "model.keras")
-    code = main(["export", "--model", keras_file, "--name", "m", "--base", str(base)])
-    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert code == 0 and summary["path"] == str(base / "m" / "1")
-    assert (base / "m" / "1" / "saved_model.pb").exists()
-    # Without preprocessing.json beside it, one error line and nothing written.
-    lone = tmp_path / "lone"
-    lone.mkdir()
-    shutil.copy(keras_file, lone / "model.keras")
-    code = main(["export", "--model", str(lone / "model.keras"), "--name", "n", "--base", str(base)])
-    assert code == 2 and "No preprocessing.json beside" in capsys.readouterr().err
-    assert not (base / "n").exists()
-
-
-def test_export_serves_another_test_gate_rule(runs, tmp_path, capsys):
+def test_export_serves_another_test_gate_rule(runs, exports, tmp_path, capsys):
     import numpy as np
     import tensorflow as tf
 
@@ -256,8 +253,8 @@ def test_export_serves_another_test_gate_rule(runs, tmp_path, capsys):
     real = p > 0  # served p_t are 0 at padding only (a sigmoid elsewhere)
     largest = np.where(real, p, 0).max(axis=1, keepdims=True)
     np.testing.assert_array_equal(served["gates"].numpy(), (real & (p >= ratio * largest)).astype("float32"))
-    # The run's own export (nucleus at 0.3) gives other gates.
-    own = export_saved_model(runs["ganet"], "own", base=str(base))
+    # The run's own export (nucleus at 0.3, the `exports` fixture's) gives other gates.
+    own = exports[1]["ganet"]
     own_gates = tf.saved_model.load(own).signatures["serving_default"](text=tf.constant(texts))["gates"].numpy()
     assert not np.array_equal(own_gates, served["gates"].numpy())
     # top_k without --inference-density takes the run's target density, and

@@ -16,6 +16,7 @@ import pytest
 
 from ganet_tf.cli import main
 from tests.eager import functions_run_eagerly
+from tests.made_once import made_once
 
 TRAIN_TINY = [
     "--model",
@@ -205,15 +206,20 @@ def write_train_files(folder):
 
 
 @pytest.fixture(scope="session")
-def data(tmp_path_factory):
-    """Tiny training files, one finished `train` run and one `seq2seq` run."""
-    root = str(tmp_path_factory.mktemp("reliability"))
-    files = write_train_files(os.path.join(root, "data"))
-    train_run, seq2seq_run = os.path.join(root, "train_run"), os.path.join(root, "seq2seq_run")
-    with functions_run_eagerly():
-        assert main(["train", *files, *TRAIN_TINY, "--out", train_run]) == 0
-    assert main(["seq2seq", *SEQ2SEQ_TINY, "--out", seq2seq_run]) == 0
-    return Data(root, files, train_run, seq2seq_run)
+def data(tmp_path_factory, translator_run):
+    """Tiny training files, one finished `train` run and one `seq2seq` run,
+    made once for both xdist workers (`tests.made_once`; the tests copy a
+    run before they change it). The `seq2seq` run is the session's
+    `translator_run` (tests/conftest.py), trained with `SEQ2SEQ_TINY`'s flags."""
+
+    def make(root):
+        files = write_train_files(str(root / "data"))
+        train_run = str(root / "train_run")
+        with functions_run_eagerly():
+            assert main(["train", *files, *TRAIN_TINY, "--out", train_run]) == 0
+        return {"root": str(root), "train_files": files, "train_run": train_run}
+
+    return Data(**made_once(tmp_path_factory, "reliability_data", make), seq2seq_run=translator_run)
 
 
 def dead_pid():

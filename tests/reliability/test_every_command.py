@@ -28,12 +28,12 @@ def _argv(data, command, tmp_path, **paths):
 
 def _refused(data, tmp_path, capsys, argv, *words):
     """Runs `argv`; asserts exit 2, one error line with `words`, nothing changed."""
-    before, shared = tree(tmp_path), tree(data.root)
+    before, shared = tree(tmp_path), (tree(data.root), tree(data.seq2seq_run))
     assert main(argv) == 2
     line = error_line(capsys)
     for word in words:
         assert word in line, line
-    assert tree(tmp_path) == before and tree(data.root) == shared
+    assert tree(tmp_path) == before and (tree(data.root), tree(data.seq2seq_run)) == shared
     return line
 
 

@@ -13,6 +13,7 @@ from ganet_tf.seq2seq.run import decoded_split_scores
 from ganet_tf.seq2seq.run import run_seq2seq
 from ganet_tf.seq2seq.run import teacher_forced_scores
 from ganet_tf.seq2seq.vocabulary import make_dataset
+from tests.eager import functions_run_eagerly
 
 RNG = np.random.default_rng(0)
 SOURCE = [list(RNG.integers(2, 12, size=length)) for length in (7, 4, 6, 2)]
@@ -45,7 +46,10 @@ def test_all_closed_rate_is_none_without_gates():
 
 
 # A copy-task run small enough to train in seconds: sentences of 2 to 6
-# symbols (the task's default, 10 to 100, only makes each step longer).
+# symbols (the task's default, 10 to 100, only makes each step longer). The
+# runs below train and decode eagerly (`tests.eager`): on sentences this
+# short that takes half the time of tracing (45 s against 94-125 s a run on
+# a loaded 2-core machine); tests/seq2seq/test_cli.py keeps a traced run.
 TINY_COPY = dict(
     task="copy", limit=8, epochs=1, hidden=4, embedding_dim=4, batch_size=4, min_length=2, max_length=6, verbose=0
 )
@@ -54,7 +58,8 @@ TINY_COPY = dict(
 @pytest.fixture(scope="module")
 def bahdanau_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("init") / "bahdanau"
-    run_seq2seq(Seq2SeqConfig(**TINY_COPY, out=str(out)))
+    with functions_run_eagerly():
+        run_seq2seq(Seq2SeqConfig(**TINY_COPY, out=str(out)))
     return str(out)
 
 
@@ -76,6 +81,7 @@ def test_init_from_copies_the_shared_weights_and_leaves_the_gates_fresh(bahdanau
         np.testing.assert_array_equal(mine, before)
 
 
+@pytest.mark.usefixtures("eager_functions")
 def test_init_from_trains_on_and_says_where_it_started(bahdanau_run, tmp_path):
     config = Seq2SeqConfig(**TINY_COPY, attention="gated", init_from=bahdanau_run, backup_dir=str(tmp_path / "backup"))
     result = run_seq2seq(config)
@@ -114,6 +120,7 @@ def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation
     assert validation["symbol_error_rate"] >= 0.0
 
 
+@pytest.mark.usefixtures("eager_functions")
 def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train_and_patience_given_later_counts_on(
     tmp_path, monkeypatch
 ):
@@ -164,6 +171,7 @@ def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
         _EpochSeconds(str(path)).on_train_begin()
 
 
+@pytest.mark.usefixtures("eager_functions")
 def test_patience_keeps_the_best_epoch_and_a_finished_backup_trains_no_more(tmp_path):
     import csv
 
