@@ -20,6 +20,7 @@ import keras
 
 from ganet_tf.errors import GANetInputError
 from ganet_tf.training.run_folder import check_output_folder
+from ganet_tf.training.run_folder import critical_section
 
 CONFIG_FILE = "run_config.json"
 EPOCH_SECONDS_FILE = "epoch_seconds.json"
@@ -65,14 +66,20 @@ def unreadable_backup(path, error):
 
 
 def save_weights(model, path):
-    """`model.save_weights(path)` through a temporary file and a rename."""
+    """`model.save_weights(path)` through a temporary file and a rename.
+
+    Ctrl-C and SIGTERM are held back until the file is in place: a stop
+    signal raised inside the weights' conversion to NumPy would surface as
+    that conversion's error instead of the one-line interruption.
+    """
     temporary = _temporary(path)
-    try:
-        model.save_weights(temporary, overwrite=True)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+    with critical_section():
+        try:
+            model.save_weights(temporary, overwrite=True)
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.remove(temporary)
 
 
 def write_json(path, value):

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -13,7 +14,11 @@ import pytest
 from ganet_tf import cli
 from ganet_tf.cli import main
 from ganet_tf.errors import GANetInputError
+from ganet_tf.policy import Terminated
+from ganet_tf.policy import install_signal_handlers
+from ganet_tf.policy import restore_signal_handlers
 from ganet_tf.training.backup import AtomicBackupAndRestore
+from ganet_tf.training.backup import save_weights
 from ganet_tf.training.run_folder import RUN_MARKER
 from ganet_tf.training.run_folder import FolderLock
 from ganet_tf.training.run_folder import clean_stale
@@ -226,6 +231,29 @@ def test_a_kill_while_the_backup_is_written_keeps_the_previous_backup(tmp_path, 
     resumed.on_train_begin()
     np.testing.assert_array_equal(restored.get_weights()[0], saved[0])
     assert restored._initial_epoch == 1
+
+
+def test_a_sigterm_while_the_best_weights_are_saved_waits_for_the_file(tmp_path, monkeypatch):
+    # The signal used to land inside the weights' conversion to NumPy and
+    # surface as a TypeError instead of the one-line interruption.
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    real_save = model.save_weights
+
+    def interrupted(path, overwrite=True):
+        os.kill(os.getpid(), signal.SIGTERM)
+        real_save(path, overwrite)
+
+    monkeypatch.setattr(model, "save_weights", interrupted)
+    previous = install_signal_handlers()
+    try:
+        with pytest.raises(Terminated):
+            save_weights(model, str(tmp_path / "best.weights.h5"))
+    finally:
+        restore_signal_handlers(previous)
+    assert os.listdir(tmp_path) == ["best.weights.h5"]
+    restored = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    restored.load_weights(str(tmp_path / "best.weights.h5"))
+    np.testing.assert_array_equal(restored.get_weights()[0], model.get_weights()[0])
 
 
 def test_a_backup_of_other_flags_is_refused_naming_them(trained, capsys):
