@@ -51,6 +51,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
     ACT blocks add `word_stats`."""
     from ganet_tf.seq2seq import source_explanations as explained
     from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.source_words import word_begins
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
     counts, sizes, largest, block_starts = [], [], [], []
@@ -75,7 +76,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
         stats["long_level2_between"] = float(np.mean((long[:, 2] > 1) & (long[:, 2] < long[:, 1])))
     if config.tokenizer in ("bpe", "unigram") and block_starts:
         pieces = vocabularies[0].pieces
-        stats.update(word_stats(block_starts, [explained.word_begins([pieces[i] for i in row]) for row in ids[0]]))
+        stats.update(word_stats(block_starts, [word_begins([pieces[i] for i in row]) for row in ids[0]]))
     return config, stats
 
 
@@ -158,12 +159,12 @@ def levels_readme(rows):
 
 def piece_kinds(pieces):
     """Each piece's place in its word, one of `KINDS`."""
-    from ganet_tf.seq2seq import source_explanations as explained
+    from ganet_tf.seq2seq import source_words
 
-    begins = [*explained.word_begins(pieces), True]
+    begins = [*source_words.word_begins(pieces), True]
     kinds = []
     for index, piece in enumerate(pieces):
-        text = piece.lstrip(explained.WORD_START)
+        text = piece.lstrip(source_words.WORD_START)
         if text and not any(character.isalnum() for character in text):
             kinds.append("punctuation")
         else:

@@ -420,6 +420,7 @@ STUDIES = {
                 "recipe": {
                     "gated-st": ("--attention", "gated", "--straight-through"),
                     "gated-td0.6": ("--attention", "gated", "--target-density", "0.6"),
+                    "gated-word": ("--attention", "gated", "--gate-unit", "word"),
                 },
                 "seed": seeds(0),
             },

@@ -445,11 +445,17 @@ def _add_seq2seq_gate_arguments(parser, defaults):
     """The options of the gated and ACT attentions of `seq2seq`."""
     from ganet_tf.layers.auxiliary_network import ENCODERS
     from ganet_tf.seq2seq.encoder_decoder import GATE_INPUTS
+    from ganet_tf.seq2seq.encoder_decoder import GATE_UNITS
 
     add_flag(parser, "--aux", defaults, choices=ENCODERS, help="the gates' auxiliary network (gated)")
     add_flag(parser, "--aux-hidden", defaults, int, help="its width (gated)")
     gate_input_help = "what the auxiliary network reads (gated): the source embeddings or the encoder states"
     add_flag(parser, "--gate-input", defaults, choices=GATE_INPUTS, help=gate_input_help)
+    gate_unit_help = (
+        "what one gate covers (gated, subword tokenizers): a source token, or a word, whose pieces open and close "
+        "together (top_k then opens a share of the words)"
+    )
+    add_flag(parser, "--gate-unit", defaults, choices=GATE_UNITS, help=gate_unit_help)
     add_flag(parser, "--gate-penalty", defaults, float, help="weight of the gates' L1 penalty (gated)")
     add_flag(
         parser, "--gate-bias", defaults, type=float, help="initial gate logit (gated): > 0 starts with most gates open"

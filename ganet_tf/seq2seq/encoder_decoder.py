@@ -7,9 +7,11 @@ from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.models.gate_layers import gate_layers
+from ganet_tf.seq2seq.source_words import PUNCTUATION
 
 ATTENTIONS = ("bahdanau", "gated", "hier-rnn", "hier-cnn", "hier-act")
 GATE_INPUTS = ("embeddings", "states")
+GATE_UNITS = ("token", "word")
 
 
 def _check_arguments(
@@ -29,6 +31,52 @@ def _check_arguments(
             raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
     if not 0 <= dropout < 1:
         raise ValueError(f"`dropout` must be in [0, 1). Received: dropout={dropout}")
+
+
+def _check_word_codes(gate_unit, source_word_codes, source_vocabulary_size):
+    if gate_unit not in GATE_UNITS:
+        raise ValueError(f"`gate_unit` must be one of {GATE_UNITS}. Received: gate_unit={gate_unit}")
+    if gate_unit == "token":
+        return None
+    if source_word_codes is None:
+        raise ValueError(
+            "`gate_unit='word'` needs `source_word_codes`, one code per source id "
+            "(`ganet_tf.seq2seq.source_words.word_codes`). Received: source_word_codes=None"
+        )
+    codes = [int(code) for code in source_word_codes]
+    if len(codes) != source_vocabulary_size or not set(codes) <= {0, 1, 2}:
+        raise ValueError(
+            "`source_word_codes` must hold one code in {0, 1, 2} per source id "
+            f"({source_vocabulary_size}). Received: {len(codes)} codes, values {sorted(set(codes))[:5]}"
+        )
+    return codes
+
+
+def word_index(source, codes):
+    """The word of every source token, `(batch, source_steps)` ints from 0
+    in each row: a token begins a word where its code (`codes[id]`,
+    `source_words.word_codes`) is not 0, where the token before is
+    punctuation (code 2), or at the row's start. Padding continues the
+    last word (callers mask it)."""
+    code = ops.take(codes, source, axis=0)
+    before = ops.pad(code[:, :-1], [[0, 0], [1, 0]])
+    first = ops.expand_dims(ops.equal(ops.arange(ops.shape(source)[1]), 0), 0)
+    begins = ops.logical_or(ops.logical_or(code > 0, ops.equal(before, PUNCTUATION)), first)
+    return ops.cumsum(ops.cast(begins, "int32"), axis=1) - 1
+
+
+def word_means(values, words, mask):
+    """The mean of `values` `(batch, steps)` over each word's real tokens
+    (`words` from `word_index`), `(batch, steps)` with word w at column w,
+    and the mask of the columns that hold a word."""
+    batch, steps = ops.shape(words)[0], ops.shape(words)[1]
+    real = ops.cast(mask, "float32")
+    segments = ops.reshape(words + ops.expand_dims(ops.arange(batch) * steps, 1), (-1,))
+    values = ops.where(mask, ops.cast(values, "float32"), 0.0)
+    sums = ops.segment_sum(ops.reshape(values, (-1,)), segments, num_segments=batch * steps)
+    counts = ops.segment_sum(ops.reshape(real, (-1,)), segments, num_segments=batch * steps)
+    means = ops.reshape(sums / ops.maximum(counts, 1.0), (batch, steps))
+    return means, ops.reshape(counts > 0, (batch, steps))
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -102,6 +150,17 @@ class EncoderDecoder(keras.Model):
             encoder made of the sentence and their gradient reaches the
             encoder (as L0Drop gates encoder outputs, Zhang et al., 2021).
             Defaults to `"embeddings"`.
+        gate_unit: what one gate covers (`"gated"` only): `"token"`, each
+            source token, or `"word"`, each source word: the logits of a
+            word's tokens are averaged into one, the sampler draws one gate
+            per word (so `"top_k"` opens a share of the words), and every
+            token of the word takes it, so a word is read whole or not at
+            all. The density penalty and metric count tokens. Defaults to
+            `"token"`.
+        source_word_codes: with `gate_unit="word"`, one int per source id
+            (`ganet_tf.seq2seq.source_words.word_codes` of the subword
+            pieces): 1 where the id begins a word, 2 for punctuation (a
+            word of its own), 0 where it continues one.
         gate_distribution, straight_through, inference_mode,
             inference_density: passed to `GateSampler` (`"gated"` only):
             training gates `"relaxed_bernoulli"` or `"hard_concrete"`, and
@@ -141,6 +200,8 @@ class EncoderDecoder(keras.Model):
         aux="bilstm",
         aux_hidden=20,
         gate_input="embeddings",
+        gate_unit="token",
+        source_word_codes=None,
         temperature=0.5,
         gate_penalty=1e-3,
         gate_bias=2.0,
@@ -174,6 +235,8 @@ class EncoderDecoder(keras.Model):
         self.aux = aux
         self.aux_hidden = aux_hidden
         self.gate_input = gate_input
+        self.gate_unit = gate_unit
+        self.source_word_codes = _check_word_codes(gate_unit, source_word_codes, source_vocabulary_size)
         self.temperature = float(temperature)
         self.gate_penalty = float(gate_penalty)
         self.gate_bias = float(gate_bias)
@@ -294,7 +357,13 @@ class EncoderDecoder(keras.Model):
         elif self.attention == "gated":
             features = states if self.gate_input == "states" else self.source_embedding(source)
             logits = self.auxiliary(features, mask=mask, training=training)
-            gates = self.gate_sampler(logits, mask=mask, training=training)
+            if self.gate_unit == "word":
+                words = word_index(source, ops.convert_to_tensor(self.source_word_codes, "int32"))
+                word_logits, word_mask = word_means(logits, words, mask)
+                word_gates = self.gate_sampler(word_logits, mask=word_mask, training=training)
+                gates = ops.take_along_axis(word_gates, words, axis=1) * ops.cast(mask, word_gates.dtype)
+            else:
+                gates = self.gate_sampler(logits, mask=mask, training=training)
             if training or track_density:  # the penalty (training only) and the density metric
                 gates = self.gate_sparsity(gates, mask=mask, training=training)
             memory = self.attention_layer.prepare(states, gates, mask, compact=compact)
@@ -411,6 +480,8 @@ class EncoderDecoder(keras.Model):
                 "aux": self.aux,
                 "aux_hidden": self.aux_hidden,
                 "gate_input": self.gate_input,
+                "gate_unit": self.gate_unit,
+                "source_word_codes": self.source_word_codes,
                 "temperature": self.temperature,
                 "gate_penalty": self.gate_penalty,
                 "gate_bias": self.gate_bias,

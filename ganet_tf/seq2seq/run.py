@@ -41,6 +41,7 @@ from ganet_tf.seq2seq.run_vocabularies import vocabularies_to_json
 from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
 from ganet_tf.seq2seq.scores import symbol_error_rate
+from ganet_tf.seq2seq.source_words import word_codes
 from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
 from ganet_tf.seq2seq.vocabulary import UNKNOWN_ID
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
@@ -129,6 +130,7 @@ class Seq2SeqConfig:
     aux: str = "fnn"
     aux_hidden: int = 20
     gate_input: str = "states"
+    gate_unit: str = "token"
     temperature: float = 0.5
     gate_penalty: float = 1e-3
     gate_bias: float = 2.0
@@ -171,6 +173,7 @@ ATTENTION_FLAGS = {
             "aux",
             "aux_hidden",
             "gate_input",
+            "gate_unit",
             "gate_penalty",
             "gate_bias",
             "gate_distribution",
@@ -192,9 +195,9 @@ TASK_FLAGS = dict.fromkeys(("min_length", "max_length"), ("copy", "reverse"))
 # (`python -m experiments run seq2seq_subwords`, docs/seq2seq.md).
 SUBWORD_DEFAULT = ("bpe", 8000)
 # The flags only some tokenizers read -> those tokenizers (`--tokenizer`).
-TOKENIZER_FLAGS = {"vocabulary_size": SUBWORD_TOKENIZERS, "min_count": (WORD,)}
+TOKENIZER_FLAGS = {"vocabulary_size": SUBWORD_TOKENIZERS, "gate_unit": SUBWORD_TOKENIZERS, "min_count": (WORD,)}
 # What a backup written before a flag existed ran with.
-PREDATES = {"summary_inputs": SUMMARY_INPUTS_BEFORE_THE_FLAG, "tokenizer": WORD}
+PREDATES = {"summary_inputs": SUMMARY_INPUTS_BEFORE_THE_FLAG, "tokenizer": WORD, "gate_unit": "token"}
 
 
 # The test gates of `GateSampler` that `seq2seq` has flags for (`relative` and
@@ -245,6 +248,7 @@ def _check(config, given=()):
     from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
     from ganet_tf.layers.hierarchical_attention import DESCENTS
     from ganet_tf.seq2seq.encoder_decoder import GATE_INPUTS
+    from ganet_tf.seq2seq.encoder_decoder import GATE_UNITS
 
     check_choice("task", config.task, TASKS)
     check_choice("attention", config.attention, ATTENTIONS)
@@ -254,6 +258,7 @@ def _check(config, given=()):
     check_choice("descent", config.descent, DESCENTS)
     check_choice("aux", config.aux, ENCODERS)
     check_choice("gate_input", config.gate_input, GATE_INPUTS)
+    check_choice("gate_unit", config.gate_unit, GATE_UNITS)
     check_choice("gate_distribution", config.gate_distribution, DISTRIBUTIONS)
     if config.inference_mode is not None:
         check_choice("inference_mode", config.inference_mode, SEQ2SEQ_INFERENCE_MODES)
@@ -397,8 +402,11 @@ def _write_json(path, value):
         json.dump(value, handle, ensure_ascii=False)
 
 
-def build_model(config, source_size, target_size):
+def build_model(config, source_size, target_size, source_pieces=None):
+    """The `EncoderDecoder` of `config`; `source_pieces`, the source
+    vocabulary's pieces, are needed for `--gate-unit word`."""
     config = resolve_defaults(config)
+    word_gates = config.attention == "gated" and config.gate_unit == "word"
     return EncoderDecoder(
         source_size,
         target_size,
@@ -418,6 +426,8 @@ def build_model(config, source_size, target_size):
         aux=config.aux,
         aux_hidden=config.aux_hidden,
         gate_input=config.gate_input,
+        gate_unit="word" if word_gates else "token",
+        source_word_codes=word_codes(source_pieces) if word_gates else None,
         temperature=config.temperature,
         gate_penalty=config.gate_penalty,
         gate_bias=config.gate_bias,
@@ -641,7 +651,7 @@ def _run_seq2seq(config):
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
     ids, datasets = _encoded_datasets(config, splits, source_vocabulary, target_vocabulary)
     source_size, target_size = source_vocabulary.size, target_vocabulary.size
-    model = _compiled_model(config, source_size, target_size)
+    model = _compiled_model(config, source_size, target_size, source_vocabulary.pieces)
     if config.init_from:  # a backup, if any, replaces these weights when training starts
         _load_initial_weights(model, config.init_from)
     train_seconds, epochs_run, best = _fit(model, config, datasets)
@@ -708,10 +718,10 @@ def _encoded_datasets(config, splits, source_vocabulary, target_vocabulary):
     return ids, datasets
 
 
-def _compiled_model(config, source_size, target_size):
+def _compiled_model(config, source_size, target_size, source_pieces):
     """The built and compiled `EncoderDecoder`; a refused option is one input error."""
     try:
-        model = build_model(config, source_size, target_size)
+        model = build_model(config, source_size, target_size, source_pieces)
     except ValueError as error:  # a layer refused an option: one line
         raise GANetInputError(str(error)) from None
     model.build()  # BackupAndRestore restores into built models only

@@ -3,44 +3,19 @@ its test gates leave open (`attention="gated"`), or the blocks its hierarchy
 groups them in (`"hier-*"`).
 
 `explain_sources` is the API (`TextTranslator.explain` and `translate
---explain` read it). `source_gates`, `source_levels`, `word_begins` and
-`word_spans` are
-the computations under it, which the analyses of finished runs
-(`experiments/seq2seq_analysis.py`) read too.
+--explain` read it). `source_gates`, `source_levels` and `word_spans`
+(`ganet_tf.seq2seq.source_words`) are the computations under it, which the
+analyses of finished runs (`experiments/seq2seq_analysis.py`) read too.
 """
-
-import itertools
 
 import numpy as np
 import tensorflow as tf
 from keras import ops
 
 from ganet_tf.seq2seq.run import decoder_batches
+from ganet_tf.seq2seq.source_words import word_spans
 from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
 from ganet_tf.seq2seq.vocabulary import standardize_translation
-
-WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
-
-
-def word_begins(pieces):
-    """Whether each SentencePiece piece of a sentence begins a word: a piece
-    marked with U+2581 does, and a punctuation piece and the piece after one
-    each begin a unit of their own (so "bike." is the word "bike" and ".")."""
-
-    def punctuation(piece):
-        text = piece.lstrip(WORD_START)
-        return bool(text) and not any(character.isalnum() for character in text)
-
-    return [
-        index == 0 or piece.startswith(WORD_START) or punctuation(piece) or punctuation(pieces[index - 1])
-        for index, piece in enumerate(pieces)
-    ]
-
-
-def word_spans(pieces):
-    """`(begin, end)` piece spans of a sentence's words and punctuation marks (`word_begins`)."""
-    firsts = [index for index, begins in enumerate(word_begins(pieces)) if begins] + [len(pieces)]
-    return list(itertools.pairwise(firsts))
 
 
 def source_gates(model, source_ids, batch_size):

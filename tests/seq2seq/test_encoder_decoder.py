@@ -8,12 +8,19 @@ from ganet_tf.seq2seq.decoding import greedy_decode
 from ganet_tf.seq2seq.decoding import length_limits
 from ganet_tf.seq2seq.decoding import make_decoder
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
+from ganet_tf.seq2seq.encoder_decoder import word_index
+from ganet_tf.seq2seq.encoder_decoder import word_means
+from ganet_tf.seq2seq.source_words import word_begins
+from ganet_tf.seq2seq.source_words import word_codes
 
 RNG = np.random.default_rng(0)
 SOURCE = RNG.integers(2, 12, size=[4, 7]).astype("int32")
 SOURCE[1, 4:] = 0  # padded rows
 SOURCE[3, 2:] = 0
 TARGET = RNG.integers(2, 10, size=[4, 6]).astype("int32")
+# A source vocabulary of SentencePiece pieces for word gates: ids 0-3 are the specials.
+PIECES = ["<pad>", "<unk>", "<s>", "</s>", "\u2581Ein", "\u2581Mann", "fähr", "t", ".", "\u2581Rad", ",", "s"]
+CODES = word_codes(PIECES)
 TARGET[2, 3:] = 0
 INPUTS = {"source": SOURCE, "target_in": TARGET}
 
@@ -36,6 +43,10 @@ def tiny(attention="bahdanau", **kwargs):
             },
         ),
         ("gated", {"gate_input": "states", "aux": "fnn", "aux_hidden": 3}),
+        (
+            "gated",
+            {"gate_unit": "word", "source_word_codes": CODES, "inference_mode": "top_k", "inference_density": 0.5},
+        ),
         ("hier-act", {"levels": 3, "target_block_size": 2.0, "max_block_size": 3}),
         ("hier-rnn", {"levels": 2, "block_size": 2, "summary_inputs": "keys"}),
     ],
@@ -212,6 +223,48 @@ def test_bad_arguments():
         EncoderDecoder(12, 10, hidden=0)
     with pytest.raises(ValueError, match="Received: gate_input=words"):
         tiny("gated", gate_input="words")
+    with pytest.raises(ValueError, match="Received: gate_unit=piece"):
+        tiny("gated", gate_unit="piece")
+    with pytest.raises(ValueError, match="Received: source_word_codes=None"):
+        tiny("gated", gate_unit="word")
+    with pytest.raises(ValueError, match="one code in"):
+        tiny("gated", gate_unit="word", source_word_codes=CODES[:-1])
+
+
+def test_word_index_and_means_match_a_numpy_reference_of_the_explained_words():
+    # Sentences of random pieces, each padded: the words are `word_begins`' (what `--explain` shows).
+    rng = np.random.default_rng(3)
+    source = rng.integers(4, len(PIECES), size=[6, 9]).astype("int32")
+    for row, length in enumerate([9, 1, 4, 7, 2, 5]):
+        source[row, length:] = 0
+    values = rng.normal(size=source.shape).astype("float32")
+    words = keras.ops.convert_to_numpy(word_index(source, keras.ops.convert_to_tensor(CODES, "int32")))
+    means, word_mask = (keras.ops.convert_to_numpy(x) for x in word_means(values, words, source > 0))
+    for row, ids in enumerate(source):
+        length = int(np.sum(ids > 0))
+        expected = np.cumsum(word_begins([PIECES[i] for i in ids[:length]])) - 1
+        np.testing.assert_array_equal(words[row, :length], expected)
+        count = expected[-1] + 1
+        np.testing.assert_array_equal(word_mask[row], np.arange(source.shape[1]) < count)
+        reference = [values[row, :length][expected == word].mean() for word in range(count)]
+        np.testing.assert_allclose(means[row, :count], reference, rtol=1e-6)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_word_gates_open_and_close_the_pieces_of_a_word_together(training):
+    source = np.array([[4, 6, 7, 8, 9, 11, 10, 5], [5, 6, 7, 11, 8, 0, 0, 0]], "int32")
+    model = tiny("gated", gate_unit="word", source_word_codes=CODES, inference_mode="top_k", inference_density=0.5)
+    _, _, gates = model.encode(source, training=training)
+    gates = keras.ops.convert_to_numpy(gates)
+    for row, ids in enumerate(source):
+        length = int(np.sum(ids > 0))
+        words = np.cumsum(word_begins([PIECES[i] for i in ids[:length]])) - 1
+        for word in range(words[-1] + 1):
+            assert len(set(gates[row, :length][words == word].tolist())) == 1
+        assert np.all(gates[row, length:] == 0)
+        if not training:  # top_k 0.5 of the words: round(0.5 W), halves up
+            opened = {word for word in range(words[-1] + 1) if gates[row, :length][words == word][0] > 0}
+            assert len(opened) == int(np.floor(0.5 * (words[-1] + 1) + 0.5))
 
 
 @pytest.mark.parametrize("gate_bias, density", [(10.0, 1.0), (-10.0, 0.0)])

@@ -24,7 +24,9 @@ HARD_LINES = ["", "!!! ... ???", ("Ein Mann fährt Fahrrad. " * 84)[:2000], "Δ�
 def subword_run(tmp_path_factory, data_dir):
     def train(folder):
         out, export = folder / "run", folder / "sm"
+        # Gated with word gates: its SavedModel and `translate` must agree on them too.
         flags = ["--task", "multi30k", "--data-dir", data_dir, *TINY, "--vocabulary-size", "500"]
+        flags += ["--attention", "gated", "--gate-unit", "word"]
         assert main(["seq2seq", *flags, "--verbose", "0", "--out", str(out), "--export", str(export)]) == 0
         return str(out), str(export)
 
@@ -92,6 +94,7 @@ def test_hard_lines_each_get_a_translation_or_nothing_never_a_traceback(subword_
     [
         (["--vocabulary-size", "100"], "--vocabulary-size must be"),
         (["--tokenizer", "word", "--vocabulary-size", "500"], "--vocabulary-size"),
+        (["--tokenizer", "word", "--attention", "gated", "--gate-unit", "word"], "--gate-unit"),
     ],
 )
 def test_a_bad_tokenizer_flag_is_one_error_line_and_writes_nothing(tmp_path, capsys, flags, message):

@@ -10,8 +10,9 @@ import pytest
 from ganet_tf.seq2seq import EncoderDecoder
 from ganet_tf.seq2seq.run_translator import load_translator_parts
 from ganet_tf.seq2seq.run_translator import with_translation_gates
-from ganet_tf.seq2seq.source_explanations import WORD_START
 from ganet_tf.seq2seq.source_explanations import explain_sources
+from ganet_tf.seq2seq.source_words import WORD_START
+from ganet_tf.seq2seq.source_words import word_codes
 from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
 from ganet_tf.seq2seq.word_vocabulary import WordVocabulary
 
@@ -79,6 +80,29 @@ def test_a_subword_word_is_open_where_any_of_its_pieces_is():
         assert "." in words or "!" in words  # punctuation is a word of its own
     assert mixed > 0
     assert [word for word, _ in explanations[0]["words"]] == ["Ein", "Mann", "fährt", "Fahrrad", "."]
+
+
+def test_word_gates_leave_no_word_half_open():
+    vocabulary = SubwordVocabulary.train(TEXTS * 20, 320)
+    model = EncoderDecoder(
+        vocabulary.size,
+        vocabulary.size,
+        embedding_dim=4,
+        hidden=4,
+        attention="gated",
+        gate_unit="word",
+        source_word_codes=word_codes(vocabulary.pieces),
+        inference_mode="top_k",
+        inference_density=0.4,
+        seed=1,
+    )
+    model.build()
+    for explanation in explain_sources(model, vocabulary, TEXTS):
+        pieces = explanation["pieces"]
+        open_words = [word for word, word_open in explanation["words"] if word_open]
+        # Every piece of an open word is open: the open pieces make up exactly the open words.
+        assert "".join(piece for piece, _ in pieces if _).replace(WORD_START, "") == "".join(open_words)
+        assert len(open_words) == int(np.floor(0.4 * len(explanation["words"]) + 0.5))
 
 
 @pytest.mark.parametrize("attention", ["hier-cnn", "hier-act"])
