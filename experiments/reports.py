@@ -160,8 +160,9 @@ _SUBWORD_CELLS = {
 
 
 def subword_validation_bleu(study, point, summary, context):
-    """Greedy validation BLEU of every finished candidate (once) into `selection.json`, and the choice once all are
-    scored: the highest, the first on a tie."""
+    """Greedy validation BLEU of every finished point (once) into `selection.json`, and the choice once all are
+    scored: the highest, the first on a tie, of the candidates (a point of recipe `bahdanau` is the reference, scored
+    beside them and never chosen)."""
     from ganet_tf.seq2seq.run import decoded_split_scores
 
     path = os.path.join(os.path.dirname(context["runs_dir"]), _SELECTION)
@@ -173,7 +174,9 @@ def subword_validation_bleu(study, point, summary, context):
         if name not in bleu and os.path.exists(os.path.join(context["runs_dir"], f"{name}.json")):
             if os.path.isdir(model_dir):
                 bleu[name] = decoded_split_scores(model_dir, "val", context["data_dir"])["bleu"]
-    chosen = max(names, key=lambda name: (bleu[name], -names.index(name))) if not set(names) - set(bleu) else None
+    candidates = [point["name"] for point in study.points() if point.get("recipe") != "bahdanau"]
+    done = not set(names) - set(bleu)
+    chosen = max(candidates, key=lambda name: (bleu[name], -candidates.index(name))) if done else None
     rule = "the highest greedy validation BLEU at seed 0 after the same epochs; the first candidate on a tie"
     runner.write_json(path, {**saved, "validation_bleu": bleu, "chosen": chosen, "rule": rule})
 

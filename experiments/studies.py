@@ -421,6 +421,14 @@ STUDIES = {
                     "gated-st": ("--attention", "gated", "--straight-through"),
                     "gated-td0.6": ("--attention", "gated", "--target-density", "0.6"),
                     "gated-word": ("--attention", "gated", "--gate-unit", "word"),
+                    # The reference, and gates fine-tuned from it (L0Drop also starts from a trained model).
+                    "bahdanau": ("--attention", "bahdanau"),
+                    "gated-init": (
+                        "--attention",
+                        "gated",
+                        "--init-from",
+                        "runs/seq2seq_recipes/multi30k-subwords_bahdanau_seed0",
+                    ),
                 },
                 "seed": seeds(0),
             },
