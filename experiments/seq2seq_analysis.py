@@ -271,7 +271,10 @@ def validation_bleu(run_dir, data_dir, densities=()):
 
 
 def densities(args, command):
-    rows = []
+    """Rows of the runs named; the rows of other runs already in the table's JSON stay (a new run is scored alone)."""
+    named = {*args.names, *args.reference}
+    saved = runner.read_json(os.path.join(args.out, f"test_densities_{args.table}.json"), {"rows": []})["rows"]
+    rows = [row for row in saved if row["run"] not in named]
     for name in [*args.names, *args.reference]:
         rho = DENSITIES if name in args.names else ()
         own, scores = validation_bleu(os.path.join(args.runs_root, name), args.data_dir, rho)
