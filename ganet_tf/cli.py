@@ -592,6 +592,7 @@ def main(argv=None):
     from ganet_tf.policy.interruption import install_signal_handlers
     from ganet_tf.policy.interruption import interruption_message
     from ganet_tf.policy.interruption import restore_signal_handlers
+    from ganet_tf.training.run_folder import check_stop_signal
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -612,6 +613,17 @@ def main(argv=None):
         code, line = os_error_message(error)
         print(f"ganet_tf: error: {line}", file=sys.stderr)
         return code
+    except Exception:
+        # A stop signal raised inside a library call can come out as that
+        # call's own error (NumPy converting a variable gives a TypeError):
+        # the command still stops with the interruption's line.
+        try:
+            check_stop_signal()
+        except KeyboardInterrupt as interruption:
+            code, line = interruption_message(interruption)
+            print(f"ganet_tf: error: {line}", file=sys.stderr)
+            return code
+        raise
     finally:
         restore_signal_handlers(previous)
     if result is not None:  # `predict` and `translate` wrote their own lines

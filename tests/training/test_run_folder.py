@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import keras
 import numpy as np
@@ -316,6 +317,29 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_train", interrupted)
     assert main(["train", "--epochs", "1"]) == 130
     assert "interrupted (Ctrl-C)" in error_line(capsys)
+
+
+def test_a_sigterm_turned_into_a_library_error_is_still_one_line_and_exit_143(monkeypatch, capsys):
+    def interrupted(args):
+        try:  # a library call that swallows the handler's exception and fails its own way
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        except Terminated:
+            raise TypeError("__array__() got an unexpected keyword argument 'copy'") from None
+        raise AssertionError("the signal did not arrive")
+
+    monkeypatch.setattr(cli, "_train", interrupted)
+    assert main(["train", "--epochs", "1"]) == 143
+    assert "interrupted (SIGTERM)" in error_line(capsys)
+
+
+def test_an_error_without_a_stop_signal_is_not_taken_for_one(monkeypatch):
+    def failing(args):
+        raise TypeError("a real bug")
+
+    monkeypatch.setattr(cli, "_train", failing)
+    with pytest.raises(TypeError, match="a real bug"):
+        main(["train", "--epochs", "1"])
 
 
 def test_library_refusal_raises_the_input_error(tmp_path):
