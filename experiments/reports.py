@@ -2,6 +2,7 @@
 analyses of their finished runs (`after`). A table fills the generated blocks of its committed README (`tables.fill`)
 from the committed summaries; the prose around them is written by hand."""
 
+import argparse
 import importlib
 import itertools
 import os
@@ -179,6 +180,35 @@ def subword_validation_bleu(study, point, summary, context):
     chosen = max(candidates, key=lambda name: (bleu[name], -candidates.index(name))) if done else None
     rule = "the highest greedy validation BLEU at seed 0 after the same epochs; the first candidate on a tie"
     runner.write_json(path, {**saved, "validation_bleu": bleu, "chosen": chosen, "rule": rule})
+
+
+def recipe_scores(study, point, summary, context):
+    """`subword_validation_bleu`, then every finished run not yet in the study's `test_densities` table decoded on
+    validation at `seq2seq_analysis.DENSITIES` (a `bahdanau` reference once, as it is): the BLEU-density curve
+    without retraining."""
+    from experiments import seq2seq_analysis as analysis
+
+    subword_validation_bleu(study, point, summary, context)
+    out, runs_root = os.path.dirname(context["runs_dir"]), os.path.join(runner.REPO, context["out_root"])
+    finished = [
+        other["name"]
+        for other in study.points()
+        if os.path.exists(os.path.join(context["runs_dir"], f"{other['name']}.json"))
+        and os.path.isdir(os.path.join(runs_root, other["name"]))
+    ]
+    table = point["name"].split("_")[0]
+    saved = runner.read_json(os.path.join(out, f"test_densities_{table}.json"), {"rows": []})["rows"]
+    new = [name for name in finished if name not in {row["run"] for row in saved}]
+    if not new:
+        return
+    recipes = {other["name"]: other.get("recipe") for other in study.points()}
+    references = [name for name in new if recipes[name] == "bahdanau"]
+    names = [name for name in new if name not in references]
+    args = argparse.Namespace(
+        names=names, reference=references, out=out, table=table, runs_root=runs_root, data_dir=context["data_dir"]
+    )
+    rows, blocks = analysis.densities(args, f"python -m experiments run {study.name} --data-dir ../shared/data")
+    analysis.write_analysis(args, "test_densities", rows, blocks)
 
 
 def subwords(study, root):

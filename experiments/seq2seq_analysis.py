@@ -317,12 +317,18 @@ def main():
     analysis, stem, fits = ANALYSES[args.analysis]
     finished_runs(args, fits)
     rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
+    with open(write_analysis(args, stem, rows, blocks), encoding="utf-8") as handle:
+        print(handle.read(), end="")
+
+
+def write_analysis(args, stem, rows, blocks):
+    """`OUT/STEM_TABLE.json` (the rows) and the blocks of its `.md`, with the commands of its rows; returns the `.md`
+    path."""
     runner.write_json(os.path.join(args.out, f"{stem}_{args.table}.json"), {"rows": rows})
     path = os.path.join(args.out, f"{stem}_{args.table}.md")
     commands = dict.fromkeys(r["command"] for r in rows if r.get("command"))
     tables.fill(path, {**blocks, "commands": [f"- `{command}`" for command in commands]})
-    with open(path, encoding="utf-8") as handle:
-        print(handle.read(), end="")
+    return path
 
 
 if __name__ == "__main__":

@@ -434,7 +434,7 @@ STUDIES = {
             },
             flags=("--task", "multi30k", "--epochs", "20", *SUBWORDS, "--patience", "3", "--buckets", "8"),
             pattern="multi30k-subwords_{recipe}_seed{seed}",
-            after=reports.subword_validation_bleu,
+            after=reports.recipe_scores,
         ),
         Study(
             name="tuning",
