@@ -24,6 +24,9 @@ LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node
 KINDS = ("whole word", "first piece", "later piece", "punctuation")
 FREQUENT = 12  # the most frequent test pieces listed with their open share
 DENSITIES = (0.3, 0.5, 0.6, 0.7, 1.0)
+# `nucleus` test gates: each sentence opens its fewest most probable tokens holding pi of its gate mass, so the
+# amount is the sentence's own (issue 63's per-sentence amount), measured without retraining beside top_k.
+MASSES = (0.5, 0.6, 0.7)
 BATCH = 128  # validation decoding's batch (`densities`)
 
 
@@ -246,9 +249,10 @@ def gates_readme(rows):
     }
 
 
-def validation_bleu(run_dir, data_dir, densities=()):
-    """`(own density, {density: (BLEU, open share)})`, greedy on validation, at the run's test gates and `top_k` at
-    each of `densities`; own None: not gated."""
+def validation_bleu(run_dir, data_dir, rules=()):
+    """`(own density, {rule: (BLEU, open share)})`, greedy on validation, at the run's own test gates (`("top_k",
+    own)`; None for a run without gates, own None) and at each `(mode, value)` of `rules` (`("top_k", rho)`,
+    `("nucleus", pi)`)."""
     from ganet_tf.seq2seq import run
     from ganet_tf.seq2seq.run_translator import with_translation_gates
     from ganet_tf.seq2seq.scores import corpus_bleu
@@ -256,17 +260,18 @@ def validation_bleu(run_dir, data_dir, densities=()):
 
     _, model, ids, _, pairs, vocabularies = run.load_run(run_dir, data_dir, "val", with_pairs=True)
     own = model.gate_sampler.inference_density if model.attention == "gated" else None
-    if densities and model.gate_sampler.inference_mode != "top_k":
+    if rules and model.gate_sampler.inference_mode != "top_k":
         raise SystemExit(f"error: {run_dir} has {model.gate_sampler.inference_mode} test gates; rho needs top_k")
     results = {}
-    for density in dict.fromkeys([own, *densities]):
-        if density is not None:  # the rule is read when the decoder is traced
-            with_translation_gates(model, {"inference_mode": "top_k", "inference_density": density}, run_dir)
+    for rule in dict.fromkeys([("top_k", own) if own is not None else None, *rules]):
+        if rule is not None:  # the rule is read when the decoder is traced
+            parameter = "inference_density" if rule[0] == "top_k" else "inference_mass"
+            with_translation_gates(model, {"inference_mode": rule[0], parameter: rule[1]}, run_dir)
         decoded, _ = run.decode_all(model, ids[0], BATCH, verbose=0)
         sentences = source_gates(model, ids[0], BATCH)
         opened = sum(int(row_open.sum()) for _, row_open in sentences)
         bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])
-        results[density] = (bleu, opened / sum(len(row) for row, _ in sentences))
+        results[rule] = (bleu, opened / sum(len(row) for row, _ in sentences))
     return own, results
 
 
@@ -276,24 +281,36 @@ def densities(args, command):
     saved = runner.read_json(os.path.join(args.out, f"test_densities_{args.table}.json"), {"rows": []})["rows"]
     rows = [row for row in saved if row["run"] not in named]
     for name in [*args.names, *args.reference]:
-        rho = DENSITIES if name in args.names else ()
-        own, scores = validation_bleu(os.path.join(args.runs_root, name), args.data_dir, rho)
-        for density, (bleu, open_share) in sorted(scores.items(), key=lambda item: item[0] or 0.0):
-            row = {"run": name, "density": density, "own": density is not None and density == own, "bleu": bleu}
+        rules = [("top_k", rho) for rho in DENSITIES] + [("nucleus", pi) for pi in MASSES] if name in args.names else []
+        own, scores = validation_bleu(os.path.join(args.runs_root, name), args.data_dir, rules)
+        for rule, (bleu, open_share) in sorted(scores.items(), key=lambda item: _order(item[0])):
+            mode, value = rule or (None, None)
+            row = {"run": name, "rule": mode, "density": value if mode == "top_k" else None}
+            row.update(mass=value if mode == "nucleus" else None, own=mode == "top_k" and value == own, bleu=bleu)
             rows.append({**row, "open_share": open_share, "command": command})
     return rows, densities_readme(rows)
 
 
+def _order(rule):
+    """top_k rules first, each mode by its value; None (a reference, as it is) first of all."""
+    return (0, 0.0) if rule is None else (1 + (rule[0] != "top_k"), rule[1])
+
+
+def _gates_cell(row):
+    """How a row's test gates were drawn: `top_k RHO` (the run's own marked *), `nucleus PI`, or - (a reference)."""
+    if row.get("mass") is not None:
+        return f"nucleus {row['mass']:.2f}"
+    if row["density"] is None:
+        return "-"
+    return f"top_k {row['density']:.2f}" + (" *" if row["own"] else "")
+
+
 def densities_readme(rows):
-    """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and rho."""
-    table = [
-        [r["run"], "-" if r["density"] is None else f"{r['density']:.2f}" + (" *" if r["own"] else "")]
-        + [f"{r['open_share']:.3f}", f"{r['bleu']:.2f}"]
-        for r in rows
-    ]
+    """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and test-gate rule."""
+    table = [[r["run"], _gates_cell(r), f"{r['open_share']:.3f}", f"{r['bleu']:.2f}"] for r in rows]
     return {
         "machine": _machine(f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below."),
-        "table": grid(["run", "rho", "open", "validation BLEU"], table),
+        "table": grid(["run", "test gates", "open", "validation BLEU"], table),
     }
 
 
