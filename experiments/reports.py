@@ -160,6 +160,19 @@ _SUBWORD_CELLS = {
 }
 
 
+REFERENCE_RECIPE = "bahdanau"  # a study's point of this recipe is scored beside the candidates, never chosen
+
+
+def _finished(study, context):
+    """The names of the study's points with a summary and a model folder."""
+    return [
+        point["name"]
+        for point in study.points()
+        if os.path.exists(os.path.join(context["runs_dir"], f"{point['name']}.json"))
+        and os.path.isdir(os.path.join(runner.REPO, context["out_root"], point["name"]))
+    ]
+
+
 def subword_validation_bleu(study, point, summary, context):
     """Greedy validation BLEU of every finished point (once) into `selection.json`, and the choice once all are
     scored: the highest, the first on a tie, of the candidates (a point of recipe `bahdanau` is the reference, scored
@@ -170,12 +183,11 @@ def subword_validation_bleu(study, point, summary, context):
     saved = runner.read_json(path, {})
     bleu = saved.get("validation_bleu", {})
     names = [point["name"] for point in study.points()]
-    for name in names:
-        model_dir = os.path.join(runner.REPO, context["out_root"], name)
-        if name not in bleu and os.path.exists(os.path.join(context["runs_dir"], f"{name}.json")):
-            if os.path.isdir(model_dir):
-                bleu[name] = decoded_split_scores(model_dir, "val", context["data_dir"])["bleu"]
-    candidates = [point["name"] for point in study.points() if point.get("recipe") != "bahdanau"]
+    for name in _finished(study, context):
+        if name not in bleu:
+            model_dir = os.path.join(runner.REPO, context["out_root"], name)
+            bleu[name] = decoded_split_scores(model_dir, "val", context["data_dir"])["bleu"]
+    candidates = [point["name"] for point in study.points() if point.get("recipe") != REFERENCE_RECIPE]
     done = not set(names) - set(bleu)
     chosen = max(candidates, key=lambda name: (bleu[name], -candidates.index(name))) if done else None
     rule = "the highest greedy validation BLEU at seed 0 after the same epochs; the first candidate on a tie"
@@ -190,19 +202,13 @@ def recipe_scores(study, point, summary, context):
 
     subword_validation_bleu(study, point, summary, context)
     out, runs_root = os.path.dirname(context["runs_dir"]), os.path.join(runner.REPO, context["out_root"])
-    finished = [
-        other["name"]
-        for other in study.points()
-        if os.path.exists(os.path.join(context["runs_dir"], f"{other['name']}.json"))
-        and os.path.isdir(os.path.join(runs_root, other["name"]))
-    ]
     table = point["name"].split("_")[0]
     saved = runner.read_json(os.path.join(out, f"test_densities_{table}.json"), {"rows": []})["rows"]
-    new = [name for name in finished if name not in {row["run"] for row in saved}]
+    new = [name for name in _finished(study, context) if name not in {row["run"] for row in saved}]
     if not new:
         return
     recipes = {other["name"]: other.get("recipe") for other in study.points()}
-    references = [name for name in new if recipes[name] == "bahdanau"]
+    references = [name for name in new if recipes[name] == REFERENCE_RECIPE]
     names = [name for name in new if name not in references]
     args = argparse.Namespace(
         names=names, reference=references, out=out, table=table, runs_root=runs_root, data_dir=context["data_dir"]

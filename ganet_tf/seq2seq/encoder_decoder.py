@@ -1,4 +1,5 @@
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import ops
 
@@ -7,6 +8,8 @@ from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.models.gate_layers import gate_layers
+from ganet_tf.seq2seq.source_words import BEGINS
+from ganet_tf.seq2seq.source_words import CONTINUES
 from ganet_tf.seq2seq.source_words import PUNCTUATION
 
 ATTENTIONS = ("bahdanau", "gated", "hier-rnn", "hier-cnn", "hier-act")
@@ -44,7 +47,7 @@ def _check_word_codes(gate_unit, source_word_codes, source_vocabulary_size):
             "(`ganet_tf.seq2seq.source_words.word_codes`). Received: source_word_codes=None"
         )
     codes = [int(code) for code in source_word_codes]
-    if len(codes) != source_vocabulary_size or not set(codes) <= {0, 1, 2}:
+    if len(codes) != source_vocabulary_size or not set(codes) <= {CONTINUES, BEGINS, PUNCTUATION}:
         raise ValueError(
             "`source_word_codes` must hold one code in {0, 1, 2} per source id "
             f"({source_vocabulary_size}). Received: {len(codes)} codes, values {sorted(set(codes))[:5]}"
@@ -61,7 +64,7 @@ def word_index(source, codes):
     code = ops.take(codes, source, axis=0)
     before = ops.pad(code[:, :-1], [[0, 0], [1, 0]])
     first = ops.expand_dims(ops.equal(ops.arange(ops.shape(source)[1]), 0), 0)
-    begins = ops.logical_or(ops.logical_or(code > 0, ops.equal(before, PUNCTUATION)), first)
+    begins = ops.logical_or(ops.logical_or(ops.not_equal(code, CONTINUES), ops.equal(before, PUNCTUATION)), first)
     return ops.cumsum(ops.cast(begins, "int32"), axis=1) - 1
 
 
@@ -237,6 +240,8 @@ class EncoderDecoder(keras.Model):
         self.gate_input = gate_input
         self.gate_unit = gate_unit
         self.source_word_codes = _check_word_codes(gate_unit, source_word_codes, source_vocabulary_size)
+        # The codes as one array, made once: `word_index` looks them up at every encoding.
+        self._word_code_table = None if self.source_word_codes is None else np.asarray(self.source_word_codes, "int32")
         self.temperature = float(temperature)
         self.gate_penalty = float(gate_penalty)
         self.gate_bias = float(gate_bias)
@@ -358,7 +363,7 @@ class EncoderDecoder(keras.Model):
             features = states if self.gate_input == "states" else self.source_embedding(source)
             logits = self.auxiliary(features, mask=mask, training=training)
             if self.gate_unit == "word":
-                words = word_index(source, ops.convert_to_tensor(self.source_word_codes, "int32"))
+                words = word_index(source, self._word_code_table)
                 word_logits, word_mask = word_means(logits, words, mask)
                 word_gates = self.gate_sampler(word_logits, mask=word_mask, training=training)
                 gates = ops.take_along_axis(word_gates, words, axis=1) * ops.cast(mask, word_gates.dtype)

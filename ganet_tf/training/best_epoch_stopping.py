@@ -9,7 +9,6 @@ import numpy as np
 from ganet_tf.training.backup import load_backup_weights
 from ganet_tf.training.backup import save_weights
 from ganet_tf.training.backup import unreadable_backup
-from ganet_tf.training.run_folder import critical_section
 
 # What a resumable run's `--backup-dir` keeps for early stopping: one row of
 # logs per finished epoch, and the best epoch's weights.
@@ -72,8 +71,7 @@ class BestEpochStopping(keras.callbacks.EarlyStopping):
         if self.best_epoch != epoch:
             return
         if self.path is None:
-            with critical_section():  # see `save_weights`
-                self.best_weights = self.model.get_weights()
+            self.best_weights = self.model.get_weights()
         else:
             save_weights(self.model, self.path)
 
