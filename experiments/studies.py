@@ -444,6 +444,8 @@ STUDIES = {
                     ),
                     # The pieces of a word open or close together.
                     "gated-td0.6-word": ("--attention", "gated", "--target-density", "0.6", "--gate-unit", "word"),
+                    # A gate network with more capacity: GA-Net's BiLSTM auxiliary network on the encoder states.
+                    "gated-td0.6-bilstm": ("--attention", "gated", "--target-density", "0.6", "--aux", "bilstm"),
                 },
                 "seed": seeds(0),
             },
