@@ -5,9 +5,14 @@ finder makes `import tensorflow` (and tf_keras, TensorFlow Probability,
 TensorFlow Text, keras-hub) fail as on a machine where they are not
 installed. The TensorFlow-only commands and names must then stop with one
 line naming the fix; the layers and builders must import.
+
+The runs that import Keras share two interpreters (`tests.one_interpreter`),
+one behind the blocker and one with TensorFlow installed, each case with
+its own exit status, output and working directory.
 """
 
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -18,6 +23,9 @@ from ganet_tf import cli
 from ganet_tf.errors import GANetInputError
 from ganet_tf.errors import TensorFlowRequiredError
 from tests.conftest import REPO
+from tests.made_once import made_once
+from tests.one_interpreter import case_result
+from tests.one_interpreter import run_cases
 
 # Run first in each subprocess (`PYTHONPATH` holds the repository).
 BLOCKER = "import sys\nfrom tests import tensorflow_blocker\ntensorflow_blocker.install()\n"
@@ -32,6 +40,90 @@ def _run(code, args=(), backend="jax", cwd=REPO):
     )
 
 
+# The cases run behind the blocker on JAX, in this order: first the commands,
+# the first of them the one that must print nothing on stderr (`--help`,
+# also what importing Keras prints), then the imports, last a model.
+COMMANDS_WITHOUT_TENSORFLOW = ["export --model run --name m", "seq2seq --task copy", "predict --help"]
+IMPORT_WITHOUT_TENSORFLOW = BLOCKER + (
+    "import ganet_tf\n"
+    "assert 'tensorflow' not in sys.modules\n"
+    "for name in ('load_classifier', 'TextClassifier', 'load_translator', 'inference'):\n"
+    "    try:\n"
+    "        getattr(ganet_tf, name)\n"
+    "    except ganet_tf.TensorFlowRequiredError as error:\n"
+    "        assert isinstance(error, ImportError)\n"
+    "        print(error)\n"
+)
+LAYERS_WITHOUT_TENSORFLOW = BLOCKER + (
+    "import ganet_tf, ganet_tf.layers, ganet_tf.models, ganet_tf.metrics\n"
+    "import numpy as np\n"
+    "model = ganet_tf.build_ganet(3, vocabulary_size=50, embedding_dim=8, hidden_dim=4, attention_units=4)\n"
+    "probabilities = model.predict(np.ones((2, 6), 'int32'), verbose=0)\n"
+    "print(probabilities.shape, ganet_tf.backends.keras_backend())\n"
+)
+# With TensorFlow installed and Keras on JAX, in this order: first the check
+# that importing `ganet_tf` leaves TensorFlow alone.
+OTHER_BACKEND_IMPORTS = "import sys, ganet_tf, ganet_tf.layers, ganet_tf.models\nprint('tensorflow' in sys.modules)"
+TENSORFLOW_PARTS = [
+    ("inference.text_classifier", "load_classifier"),
+    ("export.export_saved_model", "export_saved_model"),
+    ("seq2seq.translator", "Translator"),
+    ("interpret.token_explanations", "explain_texts"),
+]
+
+
+def _run_cases(tmp_path_factory, name, cases):
+    """`run_cases` for `cases` of `(name, code, args, in_empty_folder)` on
+    JAX, once a test run: a case in an empty folder runs in a folder of its
+    own (the test checks it stays empty), the others in the repository."""
+
+    def make(root):
+        listed = []
+        for number, (case, code, args, in_empty_folder) in enumerate(cases):
+            cwd = REPO
+            if in_empty_folder:
+                cwd = root / str(number)
+                cwd.mkdir()
+            listed.append({"name": case, "code": code, "args": list(args), "cwd": str(cwd)})
+        env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": REPO}
+        return run_cases(listed, env, timeout=300)
+
+    return made_once(tmp_path_factory, name, make)
+
+
+@pytest.fixture(scope="module")
+def without_tensorflow(tmp_path_factory):
+    """The results of the runs behind the blocker on JAX, by case name."""
+    cases = [
+        ("help", CLI, ["--help"], False),
+        ("train", CLI, ["train", "--dataset", "trec", "--out", "X"], True),
+        *((command, CLI, command.split(), True) for command in COMMANDS_WITHOUT_TENSORFLOW),
+        ("import", IMPORT_WITHOUT_TENSORFLOW, [], False),
+        ("layers", LAYERS_WITHOUT_TENSORFLOW, [], False),
+    ]
+    return _run_cases(tmp_path_factory, "backend_imports_without_tensorflow", cases)
+
+
+@pytest.fixture(scope="module")
+def on_another_backend(tmp_path_factory):
+    """The results of the runs with TensorFlow installed and Keras on JAX, by case name."""
+    cases = [
+        ("imports", OTHER_BACKEND_IMPORTS, [], False),
+        ("train", "import runpy\nrunpy.run_module('ganet_tf', run_name='__main__', alter_sys=True)", ["train"], True),
+        *(
+            (
+                module,
+                f"try:\n    from ganet_tf.{module} import {name}\n"
+                "except ImportError as error:\n    print(type(error).__name__, error)\n",
+                [],
+                False,
+            )
+            for module, name in TENSORFLOW_PARTS
+        ),
+    ]
+    return _run_cases(tmp_path_factory, "backend_imports_on_another_backend", cases)
+
+
 def _error_lines(stderr):
     return [line for line in stderr.splitlines() if line.startswith("ganet_tf:")]
 
@@ -41,38 +133,21 @@ def test_blocker_blocks_tensorflow():
     assert done.returncode != 0 and "ModuleNotFoundError: No module named 'tensorflow'" in done.stderr
 
 
-def test_layers_models_and_metrics_import_without_tensorflow():
-    code = BLOCKER + (
-        "import ganet_tf, ganet_tf.layers, ganet_tf.models, ganet_tf.metrics\n"
-        "import numpy as np\n"
-        "model = ganet_tf.build_ganet(3, vocabulary_size=50, embedding_dim=8, hidden_dim=4, attention_units=4)\n"
-        "probabilities = model.predict(np.ones((2, 6), 'int32'), verbose=0)\n"
-        "print(probabilities.shape, ganet_tf.backends.keras_backend())\n"
-    )
-    done = _run(code)
+def test_layers_models_and_metrics_import_without_tensorflow(without_tensorflow):
+    done = case_result(without_tensorflow, "layers")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "(2, 3) jax"
 
 
-def test_other_backend_does_not_import_tensorflow():
+def test_other_backend_does_not_import_tensorflow(on_another_backend):
     # TensorFlow installed, but Keras on JAX: `import ganet_tf` leaves it alone.
-    done = _run("import sys, ganet_tf, ganet_tf.layers, ganet_tf.models\nprint('tensorflow' in sys.modules)")
+    done = case_result(on_another_backend, "imports")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "False"
 
 
-def test_import_without_tensorflow_and_one_line_for_its_parts():
-    code = BLOCKER + (
-        "import ganet_tf\n"
-        "assert 'tensorflow' not in sys.modules\n"
-        "for name in ('load_classifier', 'TextClassifier', 'load_translator', 'inference'):\n"
-        "    try:\n"
-        "        getattr(ganet_tf, name)\n"
-        "    except ganet_tf.TensorFlowRequiredError as error:\n"
-        "        assert isinstance(error, ImportError)\n"
-        "        print(error)\n"
-    )
-    done = _run(code)
+def test_import_without_tensorflow_and_one_line_for_its_parts(without_tensorflow):
+    done = case_result(without_tensorflow, "import")
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert len(lines) == 4
@@ -81,8 +156,12 @@ def test_import_without_tensorflow_and_one_line_for_its_parts():
 
 
 @pytest.mark.parametrize("backend, fix", [("jax", "KERAS_BACKEND=tensorflow"), ("tensorflow", "KERAS_BACKEND=jax")])
-def test_train_without_tensorflow_is_one_line(tmp_path, backend, fix):
-    done = _run(CLI, ["train", "--dataset", "trec", "--out", "X"], backend=backend, cwd=tmp_path)
+def test_train_without_tensorflow_is_one_line(request, tmp_path, backend, fix):
+    if backend == "jax":
+        done = case_result(request.getfixturevalue("without_tensorflow"), "train")
+    else:  # imports no Keras: a run of its own
+        done = _run(CLI, ["train", "--dataset", "trec", "--out", "X"], backend=backend, cwd=tmp_path)
+        done.cwd = tmp_path
     assert done.returncode == 2
     assert done.stdout == ""
     lines = done.stderr.splitlines()
@@ -90,12 +169,12 @@ def test_train_without_tensorflow_is_one_line(tmp_path, backend, fix):
     assert lines[0].startswith("ganet_tf: error: train needs TensorFlow (tf.data, TextVectorization)")
     assert f"(Keras backend: {backend})" in lines[0] and fix in lines[0]
     assert "python -m pip install -r requirements.txt" in lines[0]
-    assert list(tmp_path.iterdir()) == []
+    assert list(pathlib.Path(done.cwd).iterdir()) == []
 
 
-@pytest.mark.parametrize("command", ["export --model run --name m", "seq2seq --task copy", "predict --help"])
-def test_every_command_without_tensorflow_is_one_line(tmp_path, command):
-    done = _run(CLI, command.split(), cwd=tmp_path)
+@pytest.mark.parametrize("command", COMMANDS_WITHOUT_TENSORFLOW)
+def test_every_command_without_tensorflow_is_one_line(without_tensorflow, command):
+    done = case_result(without_tensorflow, command)
     name = command.split()[0]
     assert done.returncode == 2
     assert done.stderr.splitlines() == _error_lines(done.stderr)
@@ -106,29 +185,27 @@ def test_every_command_without_tensorflow_is_one_line(tmp_path, command):
             "and run with KERAS_BACKEND=tensorflow."
         )
     ]
-    assert list(tmp_path.iterdir()) == []
+    assert list(pathlib.Path(done.cwd).iterdir()) == []
 
 
-def test_help_without_tensorflow():
-    done = _run(CLI, ["--help"])
+def test_help_without_tensorflow(without_tensorflow):
+    done = case_result(without_tensorflow, "help")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr == ""
     assert "usage: python -m ganet_tf" in done.stdout
     assert all(name in done.stdout for name in cli.COMMANDS)
 
 
-def test_train_on_another_backend_asks_for_the_tensorflow_backend(tmp_path):
+def test_train_on_another_backend_asks_for_the_tensorflow_backend(on_another_backend):
     # TensorFlow installed, Keras on JAX.
-    done = _run(
-        "import runpy\nrunpy.run_module('ganet_tf', run_name='__main__', alter_sys=True)", ["train"], cwd=tmp_path
-    )
+    done = case_result(on_another_backend, "train")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert _error_lines(done.stderr) == [
         "ganet_tf: error: train needs the TensorFlow backend (tf.data, TextVectorization) but Keras runs on jax: "
         "run it with KERAS_BACKEND=tensorflow (the layers and model builders run on every backend)."
     ]
-    assert list(tmp_path.iterdir()) == []
+    assert list(pathlib.Path(done.cwd).iterdir()) == []
 
 
 # In-process: the same decisions, with the backend and TensorFlow's presence patched.
@@ -261,22 +338,12 @@ def test_on_an_unknown_backend_import_succeeds_and_the_layers_say_why():
     assert len(lines) == 4 and all(line.startswith(UNKNOWN_BACKEND) for line in lines)
 
 
-@pytest.mark.parametrize(
-    "module, name",
-    [
-        ("inference.text_classifier", "load_classifier"),
-        ("export.export_saved_model", "export_saved_model"),
-        ("seq2seq.translator", "Translator"),
-        ("interpret.token_explanations", "explain_texts"),
-    ],
-)
-def test_a_tensorflow_part_imported_by_its_own_path_on_another_backend_says_so_at_import(module, name):
+@pytest.mark.parametrize("module, name", TENSORFLOW_PARTS)
+def test_a_tensorflow_part_imported_by_its_own_path_on_another_backend_says_so_at_import(
+    on_another_backend, module, name
+):
     # TensorFlow installed, Keras on JAX: the error `ganet_tf.load_classifier` gives, at import.
-    code = (
-        f"try:\n    from ganet_tf.{module} import {name}\n"
-        "except ImportError as error:\n    print(type(error).__name__, error)\n"
-    )
-    done = _run(code)
+    done = case_result(on_another_backend, module)
     assert done.returncode == 0, done.stderr[-2000:]
     (line,) = done.stdout.splitlines()
     package = module.split(".")[0]
