@@ -13,6 +13,7 @@ from ganet_tf.cli import main
 from ganet_tf.data import load_dataset
 from ganet_tf.data import load_vectorizer
 from ganet_tf.data.vectorizer import vectorize
+from tests.eager import functions_run_eagerly
 from tests.run_scores import rescore_run
 
 REQUIRED = {
@@ -194,13 +195,16 @@ def test_backup_dir_resumes_a_killed_run_and_stops_where_the_uninterrupted_run_w
         on_train_begin=lambda logs: resumed_at.append(int(counter.model.optimizer.iterations.numpy())),
         on_epoch_end=lambda epoch, logs: epochs_run.append(epoch),
     )
-    result = train_and_evaluate(config, callbacks=[counter])
+    # The resumed runs train one epoch at most: eager steps (tests/eager.py).
+    with functions_run_eagerly():
+        result = train_and_evaluate(config, callbacks=[counter])
     assert epochs_run == [2]  # only the third epoch ran again
     # The optimizer resumes too (Adam's moments and its step count).
     assert resumed_at == [interrupt.steps] and interrupt.steps > 0
     assert result["epochs_trained"] == 3
     # A finished run started again trains nothing and gives the same model.
-    again = train_and_evaluate(config, callbacks=[counter])
+    with functions_run_eagerly():
+        again = train_and_evaluate(config, callbacks=[counter])
     assert epochs_run == [2] and again["test_accuracy"] == result["test_accuracy"]
     watched = result["history"][monitor]
     best = np.argmin(watched) if monitor == "val_loss" else np.argmax(watched)
@@ -220,7 +224,8 @@ def test_backup_dir_resumes_a_killed_run_and_stops_where_the_uninterrupted_run_w
         writer.writerows(rows)
     epochs_run.clear()
     stopping = dataclasses.replace(config, epochs=6, patience=2, backup_dir=str(tmp_path / "stopping"))
-    result = train_and_evaluate(stopping, callbacks=[counter])
+    with functions_run_eagerly():
+        result = train_and_evaluate(stopping, callbacks=[counter])
     assert epochs_run == [2]
     assert result["epochs_trained"] == 3 and result["best_epoch"] == 1
 
