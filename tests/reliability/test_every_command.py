@@ -188,6 +188,7 @@ def test_a_bom_is_dropped_from_multi30k_files(tmp_path):
     assert sources == ["ein hund .", "zwei\u2028hunde ."] and targets == ["a dog .", "two dogs ."]
 
 
+@pytest.mark.usefixtures("eager_functions")  # a step or two: tracing would cost more
 @pytest.mark.parametrize("command", [command for command, spec in COMMANDS.items() if spec.trains])
 def test_a_diverged_training_writes_nothing_and_says_so(data, tmp_path, capsys, command):
     paths = {flag: tmp_path / name for flag, name in COMMANDS[command].outputs.items()}
