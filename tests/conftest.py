@@ -62,25 +62,33 @@ def data_dir():
     return SHARED_DATA
 
 
+# The copy task on sentences of 2 to 6 symbols (the task's default, 10 to
+# 100, only makes each step longer): the session's translator runs.
+SHORT_COPY = ["--task", "copy", "--min-length", "2", "--max-length", "6"]
+
+
 @pytest.fixture(scope="session")
 def translator_run(tmp_path_factory):
     """A copy-task run written by `seq2seq --out`: 4 pairs, one epoch."""
-    flags = ["--task", "copy", "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
+    flags = [*SHORT_COPY, "--limit", "4", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
     return made_once(tmp_path_factory, "translator_run", lambda root: _seq2seq(root, [*flags, "--batch-size", "4"]))
 
 
 def _seq2seq(root, flags):
-    """The folder `seq2seq FLAGS --out` writes under `root`."""
+    """The folder `seq2seq FLAGS --out` writes under `root`, trained and
+    decoded eagerly (`tests.eager`: a tiny run on short sentences); the
+    traced end-to-end run is tests/seq2seq/test_cli.py's."""
     from ganet_tf.cli import main
 
-    assert main(["seq2seq", *flags, "--verbose", "0", "--out", str(root / "run")]) == 0
+    with functions_run_eagerly():
+        assert main(["seq2seq", *flags, "--verbose", "0", "--out", str(root / "run")]) == 0
     return str(root / "run")
 
 
 @pytest.fixture(scope="session")
 def gated_translator_run(tmp_path_factory):
     """A gated copy-task run: test gates top_k at 0.5, 8 pairs, one epoch."""
-    flags = ["--task", "copy", "--limit", "8", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
+    flags = [*SHORT_COPY, "--limit", "8", "--epochs", "1", "--hidden", "4", "--embedding-dim", "4"]
     gates = [
         "--attention",
         "gated",

@@ -45,7 +45,7 @@ def test_layout_and_model_config(exports):
     ]
 
 
-def test_versions_refusal_overwrite_and_warmup_texts(runs, exports, tmp_path, capsys):
+def test_versions_refusal_and_overwrite(runs, exports, tmp_path, capsys):
     base = tmp_path / "saved_models"
     run = runs["ganet"]
     shutil.copytree(exports[1]["ganet"], base / "m" / "1")
@@ -60,26 +60,10 @@ def test_versions_refusal_overwrite_and_warmup_texts(runs, exports, tmp_path, ca
     assert code == 0 and summary["version"] == 1
     assert not (base / "m" / "1" / "marker").exists()
     assert (base / "m" / "1" / "saved_model.pb").exists()
-
-    texts = ["Who wrote Hamlet ?", "", "naïve café — 東京", "How far is the moon ?"]
-    (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-    code = main(
-        ["export", "--model", run, "--name", "m", "--base", str(base), "--warmup-texts", str(tmp_path / "texts.txt")]
-    )
-    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert code == 0 and summary == {
-        "name": "m",
-        "version": 2,
-        "path": str(base / "m" / "2"),
-        "models_config": str(base / "models.config"),
-    }
-    # No staging or retired folders are left beside the versions.
-    assert sorted(os.listdir(base / "m")) == ["1", "2"]
+    # No staging or retired folders are left beside the version.
+    assert sorted(os.listdir(base / "m")) == ["1"]
     assert sorted(os.listdir(base)) == ["m", "models.config"]
     assert 'name: "m"' in (base / "models.config").read_text()
-    requests = read_warmup_requests(str(base / "m" / "2" / "assets.extra" / "tf_serving_warmup_requests"))
-    sent = [[text.decode() for text in request.inputs["text"].string_val] for request in requests]
-    assert sent == [texts[:1], [text for text in texts if text]]
 
 
 def test_next_version_follows_the_highest_integer_folder(tmp_path):
@@ -107,11 +91,14 @@ def test_interrupted_export_leaves_nothing(runs, tmp_path, monkeypatch):
     assert not base.exists()
 
 
-def test_staging_folders_of_dead_exports_are_cleaned_and_a_model_keras_file_stands_for_its_run(
+def test_an_export_cleans_dead_staging_folders_and_takes_a_model_keras_file_warmup_texts_and_top_k(
     runs, exports, tmp_path, capsys
 ):
     import subprocess
     import sys
+
+    import numpy as np
+    import tensorflow as tf
 
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
@@ -121,14 +108,37 @@ def test_staging_folders_of_dead_exports_are_cleaned_and_a_model_keras_file_stan
     (base / "m" / f".export-2-{dead}-abc").mkdir()  # killed while writing
     (base / "m" / f".export-2-{alive}-def").mkdir()  # still running
     os.rename(base / "m" / "1", base / "m" / f".replaced-1-{dead}-ghi")  # killed mid-swap
-    # The export is given the run's model.keras file: it stands for its run folder.
+    # The export is given the run's model.keras file: it stands for its run
+    # folder. Its warmup requests send the given texts, and top_k without
+    # --inference-density takes the run's target density (0.3), which the
+    # summary and the metrics copy name.
     keras_file = os.path.join(runs["ganet"], "model.keras")
-    code = main(["export", "--model", keras_file, "--name", "m", "--base", str(base)])
+    texts = ["Who wrote Hamlet ?", "", "naïve café — 東京", "How far is the moon ?"]
+    (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    flags = ["--warmup-texts", str(tmp_path / "texts.txt"), "--inference-mode", "top_k"]
+    code = main(["export", "--model", keras_file, "--name", "m", "--base", str(base), *flags])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert code == 0 and summary["path"] == str(base / "m" / "2")
+    assert code == 0 and summary == {
+        "name": "m",
+        "version": 2,
+        "path": str(base / "m" / "2"),
+        "models_config": str(base / "models.config"),
+        "test_gates": {"inference_mode": "top_k", "inference_density": 0.3},
+    }
+    metrics = json.loads((base / "m" / "2" / "assets.extra" / exporter.METRICS_COPY).read_text())
+    assert metrics["served_test_gates"] == summary["test_gates"]
+    served = tf.saved_model.load(str(base / "m" / "2")).signatures["serving_default"](text=tf.constant(texts))
+    lengths = (served["gate_probabilities"].numpy() > 0).sum(axis=1)
+    opened = np.where(lengths > 0, np.maximum(np.round(0.3 * lengths), 1), 0)  # none of the empty text
+    np.testing.assert_array_equal(served["gates"].numpy().sum(axis=1), opened)
     assert sorted(os.listdir(base / "m")) == [f".export-2-{alive}-def", "1", "2"]
+    assert sorted(os.listdir(base)) == ["m", "models.config"]
+    assert 'name: "m"' in (base / "models.config").read_text()
     assert os.path.isfile(base / "m" / "1" / "saved_model.pb")
     assert os.path.isfile(base / "m" / "2" / "saved_model.pb")
+    requests = read_warmup_requests(str(base / "m" / "2" / "assets.extra" / "tf_serving_warmup_requests"))
+    sent = [[text.decode() for text in request.inputs["text"].string_val] for request in requests]
+    assert sent == [texts[:1], [text for text in texts if text]]
     # Without preprocessing.json beside it, one error line and nothing written.
     lone = tmp_path / "lone"
     lone.mkdir()
@@ -257,19 +267,7 @@ def test_export_serves_another_test_gate_rule(runs, exports, tmp_path, capsys):
     own = exports[1]["ganet"]
     own_gates = tf.saved_model.load(own).signatures["serving_default"](text=tf.constant(texts))["gates"].numpy()
     assert not np.array_equal(own_gates, served["gates"].numpy())
-    # top_k without --inference-density takes the run's target density, and
-    # the summary and the metrics copy name it.
-    assert (
-        main(["export", "--model", runs["ganet"], "--name", "top_k", "--base", str(base), "--inference-mode", "top_k"])
-        == 0
-    )
-    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert summary["test_gates"] == {"inference_mode": "top_k", "inference_density": 0.3}
-    metrics = json.loads((base / "top_k" / "1" / "assets.extra" / exporter.METRICS_COPY).read_text())
-    assert metrics["served_test_gates"] == summary["test_gates"]
-    served = tf.saved_model.load(str(base / "top_k" / "1")).signatures["serving_default"](text=tf.constant(texts))
-    lengths = (served["gate_probabilities"].numpy() > 0).sum(axis=1)
-    np.testing.assert_array_equal(served["gates"].numpy().sum(axis=1), np.maximum(np.round(0.3 * lengths), 1))
+    # top_k: test_an_export_cleans_dead_staging_folders_and_takes_a_model_keras_file_warmup_texts_and_top_k.
     assert (
         main(
             ["export", "--model", runs["soft"], "--name", "soft", "--base", str(base), "--inference-mode", "threshold"]

@@ -42,14 +42,18 @@ def test_a_seq2seq_run_exports_as_a_served_translator(translator_run, tmp_path, 
     served = [text.decode() for text in serve(sentences=tf.constant(sources))["translations"].numpy()]
     assert served == load_translator(translator_run).predict(sources)
 
-    # The model.keras file stands for its run folder; the next version is 2.
-    path = export_translator(translator_run, "copy", base=str(base), warmup_texts=["1 2 3"])
-    assert path == str(base / "copy" / "2") and sorted(os.listdir(base / "copy")) == ["1", "2"]
-    assert (
-        main(["export", "--model", os.path.join(translator_run, "model.keras"), "--name", "copy", "--base", str(base)])
-        == 0
-    )
-    assert _summary(capsys)["version"] == 3
+    # The model.keras file stands for its run folder; the next version is 2,
+    # and its warmup requests send the given texts (the `export_translator`
+    # function exports in the full-disk test below).
+    (tmp_path / "texts.txt").write_text("s1 s2 s3\n\ns4\n", encoding="utf-8")
+    keras_file = os.path.join(translator_run, "model.keras")
+    warmup = ["--warmup-texts", str(tmp_path / "texts.txt")]
+    assert main(["export", "--model", keras_file, "--name", "copy", "--base", str(base), *warmup]) == 0
+    assert _summary(capsys)["path"] == str(base / "copy" / "2")
+    assert sorted(os.listdir(base / "copy")) == ["1", "2"]
+    requests = read_warmup_requests(str(base / "copy" / "2" / "assets.extra" / "tf_serving_warmup_requests"))
+    sent = [[text.decode() for text in request.inputs["sentences"].string_val] for request in requests]
+    assert sent == [["s1 s2 s3"], ["s1 s2 s3", "s4"]]
 
 
 def test_a_gated_run_exports_under_another_test_gate_rule(gated_translator_run, tmp_path, capsys):

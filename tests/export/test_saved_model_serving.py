@@ -51,6 +51,27 @@ for name, path in request["exports"].items():
         arrays["ids_" + key] = plain(by_ids[key])
         arrays["dtype_" + key] = np.array(value.dtype.name)
     np.savez(request["out"] + "/" + name + ".npz", **arrays)
+
+# saved_model_cli's calls, each as its command line runs it (absl's app.run
+# exits), with what it printed.
+import contextlib, io, traceback
+from tensorflow.python.tools import saved_model_cli
+
+calls = {}
+for name, args in request["saved_model_cli"].items():
+    sys.argv = ["saved_model_cli", *args]
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            saved_model_cli.main()
+        except SystemExit as stop:
+            code = stop.code or 0
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    calls[name] = {"returncode": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+json.dump(calls, open(request["out"] + "/saved_model_cli.json", "w", encoding="utf-8"))
 print("ok")
 """
 
@@ -78,9 +99,17 @@ def _expected(run, texts):
     return ids, class_names, outputs
 
 
+def _saved_model_cli_calls(path):
+    """`{name: saved_model_cli arguments}` that show and run the export at `path`."""
+    run = ["run", "--dir", path, "--tag_set", "serve", "--signature_def", "serving_default"]
+    return {"show": ["show", "--all", "--dir", path], "run": [*run, "--input_exprs", 'text=["a question ?"]']}
+
+
 @pytest.fixture(scope="module")
-def served(exports, runs, tmp_path_factory):
-    """Outputs of both exports, computed in a fresh interpreter."""
+def child(exports, runs, tmp_path_factory):
+    """What a fresh interpreter without ganet_tf gets from the exports:
+    `(outputs of both, {name: saved_model_cli call's returncode, stdout and
+    stderr})` (one interpreter for all: each imports TensorFlow)."""
     _, paths = exports
     out = tmp_path_factory.mktemp("served")
     ids = {
@@ -92,6 +121,7 @@ def served(exports, runs, tmp_path_factory):
         "texts": TEXTS,
         "out": str(out),
         "ids": {model: value.tolist() for model, value in ids.items()},
+        "saved_model_cli": _saved_model_cli_calls(paths["ganet"]),
     }
     (out / "request.json").write_text(json.dumps(request), encoding="utf-8")
     (out / "child.py").write_text(CHILD, encoding="utf-8")
@@ -104,7 +134,14 @@ def served(exports, runs, tmp_path_factory):
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert completed.stdout.strip().endswith("ok")
-    return {model: dict(np.load(out / f"{model}.npz")) for model in paths}
+    calls = json.loads((out / "saved_model_cli.json").read_text(encoding="utf-8"))
+    return {model: dict(np.load(out / f"{model}.npz")) for model in paths}, calls
+
+
+@pytest.fixture(scope="module")
+def served(child):
+    """Outputs of both exports, computed in a fresh interpreter."""
+    return child[0]
 
 
 @pytest.mark.parametrize("model", ["ganet", "soft"])
@@ -156,39 +193,18 @@ def test_the_edge_texts_tokenise_as_expected(runs):
     assert len(LONG.split()) > ids.shape[1]
 
 
-def _saved_model_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli", *args],
-        capture_output=True,
-        text=True,
-        env=_clean_env(),
-    )
-
-
-def test_saved_model_cli_shows_and_runs_the_signature(exports):
-    path = exports[1]["ganet"]
-    shown = _saved_model_cli("show", "--all", "--dir", path)
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    assert "signature_def['serving_default']" in shown.stdout
-    assert "signature_def['serve_token_ids']" in shown.stdout
-    assert "inputs['text'] tensor_info" in shown.stdout and "DT_STRING" in shown.stdout
+def test_saved_model_cli_shows_and_runs_the_signature(child):
+    shown, ran = child[1]["show"], child[1]["run"]
+    assert shown["returncode"] == 0, ("saved_model_cli show", shown["stderr"][-2000:])
+    assert "signature_def['serving_default']" in shown["stdout"]
+    assert "signature_def['serve_token_ids']" in shown["stdout"]
+    assert "inputs['text'] tensor_info" in shown["stdout"] and "DT_STRING" in shown["stdout"]
     for key in ("probabilities", "class_id", "label", "gates", "attention", "density"):
-        assert f"outputs['{key}']" in shown.stdout
+        assert f"outputs['{key}']" in shown["stdout"]
 
-    ran = _saved_model_cli(
-        "run",
-        "--dir",
-        path,
-        "--tag_set",
-        "serve",
-        "--signature_def",
-        "serving_default",
-        "--input_exprs",
-        'text=["a question ?"]',
-    )
-    assert ran.returncode == 0, ran.stderr[-2000:]
-    assert "Result for output key label" in ran.stdout
-    assert "Result for output key probabilities" in ran.stdout
+    assert ran["returncode"] == 0, ("saved_model_cli run", ran["stderr"][-2000:])
+    assert "Result for output key label" in ran["stdout"]
+    assert "Result for output key probabilities" in ran["stdout"]
 
 
 def _nodes(path):

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from ganet_tf.cli import main
+from tests.conftest import SHORT_COPY
 from tests.eager import functions_run_eagerly
 from tests.made_once import made_once
 
@@ -34,9 +35,8 @@ TRAIN_TINY = [
     "--buckets",
     "0",
 ]
-SEQ2SEQ_TINY = [
-    "--task",
-    "copy",
+# The sizes of a tiny seq2seq run, on any task.
+SEQ2SEQ_SIZES = [
     "--limit",
     "4",
     "--epochs",
@@ -50,6 +50,8 @@ SEQ2SEQ_TINY = [
     "--verbose",
     "0",
 ]
+# The session's `translator_run` (tests/conftest.py) has these flags.
+SEQ2SEQ_TINY = [*SHORT_COPY, *SEQ2SEQ_SIZES]
 NON_FINITE = ("nan", "inf", "-inf")
 
 

@@ -14,7 +14,7 @@ from ganet_tf.seq2seq.datasets import read_parallel
 from tests.command_checks import error_line
 from tests.command_checks import tree
 from tests.reliability.conftest import COMMANDS
-from tests.reliability.conftest import SEQ2SEQ_TINY
+from tests.reliability.conftest import SEQ2SEQ_SIZES
 
 
 def _argv(data, command, tmp_path, **paths):
@@ -152,7 +152,7 @@ def _multi30k(folder, damage=None):
         _gz(folder / f"{stem}.en.gz", "".join(f"a dog {i} .\n" for i in range(6)).encode())
     if damage:
         damage(folder)
-    return ["seq2seq", "--task", "multi30k", "--data-dir", str(folder.parent), *SEQ2SEQ_TINY[2:]]
+    return ["seq2seq", "--task", "multi30k", "--data-dir", str(folder.parent), *SEQ2SEQ_SIZES]
 
 
 def _truncated(folder):
@@ -188,6 +188,7 @@ def test_a_bom_is_dropped_from_multi30k_files(tmp_path):
     assert sources == ["ein hund .", "zwei\u2028hunde ."] and targets == ["a dog .", "two dogs ."]
 
 
+@pytest.mark.usefixtures("eager_functions")  # a step or two: tracing would cost more
 @pytest.mark.parametrize("command", [command for command, spec in COMMANDS.items() if spec.trains])
 def test_a_diverged_training_writes_nothing_and_says_so(data, tmp_path, capsys, command):
     paths = {flag: tmp_path / name for flag, name in COMMANDS[command].outputs.items()}

@@ -16,6 +16,7 @@ from ganet_tf.cli import main
 from tests.command_checks import error_line
 from tests.command_checks import tree
 from tests.conftest import REPO
+from tests.eager import functions_run_eagerly
 from tests.reliability.conftest import COMMANDS
 from tests.reliability.conftest import dead_pid
 
@@ -89,7 +90,8 @@ def test_sigterm_stops_with_one_line_and_a_kill_9_run_resumes(terminated, comman
     (folder / f".out.ganet-new-{dead}-ab12").mkdir()
     (folder / f".out.ganet-new-{dead}-ab12" / "model.keras").write_bytes(b"PK half")
     resumed = [item if item != "200" else str(epochs + 1) for item in argv]  # --epochs, --patience may change
-    assert main(resumed) == 0
+    with functions_run_eagerly():  # one epoch of a few batches: tracing would cost more
+        assert main(resumed) == 0
     result = json.loads((folder / "out" / "metrics.json").read_text())
     assert result["epochs_trained"] == epochs + 1
     assert sorted(os.listdir(folder)) == ["backup", "out"]

@@ -1,7 +1,5 @@
 import json
 import os
-import subprocess
-import sys
 
 import keras
 import pytest
@@ -16,42 +14,20 @@ from ganet_tf.seq2seq.scores import symbol_error_rate
 NODE_FLOPS, QUERY_FLOPS = 35, 64
 
 
-def test_copy_task_end_to_end(tmp_path):
+def test_copy_task_end_to_end(tmp_path, capsys):
+    # Through main in this process, traced (the tests' other seq2seq runs
+    # train eagerly on short sentences); tests/reliability runs `python -m
+    # ganet_tf seq2seq` in processes of their own.
+    from ganet_tf.cli import main
+
     out = tmp_path / "run"
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ganet_tf",
-            "seq2seq",
-            "--task",
-            "copy",
-            "--attention",
-            "bahdanau",
-            "--limit",
-            "8",
-            "--epochs",
-            "2",
-            "--hidden",
-            "4",
-            "--embedding-dim",
-            "4",
-            "--batch-size",
-            "4",
-            "--verbose",
-            "2",
-            "--out",
-            str(out),
-            "--backup-dir",
-            str(tmp_path / "backup"),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    assert "Epoch 2/2" in completed.stdout
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    flags = ["--task", "copy", "--attention", "bahdanau", "--limit", "8", "--epochs", "2", "--hidden", "4"]
+    flags += ["--embedding-dim", "4", "--batch-size", "4", "--verbose", "2"]
+    code = main(["seq2seq", *flags, "--out", str(out), "--backup-dir", str(tmp_path / "backup")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-2000:]
+    assert "Epoch 2/2" in captured.out
+    result = json.loads(captured.out.strip().splitlines()[-1])
     assert (result["task"], result["attention"], result["test_bleu"]) == ("copy", "bahdanau", None)
     assert result["train_examples"] == result["test_examples"] == 8
     # 20 symbols and the end token: an untrained model is near uniform
@@ -79,8 +55,7 @@ def test_copy_task_end_to_end(tmp_path):
 
 
 def test_out_holding_the_users_files_is_refused_before_training(tmp_path, capsys):
-    # In this process: the refusal comes before any TensorFlow work, and
-    # test_copy_task_end_to_end runs the command line in a process of its own.
+    # The refusal comes before any TensorFlow work.
     from ganet_tf.cli import main
 
     out = tmp_path / "mine"

@@ -1,3 +1,4 @@
+import csv
 import json
 
 import keras
@@ -5,6 +6,7 @@ import numpy as np
 import pytest
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.layers.layer_mean import SUM_SUFFIXES
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 from ganet_tf.seq2seq.run import Seq2SeqConfig
 from ganet_tf.seq2seq.run import _load_initial_weights
@@ -81,16 +83,6 @@ def test_init_from_copies_the_shared_weights_and_leaves_the_gates_fresh(bahdanau
         np.testing.assert_array_equal(mine, before)
 
 
-@pytest.mark.usefixtures("eager_functions")
-def test_init_from_trains_on_and_says_where_it_started(bahdanau_run, tmp_path):
-    config = Seq2SeqConfig(**TINY_COPY, attention="gated", init_from=bahdanau_run, backup_dir=str(tmp_path / "backup"))
-    result = run_seq2seq(config)
-    assert result["init_from"] == bahdanau_run
-    # the backup keeps the initial run's vocabularies for a resumed run
-    with open(f"{bahdanau_run}/vocabularies.json") as handle:
-        assert json.loads((tmp_path / "backup" / "vocabularies.json").read_text()) == json.load(handle)
-
-
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -109,6 +101,7 @@ def test_init_from_a_folder_that_is_no_run_is_refused(tmp_path):
         run_seq2seq(Seq2SeqConfig(init_from=str(tmp_path)))
 
 
+@pytest.mark.usefixtures("eager_functions")  # as the run decoded
 def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation(bahdanau_run):
     with open(f"{bahdanau_run}/metrics.json") as handle:
         saved = json.load(handle)
@@ -120,19 +113,41 @@ def test_decoded_split_scores_give_back_the_runs_test_score_and_score_validation
     assert validation["symbol_error_rate"] >= 0.0
 
 
-@pytest.mark.usefixtures("eager_functions")
-def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train_and_patience_given_later_counts_on(
-    tmp_path, monkeypatch
-):
-    import csv
+def _state(model):
+    """`model`'s weights without the gate metrics' sums (`LayerMean`: state
+    that a `.keras` file leaves out, so a loaded model's are zero)."""
+    return [variable.numpy() for variable in model.weights if not variable.name.endswith(SUM_SUFFIXES)]
 
+
+def _assert_same_weights(model, weights):
+    for mine, theirs in zip(_state(model), weights, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def _write_history(path, rows):
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+@pytest.mark.usefixtures("eager_functions")
+def test_a_gated_run_from_init_from_resumes_after_failing_and_patience_keeps_the_best_epoch(
+    bahdanau_run, tmp_path, monkeypatch
+):
+    """One gated run started from `bahdanau_run` (`--init-from`) goes
+    through every attempt a backup serves: it fails after training, resumes
+    with nothing left to train, trains on under a later `--patience` and,
+    once that patience has run out, trains no more."""
     from ganet_tf.seq2seq import run
 
-    config = Seq2SeqConfig(**{**TINY_COPY, "epochs": 2}, out=str(tmp_path / "run"), backup_dir=str(tmp_path / "b"))
+    backup = tmp_path / "b"
+    flags = {**TINY_COPY, "epochs": 2, "attention": "gated", "init_from": bahdanau_run}
+    config = Seq2SeqConfig(**flags, out=str(tmp_path / "run"), backup_dir=str(backup))
     trained = {}
 
     def decoding_fails(model, *args, **kwargs):
-        trained["weights"] = model.get_weights()
+        trained["weights"] = _state(model)
         raise RuntimeError("decoding failed")
 
     with monkeypatch.context() as patched:
@@ -140,26 +155,45 @@ def test_a_run_that_fails_after_training_resumes_with_nothing_left_to_train_and_
         with pytest.raises(RuntimeError, match="decoding failed"):
             run_seq2seq(config)
     assert not (tmp_path / "run" / "model.keras").exists()
-    seconds = json.loads((tmp_path / "b" / "epoch_seconds.json").read_text())
+    seconds = json.loads((backup / "epoch_seconds.json").read_text())
     assert sorted(seconds) == ["0", "1"]
+    # the backup keeps the initial run's vocabularies for the resumed run
+    with open(f"{bahdanau_run}/vocabularies.json") as handle:
+        assert json.loads((backup / "vocabularies.json").read_text()) == json.load(handle)
 
     result = run_seq2seq(config)
+    assert result["init_from"] == bahdanau_run
     # the second attempt trained no epoch: same weights, same epoch times
-    assert json.loads((tmp_path / "b" / "epoch_seconds.json").read_text()) == seconds
+    assert json.loads((backup / "epoch_seconds.json").read_text()) == seconds
     assert result["seconds_per_epoch"] == pytest.approx(sum(seconds.values()) / 2)
-    saved = keras.models.load_model(tmp_path / "run" / "model.keras")
-    for mine, theirs in zip(saved.get_weights(), trained["weights"], strict=True):
-        np.testing.assert_array_equal(mine, theirs)
+    _assert_same_weights(keras.models.load_model(tmp_path / "run" / "model.keras"), trained["weights"])
 
     # The finished run (its 2 epochs trained without --patience) given more
     # epochs and a patience: the patience counts from epoch 3 on, the epochs
-    # trained and the best epoch count the first two.
-    result = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 4, "patience": 5}))
-    with open(tmp_path / "b" / "history.csv", newline="") as handle:
-        losses = [float(row["val_loss"]) for row in csv.DictReader(handle)]
+    # trained and the best epoch count the first two, and the run keeps the
+    # best epoch's weights.
+    config = Seq2SeqConfig(**{**config.__dict__, "epochs": 4, "patience": 5})
+    result = run_seq2seq(config)
+    with open(backup / "history.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    losses = [float(row["val_loss"]) for row in rows]
     assert len(losses) == 2  # epochs 3 and 4: the first two ran without --patience
     assert result["epochs_trained"] == 4
     assert result["best_epoch"] == 3 + int(np.argmin(losses))
+    best = EncoderDecoder.from_config(keras.models.load_model(tmp_path / "run" / "model.keras").get_config())
+    best.build()
+    best.load_weights(backup / "best.weights.h5")
+    _assert_same_weights(keras.models.load_model(tmp_path / "run" / "model.keras"), _state(best))
+
+    # An unbeatable epoch 3: with patience 1 the earlier attempt has
+    # stopped, so a longer budget trains nothing and keeps the saved best.
+    rows[0]["val_loss"] = "0.0"
+    _write_history(backup / "history.csv", rows)
+    seconds = (backup / "epoch_seconds.json").read_text()
+    again = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 6, "patience": 1}))
+    assert (backup / "epoch_seconds.json").read_text() == seconds
+    assert (again["epochs_trained"], again["best_epoch"]) == (4, 3)
+    _assert_same_weights(keras.models.load_model(tmp_path / "run" / "model.keras"), _state(best))
 
 
 def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
@@ -169,43 +203,6 @@ def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
     path.write_text("{not json")
     with pytest.raises(GANetInputError, match=r"epoch_seconds\.json is unreadable .*pass --restart"):
         _EpochSeconds(str(path)).on_train_begin()
-
-
-@pytest.mark.usefixtures("eager_functions")
-def test_patience_keeps_the_best_epoch_and_a_finished_backup_trains_no_more(tmp_path):
-    import csv
-
-    backup = tmp_path / "b"
-    config = Seq2SeqConfig(
-        **{**TINY_COPY, "epochs": 3, "patience": 3}, out=str(tmp_path / "run"), backup_dir=str(backup)
-    )
-    result = run_seq2seq(config)
-    with open(backup / "history.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    losses = [float(row["val_loss"]) for row in rows]
-    assert result["epochs_trained"] == len(losses) == 3
-    assert result["best_epoch"] == int(np.argmin(losses)) + 1
-    best = EncoderDecoder.from_config(keras.models.load_model(tmp_path / "run" / "model.keras").get_config())
-    best.build()
-    best.load_weights(backup / "best.weights.h5")
-    saved = keras.models.load_model(tmp_path / "run" / "model.keras")
-    for mine, theirs in zip(saved.get_weights(), best.get_weights(), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
-
-    # An unbeatable first epoch: with patience 2 the earlier attempt has
-    # stopped, so a longer budget trains nothing and keeps the saved best.
-    rows[0]["val_loss"] = "0.0"
-    with open(backup / "history.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    seconds = (backup / "epoch_seconds.json").read_text()
-    again = run_seq2seq(Seq2SeqConfig(**{**config.__dict__, "epochs": 6, "patience": 2}))
-    assert (backup / "epoch_seconds.json").read_text() == seconds
-    assert (again["epochs_trained"], again["best_epoch"]) == (3, 1)
-    saved = keras.models.load_model(tmp_path / "run" / "model.keras")
-    for mine, theirs in zip(saved.get_weights(), best.get_weights(), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
 
 
 def test_without_patience_every_epoch_trains_and_no_best_epoch_is_named(bahdanau_run):

@@ -15,7 +15,7 @@ from tests.command_checks import error_text_line
 from tests.command_checks import tree
 from tests.made_once import made_once
 
-TINY = ["--limit", "200", "--epochs", "1", "--hidden", "8", "--embedding-dim", "8", "--batch-size", "50"]
+TINY = ["--limit", "50", "--epochs", "1", "--hidden", "8", "--embedding-dim", "8", "--batch-size", "50"]
 # Lines a reader may paste: empty, punctuation only, 2,000 characters, other scripts.
 HARD_LINES = ["", "!!! ... ???", ("Ein Mann fährt Fahrrad. " * 84)[:2000], "Δύο γάτες κοιμούνται.", "两只猫在睡觉。"]
 

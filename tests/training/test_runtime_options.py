@@ -2,6 +2,7 @@ import glob
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from ganet_tf.models import build_model
@@ -29,6 +30,7 @@ def _scalars(folder):
     return found
 
 
+@pytest.mark.usefixtures("eager_functions")  # two epochs of one batch: tracing would cost more
 def test_tensorboard_logs_and_mixed_precision(data_dir, tmp_path):
     seen = _Seen()
     config = TrainConfig(
