@@ -380,8 +380,8 @@ def _add_seq2seq_arguments(parser):
     add_flag(parser, "--task", defaults, help="multi30k, copy or reverse")
     attention_help = (
         "bahdanau, gated, hier-rnn, hier-cnn or hier-act; gated alone trains the recipe validation chose "
-        "(gated-states: --aux fnn --gate-input states --target-density 0.5 --inference-mode top_k "
-        "--inference-density 0.5); a flag given wins"
+        "(gated-hc: --aux fnn --gate-input states --gate-distribution hard_concrete --target-density 0.6 "
+        "--inference-mode top_k --inference-density 0.6); a flag given wins"
     )
     add_flag(parser, "--attention", defaults, help=attention_help)
     parser.add_argument("--data-dir", help="folder with multi30k/ (default: $GANET_DATA_DIR)")

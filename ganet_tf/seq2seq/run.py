@@ -121,12 +121,13 @@ class Seq2SeqConfig:
     vocabulary_size: int = None
     beam_size: int = 1
     # The gate options (`--attention gated` only) default to the recipe that
-    # validation BLEU chose on Multi30k (`gated-states`, results/seq2seq):
-    # an FNN auxiliary network reads the encoder states, the multiplier
-    # steers the training gates to density 0.5, and the test gates are the
-    # round(0.5 T) most probable states. `--target-density 0` is GA-Net's
-    # fixed penalty, with threshold test gates. `resolve_defaults` fills in
-    # the values that follow from others.
+    # validation BLEU chose on Multi30k subwords (`gated-td0.6-hc`,
+    # results/seq2seq_recipes): an FNN auxiliary network reads the encoder
+    # states, hard concrete training gates, the multiplier steers them to
+    # density 0.6, and the test gates are the round(0.6 T) most probable
+    # states. `--target-density 0` is GA-Net's fixed penalty, with threshold
+    # test gates. `resolve_defaults` fills in the values that follow from
+    # others.
     aux: str = "fnn"
     aux_hidden: int = 20
     gate_input: str = "states"
@@ -134,11 +135,11 @@ class Seq2SeqConfig:
     temperature: float = 0.5
     gate_penalty: float = 1e-3
     gate_bias: float = 2.0
-    gate_distribution: str = "relaxed_bernoulli"
+    gate_distribution: str = "hard_concrete"
     straight_through: bool = False
     inference_mode: str = None  # top_k with a target density, else threshold
     inference_density: float = None  # top_k: the target density
-    target_density: float = 0.5
+    target_density: float = 0.6
     min_length: int = 10
     max_length: int = 100
     init_from: str = None

@@ -228,9 +228,9 @@ def parsed_config(*flags):
     return resolve_defaults(Seq2SeqConfig(**{k: v for k, v in args.items() if k in names}))
 
 
-# experiments/studies.py GATED_STATES: the recipe validation chose.
-GATED_STATES = ["--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5"]
-GATED_STATES += ["--gate-input", "states", "--aux", "fnn"]
+# experiments/studies.py's gated-hc row: the recipe validation chose (seq2seq_recipes).
+GATED_HC = ["--target-density", "0.6", "--inference-mode", "top_k", "--inference-density", "0.6"]
+GATED_HC += ["--gate-input", "states", "--aux", "fnn", "--gate-distribution", "hard_concrete"]
 
 
 def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
@@ -250,10 +250,11 @@ def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
 
 
 def test_gated_alone_trains_the_chosen_recipe_and_a_given_flag_wins():
-    assert parsed_config("--attention", "gated") == parsed_config("--attention", "gated", *GATED_STATES)
+    assert parsed_config("--attention", "gated") == parsed_config("--attention", "gated", *GATED_HC)
     model = build_model(parsed_config("--attention", "gated", "--hidden", "4", "--embedding-dim", "4"), 9, 9)
-    assert (model.aux, model.gate_input, model.target_density) == ("fnn", "states", 0.5)
-    assert (model.inference_mode, model.inference_density, model.gate_bias) == ("top_k", 0.5, 2.0)
+    assert (model.aux, model.gate_input, model.target_density) == ("fnn", "states", 0.6)
+    assert (model.inference_mode, model.inference_density, model.gate_bias) == ("top_k", 0.6, 2.0)
+    assert model.gate_sampler.distribution == "hard_concrete"
     # GA-Net's fixed penalty: no target, threshold test gates
     fixed = parsed_config("--attention", "gated", "--target-density", "0", "--aux", "bilstm")
     assert (fixed.inference_mode, fixed.inference_density, fixed.aux) == ("threshold", None, "bilstm")
