@@ -135,15 +135,19 @@ def _transformer_folder(point):
     return "trec" if run.startswith("trec") else "epoch_time" if run.endswith("round0") else "runs"
 
 
-# seq2seq: half the source states, fixed before any Multi30k run: gates trained to density 0.5, the round(0.5 T) most
-# probable open at test.
-HALF = ("--target-density", "0.5", "--inference-mode", "top_k", "--inference-density", "0.5")
+def top_k_at(density):
+    """seq2seq gates trained to `density` (a string), the round(density T) most probable source states open at test."""
+    return ("--target-density", density, "--inference-mode", "top_k", "--inference-density", density)
+
+
+# seq2seq: half the source states, fixed before any Multi30k run.
+HALF = top_k_at("0.5")
 EMBEDDING_GATES = ("--aux", "bilstm", "--gate-input", "embeddings")  # the defaults when `gated` ran
 STATES_FNN = ("--gate-input", "states", "--aux", "fnn")
-# The training gates of every gated seq2seq run before `hard_concrete` became the default (issue 63).
+# The training gates of every gated seq2seq run before `hard_concrete` became the default (issue 63), and L0Drop's.
 RELAXED = ("--gate-distribution", "relaxed_bernoulli")
+HARD_CONCRETE = ("--gate-distribution", "hard_concrete")
 GATED_STATES = (*HALF, *STATES_FNN, *RELAXED)  # chosen on validation BLEU on words
-GATED_STATES_06 = ("--target-density", "0.6", "--inference-mode", "top_k", "--inference-density", "0.6", *STATES_FNN)
 STATES_SUMMARY = ("--summary-inputs", "states")
 LONG_MULTI30K = ("--patience", "3", "--buckets", "8")
 LONG_SYNTHETIC = (
@@ -204,7 +208,7 @@ SEQ2SEQ_TABLES = {
             "gated-states": (*GATED_STATES, *SUBWORDS),
             "hier-act-target2.5": ("--levels", "3", "--target-block-size", "2.5", *SUBWORDS),
             # seq2seq_recipes' choice on validation BLEU (issue 63): hard concrete gates at density 0.6.
-            "gated-hc": (*GATED_STATES_06, "--gate-distribution", "hard_concrete", *SUBWORDS),
+            "gated-hc": (*top_k_at("0.6"), *STATES_FNN, *HARD_CONCRETE, *SUBWORDS),
         },
         "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5", "gated-hc"),
     },
@@ -332,7 +336,7 @@ STUDIES = {
                     "rho0.2": ("--target-density", "0.2", *THRESHOLD),
                     "rho0.3": ("--target-density", "0.3", *THRESHOLD),
                     "rho0.5": ("--target-density", "0.5", *THRESHOLD),
-                    "rho0.3_hard": ("--target-density", "0.3", "--gate-distribution", "hard_concrete", *THRESHOLD),
+                    "rho0.3_hard": ("--target-density", "0.3", *HARD_CONCRETE, *THRESHOLD),
                     "rho0.3_st": ("--target-density", "0.3", "--straight-through", *THRESHOLD),
                     "soft": ("--model", "soft"),
                 },
@@ -435,7 +439,7 @@ STUDIES = {
                     # Candidates at gated-td0.6's density, the most that issue 63 allows. Opened fully at test,
                     # gated-td0.6 scores as the reference does; what they change is how closing is learnt.
                     # L0Drop's gates: hard concrete, with exact zeros and ones in training as at test.
-                    "gated-td0.6-hc": (*GATED_AT_06, "--gate-distribution", "hard_concrete"),
+                    "gated-td0.6-hc": (*GATED_AT_06, *HARD_CONCRETE),
                     # Queued after it and not trained: a Bahdanau reference of these flags (results/seq2seq has
                     # three, validation 35.07-35.99), gates fine-tuned from it (--init-from), --gate-unit word and
                     # --aux bilstm. gated-td0.6-hc came within 0.22 validation BLEU of the seed-0 reference at
