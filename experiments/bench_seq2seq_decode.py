@@ -120,7 +120,8 @@ def main():
     bench.set_threads(THREADS)
     runs, models, sources = chosen_runs(args), [], None
     for run in runs:
-        _, model, (source_ids, _), _ = load_run(os.path.join(MODELS, run["name"]), args.data_dir)
+        folder = runner.model_folder(run, os.path.join(MODELS, run["name"]))
+        _, model, (source_ids, _), _ = load_run(folder, args.data_dir)
         if sources is not None and [list(s) for s in source_ids] != sources:
             raise SystemExit(f"error: {run['name']} encodes the test sources differently from {runs[0]['name']}")
         sources = [list(s) for s in source_ids]

@@ -77,11 +77,49 @@ def test_rule_config(config, legacy=False):
     return {**config, "inference_mode": mode, "inference_density": density, "inference_mass": mass}
 
 
-def same_run(flags, runs_dirs):
-    """Path of a finished run in `runs_dirs` with the config of `train FLAGS`,
-    or None; a field an older run lacks matches where `flags` keep its default."""
+def seq2seq_config(flags):
+    """The `Seq2SeqConfig` fields (a dict) that `seq2seq FLAGS` would run with, its defaults resolved as the run
+    resolves them."""
+    from ganet_tf.cli import build_parser
+    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.seq2seq.run import resolve_defaults
+
+    args = vars(build_parser().parse_args(["seq2seq", *flags]))
+    names = Seq2SeqConfig.__dataclass_fields__
+    config = resolve_defaults(Seq2SeqConfig(**{k: v for k, v in args.items() if k in names}))
+    return {key: value for key, value in dataclasses.asdict(config).items() if key not in _WHERE}
+
+
+def model_folder(run, default=None):
+    """The model folder of a finished run: the `--out` of its recorded command (a copied run's is the original's),
+    else `default`."""
+    args = shlex.split(run.get("command", ""))
+    return os.path.join(REPO, args[args.index("--out") + 1]) if "--out" in args[:-1] else default
+
+
+def _seq2seq_run_config(run):
+    """The config a finished `seq2seq` run trained with, as its model folder records it; None when that folder is
+    not on this machine (a summary alone cannot say which defaults its command had)."""
+    folder = model_folder(run)
+    path = os.path.join(folder, "metrics.json") if folder else None
+    if not path or not os.path.exists(path):
+        return None
+    return {k: v for k, v in read_json(path).get("config", {}).items() if k not in _WHERE}
+
+
+def same_run(flags, runs_dirs, command="train"):
+    """Path of a finished run in `runs_dirs` with the config of `COMMAND FLAGS`, or None. For `train`, a field an
+    older run lacks matches where `flags` keep its default; a `seq2seq` run's model folder must record every field,
+    each equal."""
     from ganet_tf.training import TrainConfig
 
+    if command == "seq2seq":
+        wanted = seq2seq_config(flags)
+        for runs_dir in runs_dirs:
+            for run in load_runs(runs_dir):
+                if _seq2seq_run_config(run) == wanted:
+                    return os.path.join(runs_dir, f"{run['name']}.json")
+        return None
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     wanted = test_rule_config(train_config(flags))
     for runs_dir in runs_dirs:
@@ -108,7 +146,7 @@ def run_or_skip(name, flags, runs_dir, out_root=None, resumable=False, extra=Non
         with exclusive(path):
             if os.path.exists(path):  # another process may have just finished it
                 return read_json(path)
-            source = same_run(flags, reuse) if reuse else None
+            source = same_run(flags, reuse, command) if reuse else None
             if source:
                 result = {**read_json(source), "name": name, "copied_from": os.path.relpath(source, REPO)}
                 print(f"    {name}: same config as {result['copied_from']}, copied", flush=True)

@@ -32,11 +32,14 @@ BATCH = 128  # validation decoding's batch (`densities`)
 
 def finished_runs(args, fits):
     """Exits, before any model loads, unless every run named is finished, its model there, and each of `--names`
-    `fits`."""
+    `fits`; `args.models`: each run's model folder."""
     runs = {r["name"]: r for r in runner.load_runs(os.path.join(args.out, "runs"))}
+    args.models = {}
     for name in [*args.names, *args.reference]:
-        if name not in runs or not os.path.isdir(os.path.join(args.runs_root, name)):
-            raise SystemExit(f"error: {name} is no finished run in {args.out}/runs with its model in {args.runs_root}")
+        folder = runner.model_folder(runs.get(name, {}), os.path.join(args.runs_root, name))
+        if name not in runs or not os.path.isdir(folder):
+            raise SystemExit(f"error: {name} is no finished run in {args.out}/runs with its model in {folder}")
+        args.models[name] = folder
         if name in args.names and not fits(runs[name]):
             raise SystemExit(f"error: {name} is not a run that `{args.analysis}` analyses")
 
@@ -125,7 +128,7 @@ def levels(args, command):
     path = os.path.join(args.out, f"levels_{args.table}.json")
     rows = [r for r in runner.read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
     for name in args.names:
-        config, stats = level_stats(os.path.join(args.runs_root, name), args.data_dir)
+        config, stats = level_stats(args.models[name], args.data_dir)
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
     for row in rows:
         row["checks"] = checks(row)
@@ -222,7 +225,7 @@ def gates(args, command):
 
     rows = []
     for name in args.names:
-        _, model, ids, *_, vocabularies = load_run(os.path.join(args.runs_root, name), args.data_dir, with_pairs=True)
+        _, model, ids, *_, vocabularies = load_run(args.models[name], args.data_dir, with_pairs=True)
         pieces = vocabularies[0].pieces
         sentences = [([pieces[i] for i in row], row_open) for row, row_open in source_gates(model, ids[0], 200)]
         rows.append({"run": name, **gate_stats(sentences), "command": command})
@@ -282,7 +285,7 @@ def densities(args, command):
     rows = [row for row in saved if row["run"] not in named]
     for name in [*args.names, *args.reference]:
         rules = [("top_k", rho) for rho in DENSITIES] + [("nucleus", pi) for pi in MASSES] if name in args.names else []
-        own, scores = validation_bleu(os.path.join(args.runs_root, name), args.data_dir, rules)
+        own, scores = validation_bleu(args.models[name], args.data_dir, rules)
         for rule, (bleu, open_share) in sorted(scores.items(), key=lambda item: _order(item[0])):
             mode, value = rule or (None, None)
             row = {"run": name, "rule": mode, "density": value if mode == "top_k" else None}

@@ -413,6 +413,8 @@ STUDIES = {
             axes={"run": _seq2seq_runs()},
             pattern="{run}",
             data_flag=lambda point: point["run"].startswith("multi30k"),
+            # gated-hc's seed 0 is the seq2seq_recipes run it was chosen by, the same config (checked in its folder)
+            reuse=lambda point: ("seq2seq_recipes",) if point["run"].startswith("multi30k-subwords") else (),
             tables=lambda study, root: reports.seq2seq(study, root, SEQ2SEQ_TABLES),
         ),
         Study(
