@@ -1,6 +1,7 @@
 """Decoding cost across source lengths: Bahdanau against gated and hierarchical attention (issue 40).
 
     nice -n 5 python experiments/bench_seq2seq_lengths.py [--quick]    # --quick: a few minutes' smoke
+    python experiments/bench_seq2seq_lengths.py --models gated-0.6 --vocabulary 8000 --out DIR    # Bahdanau and some
 
 Untrained `EncoderDecoder`s (`MODELS`) decode sources of T random ids; the encoder, each model's `prepare_memory`
 and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, the blocks of `OUT/README.md`
@@ -29,6 +30,8 @@ MODELS = {
     "bahdanau": {"attention": "bahdanau"},
     "gated-0.2": {"attention": "gated", **GATED, "target_density": 0.2, "inference_density": 0.2},
     "gated-0.5": {"attention": "gated", **GATED, "target_density": 0.5, "inference_density": 0.5},
+    # `--attention gated`'s default since issue 63 (its hard concrete training gates do not change decoding).
+    "gated-0.6": {"attention": "gated", **GATED, "target_density": 0.6, "inference_density": 0.6},
     "hier-cnn": {"attention": "hier-cnn", "block_size": 3, "levels": 3},
     "hier-rnn": {"attention": "hier-rnn", "block_size": 6, "levels": 2},
     "hier-rnn-keys": {"attention": "hier-rnn", "block_size": 6, "levels": 2, "summary_inputs": "keys"},
@@ -49,16 +52,19 @@ def parse_args():
     parser.add_argument("--quick", action="store_true", help="T 16 and 64, batch 1, 3 rounds")
     for flag in ("lengths", "batches", "rounds", "steps", "vocabulary"):
         parser.add_argument("--" + flag, type=int, nargs="+" if flag in ("lengths", "batches") else None)
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), help="beside bahdanau (default: all)")
     parser.add_argument("--out")
     args = parser.parse_args()
+    args.models = list(MODELS) if not args.models else ["bahdanau", *(m for m in args.models if m != "bahdanau")]
     for name, value in {**(QUICK if args.quick else FULL), "steps": 32, "vocabulary": 6000}.items():
         setattr(args, name, getattr(args, name) or value)
     args.out = args.out or os.path.join(bench.RESULTS, "seq2seq_lengths", "quick" if args.quick else "")
     return args
 
 
-def build_models(setting):
-    """An untrained `EncoderDecoder` per entry of `MODELS`, hier-act's halting units at z = 1/3 (blocks of 3)."""
+def build_models(setting, names=tuple(MODELS)):
+    """An untrained `EncoderDecoder` per entry of `MODELS` in `names`, hier-act's halting units at z = 1/3 (blocks
+    of 3)."""
     import keras
 
     from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
@@ -66,10 +72,10 @@ def build_models(setting):
     keras.utils.set_random_seed(0)
     sizes = {"embedding_dim": setting["embedding_dim"], "hidden": setting["hidden"], "seed": 0}
     models = {}
-    for name, config in MODELS.items():
-        models[name] = EncoderDecoder(setting["vocabulary"], setting["vocabulary"], **sizes, **config)
+    for name in names:
+        models[name] = EncoderDecoder(setting["vocabulary"], setting["vocabulary"], **sizes, **MODELS[name])
         models[name].build()
-    for halt in models["hier-act"].attention_layer.halting_units:
+    for halt in models["hier-act"].attention_layer.halting_units if "hier-act" in models else ():
         halt.set_weights([np.zeros_like(halt.get_weights()[0]), np.array([-np.log(2.0)], "float32")])
     return models
 
@@ -280,7 +286,7 @@ def main():
     bench.set_threads(THREADS)
     setting = {"steps": args.steps, "warmup": 2, "rounds": args.rounds, "hidden": 256, "embedding_dim": 256}
     setting.update(vocabulary=args.vocabulary, order="alternating")
-    models = build_models(setting)
+    models = build_models(setting, args.models)
     sample = np.full([2, 8], 5, "int32")
     functions = {name: model_functions(model, args.steps, sample) for name, model in models.items()}
     started, cells = time.time(), []

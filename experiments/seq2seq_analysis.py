@@ -1,6 +1,7 @@
 """Analyses of finished seq2seq runs (models under `runs/seq2seq`) into `OUT/STEM_TABLE.json` and the blocks of its
-`.md` (TABLE: the first name's table): `levels` (the nodes of each level of a hierarchy, earlier rows kept), `gates`
-(which subword pieces the test gates open), `densities` (validation BLEU at other test densities).
+`.md` (TABLE: the first name's table): `levels` (the nodes of each level of a hierarchy), `gates` (which subword
+pieces and word classes the test gates open), earlier rows of both kept, `densities` (validation BLEU at other test
+densities).
 
     python experiments/seq2seq_analysis.py levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
 """
@@ -28,6 +29,17 @@ DENSITIES = (0.3, 0.5, 0.6, 0.7, 1.0)
 # amount is the sentence's own (issue 63's per-sentence amount), measured without retraining beside top_k.
 MASSES = (0.5, 0.6, 0.7)
 BATCH = 128  # validation decoding's batch (`densities`)
+# German closed-class words (articles, prepositions and their contractions, conjunctions, pronouns, auxiliaries,
+# negation): `gates` splits the open share of words into these, punctuation and the rest (content words), the classes
+# L0Drop reports its pruning by.
+FUNCTION_WORDS = frozenset(
+    """der die das den dem des ein eine einen einem einer eines kein keine in im ins auf an am ans mit von vom zu zum
+    zur bei beim aus nach über unter vor hinter neben zwischen durch für gegen ohne um entlang bis seit gegenüber
+    während als wie und oder aber sowie dass weil wenn ob denn sondern er sie es ihr ihm ihn ihre ihren ihrem ihrer
+    ihres sein seine seinen seinem seiner seines sich man wir ich du uns jemand etwas dieser diese dieses diesem
+    diesen jeder jede jedes jedem jeden ist sind wird werden hat haben war waren nicht""".split()
+)
+WORD_CLASSES = ("function word", "content word", "punctuation")
 
 
 def finished_runs(args, fits):
@@ -178,12 +190,23 @@ def piece_kinds(pieces):
     return kinds
 
 
+def word_class(pieces):
+    """One of `WORD_CLASSES` for the pieces of one word or mark (`source_words.word_spans`)."""
+    from ganet_tf.seq2seq import source_words
+
+    text = "".join(pieces).replace(source_words.WORD_START, "")
+    if text and not any(character.isalnum() for character in text):
+        return "punctuation"
+    return "function word" if text.lower() in FUNCTION_WORDS else "content word"
+
+
 def gate_stats(rows, draws=20, seed=0):
     """The figures of `gates_TABLE.md` over sentences `(pieces, open)`."""
     from ganet_tf.seq2seq.source_explanations import word_spans
 
     rng = np.random.default_rng(seed)
     opened, seen, by_piece, piece_count = (collections.Counter() for _ in range(4))
+    class_words, class_open = collections.Counter(), collections.Counter()
     words = reached = random_reached = long_words = all_open = all_closed = 0
     for pieces, gates in rows:
         for kind, piece, gate in zip(piece_kinds(pieces), pieces, gates, strict=True):
@@ -191,6 +214,9 @@ def gate_stats(rows, draws=20, seed=0):
             piece_count[piece], by_piece[piece] = piece_count[piece] + 1, by_piece[piece] + int(gate)
         spans = word_spans(pieces)
         words += len(spans)
+        for begin, end in spans:
+            word = word_class(pieces[begin:end])
+            class_words[word], class_open[word] = class_words[word] + 1, class_open[word] + int(gates[begin:end].any())
         reached += sum(gates[begin:end].any() for begin, end in spans)
         for _ in range(draws):
             drawn = np.zeros(len(pieces), bool)
@@ -209,6 +235,10 @@ def gate_stats(rows, draws=20, seed=0):
         "words": words,
         "words_reached": float(reached / max(words, 1)),
         "words_reached_at_random": float(random_reached / max(words, 1)),
+        "word_classes": {
+            word: {"words": class_words[word], "open_share": class_open[word] / max(class_words[word], 1)}
+            for word in WORD_CLASSES
+        },
         "multi_piece_words": long_words,
         "multi_piece_all_open": all_open / max(long_words, 1),
         "multi_piece_all_closed": all_closed / max(long_words, 1),
@@ -223,7 +253,8 @@ def gates(args, command):
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    rows = []
+    path = os.path.join(args.out, f"gates_{args.table}.json")
+    rows = [r for r in runner.read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
     for name in args.names:
         _, model, ids, *_, vocabularies = load_run(args.models[name], args.data_dir, with_pairs=True)
         pieces = vocabularies[0].pieces
@@ -245,7 +276,13 @@ def gates_readme(rows):
     frequent = [
         [r["run"], *(f"`{f['piece']}` {f['open_share']:.2f} ({f['count']})" for f in r["frequent"])] for r in rows
     ]
+    classes = [
+        [r["run"], *(f"{c['open_share']:.3f} ({c['words']})" for c in map(r["word_classes"].get, WORD_CLASSES))]
+        for r in rows
+        if "word_classes" in r  # rows written before the classes were counted
+    ]
     return {
+        "classes": grid(["run", "open: function words", "content words", "punctuation marks"], classes),
         "machine": _machine("Commands: below the tables."),
         "table": grid([*headers, "words of 2+ pieces", "wholly open", "wholly closed"], table),
         "frequent": grid(["run", *(str(i + 1) for i in range(FREQUENT))], frequent),
