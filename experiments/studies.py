@@ -209,6 +209,9 @@ SEQ2SEQ_TABLES = {
             "hier-act-target2.5": ("--levels", "3", "--target-block-size", "2.5", *SUBWORDS),
             # seq2seq_recipes' choice on validation BLEU (issue 63): hard concrete gates at density 0.6.
             "gated-hc": (*top_k_at("0.6"), *STATES_FNN, *HARD_CONCRETE, *SUBWORDS),
+            # Its BLEU-density curve retrained: the same recipe trained and served at other densities (seed 0).
+            "gated-hc-td0.4": (*top_k_at("0.4"), *STATES_FNN, *HARD_CONCRETE, *SUBWORDS),
+            "gated-hc-td0.8": (*top_k_at("0.8"), *STATES_FNN, *HARD_CONCRETE, *SUBWORDS),
         },
         "three_seeds": ("bahdanau", "gated-states", "hier-act-target2.5", "gated-hc"),
     },
