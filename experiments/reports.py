@@ -211,8 +211,9 @@ def recipe_scores(study, point, summary, context):
     references = [name for name in new if recipes[name] == REFERENCE_RECIPE]
     names = [name for name in new if name not in references]
     models = {name: os.path.join(runs_root, name) for name in new}
-    args = argparse.Namespace(names=names, reference=references, out=out, table=table, models=models)
-    args.data_dir = context["data_dir"]
+    args = argparse.Namespace(
+        names=names, reference=references, out=out, table=table, models=models, data_dir=context["data_dir"]
+    )
     rows, blocks = analysis.densities(args, f"python -m experiments run {study.name} --data-dir ../shared/data")
     analysis.write_analysis(args, "test_densities", rows, blocks)
 

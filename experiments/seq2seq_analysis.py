@@ -42,6 +42,12 @@ FUNCTION_WORDS = frozenset(
 WORD_CLASSES = ("function word", "content word", "punctuation")
 
 
+def _earlier_rows(args, stem, named):
+    """The rows of `OUT/STEM_TABLE.json` of runs other than `named` (they stay in the table)."""
+    path = os.path.join(args.out, f"{stem}_{args.table}.json")
+    return [row for row in runner.read_json(path, {"rows": []})["rows"] if row["run"] not in named]
+
+
 def finished_runs(args, fits):
     """Exits, before any model loads, unless every run named is finished, its model there, and each of `--names`
     `fits`; `args.models`: each run's model folder."""
@@ -137,8 +143,7 @@ def checks(row):
 
 
 def levels(args, command):
-    path = os.path.join(args.out, f"levels_{args.table}.json")
-    rows = [r for r in runner.read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
+    rows = _earlier_rows(args, "levels", args.names)
     for name in args.names:
         config, stats = level_stats(args.models[name], args.data_dir)
         rows.append({"run": name, "attention": config.attention, "levels": config.levels, **stats, "command": command})
@@ -182,8 +187,7 @@ def piece_kinds(pieces):
     begins = [*source_words.word_begins(pieces), True]
     kinds = []
     for index, piece in enumerate(pieces):
-        text = piece.lstrip(source_words.WORD_START)
-        if text and not any(character.isalnum() for character in text):
+        if source_words.is_punctuation(piece):
             kinds.append("punctuation")
         else:
             kinds.append(("whole word" if begins[index + 1] else "first piece") if begins[index] else "later piece")
@@ -194,9 +198,9 @@ def word_class(pieces):
     """One of `WORD_CLASSES` for the pieces of one word or mark (`source_words.word_spans`)."""
     from ganet_tf.seq2seq import source_words
 
-    text = "".join(pieces).replace(source_words.WORD_START, "")
-    if text and not any(character.isalnum() for character in text):
+    if all(source_words.is_punctuation(piece) for piece in pieces):
         return "punctuation"
+    text = "".join(pieces).replace(source_words.WORD_START, "")
     return "function word" if text.lower() in FUNCTION_WORDS else "content word"
 
 
@@ -215,9 +219,9 @@ def gate_stats(rows, draws=20, seed=0):
         spans = word_spans(pieces)
         words += len(spans)
         for begin, end in spans:
-            word = word_class(pieces[begin:end])
-            class_words[word], class_open[word] = class_words[word] + 1, class_open[word] + int(gates[begin:end].any())
-        reached += sum(gates[begin:end].any() for begin, end in spans)
+            word, opened_word = word_class(pieces[begin:end]), int(gates[begin:end].any())
+            class_words[word], class_open[word] = class_words[word] + 1, class_open[word] + opened_word
+            reached += opened_word
         for _ in range(draws):
             drawn = np.zeros(len(pieces), bool)
             drawn[rng.choice(len(pieces), size=int(gates.sum()), replace=False)] = True
@@ -253,8 +257,7 @@ def gates(args, command):
     from ganet_tf.seq2seq.run import load_run
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    path = os.path.join(args.out, f"gates_{args.table}.json")
-    rows = [r for r in runner.read_json(path, {"rows": []})["rows"] if r["run"] not in args.names]
+    rows = _earlier_rows(args, "gates", args.names)
     for name in args.names:
         _, model, ids, *_, vocabularies = load_run(args.models[name], args.data_dir, with_pairs=True)
         pieces = vocabularies[0].pieces
@@ -317,9 +320,7 @@ def validation_bleu(run_dir, data_dir, rules=()):
 
 def densities(args, command):
     """Rows of the runs named; the rows of other runs already in the table's JSON stay (a new run is scored alone)."""
-    named = {*args.names, *args.reference}
-    saved = runner.read_json(os.path.join(args.out, f"test_densities_{args.table}.json"), {"rows": []})["rows"]
-    rows = [row for row in saved if row["run"] not in named]
+    rows = _earlier_rows(args, "test_densities", {*args.names, *args.reference})
     for name in [*args.names, *args.reference]:
         rules = [("top_k", rho) for rho in DENSITIES] + [("nucleus", pi) for pi in MASSES] if name in args.names else []
         own, scores = validation_bleu(args.models[name], args.data_dir, rules)

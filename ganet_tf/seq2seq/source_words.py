@@ -15,7 +15,9 @@ WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
 CONTINUES, BEGINS, PUNCTUATION = 0, 1, 2
 
 
-def _punctuation(piece):
+def is_punctuation(piece):
+    """Whether a piece is punctuation: not empty without its U+2581 mark,
+    and no letter or digit in it."""
     text = piece.lstrip(WORD_START)
     return bool(text) and not any(character.isalnum() for character in text)
 
@@ -25,7 +27,7 @@ def word_begins(pieces):
     marked with U+2581 does, and a punctuation piece and the piece after one
     each begin a unit of their own (so "bike." is the word "bike" and ".")."""
     return [
-        index == 0 or piece.startswith(WORD_START) or _punctuation(piece) or _punctuation(pieces[index - 1])
+        index == 0 or piece.startswith(WORD_START) or is_punctuation(piece) or is_punctuation(pieces[index - 1])
         for index, piece in enumerate(pieces)
     ]
 
@@ -49,6 +51,6 @@ def word_codes(pieces):
         A list of ints, one per id.
     """
     return [
-        PUNCTUATION if _punctuation(piece) else BEGINS if piece.startswith(WORD_START) else CONTINUES
+        PUNCTUATION if is_punctuation(piece) else BEGINS if piece.startswith(WORD_START) else CONTINUES
         for piece in pieces
     ]
