@@ -10,6 +10,7 @@ import argparse
 import collections
 import itertools
 import os
+import re
 import shlex
 import sys
 
@@ -347,12 +348,29 @@ def _gates_cell(row):
 
 
 def densities_readme(rows):
-    """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and test-gate rule."""
+    """The blocks of `test_densities_TABLE.md`: validation BLEU and open share per run and test-gate rule, and per
+    recipe (its seeds' mean) in `curve`."""
     table = [[r["run"], _gates_cell(r), f"{r['open_share']:.3f}", f"{r['bleu']:.2f}"] for r in rows]
     return {
         "machine": _machine(f"Greedy decoding of the validation split, batches of {BATCH}. Commands: below."),
+        "curve": density_curve(rows),
         "table": grid(["run", "test gates", "open", "validation BLEU"], table),
     }
+
+
+def density_curve(rows):
+    """Lines of a table: each recipe (a run's name less its table and `_seedN`) at each test-gate rule, in the rows'
+    order, with its seeds, their mean open share and validation BLEU (mean ± sample standard deviation)."""
+    recipes = {}
+    for row in rows:
+        recipe, seed = re.fullmatch(r"(?:[^_]*_)?(.*?)(?:_seed(\d+))?", row["run"]).groups()
+        recipes.setdefault((recipe, _gates_cell(row)), []).append((seed or "-", row))
+    table = [
+        [recipe, gates, ",".join(seed for seed, _ in found), number(np.mean([r["open_share"] for _, r in found]), 3)]
+        + [tables.mean_std([r["bleu"] for _, r in found], 2)]
+        for (recipe, gates), found in recipes.items()
+    ]
+    return grid(["recipe", "test gates", "seeds", "open", "validation BLEU"], table)
 
 
 ANALYSES = {  # name: the analysis, its file stem, what each run of --names must be

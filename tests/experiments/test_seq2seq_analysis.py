@@ -42,3 +42,33 @@ def test_gate_stats_count_words_open_where_any_piece_is():
     assert stats["kinds"]["first piece"] == {"pieces": 1, "open_share": 0.0}
     assert stats["words_reached"] == pytest.approx(4 / 7)
     assert stats["multi_piece_words"] == 1 and stats["multi_piece_all_open"] == 0.0
+
+
+def test_the_density_curve_averages_a_recipes_seeds_per_test_gate_rule():
+    def row(run, density, bleu, open_share, own=False, mass=None):
+        rule = "nucleus" if mass else "top_k" if density else None
+        return {
+            "run": run,
+            "rule": rule,
+            "density": density,
+            "mass": mass,
+            "own": own,
+            "bleu": bleu,
+            "open_share": open_share,
+        }
+
+    rows = [
+        row("t_gated_seed0", 0.5, 30.0, 0.52, own=True),
+        row("t_gated_seed0", 1.0, 34.0, 1.0),
+        row("t_gated_seed0", None, 20.0, 0.33, mass=0.5),
+        row("t_gated_seed1", 0.5, 32.0, 0.50, own=True),
+        row("t_gated_seed1", 1.0, 35.0, 1.0),
+        row("t_bahdanau_seed0", None, 36.0, 1.0),
+    ]
+    lines = seq2seq_analysis.density_curve(rows)
+    assert lines[2:] == [
+        "| gated | top_k 0.50 * | 0,1 | 0.510 | 31.00 ± 1.41 |",
+        "| gated | top_k 1.00 | 0,1 | 1.000 | 34.50 ± 0.71 |",
+        "| gated | nucleus 0.50 | 0 | 0.330 | 20.00 |",
+        "| bahdanau | - | 0 | 1.000 | 36.00 |",
+    ]
