@@ -25,7 +25,7 @@ from experiments.tables import number
 LONG = 10  # tokens: the sentences issue 40 asks a level 2 of more than one node of
 KINDS = ("whole word", "first piece", "later piece", "punctuation")
 FREQUENT = 12  # the most frequent test pieces listed with their open share
-DENSITIES = (0.3, 0.5, 0.6, 0.7, 1.0)
+DENSITIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 # `nucleus` test gates: each sentence opens its fewest most probable tokens holding pi of its gate mass, so the
 # amount is the sentence's own (issue 63's per-sentence amount), measured without retraining beside top_k.
 MASSES = (0.5, 0.6, 0.7)
