@@ -427,11 +427,11 @@ def seq2seq(study, root, specs):
 
 def _subwords_beside_words(runs, rows):
     """Each subword row (issue 54) beside its word-level row (`multi30k-long`): test BLEU, translations holding
-    the unknown token, attended density, decoding time."""
+    the unknown token (`-` without runs, or where one predates the count), attended density, decoding time."""
 
     def unknown(group):
         counts = [r.get("test_unknown_translations") for r in group]
-        return "-" if None in counts else str(sum(counts))
+        return "-" if None in counts or not counts else str(sum(counts))
 
     cells = []
     for row in rows:
