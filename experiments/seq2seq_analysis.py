@@ -361,16 +361,18 @@ def densities_readme(rows):
 def density_curve(rows):
     """Lines of a table: each recipe (a run's name less its table and `_seedN`) at each test-gate rule, in the rows'
     order, with its seeds, their mean open share and validation BLEU (mean ± sample standard deviation)."""
-    recipes = {}
+    groups = {}
     for row in rows:
         recipe, seed = re.fullmatch(r"(?:[^_]*_)?(.*?)(?:_seed(\d+))?", row["run"]).groups()
-        recipes.setdefault((recipe, _gates_cell(row)), []).append((seed or "-", row))
-    table = [
-        [recipe, gates, ",".join(seed for seed, _ in found), number(np.mean([r["open_share"] for _, r in found]), 3)]
-        + [tables.mean_std([r["bleu"] for _, r in found], 2)]
-        for (recipe, gates), found in recipes.items()
+        groups.setdefault((recipe, _gates_cell(row)), []).append({**row, "recipe": recipe, "seed": seed or "-"})
+    columns = [
+        ("recipe", lambda group: group[0]["recipe"]),
+        ("test gates", lambda group: _gates_cell(group[0])),
+        ("seeds", tables.seeds),
+        ("open", tables.field("open_share", ".3f")),
+        ("validation BLEU", tables.stat("bleu", 2)),
     ]
-    return grid(["recipe", "test gates", "seeds", "open", "validation BLEU"], table)
+    return tables.markdown(columns, list(groups.values()))
 
 
 ANALYSES = {  # name: the analysis, its file stem, what each run of --names must be
