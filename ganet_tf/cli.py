@@ -34,7 +34,7 @@ def _add_train_arguments(parser):
     _add_device_arguments(fit, defaults)
 
 
-def _add_data_arguments(data, defaults, buckets=True):
+def _add_data_arguments(data, defaults, buckets=True, tokenizer=True):
     """The `data` group of `train` (and of `prepare`, without `--buckets`):
     dataset or user files, and their shaping."""
     from ganet_tf.data import DATASETS
@@ -55,6 +55,11 @@ def _add_data_arguments(data, defaults, buckets=True):
         "--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)"
     )
     add_flag(data, "--length-percentile", defaults, float)
+    if tokenizer:
+        from ganet_tf.data.vectorizer import TOKENIZERS
+
+        tokenizer_help = "tokens: standardised words with GloVe embeddings, or every UTF-8 byte (embeddings learned)"
+        add_flag(data, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
     data.add_argument("--limit", type=int, help=LIMIT_HELP)
     if buckets:
         add_flag(data, "--buckets", defaults, int, help=BUCKETS_HELP)
@@ -136,7 +141,11 @@ def _add_gate_arguments(model, defaults):
 
 def _add_encoder_arguments(model, defaults):
     """The BiLSTM encoder and the GloVe embeddings (end of the `model` group)."""
-    add_flag(model, "--hidden", defaults, int, help="BiLSTM units each way")
+    add_flag(model, "--hidden", defaults, int, help="BiLSTM units each way (Transformers: the model width)")
+    add_flag(model, "--num-heads", defaults, int, help="Transformers: attention heads of width --hidden / N")
+    add_flag(model, "--num-layers", defaults, int, help="Transformers: encoder blocks")
+    intermediate_help = "Transformers: feed-forward width (default 4 * --hidden)"
+    add_flag(model, "--intermediate-dim", defaults, int, help=intermediate_help)
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
     add_flag(model, "--dropout", defaults, float)
     add_glove_arguments(model, defaults)
@@ -212,7 +221,7 @@ def _add_prepare_arguments(parser):
     from ganet_tf.training import TrainConfig
 
     defaults = TrainConfig()
-    _add_data_arguments(parser.add_argument_group("data"), defaults, buckets=False)
+    _add_data_arguments(parser.add_argument_group("data"), defaults, buckets=False, tokenizer=False)
     add_glove_arguments(parser, defaults)
     add_flag(parser, "--seed", defaults, int, help="the validation split's and unknown words' embeddings' seed")
     parser.add_argument("--out", required=True, help="the .npz file to write (replaces a prepared file there)")

@@ -25,6 +25,17 @@ READABLE_VERSIONS = (2, STANDARDIZE_VERSION)
 # NUL included), in RE2's syntax for `tf.strings.regex_replace`.
 CONTROL_CHARACTERS = r"\p{Cc}"
 
+# The tokenizers of text classification: standardised words (GloVe's), or
+# every UTF-8 byte a token (no vocabulary to learn, no embeddings file).
+TOKENIZERS = ("words", "bytes")
+
+# Byte tokens: each byte b is read as the Latin-1 character chr(b), so that
+# `TextVectorization` splits bytes as characters. The NUL byte is read as
+# U+0100 instead, since NumPy strips NUL from a string (it would become the
+# empty padding token). Byte b has id b + 2 (0 pads, 1 would be unknown).
+_NUL_STAND_IN = "\u0100"
+BYTE_VOCABULARY = (_NUL_STAND_IN, *(chr(byte) for byte in range(1, 256)))
+
 # Punctuation but the apostrophe, which contractions keep.
 _PUNCTUATION = r"[!\"#$%&()*+,\-./:;<=>?@\[\\\]^_`{|}~]"
 
@@ -55,6 +66,61 @@ def standardize_text(texts):
     return tf.strings.regex_replace(texts, "\x01", "'")
 
 
+@keras.saving.register_keras_serializable(package="ganet_tf")
+def bytes_as_characters(texts):
+    """Reads every byte of `texts` as one character (`BYTE_VOCABULARY`).
+
+    The bytes are decoded as Latin-1, which maps each byte to the character
+    of the same number, whatever the text's encoding (invalid UTF-8
+    included); the NUL byte becomes U+0100. It runs in the graph, so
+    training, `predict` and an exported SavedModel agree.
+    """
+    texts = tf.strings.unicode_transcode(texts, input_encoding="ISO-8859-1", output_encoding="UTF-8")
+    return tf.strings.regex_replace(texts, r"\x00", _NUL_STAND_IN)
+
+
+def byte_vectorizer(sequence_length):
+    """A `TextVectorization` layer that makes every byte a token.
+
+    Byte b of a text has id b + 2 (0 pads); texts are cut or padded to
+    `sequence_length` bytes.
+    """
+    return keras.layers.TextVectorization(
+        standardize=bytes_as_characters,
+        split="character",
+        vocabulary=list(BYTE_VOCABULARY),
+        output_mode="int",
+        output_sequence_length=sequence_length,
+        name="text_vectorization",
+    )
+
+
+def tokenizer_of(vectorizer):
+    """`"bytes"` for a `byte_vectorizer`, else `"words"`."""
+    return "bytes" if vectorizer.get_config().get("split") == "character" else "words"
+
+
+def text_tokens(vectorizer, texts):
+    """The tokens `vectorizer` reads in the string tensor `texts`, as a
+    `tf.RaggedTensor` of strings (one row a text, before any cut): the
+    standardised words, or one character per byte (`readable_token`)."""
+    standardize = vectorizer.get_config()["standardize"] or (lambda strings: strings)
+    if tokenizer_of(vectorizer) == "bytes":
+        return tf.strings.unicode_split(standardize(texts), "UTF-8")
+    return tf.strings.split(standardize(texts))
+
+
+def readable_token(token, tokenizer="words"):
+    """A token of `text_tokens` (UTF-8 bytes) as text a person can read: a
+    word as it is; a printable ASCII byte as its character, another byte
+    as `\\xNN`."""
+    token = token.decode("utf-8") if isinstance(token, bytes) else token
+    if tokenizer != "bytes":
+        return token
+    byte = 0 if token == _NUL_STAND_IN else ord(token)
+    return chr(byte) if 32 <= byte < 127 else f"\\x{byte:02x}"
+
+
 def vectorizer_from_vocabulary(vocabulary, sequence_length):
     """A `TextVectorization` layer with a fixed vocabulary.
 
@@ -77,6 +143,7 @@ def build_vectorizer(
     max_tokens=None,
     min_count=1,
     extra_vocabulary=(),
+    tokenizer="words",
 ):
     """Adapts a `TextVectorization` layer on (training) `texts`.
 
@@ -102,6 +169,13 @@ def build_vectorizer(
         raise GANetInputError(f"sequence length must be a positive integer, got {sequence_length}.")
     if not 0.0 < length_percentile <= 100.0:
         raise GANetInputError(f"length percentile must be in (0, 100], got {length_percentile}.")
+    if tokenizer not in TOKENIZERS:
+        raise GANetInputError(f"Unknown tokenizer {tokenizer!r}: choose one of {list(TOKENIZERS)}.")
+    if tokenizer == "bytes":
+        if sequence_length is None:
+            lengths = tf.strings.length(tf.constant(list(texts))).numpy()
+            sequence_length = max(1, int(np.ceil(np.percentile(lengths, length_percentile))))
+        return byte_vectorizer(sequence_length)
     counter = keras.layers.TextVectorization(standardize=standardize_text, output_mode="int", max_tokens=max_tokens)
     counter.adapt(tf.data.Dataset.from_tensor_slices(texts).batch(1024))
     vocabulary = counter.get_vocabulary(include_special_tokens=False)
@@ -166,8 +240,10 @@ def make_dataset(ids, labels, batch_size=32, shuffle=False, seed=None, buckets=N
 
 def save_vectorizer(path, vectorizer, class_names):
     """Writes the vocabulary, sequence length and class names as JSON."""
+    tokenizer = tokenizer_of(vectorizer)
     config = {
-        "vocabulary": vectorizer.get_vocabulary(include_special_tokens=False),
+        "tokenizer": tokenizer,
+        "vocabulary": [] if tokenizer == "bytes" else vectorizer.get_vocabulary(include_special_tokens=False),
         "sequence_length": vectorizer.get_config()["output_sequence_length"],
         "class_names": list(class_names),
         "standardize_version": STANDARDIZE_VERSION,
@@ -203,5 +279,13 @@ def load_vectorizer(path):
             f"ganet_tf has v{STANDARDIZE_VERSION}: retrain the model with "
             "this version (or use the version that trained it)."
         )
+    tokenizer = config.get("tokenizer", "words")
+    if tokenizer not in TOKENIZERS:
+        raise GANetInputError(
+            f"{path} names the tokenizer {tokenizer!r}, which this ganet_tf does not know "
+            f"({', '.join(TOKENIZERS)}): use the version that trained it, or retrain."
+        )
+    if tokenizer == "bytes":
+        return byte_vectorizer(config["sequence_length"]), config["class_names"]
     vectorizer = vectorizer_from_vocabulary(config["vocabulary"], config["sequence_length"])
     return vectorizer, config["class_names"]

@@ -6,6 +6,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from ganet_tf.data.vectorizer import readable_token
+from ganet_tf.data.vectorizer import text_tokens
+from ganet_tf.data.vectorizer import tokenizer_of
 from ganet_tf.errors import GANetInputError
 from ganet_tf.export.serving_archive import PADDING_ID
 from ganet_tf.export.serving_archive import serving_outputs
@@ -102,7 +105,7 @@ class TextClassifier(keras.Model):
         if not preprocessor.built:
             preprocessor.build((None,))
         self.explainer = build_explainer(backbone)
-        self._standardize = preprocessor.get_config()["standardize"] or (lambda texts: texts)
+        self._tokenizer = tokenizer_of(preprocessor)
         self._sequence_length = preprocessor.get_config()["output_sequence_length"]
         self._outputs_function = tf.function(
             self._all_outputs, input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
@@ -161,8 +164,8 @@ class TextClassifier(keras.Model):
     def _all_outputs(self, texts):
         token_ids = self.preprocessor(texts)
         outputs = serving_outputs(self.explainer, token_ids, self.class_names)
-        words = tf.strings.split(self._standardize(texts))[:, : self._sequence_length]
-        outputs["tokens"] = words.to_tensor(default_value="", shape=[None, self._sequence_length])
+        tokens = text_tokens(self.preprocessor, texts)[:, : self._sequence_length]
+        outputs["tokens"] = tokens.to_tensor(default_value="", shape=[None, self._sequence_length])
         outputs["token_ids"] = token_ids
         return outputs
 
@@ -207,7 +210,7 @@ class TextClassifier(keras.Model):
                 real = outputs["token_ids"][row] != PADDING_ID
                 weights = outputs["attention"][row]
                 item["attended"] = [
-                    [token.decode("utf-8"), float(weight)]
+                    [readable_token(token, self._tokenizer), float(weight)]
                     for token, weight, present in zip(outputs["tokens"][row], weights, real, strict=True)
                     if present and weight > 0
                 ]
@@ -242,9 +245,10 @@ def _check_arguments(backbone, preprocessor, class_names):
             f"output_mode={config.get('output_mode')}, output_sequence_length={config.get('output_sequence_length')}"
         )
     standardize = config.get("standardize")
-    if config.get("split") != "whitespace" or not (standardize is None or callable(standardize)):
+    if config.get("split") not in ("whitespace", "character") or not (standardize is None or callable(standardize)):
         raise ValueError(
-            "`preprocessor` must split at whitespace after a callable (or no) standardization. Received: "
+            "`preprocessor` must split at whitespace or into characters after a callable (or no) "
+            "standardization. Received: "
             f"split={config.get('split')}, standardize={standardize}"
         )
     num_classes = backbone.outputs[0].shape[-1]

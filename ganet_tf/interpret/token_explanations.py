@@ -11,7 +11,9 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from ganet_tf.data.vectorizer import standardize_text
+from ganet_tf.data.vectorizer import readable_token
+from ganet_tf.data.vectorizer import text_tokens
+from ganet_tf.data.vectorizer import tokenizer_of
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.models import build_explainer
 from ganet_tf.models import gate_rule
@@ -32,7 +34,7 @@ def explain_texts(model_dir, texts, test_gates=None):
 
     Returns one dict per text: `tokens` (the standardised words the model
     read, truncated to its sequence length; out-of-vocabulary words keep
-    their spelling), `in_vocabulary`, `label` and `probabilities`, and per
+    their spelling; for byte tokens, each byte as `readable_token` shows it), `in_vocabulary`, `label` and `probabilities`, and per
     token `attention` (alpha_t), and for GA-Net `gate_probabilities` (p_t)
     and `gates` (g_t), as lists.
     """
@@ -40,7 +42,8 @@ def explain_texts(model_dir, texts, test_gates=None):
     rule = gate_rule(model)
     ids = vectorize(vectorizer, list(texts))
     outputs = build_explainer(model).predict(ids, verbose=0)
-    words = tf.strings.split(standardize_text(tf.constant(list(texts)))).to_list()
+    words = text_tokens(vectorizer, tf.constant(list(texts))).to_list()
+    tokenizer = tokenizer_of(vectorizer)
     explanations = []
     for row, text in enumerate(texts):
         length = int(np.sum(ids[row] != 0))
@@ -49,7 +52,7 @@ def explain_texts(model_dir, texts, test_gates=None):
             "model": model.name,
             "model_dir": model_dir,
             "text": text,
-            "tokens": [w.decode("utf-8") for w in words[row][:length]],
+            "tokens": [readable_token(w, tokenizer) for w in words[row][:length]],
             "in_vocabulary": (ids[row, :length] != 1).tolist(),
             "label": class_names[int(np.argmax(probabilities))],
             "probabilities": dict(zip(class_names, map(float, probabilities), strict=True)),

@@ -4,7 +4,7 @@ from keras import ops
 from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.masking import large_negative_number
 
-ENCODERS = ("bilstm", "lstm", "fnn", "attention")
+ENCODERS = ("bilstm", "lstm", "fnn", "attention", "conv")
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -19,7 +19,10 @@ class AuxiliaryNetwork(keras.layers.Layer):
       paper's default);
     - `"lstm"`: a forward LSTM;
     - `"fnn"`: one hidden tanh layer applied to each token on its own;
-    - `"attention"`: single-head scaled dot-product self-attention.
+    - `"attention"`: single-head scaled dot-product self-attention;
+    - `"conv"`: a stack of dilated 1D convolutions (kernel 3, ReLU), one
+      per rate of `dilation_rates`: context of `1 + 2 * sum(rates)` tokens
+      at a cost linear in the length, for long inputs such as bytes.
 
     The paper finds `hidden_dim=20` about as good as 100. LSTMs keep their
     default activations and no recurrent dropout, so that cuDNN kernels are
@@ -35,6 +38,9 @@ class AuxiliaryNetwork(keras.layers.Layer):
         hidden_dim: int > 0, width of the encoder states. Defaults to 20.
         return_logits: bool, return `U h'_t` instead of its sigmoid.
             Defaults to `False`.
+        dilation_rates: tuple of positive ints, the dilation of each
+            convolution of the `"conv"` encoder (unused by the others).
+            Defaults to `(1, 2, 4, 8)`, a context of 31 tokens.
         gate_bias_initializer: initializer of the bias of `U`, i.e. of the
             gates' logits at the start. A positive constant starts training
             with most gates open (`Constant(2.0)`: p about 0.88), so that the
@@ -68,6 +74,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
         hidden_dim=20,
         return_logits=False,
         gate_bias_initializer="zeros",
+        dilation_rates=(1, 2, 4, 8),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -75,8 +82,14 @@ class AuxiliaryNetwork(keras.layers.Layer):
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder}")
         if not isinstance(hidden_dim, int) or hidden_dim <= 0:
             raise ValueError(f"`hidden_dim` must be a positive integer. Received: hidden_dim={hidden_dim}")
+        dilation_rates = tuple(dilation_rates)
+        if not dilation_rates or not all(isinstance(rate, int) and rate > 0 for rate in dilation_rates):
+            raise ValueError(
+                f"`dilation_rates` must be positive integers. Received: dilation_rates={dilation_rates}"
+            )
         self.encoder = encoder
         self.hidden_dim = hidden_dim
+        self.dilation_rates = dilation_rates
         self.gate_bias_initializer = keras.initializers.get(gate_bias_initializer)
         self.return_logits = bool(return_logits)
         self.supports_masking = True
@@ -91,6 +104,19 @@ class AuxiliaryNetwork(keras.layers.Layer):
             self.encoder_layer = keras.layers.LSTM(hidden_dim, return_sequences=True, dtype=policy, name="encoder")
         elif encoder == "fnn":
             self.encoder_layer = keras.layers.Dense(hidden_dim, activation="tanh", dtype=policy, name="encoder")
+        elif encoder == "conv":
+            self.encoder_layer = [
+                keras.layers.Conv1D(
+                    hidden_dim,
+                    3,
+                    padding="same",
+                    dilation_rate=rate,
+                    activation="relu",
+                    dtype=policy,
+                    name=f"encoder_{index + 1}",
+                )
+                for index, rate in enumerate(dilation_rates)
+            ]
         else:
             self.encoder_layer = keras.layers.MultiHeadAttention(
                 num_heads=1,
@@ -113,6 +139,11 @@ class AuxiliaryNetwork(keras.layers.Layer):
             )
         if self.encoder == "attention":
             self.encoder_layer.build(inputs_shape, inputs_shape)
+        elif self.encoder == "conv":
+            shape = tuple(inputs_shape)
+            for convolution in self.encoder_layer:
+                convolution.build(shape)
+                shape = shape[:-1] + (self.hidden_dim,)
         else:
             self.encoder_layer.build(inputs_shape)
         width = 2 * self.hidden_dim if self.encoder == "bilstm" else self.hidden_dim
@@ -124,6 +155,13 @@ class AuxiliaryNetwork(keras.layers.Layer):
             states = self.encoder_layer(inputs, mask=mask, training=training)
         elif self.encoder == "fnn":
             states = self.encoder_layer(inputs)
+        elif self.encoder == "conv":
+            states = inputs
+            # Padded positions read as zeros at every convolution, so the
+            # real tokens' gates do not depend on how much padding follows.
+            real = None if mask is None else ops.expand_dims(ops.cast(mask, inputs.dtype), -1)
+            for convolution in self.encoder_layer:
+                states = convolution(states if real is None else states * ops.cast(real, states.dtype))
         else:
             states = self.encoder_layer(
                 inputs,
@@ -151,6 +189,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
                 "hidden_dim": self.hidden_dim,
                 "return_logits": self.return_logits,
                 "gate_bias_initializer": keras.initializers.serialize(self.gate_bias_initializer),
+                "dilation_rates": list(self.dilation_rates),
             }
         )
         return config

@@ -49,7 +49,8 @@ class Prepared:
             texts (plus the most frequent GloVe words), padding to
             `sequence_length`.
         embeddings: float32 `(len(vocabulary) + 2, dimension)` initial
-            embeddings (`ganet_tf.embeddings.embedding_matrix`).
+            embeddings (`ganet_tf.embeddings.embedding_matrix`), or None
+            for byte tokens (learned from scratch).
         glove_coverage: the share of `vocabulary` that GloVe knows.
         ids: `{"train", "validation", "test"}` -> int32 token ids
             `(examples, sequence_length)`.
@@ -102,12 +103,21 @@ def prepare(config):
             `data_dir` or the user's files (`train_file`, `test_file`,
             `format`, `encoding`, `text_column`, `label_column`),
             `validation_fraction`, `seed`, `limit`, `glove`,
-            `glove_vocabulary`, `sequence_length` and `length_percentile`.
+            `glove_vocabulary`, `sequence_length`, `length_percentile` and
+            `tokenizer` (`"bytes"`: every byte a token, no embeddings).
 
     Returns:
         A `Prepared`.
     """
     splits = load_splits(config)
+    if config.tokenizer == "bytes":
+        # Every byte a token: no vocabulary to adapt, no GloVe; the model
+        # learns its byte embeddings from scratch.
+        vectorizer = build_vectorizer(
+            splits.train_texts, config.sequence_length, config.length_percentile, tokenizer="bytes"
+        )
+        ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in SPLITS}
+        return Prepared(splits=splits, vectorizer=vectorizer, embeddings=None, glove_coverage=0.0, ids=ids)
     # The packaged vectors are memory-mapped: one load serves both uses. A
     # text file is read twice, the second time for the vocabulary's words
     # only, so that a large file never sits in memory whole.
@@ -143,6 +153,7 @@ PREPARATION_FIELDS = (
     "glove_vocabulary",
     "sequence_length",
     "length_percentile",
+    "tokenizer",
 )
 
 

@@ -79,6 +79,7 @@ MODEL_FLAGS = {
         GATED_MODELS,
     ),
     "window": ("local",),
+    **dict.fromkeys(("num_heads", "num_layers", "intermediate_dim"), ("transformer", "ganet_transformer")),
     "sparse_training": ("ganet_transformer",),
     "complement_weight": ("ganet",),
     "complement": ("ganet",),
@@ -128,6 +129,8 @@ class TrainConfig:
     fallback: str = "all"
     lr: float = 1e-3
     batch_size: int = 32
+    # "bytes": every UTF-8 byte a token, embeddings learned from scratch.
+    tokenizer: str = "words"
     glove: str = None
     glove_vocabulary: int = 50000
     freeze_embeddings: bool = False
@@ -135,6 +138,11 @@ class TrainConfig:
     length_percentile: float = 95.0
     dropout: float = 0.3
     hidden: int = 100
+    # The Transformer models' encoder: heads of width hidden / num_heads,
+    # blocks, feed-forward width (None: 4 * hidden).
+    num_heads: int = 4
+    num_layers: int = 2
+    intermediate_dim: int = None
     window: int = None
     straight_through: bool = False
     # ganet_transformer: blocks train on the top_k tokens only (issue 41).
@@ -173,7 +181,8 @@ class TrainConfig:
             raise GANetInputError(f"Unknown --monitor {self.monitor!r}: choose one of {sorted(MONITORS)}.")
         check_number("buckets", self.buckets, at_least=0, integer=True, optional=True)
         check_number("glove_vocabulary", self.glove_vocabulary, at_least=0, integer=True)
-        for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience"):
+        self._validate_tokens()
+        for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience", "num_heads", "num_layers"):
             check_number(name, getattr(self, name), at_least=1, integer=True)
         check_number("seed", self.seed, at_least=0, at_most=2**32 - 1, integer=True)
         for name in ("tau", "lr"):
@@ -190,11 +199,22 @@ class TrainConfig:
         if self.test_file and not self.train_file:
             raise GANetInputError("--test-file needs --train-file.")
         check_finite_fields(self)
-        for name in ("limit", "window", "sequence_length"):
+        for name in ("limit", "window", "sequence_length", "intermediate_dim"):
             check_number(name, getattr(self, name), at_least=1, integer=True, optional=True)
         if self.restart and not self.backup_dir:
             raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
         validate_distribution(self)
+
+    def _validate_tokens(self):
+        from ganet_tf.data.vectorizer import TOKENIZERS
+
+        if self.tokenizer not in TOKENIZERS:
+            raise GANetInputError(f"Unknown --tokenizer {self.tokenizer!r}: choose one of {list(TOKENIZERS)}.")
+        if self.tokenizer == "bytes" and (self.glove or self.freeze_embeddings):
+            flag = "--glove" if self.glove else "--freeze-embeddings"
+            raise GANetInputError(
+                f"{flag} sets word embeddings: --tokenizer bytes learns its byte embeddings; drop {flag}."
+            )
 
     def _validate_complement(self):
         from ganet_tf.models.ganet import COMPLEMENTS
@@ -264,7 +284,8 @@ def anneal_steps(config, train_examples):
     return config.anneal_epochs * math.ceil(train_examples / config.batch_size)
 
 
-# Attention heads of the Transformer models; `--hidden` is their width.
+# Attention heads of the Transformer models by default; `--hidden` is their
+# width (`--num-heads` sets another number).
 TRANSFORMER_HEADS = 4
 
 
@@ -289,13 +310,20 @@ def model_arguments(config, splits, embeddings):
         "hidden_dim": config.hidden,
         "dropout": config.dropout,
     }
+    if embeddings is None:
+        # Byte tokens: ids 2-257 (0 pads), embeddings as wide as the model.
+        from ganet_tf.data.vectorizer import BYTE_VOCABULARY
+
+        arguments.update(vocabulary_size=len(BYTE_VOCABULARY) + 2, embedding_dim=config.hidden)
     if config.model in ("transformer", "ganet_transformer"):
-        if config.hidden % TRANSFORMER_HEADS:
+        if config.hidden % config.num_heads:
             raise GANetInputError(
-                f"--hidden must be a multiple of {TRANSFORMER_HEADS} (the attention heads) "
+                f"--hidden must be a multiple of --num-heads ({config.num_heads}) "
                 f"for --model {config.model}, got {config.hidden}."
             )
-        arguments["num_heads"] = TRANSFORMER_HEADS
+        arguments.update(
+            num_heads=config.num_heads, num_layers=config.num_layers, intermediate_dim=config.intermediate_dim
+        )
     if config.model in GATED_MODELS:
         arguments.update(
             auxiliary=config.aux,
