@@ -151,6 +151,37 @@ def nucleus_default(study, root):
     fill_readme(study, root, runs, machine=[machine], table=tables.grid(headers, rows))
 
 
+def _cumulative_best(run):
+    """`(seconds, best validation accuracy so far)` at each epoch's end: accuracy against training time."""
+    seconds = np.cumsum(run["epoch_seconds"])
+    return list(zip(seconds, np.maximum.accumulate(run["history"]["val_accuracy"]), strict=False))
+
+
+def lra_text(study, root):
+    """Each setting's test accuracy and attended density (mean ± std over its seeds), epoch time, and each run's
+    validation accuracy against training time."""
+    runs = _runs(root, study.folder)
+    if not runs:
+        return
+    columns = [
+        ("setting", lambda group: group[0]["setting"]),
+        ("flags", lambda group: f"`{' '.join(study.axes['setting'][group[0]['setting']])}`"),
+        ("seeds", tables.seeds),
+        ("validation accuracy", tables.stat("validation_accuracy")),
+        ("test accuracy", tables.stat("test_accuracy")),
+        ("test attended density", tables.stat("test_attended_density")),
+        ("median epoch s", lambda group: f"{np.median([s for run in group for s in run['epoch_seconds']]):.0f}"),
+        ("epochs (best)", _epochs),
+    ]
+    rows = tables.groups(runs, ("setting",), (_axis(study, "setting"),))
+    curve = [
+        f"- {run['name']}: " + ", ".join(f"{seconds / 60:.0f} min {accuracy:.4f}" for seconds, accuracy in points)
+        for run in sorted(runs, key=lambda run: run["name"])
+        for points in [_cumulative_best(run)]
+    ]
+    fill_readme(study, root, runs, machines=True, table=tables.markdown(columns, rows), curve=curve)
+
+
 _SELECTION = "selection.json"
 _SUBWORD_CELLS = {
     "test_bleu": ".2f",

@@ -162,6 +162,8 @@ def _add_fit_arguments(fit, defaults):
     add_flag(fit, "--monitor", defaults, choices=sorted(MONITORS), help=monitor_help)
     add_flag(fit, "--lr", defaults, float)
     add_flag(fit, "--batch-size", defaults, int)
+    accumulation_help = "update with the mean gradient of N batches (an update of N * --batch-size examples)"
+    fit.add_argument("--gradient-accumulation-steps", type=int, metavar="N", help=accumulation_help)
     add_flag(fit, "--seed", defaults, int)
 
 
@@ -582,6 +584,13 @@ def _tuning_search():
         return importlib.import_module("tuning.search")
 
 
+# TensorFlow's ResourceExhaustedError (a tensor larger than the memory left).
+OUT_OF_MEMORY = (
+    "out of memory: the model's tensors at this batch do not fit; lower --batch-size (with "
+    "--gradient-accumulation-steps N to keep the update's size) or --sequence-length."
+)
+
+
 def main(argv=None):
     """Runs one command; returns its exit code.
 
@@ -622,7 +631,7 @@ def main(argv=None):
         code, line = os_error_message(error)
         print(f"ganet_tf: error: {line}", file=sys.stderr)
         return code
-    except Exception:
+    except Exception as error:
         # A stop signal raised inside a library call can come out as that
         # call's own error (NumPy converting a variable gives a TypeError):
         # the command still stops with the interruption's line.
@@ -632,6 +641,9 @@ def main(argv=None):
             code, line = interruption_message(interruption)
             print(f"ganet_tf: error: {line}", file=sys.stderr)
             return code
+        if type(error).__name__ == "ResourceExhaustedError":
+            print(f"ganet_tf: error: {OUT_OF_MEMORY}", file=sys.stderr)
+            return 1
         raise
     finally:
         restore_signal_handlers(previous)

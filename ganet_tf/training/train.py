@@ -129,6 +129,10 @@ class TrainConfig:
     fallback: str = "all"
     lr: float = 1e-3
     batch_size: int = 32
+    # Average the gradients of this many batches per update (Keras'
+    # optimizer option): an update of batch_size * N examples in the memory
+    # of batch_size (None: every batch).
+    gradient_accumulation_steps: int = None
     # "bytes": every UTF-8 byte a token, embeddings learned from scratch.
     tokenizer: str = "words"
     glove: str = None
@@ -199,7 +203,7 @@ class TrainConfig:
         if self.test_file and not self.train_file:
             raise GANetInputError("--test-file needs --train-file.")
         check_finite_fields(self)
-        for name in ("limit", "window", "sequence_length", "intermediate_dim"):
+        for name in ("limit", "window", "sequence_length", "intermediate_dim", "gradient_accumulation_steps"):
             check_number(name, getattr(self, name), at_least=1, integer=True, optional=True)
         if self.restart and not self.backup_dir:
             raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
@@ -356,14 +360,17 @@ def model_arguments(config, splits, embeddings):
     return arguments
 
 
-def compile_model(model, learning_rate, jit_compile="auto", metrics=(), run_eagerly=False):
+def compile_model(
+    model, learning_rate, jit_compile="auto", metrics=(), run_eagerly=False, gradient_accumulation_steps=None
+):
     """Adam and cross-entropy; GA-Net's gate penalty joins through the layer.
 
     The metrics are `accuracy` and the extra `metrics` (the tuning
-    objective `tradeoff`); `run_eagerly` skips graph tracing (smoke runs).
+    objective `tradeoff`); `run_eagerly` skips graph tracing (smoke runs);
+    `gradient_accumulation_steps` is Adam's.
     """
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
+        optimizer=keras.optimizers.Adam(learning_rate, gradient_accumulation_steps=gradient_accumulation_steps),
         loss=keras.losses.SparseCategoricalCrossentropy(),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy"), *metrics],
         jit_compile=jit_compile,
@@ -486,7 +493,12 @@ def _build_model(config, strategy, data):
         model = build_model(config.model, data.num_classes, **model_arguments(config, data.splits, data.embeddings))
         if config.freeze_embeddings:
             model.get_layer("embedding").trainable = False
-        compile_model(model, config.lr, jit_compile=config.jit_compile or "auto")
+        compile_model(
+            model,
+            config.lr,
+            jit_compile=config.jit_compile or "auto",
+            gradient_accumulation_steps=config.gradient_accumulation_steps,
+        )
     prepare_model(model, strategy, data.ids["train"], data.splits.train_labels)
     return model
 
