@@ -34,7 +34,8 @@ def explain_texts(model_dir, texts, test_gates=None):
 
     Returns one dict per text: `tokens` (the standardised words the model
     read, truncated to its sequence length; out-of-vocabulary words keep
-    their spelling; for byte tokens, each byte as `readable_token` shows it), `in_vocabulary`, `label` and `probabilities`, and per
+    their spelling; bytes as `readable_token` shows them),
+    `in_vocabulary`, `label` and `probabilities`, and per
     token `attention` (alpha_t), and for GA-Net `gate_probabilities` (p_t)
     and `gates` (g_t), as lists.
     """

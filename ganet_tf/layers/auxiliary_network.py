@@ -84,9 +84,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
             raise ValueError(f"`hidden_dim` must be a positive integer. Received: hidden_dim={hidden_dim}")
         dilation_rates = tuple(dilation_rates)
         if not dilation_rates or not all(isinstance(rate, int) and rate > 0 for rate in dilation_rates):
-            raise ValueError(
-                f"`dilation_rates` must be positive integers. Received: dilation_rates={dilation_rates}"
-            )
+            raise ValueError(f"`dilation_rates` must be positive integers. Received: dilation_rates={dilation_rates}")
         self.encoder = encoder
         self.hidden_dim = hidden_dim
         self.dilation_rates = dilation_rates

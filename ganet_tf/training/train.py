@@ -1,6 +1,7 @@
 """Train and evaluate one model on one dataset: the library behind `train`."""
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -506,8 +507,10 @@ def _build_model(config, strategy, data):
 def _result(config, data, model, history, train_seconds, epoch_seconds):
     """The JSON-ready summary of a trained `model` (see `_train_and_evaluate`)."""
     splits = data.splits
-    test = evaluate_model(model, data.ids["test"], splits.test_labels, splits.class_names)
-    validation = evaluate_model(model, data.ids["validation"], splits.validation_labels, splits.class_names)
+    # At the training batch, which the memory held (a dense model at long lengths holds no more).
+    evaluate = functools.partial(evaluate_model, class_names=splits.class_names, batch_size=config.batch_size)
+    test = evaluate(model, data.ids["test"], splits.test_labels)
+    validation = evaluate(model, data.ids["validation"], splits.validation_labels)
     return {
         "dataset": splits.name,
         "data_source": "files" if config.train_file else dataset_source(config.dataset, config.data_dir)[0],

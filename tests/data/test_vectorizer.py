@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -5,9 +7,13 @@ from ganet_tf.data import build_vectorizer
 from ganet_tf.data import load_vectorizer
 from ganet_tf.data import make_dataset
 from ganet_tf.data import save_vectorizer
+from ganet_tf.data.vectorizer import readable_token
 from ganet_tf.data.vectorizer import text_lengths
+from ganet_tf.data.vectorizer import text_tokens
+from ganet_tf.data.vectorizer import tokenizer_of
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.errors import GANetInputError
+from tests.lazy_import import tensorflow as tf
 
 TEXTS = ["The cat sat.", "A dog<br />barked, loudly!", "cat cat dog", "one two three four five six"]
 
@@ -85,7 +91,6 @@ def test_length_buckets_state_their_number_of_batches():
 
 
 def test_loading_refuses_another_standardisation(tmp_path):
-    import json
 
     path = tmp_path / "preprocessing.json"
     save_vectorizer(str(path), build_vectorizer(TEXTS), ["a", "b"])
@@ -160,3 +165,47 @@ def test_control_characters_in_train_predict_and_serving(tmp_path, capsys):
     serve = tf.saved_model.load(export_saved_model(run, "tiny", base=str(tmp_path / "saved_models")))
     served = serve.signatures["serving_default"](text=tf.constant(texts))["probabilities"].numpy()
     np.testing.assert_allclose(served, probabilities, atol=1e-5)
+
+
+def test_bytes_are_tokens_with_ids_byte_plus_two(tmp_path):
+    vectorizer = build_vectorizer(["ab", "abcd"], sequence_length=6, tokenizer="bytes")
+    texts = [b"a\x00\xff", "é".encode(), b"\xc3", b"", b"abcdefgh"]  # NUL, a non-ASCII byte, invalid UTF-8
+    ids = vectorize(vectorizer, texts)
+    np.testing.assert_array_equal(
+        ids,
+        [
+            [97 + 2, 0 + 2, 255 + 2, 0, 0, 0],
+            [0xC3 + 2, 0xA9 + 2, 0, 0, 0, 0],
+            [0xC3 + 2, 0, 0, 0, 0, 0],
+            [0] * 6,
+            [ord(c) + 2 for c in "abcdef"],
+        ],
+    )
+    path = str(tmp_path / "preprocessing.json")
+    save_vectorizer(path, vectorizer, ["x", "y"])
+    loaded, _ = load_vectorizer(path)
+    assert tokenizer_of(loaded) == "bytes"
+    np.testing.assert_array_equal(vectorize(loaded, texts), ids)
+
+
+def test_byte_length_percentile_counts_bytes():
+    vectorizer = build_vectorizer(["ab", "abcd", "é"], length_percentile=100, tokenizer="bytes")
+    assert vectorizer.get_config()["output_sequence_length"] == 4
+
+
+def test_byte_tokens_read_readably():
+    vectorizer = build_vectorizer(["a"], sequence_length=4, tokenizer="bytes")
+    tokens = text_tokens(vectorizer, tf.constant([b"a \x00\xe9"])).to_list()[0]
+    assert [readable_token(token, "bytes") for token in tokens] == ["a", " ", "\\x00", "\\xe9"]
+    words = build_vectorizer(TEXTS)
+    assert text_tokens(words, tf.constant(["The cat's"])).to_list()[0] == [b"the", b"cat", b"'s"]
+
+
+def test_unknown_tokenizer(tmp_path):
+    with pytest.raises(GANetInputError, match="tokenizer"):
+        build_vectorizer(TEXTS, tokenizer="characters")
+    path = tmp_path / "preprocessing.json"
+    saved = {"tokenizer": "pieces", "vocabulary": [], "sequence_length": 3, "class_names": ["a"]}
+    path.write_text(json.dumps({**saved, "standardize_version": 3}))
+    with pytest.raises(GANetInputError, match="pieces"):
+        load_vectorizer(str(path))
