@@ -1,23 +1,29 @@
 import os
+import re
 
 import pytest
 
+from ganet_tf.extras import EXTRAS
 from tests.conftest import REPO
 
 # The standard library reads TOML from Python 3.11.
 tomllib = pytest.importorskip("tomllib")
 
 
-def _pyproject():
+def _pyproject(table="tool"):
     with open(os.path.join(REPO, "pyproject.toml"), "rb") as handle:
-        return tomllib.load(handle)["tool"]["setuptools"]
+        project = tomllib.load(handle)
+    return project["tool"]["setuptools"] if table == "tool" else project[table]
 
 
 def test_every_package_is_installed_under_ganet_tf():
+    # A package: a folder with an `__init__.py`, or one of data that ships
+    # with the package (listed, so that setuptools does not warn about it).
     setuptools = _pyproject()
     found = {"ganet_tf.tuning"}
-    for root, _, files in os.walk(os.path.join(REPO, "ganet_tf")):
-        if "__init__.py" in files:
+    for root, folders, files in os.walk(os.path.join(REPO, "ganet_tf")):
+        folders[:] = [folder for folder in folders if folder != "__pycache__"]
+        if "__init__.py" in files or (files and not any(file.endswith(".py") for file in files)):
             found.add(os.path.relpath(root, REPO).replace(os.sep, "."))
     assert sorted(setuptools["packages"]) == sorted(found)
     # The top-level `tuning/` folder is installed as `ganet_tf.tuning` only.
@@ -34,3 +40,18 @@ def test_tuning_modules_import_each_other_relatively():
                 lines = handle.read().splitlines()
             absolute = [line for line in lines if line.lstrip().startswith(("from tuning", "import tuning"))]
             assert absolute == [], file
+
+
+def _name(requirement):
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0]
+
+
+def test_every_extra_is_one_that_the_code_names():
+    # `ganet_tf.extras` names the extra to install for each optional part:
+    # its packages are those of pyproject.toml's extra, and `all` holds them all.
+    extras = _pyproject("project")["optional-dependencies"]
+    (everything,) = extras.pop("all")
+    assert everything.startswith("ganet_tf[") and set(everything[9:-1].split(",")) == set(EXTRAS)
+    assert {extra: sorted(map(_name, requirements)) for extra, requirements in extras.items()} == {
+        extra: sorted(packages.values()) for extra, packages in EXTRAS.items()
+    }
