@@ -197,11 +197,11 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         **kwargs,
     ):
         super().__init__(num_heads, key_dim, *args, **kwargs)
-        # Options of `keras.layers.MultiHeadAttention` newer than the oldest
-        # Keras supported, read from its public config (absent: off):
-        # `use_gate`, an output gate (Keras 3.14), and `sliding_window`, a
-        # banded mask (Keras 3.15). The gate's projection is Keras' own
-        # `_gate_dense` (3.14+), used only where `use_gate` is set.
+        # Options of `keras.layers.MultiHeadAttention` that older Keras 3
+        # releases lack, read from its public config (absent: off): `use_gate`,
+        # an output gate (Keras 3.14), and `sliding_window`, a banded mask
+        # (Keras 3.15). The gate's projection is Keras' own `_gate_dense`
+        # (3.14+), used only where `use_gate` is set.
         mha_config = keras.layers.MultiHeadAttention.get_config(self)
         self._output_gate = bool(mha_config.get("use_gate", False))
         self._window = mha_config.get("sliding_window")
