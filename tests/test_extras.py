@@ -3,9 +3,10 @@
 A machine where only `pip install ganet_tf` ran is simulated in one
 interpreter (`tests.one_interpreter`) on the TensorFlow backend: a
 `sys.meta_path` finder makes every package of the extras (`ganet_tf.extras`)
-unimportable. `import ganet_tf` and the core (`train`, `predict`) must run;
-each command of an optional part must stop in one line naming its extra,
-before any work. `.ci/wheel` checks the same from the built wheel.
+unimportable. `import ganet_tf` and the core (`train`, `predict`, `prepare`,
+`tune --help`) must run; each command of an optional part must stop in one
+line naming its extra, before any work. `.ci/wheel` checks the same from
+the built wheel.
 """
 
 import os
@@ -50,32 +51,21 @@ def test_blocked_modules_are_the_extras():
 @pytest.fixture(scope="module")
 def without_extras(tmp_path_factory):
     """The results of the runs behind the blocker, by case name: first the
-    imports, then `train` of a tiny TREC run in a folder where `predict`
-    and the optional commands then run."""
+    imports, then `train` of a tiny TREC run in a folder where the other
+    commands then run."""
 
     def make(root):
         run = root / "run"
         run.mkdir()
-        cases = [
-            {"name": "import", "code": IMPORTS, "args": [], "cwd": REPO},
-            {
-                "name": "train",
-                "code": CLI,
-                "args": ["train", "--dataset", "trec", *TINY, "--out", "R"],
-                "cwd": str(run),
-            },
-            {
-                "name": "predict",
-                "code": CLI,
-                "args": ["predict", "--model", "R", "--text", "who is it ?"],
-                "cwd": str(run),
-            },
-            {"name": "tune-help", "code": CLI, "args": ["tune", "--help"], "cwd": str(run)},
-        ]
-        cases += [
-            {"name": command, "code": CLI, "args": [command, *args], "cwd": str(run)}
-            for command, args in OPTIONAL_COMMANDS.items()
-        ]
+        commands = {
+            "train": ["train", "--dataset", "trec", *TINY, "--out", "R"],
+            "predict": ["predict", "--model", "R", "--text", "who is it ?"],
+            "prepare": ["prepare", "--dataset", "trec", "--limit", "60", "--glove-vocabulary", "0", "--out", "P.npz"],
+            "tune-help": ["tune", "--help"],
+            **{command: [command, *args] for command, args in OPTIONAL_COMMANDS.items()},
+        }
+        cases = [{"name": "import", "code": IMPORTS, "args": [], "cwd": REPO}]
+        cases += [{"name": name, "code": CLI, "args": args, "cwd": str(run)} for name, args in commands.items()]
         env = {**os.environ, "KERAS_BACKEND": "tensorflow", "PYTHONPATH": REPO}
         env.pop("GANET_DATA_DIR", None)  # TREC from the package, as a user has it
         results = run_cases(cases, env, timeout=600)
@@ -91,8 +81,8 @@ def test_import_without_extras(without_extras):
     assert done.stdout.splitlines()[-1] == "imported"
 
 
-def test_train_predict_and_tune_without_extras(without_extras):
-    for name in ("train", "predict", "tune-help"):
+def test_core_commands_without_extras(without_extras):
+    for name in ("train", "predict", "prepare", "tune-help"):
         done = case_result(without_extras, name)
         assert done.returncode == 0, (name, done.stderr[-3000:])
     assert '"test_accuracy"' in case_result(without_extras, "train").stdout.splitlines()[-1]
@@ -108,8 +98,8 @@ def test_optional_command_without_its_extra_is_one_line(without_extras, command)
     assert done.stderr.splitlines() == [
         f"ganet_tf: error: {command} needs {packages}: pip install 'ganet_tf[{extra}]'."
     ], done.stderr[-2000:]
-    # Nothing written: only the trained run is in the folder.
-    assert without_extras["folder"] == ["R"]
+    # Nothing written: only the trained run and the prepared file are in the folder.
+    assert without_extras["folder"] == ["P.npz", "R"]
 
 
 def test_missing_extra_error_names_the_installed_packages_that_fail(monkeypatch):
