@@ -55,7 +55,8 @@ def _backend_source():
     return os.path.join(os.path.expanduser(_keras_home()), "keras.json")
 
 
-def _installed(module):
+def installed(module):
+    """Whether `module` (a top-level name) can import, found without importing it."""
     try:
         return sys.modules.get(module) is not None or importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
@@ -80,7 +81,7 @@ def backend_problem():
             f"set KERAS_BACKEND to one of {', '.join(KERAS_BACKENDS)} (tensorflow runs everything)."
         )
     module = KERAS_BACKENDS[backend]
-    if backend != "tensorflow" and not _installed(module):
+    if backend != "tensorflow" and not installed(module):
         return KerasBackendError(
             f"the Keras backend {backend} (set by {_backend_source()}) is not installed: "
             f"install it with python -m pip install {module}, or run with KERAS_BACKEND=tensorflow."
@@ -125,7 +126,7 @@ def keras_backend():
 
 def tensorflow_installed():
     """Whether `import tensorflow` can succeed, found without importing it."""
-    return _installed("tensorflow")
+    return installed("tensorflow")
 
 
 def tensorflow_backend():

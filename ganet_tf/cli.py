@@ -13,6 +13,7 @@ from ganet_tf.command_flags import LIMIT_HELP
 from ganet_tf.command_flags import add_flag
 from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
+from ganet_tf.extras import require_extra
 
 # `build_ganet`'s COMPLEMENTS, spelled here so that `--help` needs no
 # TensorFlow import (tests/training/test_gate_options.py keeps the two equal).
@@ -521,6 +522,9 @@ COMMANDS = {
     "translate": ("translate sentences with a seq2seq run; one JSON line each", "string vocabularies"),
     "tune": ("KerasTuner search; the last stdout line is a JSON summary", "tf.data, TextVectorization"),
 }
+# The commands of an optional part and the extra each needs (`ganet_tf.extras`):
+# without it they stop in one line naming it, before any work.
+COMMAND_EXTRAS = {"explain": "plots", "export": "serving", "seq2seq": "seq2seq", "translate": "seq2seq"}
 
 
 def build_parser(tensorflow=True):
@@ -619,6 +623,8 @@ def main(argv=None):
         from ganet_tf.policy.flag_values import explicit_flags
 
         args.given_flags = explicit_flags(build_parser(), argv)
+        if args.command in COMMAND_EXTRAS:
+            require_extra(COMMAND_EXTRAS[args.command], args.command)
         result = args.run(args)
     except GANetInputError as error:
         print(f"ganet_tf: error: {error}", file=sys.stderr)

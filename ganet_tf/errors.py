@@ -26,3 +26,12 @@ class KerasBackendError(GANetInputError, ImportError):
     the backend, where it was set and the fix; the command line prints it
     as `ganet_tf: error: <message>` and exits 2.
     """
+
+
+class MissingExtraError(GANetInputError, ImportError):
+    """An optional part of `ganet_tf` used without the extra that installs it.
+
+    The message is one line naming the packages and the extra to install
+    (`pip install 'ganet_tf[seq2seq]'`); the command line prints it as
+    `ganet_tf: error: <message>` and exits 2 (`ganet_tf.extras`).
+    """

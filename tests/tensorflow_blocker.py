@@ -12,10 +12,13 @@ BLOCKED = ("tensorflow", "tf_keras", "tensorflow_probability", "tensorflow_text"
 
 
 class TensorFlowBlocker(importlib.abc.MetaPathFinder):
-    """A `sys.meta_path` finder that refuses the `BLOCKED` packages."""
+    """A `sys.meta_path` finder that refuses the `blocked` packages (top-level names)."""
+
+    def __init__(self, blocked=BLOCKED):
+        self.blocked = tuple(blocked)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname.partition(".")[0] in BLOCKED:
+        if fullname.partition(".")[0] in self.blocked:
             # As on a machine where the package is not installed.
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         return None
@@ -34,3 +37,9 @@ def install():
         import torch._dynamo  # noqa: F401
     if not any(isinstance(finder, TensorFlowBlocker) for finder in sys.meta_path):
         sys.meta_path.insert(0, TensorFlowBlocker())
+
+
+def block(modules):
+    """Puts a blocker of `modules` (top-level names) first on `sys.meta_path`:
+    a machine where they are not installed (an extra of `ganet_tf` left out)."""
+    sys.meta_path.insert(0, TensorFlowBlocker(modules))

@@ -3,6 +3,8 @@
 import os
 import tempfile
 
+from ganet_tf.extras import import_extra
+
 MODEL_CONFIG_FILE = "models.config"
 
 
@@ -37,7 +39,10 @@ def model_config_text(base):
     (mount `base` at the same path in a container).
     """
     from google.protobuf import text_format
-    from tensorflow_serving.config import model_server_config_pb2
+
+    (model_server_config_pb2,) = import_extra(
+        "serving", "models.config", "tensorflow_serving.config.model_server_config_pb2"
+    )
 
     config = model_server_config_pb2.ModelServerConfig()
     for name in exported_models(base):

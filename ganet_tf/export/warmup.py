@@ -7,6 +7,7 @@ import tensorflow as tf
 from ganet_tf.errors import GANetInputError
 from ganet_tf.export.serving_archive import TEXT_INPUT
 from ganet_tf.export.serving_archive import TEXT_SIGNATURE
+from ganet_tf.extras import import_extra
 
 WARMUP_DIRECTORY = "assets.extra"
 WARMUP_FILE = "tf_serving_warmup_requests"
@@ -16,12 +17,9 @@ MAX_WARMUP_TEXTS = 64
 
 def serving_apis():
     """The `tensorflow_serving.apis` protos (`predict_pb2`, `prediction_log_pb2`)."""
-    try:
-        from tensorflow_serving.apis import predict_pb2
-        from tensorflow_serving.apis import prediction_log_pb2
-    except ImportError as error:
-        raise GANetInputError("Export needs tensorflow-serving-api: pip install 'ganet_tf[serving]'.") from error
-    return predict_pb2, prediction_log_pb2
+    return import_extra(
+        "serving", "Export", "tensorflow_serving.apis.predict_pb2", "tensorflow_serving.apis.prediction_log_pb2"
+    )
 
 
 def vocabulary_texts(vocabulary, sequence_length, count=8):

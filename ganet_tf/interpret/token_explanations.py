@@ -15,6 +15,7 @@ from ganet_tf.data.vectorizer import readable_token
 from ganet_tf.data.vectorizer import text_tokens
 from ganet_tf.data.vectorizer import tokenizer_of
 from ganet_tf.data.vectorizer import vectorize
+from ganet_tf.extras import import_extra
 from ganet_tf.models import build_explainer
 from ganet_tf.models import gate_rule
 from ganet_tf.training.trained_run import load_run
@@ -102,8 +103,7 @@ def write_report(explanations_by_model, out_dir, title="GA-Net explanations"):
     Returns:
         The list of written paths.
     """
-    import matplotlib
-
+    (matplotlib,) = import_extra("plots", "explain's figures", "matplotlib")
     matplotlib.use("Agg")
     from matplotlib import pyplot
 

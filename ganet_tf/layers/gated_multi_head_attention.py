@@ -197,6 +197,14 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         **kwargs,
     ):
         super().__init__(num_heads, key_dim, *args, **kwargs)
+        # Options of `keras.layers.MultiHeadAttention` that older Keras 3
+        # releases lack, read from its public config (absent: off): `use_gate`,
+        # an output gate (Keras 3.14), and `sliding_window`, a banded mask
+        # (Keras 3.15). The gate's projection is Keras' own `_gate_dense`
+        # (3.14+), used only where `use_gate` is set.
+        mha_config = keras.layers.MultiHeadAttention.get_config(self)
+        self._output_gate = bool(mha_config.get("use_gate", False))
+        self._window = mha_config.get("sliding_window")
         self.sparse_inference = bool(sparse_inference)
         self.sparse_buckets = normalize_buckets(sparse_buckets)
         self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
@@ -312,7 +320,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         unless `weights_needed`), or with `sparse` the open keys and values
         gathered (scores None)."""
         key_open, bias, query_mask, query_open, attention_mask, use_causal_mask = masks
-        gate = self._gate_dense(query) if self._use_gate else None
+        gate = self._gate_dense(query) if self._output_gate else None
         query = self._query_dense(query)
         if sparse:
             output = self._sparse_attention(
@@ -357,7 +365,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         """Causal and sliding-window mask `(1 or batch, q, k)` from the
         original positions `(1 or batch, k)` of the keys (and of the
         queries, all of them by default), or None."""
-        if not use_causal_mask and self._sliding_window is None:
+        if not use_causal_mask and self._window is None:
             return None
         if query_positions is None:
             rows = ops.arange(ops.shape(query)[1], dtype="int32")[None, :, None]
@@ -367,8 +375,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         mask = None
         if use_causal_mask:
             mask = ops.greater_equal(rows, columns)
-        if self._sliding_window is not None:
-            window = ops.less(ops.abs(rows - columns), self._sliding_window)
+        if self._window is not None:
+            window = ops.less(ops.abs(rows - columns), self._window)
             mask = window if mask is None else ops.logical_and(mask, window)
         return mask
 
@@ -513,7 +521,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             # Slots of closed queries are computed but never scattered back.
             _, query_positions = gather_open(query_float, k)
             compact = gather_rows(query, query_positions)
-            gate = self._gate_dense(compact) if self._use_gate else None
+            gate = self._gate_dense(compact) if self._output_gate else None
             output = self._attend_open_keys(
                 self._query_dense(compact),
                 key,

@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.extras import require_extra
 from ganet_tf.models.gate_layers import resolve_gate_defaults
 from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.policy import NonFiniteGuard
@@ -633,6 +634,7 @@ def run_seq2seq(config, given=()):
     """
     from ganet_tf.seq2seq.translator import is_translator_folder
 
+    require_extra("seq2seq", "run_seq2seq")
     _check(config, given)
     config = resolve_defaults(config)
     folders = [

@@ -1,11 +1,13 @@
 """Translation and synthetic-task scores."""
 
-import sacrebleu
 import tensorflow as tf
+
+from ganet_tf.extras import import_extra
 
 
 def corpus_bleu(hypotheses, references):
     """Case-insensitive corpus BLEU of detokenised text (sacrebleu, 13a)."""
+    (sacrebleu,) = import_extra("seq2seq", "BLEU", "sacrebleu")
     return sacrebleu.corpus_bleu(list(hypotheses), [list(references)], lowercase=True).score
 
 

@@ -14,6 +14,7 @@ import base64
 import io
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.extras import import_extra
 from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import PAD_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
@@ -30,15 +31,10 @@ SPECIAL_IDS = {"pad_id": PAD_ID, "unk_id": UNKNOWN_ID, "bos_id": START_ID, "eos_
 
 def _subword_stack():
     """`(keras_hub, sentencepiece)`, or one input error naming the install."""
-    try:
-        import keras_hub
-        import sentencepiece
-        import tensorflow_text  # noqa: F401  (the SentencePiece op)
-    except ImportError as error:
-        raise GANetInputError(
-            f"Subword vocabularies need keras-hub, tensorflow-text and sentencepiece ({error}): "
-            "install them with `python -m pip install -r requirements.txt`."
-        ) from None
+    # tensorflow_text: the SentencePiece op.
+    keras_hub, sentencepiece, _ = import_extra(
+        "seq2seq", "Subword vocabularies", "keras_hub", "sentencepiece", "tensorflow_text"
+    )
     return keras_hub, sentencepiece
 
 

@@ -49,8 +49,11 @@ def test_layer_harness(tmp_path):
     )
 
 
-def test_all_gates_open_equals_multi_head_attention():
-    dense, sparse, mha = pair()
+# Keras' own options, read from its config: an output gate (Keras 3.14), a
+# window (3.15) that leaves every query an open key.
+@pytest.mark.parametrize("options", [{}, {"use_gate": True}, {"sliding_window": 4}])
+def test_all_gates_open_equals_multi_head_attention(options):
+    dense, sparse, mha = pair(**options)
     ones = np.ones([4, 9], "float32")
     expected = mha(X, OTHER, value_mask=PADDING)
     for layer in (dense, sparse):
