@@ -89,8 +89,8 @@ class Rescorer:
         from ganet_tf.cli import _config_from
         from ganet_tf.cli import build_parser
         from ganet_tf.data.vectorizer import vectorize
+        from ganet_tf.policy.trained_run import load_run
         from ganet_tf.training.prepare import load_splits
-        from ganet_tf.training.trained_run import load_run
 
         model, vectorizer, class_names = load_run(self.run_dir)
         splits = load_splits(_config_from(build_parser().parse_args(["train", *self.flags])))

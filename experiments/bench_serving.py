@@ -105,8 +105,8 @@ def main():
 
     from ganet_tf.data import load_dataset
     from ganet_tf.export import export_saved_model
-    from ganet_tf.training.trained_run import load_run
-    from ganet_tf.training.trained_run import read_metrics
+    from ganet_tf.policy.trained_run import load_run
+    from ganet_tf.policy.trained_run import read_metrics
 
     metrics = read_metrics(args.model)
     texts = list(load_dataset(metrics["dataset"], args.data_dir or metrics["config"]["data_dir"]).test_texts)

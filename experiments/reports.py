@@ -93,8 +93,8 @@ def gates_top_k(study, point, summary, context):
         return None
     rho = float(flags[flags.index("--target-density") + 1]) if "rho" in point["setting"] else 0.3
     from ganet_tf.data.vectorizer import vectorize
+    from ganet_tf.policy import trained_run
     from ganet_tf.training import TrainConfig
-    from ganet_tf.training import trained_run
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
 
@@ -249,7 +249,7 @@ def one_token_floor(study, point, summary, context):
         return
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.training.trained_run import load_preprocessing
+    from ganet_tf.policy.trained_run import load_preprocessing
 
     vectorizer, _ = load_preprocessing(model_dir)
     lengths = (vectorize(vectorizer, load_dataset(dataset, context["data_dir"], 0.1, 0).test_texts) != 0).sum(axis=1)

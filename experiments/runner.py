@@ -169,7 +169,7 @@ def _train(name, flags, out_root, resumable, subcommand):
     shown = f"python -m ganet_tf {subcommand} " + shlex.join(command[4:])
     result = run_command(command, shown, os.path.join(REPO, out_root, f"{name}.log") if out_root else None)
     if out_root and subcommand == "train":
-        from ganet_tf.training.trained_run import read_metrics
+        from ganet_tf.policy.trained_run import read_metrics
 
         result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
     if subcommand == "train":

@@ -65,7 +65,7 @@ def long_texts(model_dirs, data_dir, limit):
     """The IMDB test texts that fill every model's padded length: `(texts, padded length, texts scanned)`."""
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.training.trained_run import load_preprocessing
+    from ganet_tf.policy.trained_run import load_preprocessing
 
     texts = list(load_dataset("imdb", data_dir).test_texts)[: limit or None]
     keep, lengths = np.ones(len(texts), dtype=bool), set()

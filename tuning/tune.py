@@ -16,13 +16,13 @@ from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.policy import check_number
+from ganet_tf.policy.non_finite_guard import NonFiniteGuard
+from ganet_tf.policy.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.run_folder import check_output_folder
+from ganet_tf.policy.run_folder import check_outside_runs
+from ganet_tf.policy.stop_signal_check import StopSignalCheck
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.non_finite_guard import NonFiniteGuard
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.prepare import prepare
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import check_outside_runs
-from ganet_tf.training.stop_signal_check import StopSignalCheck
 from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.train import write_outputs
 

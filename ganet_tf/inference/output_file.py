@@ -4,11 +4,11 @@ import os
 import sys
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_outside_runs
-from ganet_tf.training.run_folder import check_writable_folder
-from ganet_tf.training.run_folder import clean_stale
-from ganet_tf.training.run_folder import hidden_name
+from ganet_tf.policy.run_folder import FolderLock
+from ganet_tf.policy.run_folder import check_outside_runs
+from ganet_tf.policy.run_folder import check_writable_folder
+from ganet_tf.policy.run_folder import clean_stale
+from ganet_tf.policy.run_folder import hidden_name
 
 
 class OutputFile:

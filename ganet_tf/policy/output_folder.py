@@ -7,14 +7,14 @@ import shutil
 from collections.abc import Callable
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import check_stop_signal
-from ganet_tf.training.run_folder import clean_stale
-from ganet_tf.training.run_folder import critical_section
-from ganet_tf.training.run_folder import is_inside
-from ganet_tf.training.run_folder import is_run_folder
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
+from ganet_tf.policy.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.run_folder import FolderLock
+from ganet_tf.policy.run_folder import check_output_folder
+from ganet_tf.policy.run_folder import clean_stale
+from ganet_tf.policy.run_folder import is_inside
+from ganet_tf.policy.run_folder import is_run_folder
 
 
 @dataclasses.dataclass

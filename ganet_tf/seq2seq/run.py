@@ -25,6 +25,18 @@ from ganet_tf.policy import check_number
 from ganet_tf.policy import load_model_file
 from ganet_tf.policy import locked_output_folders
 from ganet_tf.policy import read_run_json
+from ganet_tf.policy.backup import EPOCH_SECONDS_FILE
+from ganet_tf.policy.backup import AtomicBackupAndRestore
+from ganet_tf.policy.backup import has_finished_epochs
+from ganet_tf.policy.backup import is_backup_folder
+from ganet_tf.policy.backup import prepare_backup_dir
+from ganet_tf.policy.backup import unreadable_backup
+from ganet_tf.policy.backup import write_json
+from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.run_folder import METRICS_FILE
+from ganet_tf.policy.run_folder import MODEL_FILE
+from ganet_tf.policy.run_folder import RUN_MARKER
+from ganet_tf.policy.run_folder import write_run_folder
 from ganet_tf.seq2seq.datasets import TASKS
 from ganet_tf.seq2seq.datasets import load_task
 from ganet_tf.seq2seq.decoding import MAX_EXTRA_TOKENS
@@ -47,23 +59,11 @@ from ganet_tf.seq2seq.vocabulary import UNKNOWN_ID
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import kept_row
 from ganet_tf.seq2seq.vocabulary import make_dataset
-from ganet_tf.training.backup import EPOCH_SECONDS_FILE
-from ganet_tf.training.backup import AtomicBackupAndRestore
-from ganet_tf.training.backup import has_finished_epochs
-from ganet_tf.training.backup import is_backup_folder
-from ganet_tf.training.backup import prepare_backup_dir
-from ganet_tf.training.backup import unreadable_backup
-from ganet_tf.training.backup import write_json
 from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
 from ganet_tf.training.best_epoch_stopping import load_best_weights
 from ganet_tf.training.best_epoch_stopping import stopping_callbacks
-from ganet_tf.training.non_finite_guard import non_finite_weights
 from ganet_tf.training.optimizer import build_optimizer
-from ganet_tf.training.run_folder import METRICS_FILE
-from ganet_tf.training.run_folder import MODEL_FILE
-from ganet_tf.training.run_folder import RUN_MARKER
-from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.train import warn_all_closed
 
 VOCABULARY_FILE = "vocabularies.json"

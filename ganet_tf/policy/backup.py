@@ -19,8 +19,8 @@ import shutil
 import keras
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import critical_section
+from ganet_tf.policy.interruption import critical_section
+from ganet_tf.policy.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
 EPOCH_SECONDS_FILE = "epoch_seconds.json"

@@ -2,7 +2,7 @@
 
 import keras
 
-from ganet_tf.training.run_folder import check_stop_signal
+from ganet_tf.policy.interruption import check_stop_signal
 
 
 class StopSignalCheck(keras.callbacks.Callback):

@@ -18,12 +18,12 @@ from ganet_tf.layers.gate_sampler import INFERENCE_MODES
 from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import resolve_gate_defaults
-from ganet_tf.policy import check_number
-from ganet_tf.policy import load_model_file
-from ganet_tf.training.non_finite_guard import non_finite_weights
-from ganet_tf.training.run_folder import METRICS_FILE
-from ganet_tf.training.run_folder import MODEL_FILE
-from ganet_tf.training.run_folder import PREPROCESSING_FILE
+from ganet_tf.policy.flag_values import check_number
+from ganet_tf.policy.input_files import load_model_file
+from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.run_folder import METRICS_FILE
+from ganet_tf.policy.run_folder import MODEL_FILE
+from ganet_tf.policy.run_folder import PREPROCESSING_FILE
 
 
 def _first_line(error):
