@@ -25,6 +25,8 @@ from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.export.warmup import write_warmup_requests
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.policy.disk_space import tensorflow_disk_errors
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
 from ganet_tf.policy.run_folder import METRICS_FILE
 from ganet_tf.policy.run_folder import PREPROCESSING_FILE
 from ganet_tf.policy.run_folder import check_writable_folder
@@ -206,7 +208,9 @@ def write_version(archive, target, name, warmup_texts, model_dir, overwrite, tes
         except RuntimeError as error:
             raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
         os.chmod(staging, 0o755)  # mkdtemp makes it private to this user
-        _move_into_place(staging, target, overwrite)
+        check_stop_signal()
+        with critical_section():
+            _move_into_place(staging, target, overwrite)
         staging = None
     except BaseException:
         if staging is not None:

@@ -34,11 +34,11 @@ below every command's package and imports none of them
   `load_model_file` read a run's files. A damaged file is one error line
   naming it (and the line) and the fix.
 - Interruption: `install_signal_handlers` makes SIGTERM stop a command as
-  Ctrl-C does; `interruption_message` is its one line and exit code;
-  `critical_section` holds both back during a swap. A handler's exception
-  that Python lost (raised inside a `__del__` or a garbage-collector
-  callback) is raised again by `check_stop_signal`: by `StopSignalCheck`
-  after every batch, and before every swap.
+  Ctrl-C does; its handler only records the signal, and
+  `check_stop_signal` raises it in the command's own code: by
+  `StopSignalCheck` after every batch, before every swap, and as a
+  `critical_section` (a swap) ends. `interruption_message` is its one
+  line and exit code.
 - A full disk: `os_error_message` is the one line (naming the fix) and
   exit code of an `OSError`; `tensorflow_disk_errors` raises TensorFlow's
   error of a full disk (a SavedModel's SaveV2) as that `OSError`.

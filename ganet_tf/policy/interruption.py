@@ -1,17 +1,24 @@
 """Ctrl-C and SIGTERM stop every command the same way: one line, nothing
-half-written, a `--backup-dir` run resumable."""
+half-written, a `--backup-dir` run resumable.
+
+The handler (`stop_handler`) raises nothing: it records the signal, and
+`check_stop_signal` raises its interruption where the command is ready to
+stop: after every batch and epoch of a fit (`StopSignalCheck`), before an
+output is swapped into place, and as a `critical_section` ends. A signal
+that arrives inside a garbage-collector callback or a `__del__` method
+(JAX and TensorFlow run some) so never prints a traceback there.
+"""
 
 import contextlib
 import signal
 import threading
 
-# The signals that stop a command (Ctrl-C, `kill`): held back while a folder
-# or file is swapped into place, raised right after.
+# The signals that stop a command (Ctrl-C, `kill`).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C raises `KeyboardInterrupt`.
+    """SIGTERM, raised by `check_stop_signal` as Ctrl-C raises `KeyboardInterrupt`.
 
     A `KeyboardInterrupt`, so every cleanup written for Ctrl-C (staging
     folders removed, fresh folders removed, locks released) runs for it too.
@@ -20,7 +27,7 @@ class Terminated(KeyboardInterrupt):
     signal_name = "SIGTERM"
 
 
-# depth: nested critical sections; pending: a signal held back by them;
+# depth: nested critical sections; pending: a signal that came inside them;
 # received: the last stop signal since `forget_stop_signal`.
 _held = {"depth": 0, "pending": None, "received": None}
 
@@ -30,29 +37,22 @@ def _interruption(signum):
 
 
 def stop_handler(signum, frame):
-    """The handler of `STOP_SIGNALS` that `main()` installs: raises
-    `KeyboardInterrupt` (Ctrl-C) or `Terminated` (SIGTERM), or, inside a
-    `critical_section`, keeps the signal for the section's end."""
+    """The handler of `STOP_SIGNALS` that `main()` installs: records the
+    signal, raises nothing (`check_stop_signal` raises it)."""
     _held["received"] = signum
     if _held["depth"]:
         _held["pending"] = signum
-        return
-    raise _interruption(signum)
 
 
 def check_stop_signal():
-    """Raises the interruption of a stop signal that came since
-    `forget_stop_signal`.
+    """Raises `KeyboardInterrupt` (Ctrl-C) or `Terminated` (SIGTERM) if a
+    stop signal came since `forget_stop_signal`.
 
-    A signal handler's exception can be lost: Python prints and ignores an
-    exception raised inside a `__del__` method or a garbage-collector
-    callback, which is where the handler runs when the signal arrives
-    there. Called where no exception is on its way (between batches,
-    before an output is swapped into place), this raises it again, so such
-    a signal still stops the command before it writes anything.
+    Called where the command may stop: between batches, before an output
+    is swapped into place. Only while `stop_handler` is installed (by
+    `main()`): a library call outside a command never raises a signal
+    recorded by an earlier one.
     """
-    # Only while `stop_handler` is installed (by `main()`): a library call
-    # outside a command never raises a signal recorded by an earlier one.
     installed = signal.getsignal(signal.SIGTERM) is stop_handler
     if installed and _held["received"] is not None:
         raise _interruption(_held["received"])
@@ -61,15 +61,15 @@ def check_stop_signal():
 def forget_stop_signal():
     """Forgets the last stop signal: for `main()`, once it has reported it
     (or before it starts a command)."""
-    _held["received"] = None
+    _held["received"] = _held["pending"] = None
 
 
 @contextlib.contextmanager
 def critical_section():
-    """Holds back Ctrl-C and SIGTERM for the block (a few renames), so an
-    interruption cannot fall between moving an old run aside and the new
-    one in; a signal that came meanwhile is raised as the block ends
-    (with `stop_handler` installed, as `main()` does)."""
+    """Runs the block (a few renames) whole, so an interruption cannot fall
+    between moving an old run aside and the new one in; a stop signal that
+    came meanwhile is raised as the block ends (with `stop_handler`
+    installed, as `main()` does)."""
     _held["depth"] += 1
     try:
         yield
@@ -85,9 +85,9 @@ EXIT_CODES = {"Ctrl-C": 128 + signal.SIGINT, "SIGTERM": 128 + signal.SIGTERM}
 
 
 def install_signal_handlers():
-    """Makes Ctrl-C raise `KeyboardInterrupt` and SIGTERM `Terminated` in the
-    main thread, both held back inside a `critical_section` (a no-op outside
-    the main thread); returns the previous handlers."""
+    """Makes Ctrl-C and SIGTERM record themselves for `check_stop_signal`,
+    which raises `KeyboardInterrupt` and `Terminated` (a no-op outside the
+    main thread); returns the previous handlers."""
     if threading.current_thread() is not threading.main_thread():
         return None
     forget_stop_signal()

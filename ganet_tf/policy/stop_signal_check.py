@@ -1,4 +1,4 @@
-"""Stops a training at the next batch when a stop signal's exception was lost."""
+"""Stops a fit at the next batch after Ctrl-C or SIGTERM."""
 
 import keras
 
@@ -6,14 +6,12 @@ from ganet_tf.policy.interruption import check_stop_signal
 
 
 class StopSignalCheck(keras.callbacks.Callback):
-    """Raises the interruption of a Ctrl-C or SIGTERM that did not stop the fit.
+    """Raises the interruption of a Ctrl-C or SIGTERM that came during the fit.
 
-    `ganet_tf`'s commands stop on SIGTERM by raising an exception from the
-    signal handler. Python runs a handler wherever the main thread is when
-    the signal comes; inside a `__del__` method or a garbage-collector
-    callback (JAX and TensorFlow install some) an exception is printed and
-    ignored, and the training would go on. This callback raises it again
-    after every batch and epoch, with `check_stop_signal`.
+    The signal handler of `ganet_tf`'s commands only records the signal
+    (`ganet_tf.policy.interruption`); this callback raises it after every
+    batch and epoch, with `check_stop_signal`, so `train`, `seq2seq` and
+    `tune` stop there, with the epoch's backup as it was.
 
     Example:
 

@@ -22,6 +22,7 @@ from ganet_tf.policy import check_finite_fields
 from ganet_tf.policy import check_finite_weights
 from ganet_tf.policy import check_flags_apply
 from ganet_tf.policy import check_number
+from ganet_tf.policy import check_stop_signal
 from ganet_tf.policy import load_model_file
 from ganet_tf.policy import locked_output_folders
 from ganet_tf.policy import read_run_json
@@ -550,6 +551,7 @@ def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=MAX_EXTRA_T
     outputs = []
     started = time.perf_counter()
     for number, (padded, limit) in enumerate(batches, 1):
+        check_stop_signal()
         outputs.extend(decoder(padded, limit).numpy())
         progress.update(number)
     seconds = time.perf_counter() - started
