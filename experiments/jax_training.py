@@ -8,10 +8,10 @@ import types
 def train_spec(flags, train_examples, dataset):
     """The JSON-ready spec of `train FLAGS` on prepared data: `model`, `seed`, `builder` (its arguments but the
     embeddings) and `fit`."""
+    from experiments.runner import train_config
     from ganet_tf.training import TrainConfig
     from ganet_tf.training.train import MONITORS
     from ganet_tf.training.train import model_arguments
-    from runner import train_config
 
     config = TrainConfig(**train_config(flags))
     config.validate()

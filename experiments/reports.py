@@ -12,6 +12,8 @@ import numpy as np
 from experiments import bench
 from experiments import runner
 from experiments import tables
+from experiments.protocol import HELD_OUT
+from experiments.protocol import TUNING
 
 
 def _runs(root, folder, sub="runs"):
@@ -329,9 +331,6 @@ def _sweep_plot(points, path):
 
 def gate_check(study, root):
     """The defaults against soft attention, annealing, the density sweep (with `sweep.json` and `sweep.png`)."""
-    from experiments.studies import HELD_OUT
-    from experiments.studies import TUNING
-
     runs, folder = _runs(root, study.folder), os.path.join(root, study.folder)
     points, floors = _sweep_points(runs), runner.read_json(os.path.join(folder, _FLOORS))
     runner.write_json(os.path.join(folder, "sweep.json"), points)

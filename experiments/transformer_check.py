@@ -83,8 +83,8 @@ def measure(model_dirs, context):
     """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
     import tensorflow as tf
 
-    from experiments.bench import machine
     from experiments.bench_serving import side_by_side
+    from experiments.provenance import machine
     from ganet_tf.export import export_saved_model
 
     options = context["options"]
