@@ -26,3 +26,9 @@ class KerasBackendError(GANetInputError, ImportError):
     the backend, where it was set and the fix; the command line prints it
     as `ganet_tf: error: <message>` and exits 2.
     """
+
+
+def first_line(error, limit=160):
+    """The first line of `error`'s message (its type's name if it has none),
+    cut to `limit` characters: for a one-line error that quotes another."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:limit]

@@ -21,7 +21,7 @@ below every command's package and imports none of them
   `locked_output_folders` also locks them, cleans a killed writer's
   left-overs and removes what a failed run made. `write_run_folder`
   replaces a folder all or nothing (staged beside it, swapped in by
-  renames), `write_file_atomically` a file.
+  renames), `write_file_atomically` a file, `write_json` a JSON file.
 - Backups: `prepare_backup_dir` records a run's flags (its fingerprint,
   `run_config.json`) and refuses to resume it with others.
 - Divergence: `NonFiniteGuard` (first in the callbacks) stops a training
@@ -74,6 +74,7 @@ from ganet_tf.policy.output_folder import OutputFolder
 from ganet_tf.policy.output_folder import check_output_folders
 from ganet_tf.policy.output_folder import locked_output_folders
 from ganet_tf.policy.output_folder import write_file_atomically
+from ganet_tf.policy.output_folder import write_json
 from ganet_tf.policy.run_folder import FolderLock
 from ganet_tf.policy.run_folder import check_outside_runs
 from ganet_tf.policy.run_folder import is_run_folder
@@ -112,5 +113,6 @@ __all__ = [
     "restore_signal_handlers",
     "tensorflow_disk_errors",
     "write_file_atomically",
+    "write_json",
     "write_run_folder",
 ]

@@ -2,6 +2,7 @@
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -150,3 +151,11 @@ def write_file_atomically(path, write, mode="w", encoding="utf-8"):
         if os.path.lexists(temporary):
             os.remove(temporary)
     return path
+
+
+def write_json(path, value, indent=1, ensure_ascii=True):
+    """Writes `value` as JSON (`json.dump` with `indent`, `ensure_ascii`) to
+    `path` all or nothing (`write_file_atomically`)."""
+    return write_file_atomically(
+        path, lambda handle: json.dump(value, handle, indent=indent, ensure_ascii=ensure_ascii)
+    )

@@ -26,13 +26,13 @@ from ganet_tf.policy import check_stop_signal
 from ganet_tf.policy import load_model_file
 from ganet_tf.policy import locked_output_folders
 from ganet_tf.policy import read_run_json
+from ganet_tf.policy import write_json
 from ganet_tf.policy.backup import EPOCH_SECONDS_FILE
 from ganet_tf.policy.backup import AtomicBackupAndRestore
 from ganet_tf.policy.backup import has_finished_epochs
 from ganet_tf.policy.backup import is_backup_folder
 from ganet_tf.policy.backup import prepare_backup_dir
 from ganet_tf.policy.backup import unreadable_backup
-from ganet_tf.policy.backup import write_json
 from ganet_tf.policy.non_finite_guard import non_finite_weights
 from ganet_tf.policy.run_folder import METRICS_FILE
 from ganet_tf.policy.run_folder import MODEL_FILE
@@ -64,6 +64,7 @@ from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
 from ganet_tf.training.best_epoch_stopping import load_best_weights
 from ganet_tf.training.best_epoch_stopping import stopping_callbacks
+from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.optimizer import build_optimizer
 from ganet_tf.training.train import warn_all_closed
 
@@ -399,11 +400,6 @@ def _vocabularies(config, splits):
     return vocabularies
 
 
-def _write_json(path, value):
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, ensure_ascii=False)
-
-
 def build_model(config, source_size, target_size, source_pieces=None):
     """The `EncoderDecoder` of `config`; `source_pieces`, the source
     vocabulary's pieces, are needed for `--gate-unit word`."""
@@ -735,35 +731,6 @@ def _compiled_model(config, source_size, target_size, source_pieces):
     return build_optimizer(model)
 
 
-class _EpochSeconds(keras.callbacks.Callback):
-    """Writes each finished epoch's seconds to a JSON file `{epoch: seconds}`
-    (kept across attempts, so a resumed run counts every epoch once)."""
-
-    def __init__(self, path):
-        super().__init__()
-        self.path = path
-        self.seconds = {}
-
-    def on_train_begin(self, logs=None):
-        self.load()
-
-    def load(self):
-        """Reads the seconds of the earlier attempts' epochs, if any."""
-        if os.path.exists(self.path):
-            try:
-                with open(self.path, encoding="utf-8") as handle:
-                    self.seconds = dict(json.load(handle))
-            except (OSError, ValueError, TypeError) as error:
-                raise unreadable_backup(self.path, error) from error
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._started = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.seconds[str(epoch)] = time.perf_counter() - self._started
-        write_json(self.path, self.seconds)
-
-
 def _fit(model, config, datasets):
     """Trains; returns `(seconds, epochs, best epoch)` of the training.
 
@@ -784,8 +751,9 @@ def _fit(model, config, datasets):
     callbacks, epoch_seconds, stopping, finished = [NonFiniteGuard(), StopSignalCheck()], None, [], False
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
-        epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
-        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), epoch_seconds]
+        # Last in the fit's callbacks: the seconds it adds to the logs stay out of `history.csv`.
+        epoch_seconds = EpochTimer(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
+        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False)]
     if config.patience is not None:
         args = ("val_loss", "min", config.patience, config.epochs, config.backup_dir)
         stopping, finished = stopping_callbacks(*args)
@@ -798,7 +766,7 @@ def _fit(model, config, datasets):
             datasets["train"],
             validation_data=datasets["val"],
             epochs=config.epochs,
-            callbacks=callbacks + stopping,
+            callbacks=callbacks + stopping + ([epoch_seconds] if epoch_seconds else []),
             verbose=config.verbose,
             shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
         )
@@ -850,14 +818,14 @@ def _write_run(config, model, vocabularies, result, test_pairs, hypotheses):
 
     def write_files(staging):
         model.save(os.path.join(staging, MODEL_FILE))
-        _write_json(os.path.join(staging, VOCABULARY_FILE), vocabularies)
-        _write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)})
-        _write_json(
+        unindented = {"indent": None, "ensure_ascii": False}
+        write_json(os.path.join(staging, VOCABULARY_FILE), vocabularies, **unindented)
+        write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)}, **unindented)
+        examples = zip(test_pairs[0][:20], test_pairs[1][:20], hypotheses[:20], strict=True)
+        write_json(
             os.path.join(staging, EXAMPLES_FILE),
-            [
-                {"source": s, "reference": r, "hypothesis": h}
-                for s, r, h in zip(test_pairs[0][:20], test_pairs[1][:20], hypotheses[:20], strict=True)
-            ],
+            [{"source": s, "reference": r, "hypothesis": h} for s, r, h in examples],
+            **unindented,
         )
 
     write_run_folder(config.out, write_files, owned=is_seq2seq_run_folder)
