@@ -92,11 +92,12 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
 
     def _save_model(self):
         os.makedirs(self.backup_dir, exist_ok=True)
-        save_weights(self.model, self._weights_path)
-        write_json(
-            self._training_metadata_path,
-            {"epoch": self._current_epoch, "batch": self._last_batch_seen},
-        )
+        with critical_section(raise_after=False):  # a stop signal waits for the next batch
+            save_weights(self.model, self._weights_path)
+            write_json(
+                self._training_metadata_path,
+                {"epoch": self._current_epoch, "batch": self._last_batch_seen},
+            )
 
     def _load_model(self):
         if os.path.exists(self._weights_path):

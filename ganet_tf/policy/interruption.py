@@ -49,12 +49,13 @@ def check_stop_signal():
     stop signal came since `forget_stop_signal`.
 
     Called where the command may stop: between batches, before an output
-    is swapped into place. Only while `stop_handler` is installed (by
-    `main()`): a library call outside a command never raises a signal
-    recorded by an earlier one.
+    is swapped into place; not inside a `critical_section`, which runs
+    whole. Only while `stop_handler` is installed (by `main()`): a library
+    call outside a command never raises a signal recorded by an earlier
+    one.
     """
     installed = signal.getsignal(signal.SIGTERM) is stop_handler
-    if installed and _held["received"] is not None:
+    if installed and _held["received"] is not None and not _held["depth"]:
         raise _interruption(_held["received"])
 
 
@@ -65,11 +66,14 @@ def forget_stop_signal():
 
 
 @contextlib.contextmanager
-def critical_section():
+def critical_section(raise_after=True):
     """Runs the block (a few renames) whole, so an interruption cannot fall
     between moving an old run aside and the new one in; a stop signal that
     came meanwhile is raised as the block ends (with `stop_handler`
-    installed, as `main()` does)."""
+    installed, as `main()` does), or, with `raise_after=False`, by the next
+    `check_stop_signal` after it (the files of an epoch's backup, written
+    by callbacks one after the other, then all stay or all go: the next
+    batch stops the fit)."""
     _held["depth"] += 1
     try:
         yield
@@ -77,7 +81,8 @@ def critical_section():
         _held["depth"] -= 1
     if not _held["depth"] and _held["pending"] is not None:
         signum, _held["pending"] = _held["pending"], None
-        raise _interruption(signum)
+        if raise_after:
+            raise _interruption(signum)
 
 
 # Exit codes: 128 + the signal's number, as a shell reports a killed process.

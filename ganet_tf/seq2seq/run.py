@@ -751,9 +751,8 @@ def _fit(model, config, datasets):
     callbacks, epoch_seconds, stopping, finished = [NonFiniteGuard(), StopSignalCheck()], None, [], False
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
-        # Last in the fit's callbacks: the seconds it adds to the logs stay out of `history.csv`.
         epoch_seconds = EpochTimer(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
-        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False)]
+        callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), epoch_seconds]
     if config.patience is not None:
         args = ("val_loss", "min", config.patience, config.epochs, config.backup_dir)
         stopping, finished = stopping_callbacks(*args)
@@ -766,7 +765,7 @@ def _fit(model, config, datasets):
             datasets["train"],
             validation_data=datasets["val"],
             epochs=config.epochs,
-            callbacks=callbacks + stopping + ([epoch_seconds] if epoch_seconds else []),
+            callbacks=callbacks + stopping,
             verbose=config.verbose,
             shuffle=False,  # the training dataset is a tf.data pipeline that reshuffles itself
         )

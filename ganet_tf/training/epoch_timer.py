@@ -5,6 +5,7 @@ import time
 import keras
 
 from ganet_tf.policy.backup import unreadable_backup
+from ganet_tf.policy.interruption import critical_section
 from ganet_tf.policy.output_folder import write_json
 
 
@@ -13,16 +14,17 @@ class EpochTimer(keras.callbacks.Callback):
 
     `seconds` maps each finished epoch (its index, a string) to its
     duration, validation included; `epoch_seconds` lists them in epoch
-    order; the logs of each epoch carry `epoch_seconds` for the callbacks
-    after this one.
+    order.
 
     Args:
         path: optional JSON file `{epoch: seconds}` (a `--backup-dir`'s
             `epoch_seconds.json`): the seconds of earlier attempts are read
             from it when training begins (`load`) and it is rewritten
-            atomically after every epoch, so a resumed run counts every
-            epoch once. An unreadable file is one error line naming
-            `--restart`.
+            atomically after every epoch (a stop signal waits for the next
+            batch), so a resumed run counts every epoch once. An unreadable
+            file is one error line naming `--restart`. Without it, the logs
+            of each epoch carry `epoch_seconds` (the fit's history holds
+            them).
 
     Example:
 
@@ -61,6 +63,7 @@ class EpochTimer(keras.callbacks.Callback):
         seconds = time.perf_counter() - self._start
         self.seconds[str(epoch)] = seconds
         if self.path:
-            write_json(self.path, self.seconds)
-        if logs is not None:
+            with critical_section(raise_after=False):
+                write_json(self.path, self.seconds)
+        elif logs is not None:
             logs["epoch_seconds"] = seconds

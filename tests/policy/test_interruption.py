@@ -47,3 +47,19 @@ def test_a_sigterm_inside_a_del_prints_no_traceback(monkeypatch):
             check_stop_signal()
     finally:
         restore_signal_handlers(previous)
+
+
+def test_a_critical_section_runs_whole_and_raises_the_signal_as_it_ends(tmp_path):
+    from ganet_tf.policy import critical_section
+    from ganet_tf.policy import write_json
+
+    previous = install_signal_handlers()
+    try:
+        with pytest.raises(Terminated):
+            with critical_section():
+                send_sigterm()
+                write_json(str(tmp_path / "a.json"), {"epoch": 1})  # its check waits for the section's end
+                write_json(str(tmp_path / "b.json"), {"epoch": 1})
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["a.json", "b.json"]
+    finally:
+        restore_signal_handlers(previous)
