@@ -23,7 +23,7 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.policy.interruption import check_stop_signal
 from ganet_tf.policy.interruption import critical_section
 
-# The file that marks a folder as written by `train --out`.
+# The file that marks a folder as written (and owned) by a ganet_tf command.
 RUN_MARKER = ".ganet_tf_run"
 # The files of a run: the Keras model, the vectorizer's vocabulary with the
 # class names, and the scores with the config (`trained_run` reads them back).
@@ -155,7 +155,7 @@ def is_run_folder(path):
 
 
 def check_output_folder(path, flag="--out", inputs=(), owned=is_run_folder):
-    """Raises one error line unless `train` may (re)write the folder `path`.
+    """Raises one error line unless a command may (re)write the folder `path`.
 
     Args:
         path: the folder.
