@@ -15,11 +15,10 @@ import numpy as np
 
 from experiments import bench
 from experiments import runner
-from experiments import studies
 from experiments import tables
-from experiments.studies import ADAPTIVE_SETTINGS as SETTINGS
-from experiments.studies import REAL_DATASETS as DATASETS
-from experiments.studies import TUNING
+from experiments.protocol import ADAPTIVE_SETTINGS as SETTINGS
+from experiments.protocol import REAL_DATASETS as DATASETS
+from experiments.protocol import TUNING
 
 MODELS = os.path.join("runs", "adaptive_real")
 DENSITIES = (0.1, 0.3, 0.5)
@@ -31,10 +30,11 @@ LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)  # left edges of the te
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 
 
-def train_flags(dataset, setting, seed, data_dir, options=()):
-    """The `train` flags of one run, as `python -m experiments run adaptive_real` gives them."""
+def train_flags(study, dataset, setting, seed, data_dir, options=()):
+    """The `train` flags of one run of `study` (adaptive_real), as `python -m experiments run adaptive_real` gives
+    them."""
     point = {"dataset": dataset, "seed": seed, "setting": setting}
-    return [*studies.STUDIES["adaptive_real"].run_flags(point, data_dir), *options]
+    return [*study.run_flags(point, data_dir), *options]
 
 
 def role(dataset):
@@ -89,8 +89,8 @@ class Rescorer:
         from ganet_tf.cli import _config_from
         from ganet_tf.cli import build_parser
         from ganet_tf.data.vectorizer import vectorize
+        from ganet_tf.policy.trained_run import load_run
         from ganet_tf.training.prepare import load_splits
-        from ganet_tf.training.trained_run import load_run
 
         model, vectorizer, class_names = load_run(self.run_dir)
         splits = load_splits(_config_from(build_parser().parse_args(["train", *self.flags])))
@@ -175,7 +175,7 @@ def nucleus_grid(results, records):
     return validation_grid(records, lambda d, s: Rescorer(folder, d, s, DEFAULT).grid("validation", "nucleus", MASSES))
 
 
-def rescore(dataset, seed, where, chosen):
+def rescore(study, dataset, seed, where, chosen):
     """Scores the target-0.3 model under every r and pi (validation on `TUNING`; r on test everywhere); with `chosen`
     (r, pi): the 0.1 and 0.5 models under r, the test split under pi and the per-text densities of top_k 0.3, r and pi.
     `where`: the results folder, data folder, added flags."""
@@ -183,7 +183,8 @@ def rescore(dataset, seed, where, chosen):
 
     def rescorer(setting, folder=results):
         if os.path.exists(os.path.join(results, "runs", f"{dataset}_{setting}_seed{seed}.json")):
-            return Rescorer(folder, dataset, seed, setting, train_flags(dataset, setting, seed, data_dir, options))
+            flags = train_flags(study, dataset, setting, seed, data_dir, options)
+            return Rescorer(folder, dataset, seed, setting, flags)
 
     default, nucleus = rescorer(DEFAULT), rescorer(DEFAULT, os.path.join(results, "nucleus"))
     if default is None:
@@ -211,16 +212,16 @@ def after_run(study, point, summary, context):
     finished = [r for r in runner.load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
     pairs = sorted({(r["dataset"], r["seed"]) for r in finished}, key=lambda p: (DATASETS.index(p[0]), p[1]))
     for dataset, seed in pairs:
-        rescore(dataset, seed, where, None)
+        rescore(study, dataset, seed, where, None)
     records = collect(results)
     if point["setting"] == DEFAULT:
-        check_copies(results, records)
+        check_copies(study, results, records)
     ratio, mass = choose_ratio(relative_grid(records)), choose_ratio(nucleus_grid(results, records), MASSES)
     for dataset, seed in pairs if ratio and mass else ():
-        rescore(dataset, seed, where, (ratio["ratio"], mass["ratio"]))
+        rescore(study, dataset, seed, where, (ratio["ratio"], mass["ratio"]))
 
 
-def check_copies(results, records):
+def check_copies(study, results, records):
     """Whether the target-0.3 runs trained here repeat gate_check's runs of the same config (test accuracy, attended
     density, epochs), into `copies.json`."""
     same, differ = [], []
@@ -228,7 +229,7 @@ def check_copies(results, records):
     for run in all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
-        source = runner.same_run(train_flags(run["dataset"], DEFAULT, run["seed"], None), [gate_check])
+        source = runner.same_run(train_flags(study, run["dataset"], DEFAULT, run["seed"], None), [gate_check])
         if source:
             older = runner.read_json(source)
             keys = ("test_accuracy", "test_attended_density", "epochs_trained")

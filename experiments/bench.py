@@ -7,10 +7,10 @@ import argparse
 import contextlib
 import json
 import os
-import platform
-import shlex
-import sys
 import time
+
+from experiments.provenance import command
+from experiments.provenance import processor
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 
@@ -34,37 +34,6 @@ def set_threads(threads):
 
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-
-
-def command(script):
-    """This process's command line as summaries record it: `[nice -n N ]python experiments/SCRIPT ARGS`."""
-    from experiments.runner import portable
-
-    niceness = os.nice(0)
-    prefix = f"nice -n {niceness} " if niceness else ""
-    return portable(f"{prefix}python experiments/{script} " + shlex.join(sys.argv[1:]))
-
-
-def processor():
-    """The CPU's model name (`/proc/cpuinfo`), else what `platform` knows."""
-    try:
-        with open("/proc/cpuinfo") as handle:
-            return next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
-def machine(gpus=0, software=False):
-    """This machine in words, as summaries record it: architecture, CPU cores, the OS, the GPUs (`gpus`: a count, 0
-    for 'no GPU', None to say nothing), with `software` Python's, TensorFlow's, Keras' versions."""
-    parts = [platform.machine(), f"{os.cpu_count()} CPU cores", platform.system()]
-    parts += [] if gpus is None else [f"GPU: {gpus}" if gpus else "no GPU"]
-    if software:
-        import keras
-        import tensorflow as tf
-
-        parts += [f"Python {platform.python_version()}", f"TensorFlow {tf.__version__}", f"Keras {keras.__version__}"]
-    return ", ".join(parts)
 
 
 def machine_line(threads, xla=False):

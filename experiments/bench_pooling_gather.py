@@ -16,6 +16,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
+from experiments import provenance
 from experiments import runner
 from experiments import tables
 
@@ -99,7 +100,7 @@ def main():
     rng, started = np.random.default_rng(0), time.time()
     cells = [*pooling_cells(args, rng), ganet_cell(args, rng)]
     setting = {"threads": args.threads, "warmup": args.warmup, "runs": args.runs, "seconds": time.time() - started}
-    saved = {"command": bench.command("bench_pooling_gather.py"), "machine": bench.machine_line(args.threads)}
+    saved = {"command": provenance.command("bench_pooling_gather.py"), "machine": bench.machine_line(args.threads)}
     runner.write_json(os.path.join(args.out, "bench.json"), {**saved, "setting": setting, "cells": cells})
     rebuild(args.out)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
+from experiments import provenance
 from experiments import runner
 from experiments import tables
 
@@ -135,7 +136,7 @@ def main():
             runs, *time_decoders(models, sources[:count], batch_size, args.repeats, drops), batch_size, count
         )
     setting = {"threads": THREADS, "warmup": WARMUP, "repeats": args.repeats, "seconds": time.time() - started}
-    result = {"command": bench.command("bench_seq2seq_decode.py"), "machine": bench.machine_line(THREADS)}
+    result = {"command": provenance.command("bench_seq2seq_decode.py"), "machine": bench.machine_line(THREADS)}
     result.update(setting=setting, cells=found)
     runner.write_json(os.path.join(args.out, f"decode_{args.table}.json"), result)
     with open(os.path.join(args.out, f"decode_{args.table}.md"), "w") as handle:

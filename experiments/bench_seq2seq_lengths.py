@@ -18,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
+from experiments import provenance
 from experiments import runner
 from experiments import tables
 
@@ -294,7 +295,7 @@ def main():
         cells += time_cell(models, functions, length, batch, setting)
         print(f"T {length}, batch {batch}: done ({time.time() - started:.0f} s)", flush=True)
     setting["seconds"] = time.time() - started
-    command = bench.command("bench_seq2seq_lengths.py")
+    command = provenance.command("bench_seq2seq_lengths.py")
     saved = {"command": command, "machine": bench.machine_line(THREADS), "setting": setting}
     runner.write_json(os.path.join(args.out, "bench.json"), {**saved, "crossovers": crossovers(cells), "cells": cells})
     rebuild(args.out)

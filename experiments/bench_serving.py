@@ -19,6 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
+from experiments import provenance
 from experiments import runner
 from experiments import tables
 
@@ -105,8 +106,8 @@ def main():
 
     from ganet_tf.data import load_dataset
     from ganet_tf.export import export_saved_model
-    from ganet_tf.training.trained_run import load_run
-    from ganet_tf.training.trained_run import read_metrics
+    from ganet_tf.policy.trained_run import load_run
+    from ganet_tf.policy.trained_run import read_metrics
 
     metrics = read_metrics(args.model)
     texts = list(load_dataset(metrics["dataset"], args.data_dir or metrics["config"]["data_dir"]).test_texts)
@@ -126,8 +127,8 @@ def main():
         (scores,) = side_by_side(paths, texts, TIMING, rounds=1)
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
-    machine = bench.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
-    result = {"command": bench.command("bench_serving.py"), "machine": machine, "load_average_1min": loads}
+    machine = provenance.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
+    result = {"command": provenance.command("bench_serving.py"), "machine": machine, "load_average_1min": loads}
     result.update(model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"])
     result.update(texts=len(texts), **TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)

@@ -25,8 +25,9 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [REPO, os.path.join(REPO, "experiments")]
-from experiments import bench  # noqa: E402 - after the paths
+sys.path.insert(0, REPO)
+from experiments import bench  # noqa: E402 - after the path
+from experiments import provenance  # noqa: E402
 from experiments import runner  # noqa: E402
 from experiments import tables  # noqa: E402
 
@@ -56,7 +57,7 @@ def parse_args():
     for name, value in (SMOKE if args.smoke else FULL).items():
         setattr(args, name, value if getattr(args, name) is None else getattr(args, name))
     args.out = args.out or os.path.join(REPO, "results", "gpu", "cpu_smoke" if args.smoke else "")
-    args.command = runner.portable("python experiments/gpu_check.py " + shlex.join(sys.argv[1:]))
+    args.command = provenance.portable("python experiments/gpu_check.py " + shlex.join(sys.argv[1:]))
     return args
 
 
@@ -86,7 +87,7 @@ def read_prepared(path):
 
 def write_specs(args):
     """TensorFlow side: `train`'s builder arguments and fit settings of the IMDB models, each seed, to `SPECS`."""
-    from jax_training import train_spec
+    from experiments.jax_training import train_spec
 
     examples = len(read_prepared(args.prepared).labels["train"])
     flags = ["--dataset", "imdb", "--sequence-length", "512", "--model"]
@@ -228,7 +229,8 @@ def run_bench(args, record):
 def run_training(args, data, record):
     """Each model of `MODELS` and seed on the prepared `data` (`--limit` examples per split); `record` after each."""
     import keras
-    from jax_training import fit_and_evaluate
+
+    from experiments.jax_training import fit_and_evaluate
 
     keras.config.set_dtype_policy("float32")  # `train`'s precision (the bench part leaves bf16)
     specs = runner.read_json(SPECS)
@@ -327,7 +329,8 @@ def main():
         fail(f"no GPU visible to JAX (devices: {jax.devices()}); --smoke checks at tiny sizes on a CPU.")
     data = read_prepared(args.prepared) if "train" in args.parts else None
     devices = [f"{device} ({getattr(device, 'device_kind', device.platform)})" for device in jax.devices()]
-    results = {"command": args.command, "smoke": args.smoke, "devices": devices, "machine": bench.machine(gpus=None)}
+    machine = provenance.machine(gpus=None)
+    results = {"command": args.command, "smoke": args.smoke, "devices": devices, "machine": machine}
     results["versions"] = {"python": platform.python_version(), "jax": jax.__version__, "keras": keras.__version__}
     date, settings = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), {n: getattr(args, n) for n in FULL}
     results.update(date=date, settings=settings)

@@ -8,10 +8,10 @@ import types
 def train_spec(flags, train_examples, dataset):
     """The JSON-ready spec of `train FLAGS` on prepared data: `model`, `seed`, `builder` (its arguments but the
     embeddings) and `fit`."""
+    from experiments.runner import train_config
     from ganet_tf.training import TrainConfig
     from ganet_tf.training.train import MONITORS
     from ganet_tf.training.train import model_arguments
-    from runner import train_config
 
     config = TrainConfig(**train_config(flags))
     config.validate()
@@ -30,11 +30,11 @@ def fit_and_evaluate(spec, data, epochs=None, verbose=2):
 
     from ganet_tf.models import build_model
     from ganet_tf.models.gate_layers import gate_rule
+    from ganet_tf.policy.non_finite_guard import NonFiniteGuard
     from ganet_tf.training.best_epoch_stopping import BestEpochStopping
     from ganet_tf.training.best_epoch_stopping import best_epoch
     from ganet_tf.training.epoch_timer import EpochTimer
     from ganet_tf.training.evaluate import evaluate_model
-    from ganet_tf.training.non_finite_guard import NonFiniteGuard
 
     fit = spec["fit"]
     keras.utils.set_random_seed(spec["seed"])

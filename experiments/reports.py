@@ -12,6 +12,8 @@ import numpy as np
 from experiments import bench
 from experiments import runner
 from experiments import tables
+from experiments.protocol import HELD_OUT
+from experiments.protocol import TUNING
 
 
 def _runs(root, folder, sub="runs"):
@@ -93,8 +95,8 @@ def gates_top_k(study, point, summary, context):
         return None
     rho = float(flags[flags.index("--target-density") + 1]) if "rho" in point["setting"] else 0.3
     from ganet_tf.data.vectorizer import vectorize
+    from ganet_tf.policy import trained_run
     from ganet_tf.training import TrainConfig
-    from ganet_tf.training import trained_run
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
 
@@ -280,7 +282,7 @@ def one_token_floor(study, point, summary, context):
         return
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.training.trained_run import load_preprocessing
+    from ganet_tf.policy.trained_run import load_preprocessing
 
     vectorizer, _ = load_preprocessing(model_dir)
     lengths = (vectorize(vectorizer, load_dataset(dataset, context["data_dir"], 0.1, 0).test_texts) != 0).sum(axis=1)
@@ -360,9 +362,6 @@ def _sweep_plot(points, path):
 
 def gate_check(study, root):
     """The defaults against soft attention, annealing, the density sweep (with `sweep.json` and `sweep.png`)."""
-    from experiments.studies import HELD_OUT
-    from experiments.studies import TUNING
-
     runs, folder = _runs(root, study.folder), os.path.join(root, study.folder)
     points, floors = _sweep_points(runs), runner.read_json(os.path.join(folder, _FLOORS))
     runner.write_json(os.path.join(folder, "sweep.json"), points)

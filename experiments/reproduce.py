@@ -10,9 +10,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments.bench import figure
+from experiments.protocol import IMDB_SETTINGS
+from experiments.protocol import imdb_run_name
 from experiments.reports import PAPER
-from experiments.studies import IMDB_SETTINGS
-from experiments.studies import imdb_run_name
 from experiments.tables import fill_copy
 from experiments.tables import grid
 from experiments.tables import grid_of

@@ -6,7 +6,6 @@ import dataclasses
 import fcntl
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -14,38 +13,19 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from experiments.provenance import REPO
+from experiments.provenance import portable
+from experiments.provenance import provenance
 
-from experiments.bench import machine  # noqa: E402 - as the summaries record it
-
-_ABSOLUTE = re.compile(r"(?<![\w.:/])" + re.escape(os.sep) + r"[^\s\"',;)`]+")
 # The paper's gates (the defaults before issue 13): a fixed lambda, open at test when p > 0.5.
 PAPER_GATES = ("--target-density", "0", "--inference-mode", "threshold")
 _WHERE = ("out", "backup_dir", "data_dir", "verbose")
-
-
-def portable(value):
-    """`value` (strings, lists and dicts) with absolute paths made relative to the repository."""
-    if isinstance(value, str):
-        return _ABSOLUTE.sub(lambda match: os.path.relpath(match.group(0), REPO), value)
-    if isinstance(value, list):
-        return [portable(item) for item in value]
-    if isinstance(value, dict):
-        return {portable(key): portable(item) for key, item in value.items()}
-    return value
 
 
 def recorded_machine(runs_dir):
     """The machine that the first summary in `runs_dir` records ('-' without any)."""
     runs = load_runs(runs_dir)
     return runs[0]["machine"] if runs else "-"
-
-
-def provenance():
-    """What a summary records of where and when it was made: the machine and the date."""
-    return {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
 
 
 def train_config(flags):
@@ -169,7 +149,7 @@ def _train(name, flags, out_root, resumable, subcommand):
     shown = f"python -m ganet_tf {subcommand} " + shlex.join(command[4:])
     result = run_command(command, shown, os.path.join(REPO, out_root, f"{name}.log") if out_root else None)
     if out_root and subcommand == "train":
-        from ganet_tf.training.trained_run import read_metrics
+        from ganet_tf.policy.trained_run import read_metrics
 
         result["report"] = read_metrics(os.path.join(REPO, out_root, name))["report"]
     if subcommand == "train":

@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from experiments import provenance
 from experiments import runner
 from experiments import tables
 from experiments.tables import grid
@@ -64,7 +65,7 @@ def finished_runs(args, fits):
 
 
 def _machine(text):
-    return [f"Machine: {runner.machine()}. {text}"]
+    return [f"Machine: {provenance.machine()}. {text}"]
 
 
 def _shares(row, keys, digits=3):

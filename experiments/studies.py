@@ -5,15 +5,20 @@ list|run NAME|table NAME`)."""
 import itertools
 
 from experiments import reports
+from experiments.protocol import ADAPTIVE_SETTINGS
+from experiments.protocol import IMDB_CHOSEN
+from experiments.protocol import IMDB_PROTOCOL
+from experiments.protocol import IMDB_SETTING
+from experiments.protocol import IMDB_SETTINGS
+from experiments.protocol import REAL_DATASETS
+from experiments.protocol import TOP_K
+from experiments.protocol import TUNING
+from experiments.protocol import imdb_run_name
 from experiments.runner import PAPER_GATES
 from experiments.study import Study
 
 MONITOR_ACC = ("--monitor", "val_accuracy", "--patience", "5")
 THRESHOLD = ("--inference-mode", "threshold")
-TOP_K = ("--inference-mode", "top_k")  # the default rule when gate_check and adaptive_real ran
-# Every IMDB run (the epochs a 25k-review epoch affords), with the setting `reproduce` chose.
-IMDB_PROTOCOL = ("--buckets", "8", "--epochs", "8", "--patience", "2")
-IMDB_CHOSEN = ("--sequence-length", "400", "--dropout", "0.5")
 IMDB = (*IMDB_CHOSEN, *IMDB_PROTOCOL)
 
 
@@ -30,10 +35,6 @@ def datasets(*names, **protocol):
 # accuracy.
 CORE_PROTOCOL = {"sst1": (*MONITOR_ACC, "--dropout", "0.5"), "sst2": MONITOR_ACC}
 CORE_GANET = {"sst1": ("--lam", "3e-3"), "sst2": ("--lam", "3e-3")}
-# The gate studies choose on TUNING's validation scores, never on HELD_OUT.
-REAL_DATASETS = ("trec", "sst2", "sst1", "imdb")
-TUNING = ("trec", "sst2")
-HELD_OUT = ("sst1", "imdb")
 GATE_GRID = {"dataset": datasets(*REAL_DATASETS, imdb=IMDB), "seed": seeds(0, 1, 2)}
 GATE_RUNS = {"record": ("setting",), "resumable": lambda point: point["dataset"] == "imdb"}
 
@@ -42,34 +43,6 @@ def _gate_check_keep(point):
     """gate_check's runs: the defaults and soft attention everywhere, annealing on TUNING, the sweep on GATE_SWEEP."""
     swept = TUNING if point["setting"] == "anneal" else reports.GATE_SWEEP
     return point["setting"] in ("default", "soft") or point["dataset"] in swept
-
-
-ADAPTIVE_SETTINGS = {
-    "rho0.1": ("--target-density", "0.1", *TOP_K),
-    "rho0.3": TOP_K,
-    "rho0.5": ("--target-density", "0.5", *TOP_K),
-    "soft": ("--model", "soft"),
-    "sparsemax": ("--model", "sparsemax"),
-    "entmax": ("--model", "entmax"),
-}
-
-# reproduce's IMDB candidates, GA-Net seed 0 (validation chose IMDB_SETTING): suffix -> (flags of every model, GA-Net's
-# own). 256 tokens truncate 29 % of the reviews, 400 13 %; dropout 0.5 against the overfitting seen at 256; lambda 3e-3
-# (chosen on SST) against the low density at 1e-2.
-IMDB_SETTINGS = {
-    "": (("--sequence-length", "256"), ()),
-    "-len400": (("--sequence-length", "400"), ()),
-    "-len400-dropout5": (IMDB_CHOSEN, ()),
-    "-len400-dropout5-lam3e-3": (IMDB_CHOSEN, ("--lam", "3e-3")),
-}
-IMDB_SETTING = "-len400-dropout5"
-
-
-def imdb_run_name(model, setting, seed, part=""):
-    """An IMDB run's name; a baseline's names the first setting with its flags (GA-Net's own flags aside)."""
-    if model != "ganet":
-        setting = next(other for other in IMDB_SETTINGS if IMDB_SETTINGS[other][0] == IMDB_SETTINGS[setting][0])
-    return f"imdb_{model}{part}{setting}_seed{seed}"
 
 
 def _reproduce_runs():
@@ -540,3 +513,10 @@ STUDIES["nucleus_real"] = Study(
     pattern="{run}",
     tables=reports.folder_tables("adaptive_real", "nucleus_tables"),
 )
+
+
+def find(name):
+    """The study called `name`; an unknown name exits with the known ones."""
+    if name not in STUDIES:
+        raise SystemExit(f"error: unknown study {name!r}; known: {', '.join(STUDIES)}")
+    return STUDIES[name]

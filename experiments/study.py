@@ -63,10 +63,11 @@ class Study:
         return [*flags, "--data-dir", data_dir] if takes_data and data_dir else flags
 
 
-def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=False):
+def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=False, registry=None):
     """Trains the runs of `study` whose summary is missing (`only`: name patterns), then writes its
     tables. `options`: flags added to every run (smoke runs, into a `root` other than `results/`); models go to
-    `runs/NAME/`; `dry_run` prints the missing runs and their flags."""
+    `runs/NAME/`; `dry_run` prints the missing runs and their flags; `registry`: `{name: Study}` of the studies
+    named by `study.reuse` (`studies.STUDIES`)."""
     if study.script:
         return _script(study, root, options, dry_run)
     if options and os.path.abspath(root) == RESULTS:
@@ -80,7 +81,7 @@ def run_study(study, data_dir, only=None, options=(), root=RESULTS, dry_run=Fals
                 print(point["name"], " ".join(flags))
             continue
         reused = study.reuse(point) if callable(study.reuse) else study.reuse
-        reuse = [_registry()[name].runs_dir(root) for name in reused]
+        reuse = [registry[name].runs_dir(root) for name in reused]
         record = study.record(point) if callable(study.record) else {axis: point[axis] for axis in study.record}
         resumable = study.resumable(point) if study.resumable else study.command == "seq2seq"
         summary = runner.run_or_skip(point["name"], flags, runs_dir, out_root, resumable, record, reuse, study.command)
@@ -108,16 +109,3 @@ def _script(study, root, flags, dry_run=False):
     repo = os.path.dirname(os.path.abspath(root))
     path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
     subprocess.run([sys.executable, *command], cwd=repo, env={**os.environ, "PYTHONPATH": path}, check=True)
-
-
-def _registry():
-    from experiments.studies import STUDIES
-
-    return STUDIES
-
-
-def find(name):
-    """The study called `name`; an unknown name exits with the known ones."""
-    if name not in _registry():
-        raise SystemExit(f"error: unknown study {name!r}; known: {', '.join(_registry())}")
-    return _registry()[name]

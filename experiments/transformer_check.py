@@ -65,7 +65,7 @@ def long_texts(model_dirs, data_dir, limit):
     """The IMDB test texts that fill every model's padded length: `(texts, padded length, texts scanned)`."""
     from ganet_tf.data import load_dataset
     from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.training.trained_run import load_preprocessing
+    from ganet_tf.policy.trained_run import load_preprocessing
 
     texts = list(load_dataset("imdb", data_dir).test_texts)[: limit or None]
     keep, lengths = np.ones(len(texts), dtype=bool), set()
@@ -83,8 +83,8 @@ def measure(model_dirs, context):
     """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
     import tensorflow as tf
 
-    from experiments.bench import machine
     from experiments.bench_serving import side_by_side
+    from experiments.provenance import machine
     from ganet_tf.export import export_saved_model
 
     options = context["options"]

@@ -283,9 +283,9 @@ def _export(args):
     from ganet_tf.export import served_test_gates
     from ganet_tf.inference.commands import inference_rule_of
     from ganet_tf.policy import check_number
+    from ganet_tf.policy.run_folder import check_outside_runs
+    from ganet_tf.policy.run_folder import is_inside
     from ganet_tf.seq2seq.run_translator import is_seq2seq_run
-    from ganet_tf.training.run_folder import check_outside_runs
-    from ganet_tf.training.run_folder import is_inside
 
     check_number("--version", args.version, at_least=1, integer=True, optional=True)
     test_gates = inference_rule_of(args)
@@ -353,8 +353,8 @@ def _explain(args):
     from ganet_tf.policy import locked_output_folders
     from ganet_tf.policy import read_input_lines
     from ganet_tf.policy import write_run_folder
-    from ganet_tf.training.run_folder import check_writable_folder
-    from ganet_tf.training.trained_run import model_file
+    from ganet_tf.policy.run_folder import check_writable_folder
+    from ganet_tf.policy.trained_run import model_file
 
     test_gates = inference_rule_of(args)
     texts = list(args.text)
@@ -611,10 +611,10 @@ def main(argv=None):
     if not backends.tensorflow_backend():
         return _main_without_tensorflow(argv)
     from ganet_tf.policy.disk_space import os_error_message
+    from ganet_tf.policy.interruption import check_stop_signal
     from ganet_tf.policy.interruption import install_signal_handlers
     from ganet_tf.policy.interruption import interruption_message
     from ganet_tf.policy.interruption import restore_signal_handlers
-    from ganet_tf.training.run_folder import check_stop_signal
 
     parser = build_parser()
     args = parser.parse_args(argv)

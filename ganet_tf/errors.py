@@ -35,3 +35,9 @@ class MissingExtraError(GANetInputError, ImportError):
     (`pip install 'ganet_tf[seq2seq]'`); the command line prints it as
     `ganet_tf: error: <message>` and exits 2 (`ganet_tf.extras`).
     """
+
+
+def first_line(error, limit=160):
+    """The first line of `error`'s message (its type's name if it has none),
+    cut to `limit` characters: for a one-line error that quotes another."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:limit]

@@ -20,14 +20,14 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 def send_sigterm():
-    """SIGTERM to this process: its handler raises where the code is."""
+    """SIGTERM to this process: its handler records it where the code is."""
     os.kill(os.getpid(), signal.SIGTERM)
 
 
 class SigtermWhileCollected:
     """Made and collected at once, it sends SIGTERM from `__del__`: the
-    handler runs there, and Python prints and ignores its exception, as in a
-    garbage-collector callback (where CI met it)."""
+    handler runs there, as in a garbage-collector callback (where CI met
+    it), where Python would print and ignore an exception it raised."""
 
     def __del__(self):
         send_sigterm()

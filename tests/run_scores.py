@@ -5,7 +5,7 @@ import numpy as np
 
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.models import build_explainer
-from ganet_tf.training.trained_run import load_run
+from ganet_tf.policy.trained_run import load_run
 
 
 def rescore_run(run_dir, texts, labels):

@@ -7,7 +7,7 @@ import tensorflow as tf
 from keras_tuner.src import config as keras_tuner_config
 
 from ganet_tf.data.file_formats import warn
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.non_finite_guard import TrainingDivergedError
 
 _FAILED = keras_tuner.engine.trial.TrialStatus.FAILED
 _INVALID = keras_tuner.engine.trial.TrialStatus.INVALID
@@ -32,7 +32,7 @@ class CrossValidationTuner(keras_tuner.Tuner):
     so that Hyperband combines with cross-validation.
 
     A trial whose training raises `TrainingDivergedError` (pass
-    `ganet_tf.training.non_finite_guard.NonFiniteGuard()` first in the
+    `ganet_tf.policy.non_finite_guard.NonFiniteGuard()` first in the
     `callbacks` of `search`) fails through KerasTuner's own mechanism,
     `keras_tuner.errors.FailedTrialError`: the oracle marks it FAILED, with
     the reason as its message, and never counts it among the best trials.

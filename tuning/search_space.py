@@ -51,7 +51,7 @@ _PAPER_DOMAINS = {
         "default": 20,
     },
     "aux": {"type": "choice", "values": list(ENCODERS), "default": "bilstm"},
-    # Not in the paper (issue 13): 0.0 is its fixed-lambda objective; the
+    # Not in the paper: 0.0 is its fixed-lambda objective; the
     # default is `train`'s (a target density and top_k test gates).
     "target_density": {
         "type": "choice",
@@ -60,7 +60,7 @@ _PAPER_DOMAINS = {
     },
 }
 
-# The Transformer models (issue 17) are not the paper's: their encoder's
+# The Transformer models are not the paper's: their encoder's
 # defaults are those of `ganet_tf train --model transformer` (`--hidden` 100,
 # `--dropout` 0.3, the builders' 2 blocks), and `ganet_transformer`'s lambda
 # grid holds `train`'s 1e-2, its default, so that every default is `train`'s.

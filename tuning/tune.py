@@ -16,13 +16,14 @@ from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.policy import check_number
+from ganet_tf.policy import write_json
+from ganet_tf.policy.non_finite_guard import NonFiniteGuard
+from ganet_tf.policy.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.run_folder import check_output_folder
+from ganet_tf.policy.run_folder import check_outside_runs
+from ganet_tf.policy.stop_signal_check import StopSignalCheck
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.non_finite_guard import NonFiniteGuard
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
 from ganet_tf.training.prepare import prepare
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import check_outside_runs
-from ganet_tf.training.stop_signal_check import StopSignalCheck
 from ganet_tf.training.train import TrainConfig
 from ganet_tf.training.train import write_outputs
 
@@ -367,14 +368,6 @@ def _check_settings(config, role):
     return path, settings
 
 
-def _write_json(path, content):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    staging = f"{path}.{os.getpid()}.tmp"
-    with open(staging, "w") as handle:
-        json.dump(content, handle, indent=1)
-    os.replace(staging, path)
-
-
 # What to change when trials fail: the hyperparameters that make a training diverge.
 _FAILED_TRIALS_FIX = (
     "narrow the search space (e.g. lower learning rates: --values lr=... or --range lr=MIN:MAX) "
@@ -452,7 +445,8 @@ def search_and_evaluate(config):
     keras.utils.set_random_seed(config.seed)
     data = prepare(config.data_config())
     tuner = _make_tuner(config, data, role)
-    _write_json(settings_path, settings)
+    os.makedirs(os.path.dirname(settings_path), exist_ok=True)
+    write_json(settings_path, settings)
     search_seconds = _search(tuner, config, data, role)
     if role == "worker":
         return {

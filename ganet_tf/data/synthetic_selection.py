@@ -1,6 +1,6 @@
 """Synthetic texts whose label is carried by a known set of tokens.
 
-A family of classification tasks for measuring token selection (issue 39):
+A family of classification tasks for measuring token selection:
 each text is filler words with keywords of its class put in at random
 places, so the tokens that carry the label are known, and a model's attended
 tokens can be scored against them (`ganet_tf.metrics.selection_scores`).

@@ -25,16 +25,18 @@ from ganet_tf.export.warmup import vocabulary_texts
 from ganet_tf.export.warmup import write_warmup_requests
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.policy.disk_space import tensorflow_disk_errors
-from ganet_tf.training.run_folder import METRICS_FILE
-from ganet_tf.training.run_folder import PREPROCESSING_FILE
-from ganet_tf.training.run_folder import check_writable_folder
-from ganet_tf.training.run_folder import pid_alive
-from ganet_tf.training.trained_run import check_trained_model
-from ganet_tf.training.trained_run import load_model_file
-from ganet_tf.training.trained_run import load_preprocessing
-from ganet_tf.training.trained_run import model_file
-from ganet_tf.training.trained_run import read_metrics
-from ganet_tf.training.trained_run import with_test_gates
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
+from ganet_tf.policy.run_folder import METRICS_FILE
+from ganet_tf.policy.run_folder import PREPROCESSING_FILE
+from ganet_tf.policy.run_folder import check_writable_folder
+from ganet_tf.policy.run_folder import pid_alive
+from ganet_tf.policy.trained_run import check_trained_model
+from ganet_tf.policy.trained_run import load_model_file
+from ganet_tf.policy.trained_run import load_preprocessing
+from ganet_tf.policy.trained_run import model_file
+from ganet_tf.policy.trained_run import read_metrics
+from ganet_tf.policy.trained_run import with_test_gates
 
 # TF Serving puts the name in URLs (`/v1/models/NAME:predict`) and paths.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -83,7 +85,7 @@ def export_saved_model(
         warmup_texts: optional list of texts for the warmup requests; by
             default texts made of frequent vocabulary tokens.
         test_gates: optional test-gate rule of a GA-Net run, from
-            `ganet_tf.training.trained_run.inference_rule`: the export
+            `ganet_tf.policy.trained_run.inference_rule`: the export
             serves it instead of the run's own rule (no retraining); the
             `metrics.json` copy then names it under `served_test_gates`.
 
@@ -206,7 +208,9 @@ def write_version(archive, target, name, warmup_texts, model_dir, overwrite, tes
         except RuntimeError as error:
             raise GANetInputError(f"Cannot export {model_dir}: {error}") from error
         os.chmod(staging, 0o755)  # mkdtemp makes it private to this user
-        _move_into_place(staging, target, overwrite)
+        check_stop_signal()
+        with critical_section():
+            _move_into_place(staging, target, overwrite)
         staging = None
     except BaseException:
         if staging is not None:

@@ -48,7 +48,7 @@ def export_translator(
             requests; by default the first sources of the run's
             `examples.json`.
         test_gates: optional test-gate rule of a gated run, from
-            `ganet_tf.training.trained_run.inference_rule`: the export
+            `ganet_tf.policy.trained_run.inference_rule`: the export
             serves it instead of the run's own rule
             (`ganet_tf.seq2seq.run_translator.with_translation_gates`), and
             its `metrics.json` copy names it in full under

@@ -107,7 +107,7 @@ def add_test_gate_arguments(parser):
 
 def inference_rule_of(args):
     """The rule of `add_test_gate_arguments`' flags (`inference_rule`), or None."""
-    from ganet_tf.training.trained_run import inference_rule
+    from ganet_tf.policy.trained_run import inference_rule
 
     return inference_rule(args.inference_mode, args.inference_density, args.inference_ratio, args.inference_mass)
 

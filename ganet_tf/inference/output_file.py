@@ -4,11 +4,13 @@ import os
 import sys
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_outside_runs
-from ganet_tf.training.run_folder import check_writable_folder
-from ganet_tf.training.run_folder import clean_stale
-from ganet_tf.training.run_folder import hidden_name
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
+from ganet_tf.policy.run_folder import FolderLock
+from ganet_tf.policy.run_folder import check_outside_runs
+from ganet_tf.policy.run_folder import check_writable_folder
+from ganet_tf.policy.run_folder import clean_stale
+from ganet_tf.policy.run_folder import hidden_name
 
 
 class OutputFile:
@@ -78,7 +80,9 @@ class OutputFile:
         return self
 
     def write(self, line):
-        """Writes `line` and a line break."""
+        """Writes `line` and a line break (after Ctrl-C or SIGTERM, raises
+        the interruption instead: `check_stop_signal`)."""
+        check_stop_signal()
         self._handle.write(line + "\n")
         self.lines += 1
 
@@ -92,7 +96,9 @@ class OutputFile:
         try:
             self._handle.close()
             if kind is None:
-                os.replace(self._staging, self.path)
+                check_stop_signal()
+                with critical_section():
+                    os.replace(self._staging, self.path)
         finally:
             if os.path.exists(self._staging):
                 os.remove(self._staging)

@@ -13,12 +13,12 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.export.serving_archive import PADDING_ID
 from ganet_tf.export.serving_archive import serving_outputs
 from ganet_tf.models.explainer import build_explainer
-from ganet_tf.training.run_folder import PREPROCESSING_FILE
-from ganet_tf.training.trained_run import check_trained_model
-from ganet_tf.training.trained_run import load_model_file
-from ganet_tf.training.trained_run import load_preprocessing
-from ganet_tf.training.trained_run import load_run
-from ganet_tf.training.trained_run import with_test_gates
+from ganet_tf.policy.run_folder import PREPROCESSING_FILE
+from ganet_tf.policy.trained_run import check_trained_model
+from ganet_tf.policy.trained_run import load_model_file
+from ganet_tf.policy.trained_run import load_preprocessing
+from ganet_tf.policy.trained_run import load_run
+from ganet_tf.policy.trained_run import with_test_gates
 
 # What a `python -m ganet_tf seq2seq --out` folder holds instead of preprocessing.json.
 SEQ2SEQ_VOCABULARY_FILE = "vocabularies.json"
@@ -121,7 +121,7 @@ class TextClassifier(keras.Model):
                 `preprocessing.json`), or the path of its `.keras` file with
                 `preprocessing.json` beside it.
             test_gates: optional test-gate rule of a GA-Net run, from
-                `ganet_tf.training.trained_run.inference_rule` (e.g.
+                `ganet_tf.policy.trained_run.inference_rule` (e.g.
                 `{"inference_mode": "relative", "inference_ratio": 0.9}`);
                 by default the run's own.
 

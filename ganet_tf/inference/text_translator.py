@@ -53,7 +53,7 @@ class TextTranslator:
         Args:
             path: the run folder, with `model.keras` and `vocabularies.json`.
             test_gates: optional test-gate rule of a gated run, from
-                `ganet_tf.training.trained_run.inference_rule` (e.g.
+                `ganet_tf.policy.trained_run.inference_rule` (e.g.
                 `{"inference_mode": "top_k", "inference_density": 0.7}`):
                 its gates then follow it instead of the run's own rule.
 

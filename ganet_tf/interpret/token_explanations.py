@@ -18,7 +18,7 @@ from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.extras import import_extra
 from ganet_tf.models import build_explainer
 from ganet_tf.models import gate_rule
-from ganet_tf.training.trained_run import load_run
+from ganet_tf.policy.trained_run import load_run
 
 
 def load_trained(model_dir, test_gates=None):
@@ -29,7 +29,7 @@ def load_trained(model_dir, test_gates=None):
 def explain_texts(model_dir, texts, test_gates=None):
     """Per-token explanations of `texts` by the model in `model_dir`.
 
-    `test_gates` (a rule from `ganet_tf.training.trained_run.inference_rule`)
+    `test_gates` (a rule from `ganet_tf.policy.trained_run.inference_rule`)
     explains a GA-Net run under another test-gate rule than its own; each
     explanation then names it under `test_gates`.
 

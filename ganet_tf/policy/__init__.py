@@ -1,8 +1,10 @@
-"""The reliability policy of every command, in one place.
+"""The reliability policy of every command, and its run folders, in one place.
 
 Every command (`train`, `seq2seq`, `export`, `explain`, `predict`, `tune`)
 keeps the promises of the README's "What the tools write" through these
-helpers, so a new command inherits them by calling them:
+helpers, so a new command inherits them by calling them. The package lies
+below every command's package and imports none of them
+(`docs/architecture.md`):
 
 - Numbers: `check_number` refuses a NaN, an infinity or an out-of-range
   value with one error line; `check_finite_fields` checks every float of a
@@ -19,22 +21,24 @@ helpers, so a new command inherits them by calling them:
   `locked_output_folders` also locks them, cleans a killed writer's
   left-overs and removes what a failed run made. `write_run_folder`
   replaces a folder all or nothing (staged beside it, swapped in by
-  renames), `write_file_atomically` a file.
+  renames), `write_file_atomically` a file, `write_json` a JSON file.
 - Backups: `prepare_backup_dir` records a run's flags (its fingerprint,
   `run_config.json`) and refuses to resume it with others.
 - Divergence: `NonFiniteGuard` (first in the callbacks) stops a training
   whose loss or weights stop being finite with `TrainingDivergedError`
   before anything saves it; `check_finite_weights` checks after training.
+- Trained runs: `ganet_tf.policy.trained_run` reads back what `train --out`
+  wrote (`load_run`, `read_metrics`), for `export`, `explain`, `predict`.
 - Inputs: `read_input_text` and `read_input_lines` read a plain or gzip text
   file as written (a UTF-8 BOM dropped); `read_run_json` and
   `load_model_file` read a run's files. A damaged file is one error line
   naming it (and the line) and the fix.
 - Interruption: `install_signal_handlers` makes SIGTERM stop a command as
-  Ctrl-C does; `interruption_message` is its one line and exit code;
-  `critical_section` holds both back during a swap. A handler's exception
-  that Python lost (raised inside a `__del__` or a garbage-collector
-  callback) is raised again by `check_stop_signal`: by `StopSignalCheck`
-  after every batch, and before every swap.
+  Ctrl-C does; its handler only records the signal, and
+  `check_stop_signal` raises it in the command's own code: by
+  `StopSignalCheck` after every batch, before every swap, and as a
+  `critical_section` (a swap) ends. `interruption_message` is its one
+  line and exit code.
 - A full disk: `os_error_message` is the one line (naming the fix) and
   exit code of an `OSError`; `tensorflow_disk_errors` raises TensorFlow's
   error of a full disk (a SavedModel's SaveV2) as that `OSError`.
@@ -43,6 +47,7 @@ Every refusal is a `GANetInputError`, which the command line prints as one
 `ganet_tf: error:` line with exit code 2.
 """
 
+from ganet_tf.policy.backup import prepare_backup_dir
 from ganet_tf.policy.disk_space import os_error_message
 from ganet_tf.policy.disk_space import tensorflow_disk_errors
 from ganet_tf.policy.flag_values import check_choice
@@ -57,24 +62,24 @@ from ganet_tf.policy.input_files import read_input_lines
 from ganet_tf.policy.input_files import read_input_text
 from ganet_tf.policy.input_files import read_run_json
 from ganet_tf.policy.interruption import Terminated
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
 from ganet_tf.policy.interruption import install_signal_handlers
 from ganet_tf.policy.interruption import interruption_message
 from ganet_tf.policy.interruption import restore_signal_handlers
+from ganet_tf.policy.non_finite_guard import NonFiniteGuard
+from ganet_tf.policy.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.non_finite_guard import check_finite_weights
 from ganet_tf.policy.output_folder import OutputFolder
 from ganet_tf.policy.output_folder import check_output_folders
 from ganet_tf.policy.output_folder import locked_output_folders
 from ganet_tf.policy.output_folder import write_file_atomically
-from ganet_tf.training.backup import prepare_backup_dir
-from ganet_tf.training.non_finite_guard import NonFiniteGuard
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
-from ganet_tf.training.non_finite_guard import check_finite_weights
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_outside_runs
-from ganet_tf.training.run_folder import check_stop_signal
-from ganet_tf.training.run_folder import critical_section
-from ganet_tf.training.run_folder import is_run_folder
-from ganet_tf.training.run_folder import write_run_folder
-from ganet_tf.training.stop_signal_check import StopSignalCheck
+from ganet_tf.policy.output_folder import write_json
+from ganet_tf.policy.run_folder import FolderLock
+from ganet_tf.policy.run_folder import check_outside_runs
+from ganet_tf.policy.run_folder import is_run_folder
+from ganet_tf.policy.run_folder import write_run_folder
+from ganet_tf.policy.stop_signal_check import StopSignalCheck
 
 __all__ = [
     "FolderLock",
@@ -108,5 +113,6 @@ __all__ = [
     "restore_signal_handlers",
     "tensorflow_disk_errors",
     "write_file_atomically",
+    "write_json",
     "write_run_folder",
 ]

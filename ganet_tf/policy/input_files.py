@@ -10,10 +10,7 @@ import zlib
 from ganet_tf.data.file_formats import check_input_file
 from ganet_tf.data.file_formats import split_lines
 from ganet_tf.errors import GANetInputError
-
-
-def _first_line(error, limit=160):
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:limit]
+from ganet_tf.errors import first_line
 
 
 def _codec(encoding):
@@ -37,7 +34,7 @@ def read_input_bytes(path, flag=None, fix="copy or download it again"):
             return handle.read()
     except (EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise GANetInputError(
-            f"{path} is a damaged gzip archive ({_first_line(error)}): {fix}, or pass the unpacked file."
+            f"{path} is a damaged gzip archive ({first_line(error)}): {fix}, or pass the unpacked file."
         ) from None
 
 
@@ -94,7 +91,7 @@ def read_run_json(path, what="a run folder", fix="copy the run folder again, or 
         with open(path, "rb") as handle:
             return json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError) as error:
-        raise GANetInputError(f"{path} is damaged ({type(error).__name__}: {_first_line(error)}): {fix}.") from None
+        raise GANetInputError(f"{path} is damaged ({type(error).__name__}: {first_line(error)}): {fix}.") from None
 
 
 def load_model_file(path):
@@ -113,4 +110,4 @@ def load_model_file(path):
     try:
         return keras.models.load_model(path)
     except Exception as error:
-        raise GANetInputError(f"Cannot load {path}: {_first_line(error, 200)}") from error
+        raise GANetInputError(f"Cannot load {path}: {first_line(error, 200)}") from error

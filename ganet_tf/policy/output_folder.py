@@ -2,19 +2,20 @@
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 from collections.abc import Callable
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.non_finite_guard import TrainingDivergedError
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import check_stop_signal
-from ganet_tf.training.run_folder import clean_stale
-from ganet_tf.training.run_folder import critical_section
-from ganet_tf.training.run_folder import is_inside
-from ganet_tf.training.run_folder import is_run_folder
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
+from ganet_tf.policy.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.run_folder import FolderLock
+from ganet_tf.policy.run_folder import check_output_folder
+from ganet_tf.policy.run_folder import clean_stale
+from ganet_tf.policy.run_folder import is_inside
+from ganet_tf.policy.run_folder import is_run_folder
 
 
 @dataclasses.dataclass
@@ -150,3 +151,11 @@ def write_file_atomically(path, write, mode="w", encoding="utf-8"):
         if os.path.lexists(temporary):
             os.remove(temporary)
     return path
+
+
+def write_json(path, value, indent=1, ensure_ascii=True):
+    """Writes `value` as JSON (`json.dump` with `indent`, `ensure_ascii`) to
+    `path` all or nothing (`write_file_atomically`)."""
+    return write_file_atomically(
+        path, lambda handle: json.dump(value, handle, indent=indent, ensure_ascii=ensure_ascii)
+    )

@@ -23,9 +23,22 @@ from ganet_tf.policy import check_finite_fields
 from ganet_tf.policy import check_finite_weights
 from ganet_tf.policy import check_flags_apply
 from ganet_tf.policy import check_number
+from ganet_tf.policy import check_stop_signal
 from ganet_tf.policy import load_model_file
 from ganet_tf.policy import locked_output_folders
 from ganet_tf.policy import read_run_json
+from ganet_tf.policy import write_json
+from ganet_tf.policy.backup import EPOCH_SECONDS_FILE
+from ganet_tf.policy.backup import AtomicBackupAndRestore
+from ganet_tf.policy.backup import has_finished_epochs
+from ganet_tf.policy.backup import is_backup_folder
+from ganet_tf.policy.backup import prepare_backup_dir
+from ganet_tf.policy.backup import unreadable_backup
+from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.run_folder import METRICS_FILE
+from ganet_tf.policy.run_folder import MODEL_FILE
+from ganet_tf.policy.run_folder import RUN_MARKER
+from ganet_tf.policy.run_folder import write_run_folder
 from ganet_tf.seq2seq.datasets import TASKS
 from ganet_tf.seq2seq.datasets import load_task
 from ganet_tf.seq2seq.decoding import MAX_EXTRA_TOKENS
@@ -48,23 +61,12 @@ from ganet_tf.seq2seq.vocabulary import UNKNOWN_ID
 from ganet_tf.seq2seq.vocabulary import ids_to_tokens
 from ganet_tf.seq2seq.vocabulary import kept_row
 from ganet_tf.seq2seq.vocabulary import make_dataset
-from ganet_tf.training.backup import EPOCH_SECONDS_FILE
-from ganet_tf.training.backup import AtomicBackupAndRestore
-from ganet_tf.training.backup import has_finished_epochs
-from ganet_tf.training.backup import is_backup_folder
-from ganet_tf.training.backup import prepare_backup_dir
-from ganet_tf.training.backup import unreadable_backup
-from ganet_tf.training.backup import write_json
 from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
 from ganet_tf.training.best_epoch_stopping import load_best_weights
 from ganet_tf.training.best_epoch_stopping import stopping_callbacks
-from ganet_tf.training.non_finite_guard import non_finite_weights
+from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.optimizer import build_optimizer
-from ganet_tf.training.run_folder import METRICS_FILE
-from ganet_tf.training.run_folder import MODEL_FILE
-from ganet_tf.training.run_folder import RUN_MARKER
-from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.train import warn_all_closed
 
 VOCABULARY_FILE = "vocabularies.json"
@@ -399,11 +401,6 @@ def _vocabularies(config, splits):
     return vocabularies
 
 
-def _write_json(path, value):
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, ensure_ascii=False)
-
-
 def build_model(config, source_size, target_size, source_pieces=None):
     """The `EncoderDecoder` of `config`; `source_pieces`, the source
     vocabulary's pieces, are needed for `--gate-unit word`."""
@@ -551,6 +548,7 @@ def decode_all(model, source_ids, batch_size, beam_size=1, max_extra=MAX_EXTRA_T
     outputs = []
     started = time.perf_counter()
     for number, (padded, limit) in enumerate(batches, 1):
+        check_stop_signal()
         outputs.extend(decoder(padded, limit).numpy())
         progress.update(number)
     seconds = time.perf_counter() - started
@@ -735,35 +733,6 @@ def _compiled_model(config, source_size, target_size, source_pieces):
     return build_optimizer(model)
 
 
-class _EpochSeconds(keras.callbacks.Callback):
-    """Writes each finished epoch's seconds to a JSON file `{epoch: seconds}`
-    (kept across attempts, so a resumed run counts every epoch once)."""
-
-    def __init__(self, path):
-        super().__init__()
-        self.path = path
-        self.seconds = {}
-
-    def on_train_begin(self, logs=None):
-        self.load()
-
-    def load(self):
-        """Reads the seconds of the earlier attempts' epochs, if any."""
-        if os.path.exists(self.path):
-            try:
-                with open(self.path, encoding="utf-8") as handle:
-                    self.seconds = dict(json.load(handle))
-            except (OSError, ValueError, TypeError) as error:
-                raise unreadable_backup(self.path, error) from error
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._started = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.seconds[str(epoch)] = time.perf_counter() - self._started
-        write_json(self.path, self.seconds)
-
-
 def _fit(model, config, datasets):
     """Trains; returns `(seconds, epochs, best epoch)` of the training.
 
@@ -784,7 +753,7 @@ def _fit(model, config, datasets):
     callbacks, epoch_seconds, stopping, finished = [NonFiniteGuard(), StopSignalCheck()], None, [], False
     if config.backup_dir:
         backup = os.path.join(config.backup_dir, "backup")
-        epoch_seconds = _EpochSeconds(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
+        epoch_seconds = EpochTimer(os.path.join(config.backup_dir, EPOCH_SECONDS_FILE))
         callbacks += [AtomicBackupAndRestore(backup, delete_checkpoint=False), epoch_seconds]
     if config.patience is not None:
         args = ("val_loss", "min", config.patience, config.epochs, config.backup_dir)
@@ -850,14 +819,14 @@ def _write_run(config, model, vocabularies, result, test_pairs, hypotheses):
 
     def write_files(staging):
         model.save(os.path.join(staging, MODEL_FILE))
-        _write_json(os.path.join(staging, VOCABULARY_FILE), vocabularies)
-        _write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)})
-        _write_json(
+        unindented = {"indent": None, "ensure_ascii": False}
+        write_json(os.path.join(staging, VOCABULARY_FILE), vocabularies, **unindented)
+        write_json(os.path.join(staging, METRICS_FILE), {**result, "config": dataclasses.asdict(config)}, **unindented)
+        examples = zip(test_pairs[0][:20], test_pairs[1][:20], hypotheses[:20], strict=True)
+        write_json(
             os.path.join(staging, EXAMPLES_FILE),
-            [
-                {"source": s, "reference": r, "hypothesis": h}
-                for s, r, h in zip(test_pairs[0][:20], test_pairs[1][:20], hypotheses[:20], strict=True)
-            ],
+            [{"source": s, "reference": r, "hypothesis": h} for s, r, h in examples],
+            **unindented,
         )
 
     write_run_folder(config.out, write_files, owned=is_seq2seq_run_folder)

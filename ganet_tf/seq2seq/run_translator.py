@@ -5,14 +5,14 @@ import os
 
 import ganet_tf.seq2seq.encoder_decoder  # noqa: F401  (registers EncoderDecoder for loading)
 from ganet_tf.errors import GANetInputError
+from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.run_folder import MODEL_FILE
+from ganet_tf.policy.run_folder import PREPROCESSING_FILE
+from ganet_tf.policy.trained_run import load_model_file
+from ganet_tf.policy.trained_run import with_target_parameter
 from ganet_tf.seq2seq.run import VOCABULARY_FILE
 from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
 from ganet_tf.seq2seq.translator import check_vocabulary_sizes
-from ganet_tf.training.non_finite_guard import non_finite_weights
-from ganet_tf.training.run_folder import MODEL_FILE
-from ganet_tf.training.run_folder import PREPROCESSING_FILE
-from ganet_tf.training.trained_run import load_model_file
-from ganet_tf.training.trained_run import with_target_parameter
 
 
 def is_seq2seq_run(path):
@@ -27,7 +27,7 @@ def load_translator_parts(path, test_gates=None):
     Args:
         path: the run folder, with `model.keras` and `vocabularies.json`.
         test_gates: optional test-gate rule of a gated run, from
-            `ganet_tf.training.trained_run.inference_rule`: its gates then
+            `ganet_tf.policy.trained_run.inference_rule`: its gates then
             follow it at test instead of the run's own rule
             (`with_translation_gates`).
 

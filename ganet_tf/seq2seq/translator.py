@@ -5,10 +5,10 @@ import os
 import tensorflow as tf
 
 from ganet_tf.policy.disk_space import tensorflow_disk_errors
+from ganet_tf.policy.run_folder import RUN_MARKER
+from ganet_tf.policy.run_folder import write_run_folder
 from ganet_tf.seq2seq.decoding import greedy_decode
 from ganet_tf.seq2seq.decoding import length_limits
-from ganet_tf.training.run_folder import RUN_MARKER
-from ganet_tf.training.run_folder import write_run_folder
 
 # What `tf.saved_model.save` writes, beside the project's run marker.
 SAVED_MODEL_FILES = frozenset({"saved_model.pb", "fingerprint.pb", "variables", "assets", RUN_MARKER})
@@ -80,7 +80,7 @@ def save_translator(model, source_vocabulary, target_vocabulary, export_dir):
     """Writes the translator SavedModel to `export_dir`, all or nothing.
 
     It is staged beside `export_dir` and renamed in; an earlier translator
-    there is replaced (`ganet_tf.training.run_folder.write_run_folder`).
+    there is replaced (`ganet_tf.policy.run_folder.write_run_folder`).
     Check the folder first with `check_output_folder(export_dir, "--export",
     owned=is_translator_folder)`. A full disk is an `OSError` naming
     `export_dir` (`ganet_tf.policy.tensorflow_disk_errors`).

@@ -1,9 +1,8 @@
 """Training and evaluation of the text classifiers (`python -m ganet_tf train`).
 
-The names below are imported from their modules on first use, so that the
-run-folder helpers of this package (`run_folder`, `backup`,
-`non_finite_guard`, which `ganet_tf.policy` gives) import without the
-training: `train` imports `ganet_tf.policy`, never the reverse.
+The names below are imported from their modules on first use. The run
+folders, backups and stop signals the training uses are `ganet_tf.policy`'s,
+which imports nothing of this package.
 """
 
 import importlib

@@ -6,9 +6,9 @@ import os
 import keras
 import numpy as np
 
-from ganet_tf.training.backup import load_backup_weights
-from ganet_tf.training.backup import save_weights
-from ganet_tf.training.backup import unreadable_backup
+from ganet_tf.policy.backup import load_backup_weights
+from ganet_tf.policy.backup import save_weights
+from ganet_tf.policy.backup import unreadable_backup
 
 # What a resumable run's `--backup-dir` keeps for early stopping: one row of
 # logs per finished epoch, and the best epoch's weights.

@@ -14,6 +14,7 @@ from ganet_tf.data import load_files
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.embeddings import embedding_matrix
 from ganet_tf.embeddings import load_glove
+from ganet_tf.policy.interruption import check_stop_signal
 
 SPLITS = ("train", "validation", "test")
 
@@ -168,6 +169,7 @@ def write_prepared(config, path, embedding_dtype="float16"):
     from ganet_tf.data.prepared_dataset import save_prepared
 
     data = prepare(config)
+    check_stop_signal()  # Ctrl-C or SIGTERM while preparing: nothing written
     splits = data.splits
     metadata = {
         "dataset": splits.name,

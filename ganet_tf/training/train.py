@@ -20,14 +20,21 @@ from ganet_tf.models import build_model
 from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import target_density_argument
+from ganet_tf.policy.backup import AtomicBackupAndRestore
+from ganet_tf.policy.backup import has_finished_epochs
+from ganet_tf.policy.backup import is_backup_folder
+from ganet_tf.policy.backup import prepare_backup_dir
 from ganet_tf.policy.flag_values import check_finite_fields
 from ganet_tf.policy.flag_values import check_number
+from ganet_tf.policy.non_finite_guard import NonFiniteGuard
+from ganet_tf.policy.non_finite_guard import check_finite_weights
 from ganet_tf.policy.output_folder import OutputFolder
 from ganet_tf.policy.output_folder import locked_output_folders
-from ganet_tf.training.backup import AtomicBackupAndRestore
-from ganet_tf.training.backup import has_finished_epochs
-from ganet_tf.training.backup import is_backup_folder
-from ganet_tf.training.backup import prepare_backup_dir
+from ganet_tf.policy.run_folder import METRICS_FILE
+from ganet_tf.policy.run_folder import MODEL_FILE
+from ganet_tf.policy.run_folder import PREPROCESSING_FILE
+from ganet_tf.policy.run_folder import write_run_folder
+from ganet_tf.policy.stop_signal_check import StopSignalCheck
 from ganet_tf.training.best_epoch_stopping import backup_history
 from ganet_tf.training.best_epoch_stopping import best_epoch
 from ganet_tf.training.best_epoch_stopping import load_best_weights
@@ -40,18 +47,11 @@ from ganet_tf.training.distribution import training_datasets
 from ganet_tf.training.distribution import validate_distribution
 from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.non_finite_guard import NonFiniteGuard
-from ganet_tf.training.non_finite_guard import check_finite_weights
 from ganet_tf.training.optimizer import build_optimizer
 from ganet_tf.training.prepare import load_splits  # noqa: F401 - re-exported
 from ganet_tf.training.prepare import prepare
-from ganet_tf.training.run_folder import METRICS_FILE
-from ganet_tf.training.run_folder import MODEL_FILE
-from ganet_tf.training.run_folder import PREPROCESSING_FILE
-from ganet_tf.training.run_folder import write_run_folder
 from ganet_tf.training.runtime_options import precision_policy
 from ganet_tf.training.runtime_options import tensorboard_callbacks
-from ganet_tf.training.stop_signal_check import StopSignalCheck
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
@@ -385,7 +385,7 @@ def write_outputs(out, model, vectorizer, splits, result):
 
     All or nothing: the files are written to a folder beside `out`; an
     earlier run in `out` is renamed aside, the new folder renamed in, and
-    only then the earlier one deleted (`ganet_tf.training.run_folder`).
+    only then the earlier one deleted (`ganet_tf.policy.run_folder`).
     """
 
     def write_files(staging):
@@ -433,8 +433,8 @@ def train_and_evaluate(config, callbacks=()):
     """Checks and locks `config.out` and `config.backup_dir`, then trains.
 
     Before any training: `config` is validated, `--out` must be new, empty
-    or an earlier run (`ganet_tf.training.run_folder`), `--backup-dir` new,
-    empty or a backup of the same flags (`ganet_tf.training.backup`), and
+    or an earlier run (`ganet_tf.policy.run_folder`), `--backup-dir` new,
+    empty or a backup of the same flags (`ganet_tf.policy.backup`), and
     both are locked against a second process. See `_train_and_evaluate`.
     """
     config.validate()

@@ -92,8 +92,8 @@ def test_scores():
 
 def test_backup_of_other_flags_is_refused_and_restart_clears_it(tmp_path):
     from ganet_tf.errors import GANetInputError
+    from ganet_tf.policy.backup import prepare_backup_dir
     from ganet_tf.seq2seq.run import Seq2SeqConfig
-    from ganet_tf.training.backup import prepare_backup_dir
 
     backup = str(tmp_path / "backup")
     prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=4))
@@ -133,10 +133,10 @@ def test_synthetic_lengths_are_flags_and_refused_for_multi30k(capsys):
 
 def test_a_hier_rnn_backup_from_before_summary_inputs_resumes_only_with_states(tmp_path):
     from ganet_tf.errors import GANetInputError
+    from ganet_tf.policy.backup import prepare_backup_dir
     from ganet_tf.seq2seq.run import SUMMARY_INPUTS_BEFORE_THE_FLAG
     from ganet_tf.seq2seq.run import Seq2SeqConfig
     from ganet_tf.seq2seq.run import resolve_defaults
-    from ganet_tf.training.backup import prepare_backup_dir
 
     def prepare(**flags):
         config = resolve_defaults(Seq2SeqConfig(attention="hier-rnn", backup_dir=str(tmp_path / "b"), **flags))

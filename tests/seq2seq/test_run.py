@@ -197,12 +197,12 @@ def test_a_gated_run_from_init_from_resumes_after_failing_and_patience_keeps_the
 
 
 def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
-    from ganet_tf.seq2seq.run import _EpochSeconds
+    from ganet_tf.training.epoch_timer import EpochTimer
 
     path = tmp_path / "epoch_seconds.json"
     path.write_text("{not json")
     with pytest.raises(GANetInputError, match=r"epoch_seconds\.json is unreadable .*pass --restart"):
-        _EpochSeconds(str(path)).on_train_begin()
+        EpochTimer(str(path)).on_train_begin()
 
 
 def test_without_patience_every_epoch_trains_and_no_best_epoch_is_named(bahdanau_run):

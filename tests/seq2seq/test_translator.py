@@ -97,8 +97,8 @@ def test_export_folder_is_checked_and_replaced_all_or_nothing(tmp_path):
     import os
 
     from ganet_tf.errors import GANetInputError
+    from ganet_tf.policy.run_folder import check_output_folder
     from ganet_tf.seq2seq.translator import is_translator_folder
-    from ganet_tf.training.run_folder import check_output_folder
 
     model = _untrained_model()
     export = tmp_path / "sm"

@@ -18,12 +18,12 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.policy import Terminated
 from ganet_tf.policy import install_signal_handlers
 from ganet_tf.policy import restore_signal_handlers
-from ganet_tf.training.backup import AtomicBackupAndRestore
-from ganet_tf.training.backup import save_weights
-from ganet_tf.training.run_folder import RUN_MARKER
-from ganet_tf.training.run_folder import FolderLock
-from ganet_tf.training.run_folder import clean_stale
-from ganet_tf.training.run_folder import write_run_folder
+from ganet_tf.policy.backup import AtomicBackupAndRestore
+from ganet_tf.policy.backup import save_weights
+from ganet_tf.policy.run_folder import RUN_MARKER
+from ganet_tf.policy.run_folder import FolderLock
+from ganet_tf.policy.run_folder import clean_stale
+from ganet_tf.policy.run_folder import write_run_folder
 from tests.command_checks import error_line
 from tests.command_checks import tree
 from tests.eager import functions_run_eagerly
@@ -162,7 +162,7 @@ def test_a_second_writer_of_the_same_out_is_refused(tmp_path, capsys):
 
 
 def test_a_run_folder_of_an_earlier_version_is_recognised(tmp_path):
-    from ganet_tf.training.run_folder import is_run_folder
+    from ganet_tf.policy.run_folder import is_run_folder
 
     for name in ("model.keras", "preprocessing.json"):
         (tmp_path / name).write_text("{}")

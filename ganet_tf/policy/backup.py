@@ -19,8 +19,11 @@ import shutil
 import keras
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.run_folder import check_output_folder
-from ganet_tf.training.run_folder import critical_section
+from ganet_tf.errors import first_line
+from ganet_tf.policy.flag_values import flag_name
+from ganet_tf.policy.interruption import critical_section
+from ganet_tf.policy.output_folder import write_json
+from ganet_tf.policy.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
 EPOCH_SECONDS_FILE = "epoch_seconds.json"
@@ -53,15 +56,11 @@ def _temporary(path):
     return os.path.join(folder, f".tmp-{os.getpid()}-{name}")
 
 
-def _first_line(error):
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-
-
 def unreadable_backup(path, error):
     """The one-line error for a backup file that cannot be read."""
     return GANetInputError(
         f"The backup file {path} is unreadable ({type(error).__name__}: "
-        f"{_first_line(error)}); pass --restart to delete the backup and start over."
+        f"{first_line(error, 200)}); pass --restart to delete the backup and start over."
     )
 
 
@@ -82,18 +81,6 @@ def save_weights(model, path):
                 os.remove(temporary)
 
 
-def write_json(path, value):
-    """Writes `value` as JSON to `path` through a temporary file and a rename."""
-    temporary = _temporary(path)
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, indent=1)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
-
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     """`BackupAndRestore` whose files are replaced atomically.
 
@@ -105,11 +92,12 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
 
     def _save_model(self):
         os.makedirs(self.backup_dir, exist_ok=True)
-        save_weights(self.model, self._weights_path)
-        write_json(
-            self._training_metadata_path,
-            {"epoch": self._current_epoch, "batch": self._last_batch_seen},
-        )
+        with critical_section(raise_after=False):  # a stop signal waits for the next batch
+            save_weights(self.model, self._weights_path)
+            write_json(
+                self._training_metadata_path,
+                {"epoch": self._current_epoch, "batch": self._last_batch_seen},
+            )
 
     def _load_model(self):
         if os.path.exists(self._weights_path):
@@ -138,7 +126,7 @@ def load_backup_weights(model, path):
 
 def is_backup_folder(path):
     """Whether `path` is empty or holds only what `--backup-dir` writes."""
-    entries = {entry for entry in os.listdir(path) if not entry.startswith(".tmp-")}
+    entries = {entry for entry in os.listdir(path) if not entry.startswith(".tmp-") and ".ganet-tmp-" not in entry}
     return entries <= BACKUP_FILES
 
 
@@ -150,10 +138,6 @@ def has_finished_epochs(path):
 def _comparable(config):
     values = {key: value for key, value in dataclasses.asdict(config).items() if key not in RESUMABLE_CHANGES}
     return json.loads(json.dumps(values))
-
-
-def _flag(name, value):
-    return f"--{name.replace('_', '-')} {value}"
 
 
 def prepare_backup_dir(config, inputs=(), predates=None):
@@ -188,7 +172,7 @@ def prepare_backup_dir(config, inputs=(), predates=None):
         ]
         if differing:
             changes = ", ".join(
-                f"{_flag(name, saved.get(name, defaults.get(name)))} (now {current.get(name, defaults.get(name))})"
+                f"{flag_name(name)} {saved.get(name, defaults.get(name))} (now {current.get(name, defaults.get(name))})"
                 for name in differing
             )
             raise GANetInputError(

@@ -14,20 +14,18 @@ import os
 
 from ganet_tf.data.vectorizer import load_vectorizer
 from ganet_tf.errors import GANetInputError
+from ganet_tf.errors import first_line
 from ganet_tf.layers.gate_sampler import INFERENCE_MODES
 from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import resolve_gate_defaults
-from ganet_tf.policy import check_number
-from ganet_tf.policy import load_model_file
-from ganet_tf.training.non_finite_guard import non_finite_weights
-from ganet_tf.training.run_folder import METRICS_FILE
-from ganet_tf.training.run_folder import MODEL_FILE
-from ganet_tf.training.run_folder import PREPROCESSING_FILE
-
-
-def _first_line(error):
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+from ganet_tf.policy.flag_values import check_number
+from ganet_tf.policy.flag_values import flag_name
+from ganet_tf.policy.input_files import load_model_file
+from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.run_folder import METRICS_FILE
+from ganet_tf.policy.run_folder import MODEL_FILE
+from ganet_tf.policy.run_folder import PREPROCESSING_FILE
 
 
 def check_trained_model(model, vectorizer, class_names, path):
@@ -71,10 +69,6 @@ def load_preprocessing(run_dir):
     return load_vectorizer(os.path.join(run_dir, PREPROCESSING_FILE))
 
 
-def _flag(name):
-    return "--" + name.replace("_", "-")
-
-
 def inference_rule(inference_mode=None, inference_density=None, inference_ratio=None, inference_mass=None):
     """The test-gate rule of the flags `--inference-mode` and its parameter.
 
@@ -113,7 +107,7 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
         if given:
             name = next(iter(given))
             raise GANetInputError(
-                f"{_flag(name)} is the parameter of --inference-mode {modes[name]}: give that mode too, "
+                f"{flag_name(name)} is the parameter of --inference-mode {modes[name]}: give that mode too, "
                 "or drop the flag to keep the run's own test gates."
             )
         return None
@@ -123,17 +117,17 @@ def inference_rule(inference_mode=None, inference_density=None, inference_ratio=
     for name in given:
         if name != needed:
             raise GANetInputError(
-                f"{_flag(name)} is the parameter of --inference-mode {modes[name]}, not {inference_mode}: drop it"
-                + (f" and give {_flag(needed)}." if needed else ".")
+                f"{flag_name(name)} is the parameter of --inference-mode {modes[name]}, not {inference_mode}: drop it"
+                + (f" and give {flag_name(needed)}." if needed else ".")
             )
     if needed is not None:
         if needed not in given:
             if inference_mode in TARGET_RULES:
                 return {"inference_mode": inference_mode}
             raise GANetInputError(
-                f"--inference-mode {inference_mode} needs its parameter: give {_flag(needed)} in (0, 1]."
+                f"--inference-mode {inference_mode} needs its parameter: give {flag_name(needed)} in (0, 1]."
             )
-        check_number(_flag(needed), given[needed], above=0, at_most=1)
+        check_number(flag_name(needed), given[needed], above=0, at_most=1)
     return {"inference_mode": inference_mode, **given}
 
 
@@ -149,7 +143,7 @@ def with_target_parameter(model, rule, path):
     target = None if sparsity is None else sparsity.target_density
     if target is None:
         raise GANetInputError(
-            f"--inference-mode {mode} needs {_flag(needed)} in (0, 1] for {path}: "
+            f"--inference-mode {mode} needs {flag_name(needed)} in (0, 1] for {path}: "
             "it was trained without a target density (--target-density 0) to take it from."
         )
     _, _, density, mass = resolve_gate_defaults(None, target, mode, None)
@@ -215,7 +209,7 @@ def read_metrics(run_dir):
             metrics = json.load(handle)
     except (ValueError, UnicodeDecodeError) as error:
         raise GANetInputError(
-            f"{path} is not valid JSON ({_first_line(error)[:120]}): copy it again from the run folder, or retrain."
+            f"{path} is not valid JSON ({first_line(error, 120)}): copy it again from the run folder, or retrain."
         ) from None
     if not isinstance(metrics, dict):
         raise GANetInputError(f"{path} holds no JSON object: copy it again, or retrain.")

@@ -4,13 +4,13 @@ import re
 import pytest
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.training.run_folder import RUN_FILES
-from ganet_tf.training.trained_run import inference_rule
-from ganet_tf.training.trained_run import load_preprocessing
-from ganet_tf.training.trained_run import load_run
-from ganet_tf.training.trained_run import model_file
-from ganet_tf.training.trained_run import read_metrics
-from ganet_tf.training.trained_run import with_test_gates
+from ganet_tf.policy.run_folder import RUN_FILES
+from ganet_tf.policy.trained_run import inference_rule
+from ganet_tf.policy.trained_run import load_preprocessing
+from ganet_tf.policy.trained_run import load_run
+from ganet_tf.policy.trained_run import model_file
+from ganet_tf.policy.trained_run import read_metrics
+from ganet_tf.policy.trained_run import with_test_gates
 
 
 def test_read_metrics(tmp_path):

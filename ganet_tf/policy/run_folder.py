@@ -1,4 +1,4 @@
-"""The folders `train` writes: owned, locked, replaced all or nothing.
+"""The folders the commands write: owned, locked, replaced all or nothing.
 
 - `check_output_folder` decides before any training whether a folder may be
   written: it may if it does not exist, is empty, or is an earlier run of
@@ -14,16 +14,16 @@
   run that takes the lock.
 """
 
-import contextlib
 import json
 import os
 import secrets
 import shutil
-import signal
 
 from ganet_tf.errors import GANetInputError
+from ganet_tf.policy.interruption import check_stop_signal
+from ganet_tf.policy.interruption import critical_section
 
-# The file that marks a folder as written by `train --out`.
+# The file that marks a folder as written (and owned) by a ganet_tf command.
 RUN_MARKER = ".ganet_tf_run"
 # The files of a run: the Keras model, the vectorizer's vocabulary with the
 # class names, and the scores with the config (`trained_run` reads them back).
@@ -133,81 +133,6 @@ def is_inside(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-# The signals that stop a command (Ctrl-C, `kill`): held back while a folder
-# or file is swapped into place, raised right after.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C raises `KeyboardInterrupt`.
-
-    A `KeyboardInterrupt`, so every cleanup written for Ctrl-C (staging
-    folders removed, fresh folders removed, locks released) runs for it too.
-    """
-
-    signal_name = "SIGTERM"
-
-
-# depth: nested critical sections; pending: a signal held back by them;
-# received: the last stop signal since `forget_stop_signal`.
-_held = {"depth": 0, "pending": None, "received": None}
-
-
-def _interruption(signum):
-    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-
-
-def stop_handler(signum, frame):
-    """The handler of `STOP_SIGNALS` that `main()` installs: raises
-    `KeyboardInterrupt` (Ctrl-C) or `Terminated` (SIGTERM), or, inside a
-    `critical_section`, keeps the signal for the section's end."""
-    _held["received"] = signum
-    if _held["depth"]:
-        _held["pending"] = signum
-        return
-    raise _interruption(signum)
-
-
-def check_stop_signal():
-    """Raises the interruption of a stop signal that came since
-    `forget_stop_signal`.
-
-    A signal handler's exception can be lost: Python prints and ignores an
-    exception raised inside a `__del__` method or a garbage-collector
-    callback, which is where the handler runs when the signal arrives
-    there. Called where no exception is on its way (between batches,
-    before an output is swapped into place), this raises it again, so such
-    a signal still stops the command before it writes anything.
-    """
-    # Only while `stop_handler` is installed (by `main()`): a library call
-    # outside a command never raises a signal recorded by an earlier one.
-    installed = signal.getsignal(signal.SIGTERM) is stop_handler
-    if installed and _held["received"] is not None:
-        raise _interruption(_held["received"])
-
-
-def forget_stop_signal():
-    """Forgets the last stop signal: for `main()`, once it has reported it
-    (or before it starts a command)."""
-    _held["received"] = None
-
-
-@contextlib.contextmanager
-def critical_section():
-    """Holds back Ctrl-C and SIGTERM for the block (a few renames), so an
-    interruption cannot fall between moving an old run aside and the new
-    one in; a signal that came meanwhile is raised as the block ends
-    (with `stop_handler` installed, as `main()` does)."""
-    _held["depth"] += 1
-    try:
-        yield
-    finally:
-        _held["depth"] -= 1
-    if not _held["depth"] and _held["pending"] is not None:
-        signum, _held["pending"] = _held["pending"], None
-        raise _interruption(signum)
-
-
 def _is_earlier_version_run(path, entries):
     # Written before the marker existed: exactly the three run files, with
     # the metrics.json that `train` writes.
@@ -230,7 +155,7 @@ def is_run_folder(path):
 
 
 def check_output_folder(path, flag="--out", inputs=(), owned=is_run_folder):
-    """Raises one error line unless `train` may (re)write the folder `path`.
+    """Raises one error line unless a command may (re)write the folder `path`.
 
     Args:
         path: the folder.
