@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
 from experiments import tables
-from experiments.studies import LRA_SETTINGS
-from experiments.studies import LRA_TEXT
+from experiments.protocol import LRA_SETTINGS
+from experiments.protocol import LRA_TEXT
 
 MODELS = {"dense": "dense", "gated": "conv-rho0.2"}
 ROUND_BATCHES = 4  # bucketed: batches per round
