@@ -126,7 +126,7 @@ def _serving_ms(args, models, texts, length):
     with tempfile.TemporaryDirectory() as folder:
         for name, model in models.items():
             path = os.path.join(folder, name)
-            tf.saved_model.save(build_serving_archive(model, byte_vectorizer(length), ["neg", "pos"]), path)
+            build_serving_archive(model, byte_vectorizer(length), ["neg", "pos"]).write_out(path, verbose=False)
             served.append(tf.saved_model.load(path).signatures["serving_default"])
         batch = tf.constant(texts)
         calls = [lambda serve=serve: serve(text=batch)["probabilities"] for serve in served]

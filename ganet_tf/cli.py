@@ -519,6 +519,10 @@ COMMANDS = {
         "tf.data, string vocabularies",
     ),
     "predict": ("classify texts with a trained run; one JSON line per text", "TextVectorization on strings"),
+    "evaluate": (
+        "re-measure a trained run on its dataset's test or validation split; prints a JSON summary",
+        "tf.data, TextVectorization",
+    ),
     "translate": ("translate sentences with a seq2seq run; one JSON line each", "string vocabularies"),
     "tune": ("KerasTuner search; the last stdout line is a JSON summary", "tf.data, TextVectorization"),
 }
@@ -565,6 +569,11 @@ def build_parser(tensorflow=True):
     predict = commands.add_parser("predict", help=COMMANDS["predict"][0])
     inference.add_predict_arguments(predict)
     predict.set_defaults(run=inference.predict_command)
+    from ganet_tf.inference import evaluate_run
+
+    evaluate = commands.add_parser("evaluate", help=COMMANDS["evaluate"][0])
+    evaluate_run.add_evaluate_arguments(evaluate)
+    evaluate.set_defaults(run=evaluate_run.evaluate_command)
     translate = commands.add_parser("translate", help=COMMANDS["translate"][0])
     inference.add_translate_arguments(translate)
     translate.set_defaults(run=inference.translate_command)

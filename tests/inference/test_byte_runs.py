@@ -26,8 +26,10 @@ def byte_run(tmp_path_factory):
 def _byte_run(root):
     lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
     (root / "train.txt").write_text("\n".join(lines), encoding="utf-8")
+    (root / "test.txt").write_text("\n".join(lines[:10]), encoding="utf-8")
     out = root / "run"
-    flags = ["--train-file", str(root / "train.txt"), "--tokenizer", "bytes", "--sequence-length", str(LENGTH)]
+    flags = ["--train-file", str(root / "train.txt"), "--test-file", str(root / "test.txt")]
+    flags += ["--tokenizer", "bytes", "--sequence-length", str(LENGTH)]
     flags += [*MODEL, "--aux-hidden", "3", "--epochs", "1", "--batch-size", "16", "--verbose", "0"]
     with functions_run_eagerly():
         assert main(["train", *flags, "--out", str(out)]) == 0
@@ -78,3 +80,20 @@ def test_explain_shows_bytes(byte_run, tmp_path, capsys):
         explanation = json.load(handle)[0][0]  # model 1, text 1
     assert explanation["tokens"] == ["o", "k", " ", "\\xc3", "\\xa9"]
     assert len(explanation["gates"]) == 5
+
+
+@pytest.mark.parametrize("split", ["test", "validation"])
+def test_evaluate_measures_the_recorded_figures_again(byte_run, split, capsys):
+    assert main(["evaluate", "--model", byte_run, "--split", split]) == 0
+    result = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert result["split"] == split and result["examples"] > 0
+    assert result["accuracy"] == pytest.approx(result["recorded_accuracy"], abs=1e-9)
+    with open(f"{byte_run}/metrics.json", encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    assert result["attended_density"] == pytest.approx(metrics[f"{split}_attended_density"], abs=1e-9)
+
+
+def test_evaluate_a_folder_that_is_no_run(tmp_path, capsys):
+    assert main(["evaluate", "--model", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ganet_tf: error:") and "train --out" in err[0]
