@@ -100,7 +100,6 @@ def memory_of(args):
         ids, labels = saved["ids"], saved["labels"]
     batches = _batches(ids, labels, layout, int(length), int(batch))
     model = _model(_config(MODELS[args.memory_of], args.data_dir, int(batch)), len(ids))
-    _step(model, batches[:1])()  # traced, its weights and optimizer made
     before, peak, done = _resident_mb(), [0.0], threading.Event()
 
     def watch():  # the resident set, every 2 ms, while the steps run
@@ -110,11 +109,11 @@ def memory_of(args):
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    for _ in range(2):
+    for _ in range(2):  # the first traces the step and makes the optimizer's variables
         _step(model, batches)()
     done.set()
     watcher.join()
-    total = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the process's peak, the traced step's too
+    total = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the process's peak
     print(json.dumps({"peak_mb": total, "step_mb": max(peak[0] - before, 0.0), "before_mb": before}))
 
 

@@ -12,17 +12,19 @@ TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabula
 @pytest.fixture(scope="session")
 def classifier_run(tmp_path_factory):
     """A GA-Net run written by `train --out`, trained in seconds on 40 lines."""
-    return made_once(tmp_path_factory, "classifier_run", _classifier_run)
+    return made_once(tmp_path_factory, "classifier_run", train_classifier_run)
 
 
-def _classifier_run(root):
+def train_classifier_run(root, flags=()):
+    """`train --out root/run` on 40 lines of two classes (the first 10 as test), with `flags` last."""
     lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
     (root / "train.txt").write_text("\n".join(lines), encoding="utf-8")
     (root / "test.txt").write_text("\n".join(lines[:10]), encoding="utf-8")
     out = root / "run"
     files = ["--train-file", str(root / "train.txt"), "--test-file", str(root / "test.txt")]
+    shape = ["--batch-size", "16", "--sequence-length", "6"]
     with functions_run_eagerly():
-        assert main(["train", *files, *TINY, "--batch-size", "16", "--sequence-length", "6", "--out", str(out)]) == 0
+        assert main(["train", *files, *TINY, *shape, *flags, "--out", str(out)]) == 0
     return str(out)
 
 

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from ganet_tf.cli import main
 from ganet_tf.inference import load_classifier
-from tests.eager import functions_run_eagerly
+from tests.inference.conftest import train_classifier_run
 from tests.made_once import made_once
 
 LENGTH = 200  # bytes the run reads (LRA reads 4,000: the path is the same)
@@ -20,20 +20,8 @@ MODEL = ["--model", "ganet", "--aux", "conv", "--hidden", "4"]
 
 @pytest.fixture(scope="module")
 def byte_run(tmp_path_factory):
-    return made_once(tmp_path_factory, "byte_run", _byte_run)
-
-
-def _byte_run(root):
-    lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
-    (root / "train.txt").write_text("\n".join(lines), encoding="utf-8")
-    (root / "test.txt").write_text("\n".join(lines[:10]), encoding="utf-8")
-    out = root / "run"
-    flags = ["--train-file", str(root / "train.txt"), "--test-file", str(root / "test.txt")]
-    flags += ["--tokenizer", "bytes", "--sequence-length", str(LENGTH)]
-    flags += [*MODEL, "--aux-hidden", "3", "--epochs", "1", "--batch-size", "16", "--verbose", "0"]
-    with functions_run_eagerly():
-        assert main(["train", *flags, "--out", str(out)]) == 0
-    return str(out)
+    flags = ["--tokenizer", "bytes", "--sequence-length", str(LENGTH), *MODEL]
+    return made_once(tmp_path_factory, "byte_run", lambda root: train_classifier_run(root, flags))
 
 
 def test_a_byte_run_records_its_tokenizer(byte_run):
