@@ -113,8 +113,9 @@ def memory_of(args):
         _step(model, batches)()
     done.set()
     watcher.join()
-    total = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the process's peak
-    print(json.dumps({"peak_mb": total, "step_mb": max(peak[0] - before, 0.0), "before_mb": before}))
+    # Sampled, not `getrusage`: a child's ru_maxrss keeps the high-water mark of the parent it was forked from.
+    peak = max(peak[0], before)
+    print(json.dumps({"peak_mb": peak, "step_mb": peak - before, "before_mb": before}))
 
 
 def _resident_mb():
