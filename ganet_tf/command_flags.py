@@ -1,7 +1,8 @@
-"""Flags shared by the commands `train` (`ganet_tf.cli`) and `tune` (`tuning/search.py`).
+"""Flags shared by the commands `train` (`ganet_tf.training.commands`) and `tune` (`tuning/search.py`).
 
 Both build their parsers from here, so `tuning` needs nothing of
-`ganet_tf.cli` (the command line imports the tuning, not the reverse).
+`ganet_tf.training.commands` nor of `ganet_tf.cli` (the command line
+imports the tuning, not the reverse).
 """
 
 DATA_DIR_HELP = (

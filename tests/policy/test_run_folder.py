@@ -12,7 +12,6 @@ import keras
 import numpy as np
 import pytest
 
-from ganet_tf import cli
 from ganet_tf.cli import main
 from ganet_tf.errors import GANetInputError
 from ganet_tf.policy import Terminated
@@ -24,6 +23,7 @@ from ganet_tf.policy.run_folder import RUN_MARKER
 from ganet_tf.policy.run_folder import FolderLock
 from ganet_tf.policy.run_folder import clean_stale
 from ganet_tf.policy.run_folder import write_run_folder
+from ganet_tf.training import commands as training_commands
 from tests.command_checks import error_line
 from tests.command_checks import tree
 from tests.eager import functions_run_eagerly
@@ -314,7 +314,7 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_train", interrupted)
+    monkeypatch.setattr(training_commands, "train_command", interrupted)
     assert main(["train", "--epochs", "1"]) == 130
     assert "interrupted (Ctrl-C)" in error_line(capsys)
 
@@ -328,7 +328,7 @@ def test_a_sigterm_turned_into_a_library_error_is_still_one_line_and_exit_143(mo
             raise TypeError("__array__() got an unexpected keyword argument 'copy'") from None
         raise AssertionError("the signal did not arrive")
 
-    monkeypatch.setattr(cli, "_train", interrupted)
+    monkeypatch.setattr(training_commands, "train_command", interrupted)
     assert main(["train", "--epochs", "1"]) == 143
     assert "interrupted (SIGTERM)" in error_line(capsys)
 
@@ -337,7 +337,7 @@ def test_an_error_without_a_stop_signal_is_not_taken_for_one(monkeypatch):
     def failing(args):
         raise TypeError("a real bug")
 
-    monkeypatch.setattr(cli, "_train", failing)
+    monkeypatch.setattr(training_commands, "train_command", failing)
     with pytest.raises(TypeError, match="a real bug"):
         main(["train", "--epochs", "1"])
 

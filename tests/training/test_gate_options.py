@@ -193,8 +193,8 @@ def test_complement_weight_flag_reaches_the_ganet_builder_and_is_checked(capsys,
 def test_complement_flag_reaches_the_ganet_builder_and_is_checked(capsys, tmp_path):
     from types import SimpleNamespace
 
-    from ganet_tf.cli import COMPLEMENT_CHOICES
     from ganet_tf.models.ganet import COMPLEMENTS
+    from ganet_tf.training.commands import COMPLEMENT_CHOICES
     from ganet_tf.training.train import model_arguments
 
     assert COMPLEMENT_CHOICES == COMPLEMENTS  # the CLI spells them without importing TensorFlow

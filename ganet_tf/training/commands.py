@@ -1,0 +1,264 @@
+"""`python -m ganet_tf train` and `prepare`: their flags and handlers.
+
+`ganet_tf.cli` adds each command's flags with `add_X_arguments(parser)` and
+runs it with `X_command(args)` under the reliability policy (`main`). The
+defaults are `TrainConfig`'s; the flags `train` shares with `tune` are
+`ganet_tf.command_flags`'. What needs TensorFlow is imported inside the
+functions.
+"""
+
+import argparse
+import os
+
+from ganet_tf.command_flags import BUCKETS_HELP
+from ganet_tf.command_flags import DATA_DIR_HELP
+from ganet_tf.command_flags import LIMIT_HELP
+from ganet_tf.command_flags import add_flag
+from ganet_tf.command_flags import add_glove_arguments
+from ganet_tf.errors import GANetInputError
+
+# `build_ganet`'s COMPLEMENTS, spelled here so that `--help` needs no
+# TensorFlow import (tests/training/test_gate_options.py keeps the two equal).
+COMPLEMENT_CHOICES = ("states", "inputs", "inputs_vs_empty", "adversarial")
+
+
+def add_train_arguments(parser):
+    """The flags of `train`: its `data`, `model` and `training` groups."""
+    from ganet_tf.training import TrainConfig
+
+    defaults = TrainConfig()
+    _add_data_arguments(parser.add_argument_group("data"), defaults)
+    model = parser.add_argument_group("model")
+    _add_model_arguments(model, defaults)
+    _add_gate_arguments(model, defaults)
+    _add_encoder_arguments(model, defaults)
+    fit = parser.add_argument_group("training")
+    _add_fit_arguments(fit, defaults)
+    _add_output_arguments(fit)
+    _add_device_arguments(fit, defaults)
+
+
+def _add_data_arguments(data, defaults, buckets=True, tokenizer=True):
+    """The `data` group of `train` (and of `prepare`, without `--buckets`):
+    dataset or user files, and their shaping."""
+    from ganet_tf.data import DATASETS
+    from ganet_tf.data.datasets import FORMATS
+
+    add_flag(data, "--dataset", defaults, choices=sorted(DATASETS))
+    data.add_argument("--data-dir", help=DATA_DIR_HELP)
+    data.add_argument(
+        "--train-file", help="your own training file (CSV/TSV with text,label header, or 'LABEL text' lines)"
+    )
+    data.add_argument("--test-file", help="your own test file, same format")
+    data.add_argument("--format", choices=FORMATS, help="format of --train-file (default: from its extension)")
+    encoding_help = "text encoding of --train-file and --test-file (e.g. latin-1; a UTF-8 BOM is dropped)"
+    add_flag(data, "--encoding", defaults, help=encoding_help)
+    add_flag(data, "--text-column", defaults, help="CSV/TSV header name of the texts")
+    add_flag(data, "--label-column", defaults, help="CSV/TSV header name of the labels")
+    data.add_argument(
+        "--sequence-length", type=int, help="padded length (default: the --length-percentile of training lengths)"
+    )
+    add_flag(data, "--length-percentile", defaults, float)
+    if tokenizer:
+        from ganet_tf.data.vectorizer import TOKENIZERS
+
+        tokenizer_help = "tokens: standardised words with GloVe embeddings, or every UTF-8 byte (embeddings learned)"
+        add_flag(data, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
+    data.add_argument("--limit", type=int, help=LIMIT_HELP)
+    if buckets:
+        add_flag(data, "--buckets", defaults, int, help=BUCKETS_HELP)
+
+
+def _add_model_arguments(model, defaults):
+    """The model family and its auxiliary network (start of the `model` group)."""
+    from ganet_tf.layers.auxiliary_network import ENCODERS
+    from ganet_tf.models import MODEL_BUILDERS
+
+    add_flag(model, "--model", defaults, choices=sorted(MODEL_BUILDERS))
+    add_flag(model, "--aux", defaults, choices=ENCODERS, help="auxiliary network encoder")
+    add_flag(model, "--aux-hidden", defaults, int)
+
+
+def _add_gate_arguments(model, defaults):
+    """The gates' training and inference options (middle of the `model` group)."""
+    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
+    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
+
+    add_flag(model, "--tau", defaults, float, help="Gumbel-softmax temperature")
+    final_tau_help = "anneal the temperature geometrically from --tau to this value (needs --anneal-epochs)"
+    add_flag(model, "--final-tau", defaults, float, help=final_tau_help)
+    add_flag(model, "--anneal-epochs", defaults, int, help="epochs over which --tau falls to --final-tau")
+    add_flag(model, "--lam", defaults, float, help="weight of the gate L1 penalty")
+    gate_bias_help = (
+        "initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
+        "default logit(rho) with --target-density, else 0"
+    )
+    add_flag(model, "--gate-bias", defaults, float, help=gate_bias_help)
+    model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
+    sparse_training_help = (
+        "ganet_transformer: blocks train on the round(rho T) tokens of highest gate only "
+        "(default: on when a density rho is given, as by default)"
+    )
+    model.add_argument(
+        "--sparse-training", action=argparse.BooleanOptionalAction, default=None, help=sparse_training_help
+    )
+    complement_help = "ganet: weight of a loss that asks the classifier to find no label in the closed gates' tokens"
+    add_flag(model, "--complement-weight", defaults, float, help=complement_help)
+    complement_kind_help = (
+        "ganet: what that loss reads: the attention over the closed tokens' BiLSTM states, or the closed "
+        "tokens' embeddings re-encoded by the encoder, attention and classifier held fixed "
+        "(inputs_vs_empty: measured against the prediction on the emptied text, not the uniform; "
+        "adversarial: read by a complement predictor trained alongside)"
+    )
+    add_flag(model, "--complement", defaults, choices=COMPLEMENT_CHOICES, help=complement_kind_help)
+    complement_target_help = (
+        "ganet: bound in nats on the re-encoded complement's loss; its weight is then a multiplier "
+        "started at --complement-weight (default: none, the weight fixed)"
+    )
+    add_flag(model, "--complement-target", defaults, float, help=complement_target_help)
+    target_density_help = (
+        "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
+        "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"
+    )
+    add_flag(model, "--target-density", defaults, float, help=target_density_help)
+    gate_distribution_help = "training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)"
+    add_flag(model, "--gate-distribution", defaults, choices=DISTRIBUTIONS, help=gate_distribution_help)
+    inference_mode_help = (
+        "test gates: p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as each "
+        "text's p say (relative, nucleus) (default with a target density: nucleus for ganet, top_k for "
+        "ganet_transformer; threshold with --target-density 0)"
+    )
+    add_flag(model, "--inference-mode", defaults, choices=INFERENCE_MODES, help=inference_mode_help)
+    inference_density_help = "rho of --inference-mode top_k (default: --target-density)"
+    add_flag(model, "--inference-density", defaults, float, help=inference_density_help)
+    inference_ratio_help = "r of --inference-mode relative: open the tokens with p >= r * the text's largest p"
+    add_flag(model, "--inference-ratio", defaults, float, help=inference_ratio_help)
+    inference_mass_help = (
+        "pi of --inference-mode nucleus: open the fewest most probable tokens holding pi of sum p "
+        "(default: --target-density)"
+    )
+    add_flag(model, "--inference-mass", defaults, float, help=inference_mass_help)
+    fallback_help = "attention of a text whose gates are all closed: every token, or the most probable one"
+    add_flag(model, "--fallback", defaults, choices=FALLBACKS, help=fallback_help)
+
+
+def _add_encoder_arguments(model, defaults):
+    """The BiLSTM encoder and the GloVe embeddings (end of the `model` group)."""
+    add_flag(model, "--hidden", defaults, int, help="BiLSTM units each way (Transformers: the model width)")
+    add_flag(model, "--num-heads", defaults, int, help="Transformers: attention heads of width --hidden / N")
+    add_flag(model, "--num-layers", defaults, int, help="Transformers: encoder blocks")
+    intermediate_help = "Transformers: feed-forward width (default 4 * --hidden)"
+    add_flag(model, "--intermediate-dim", defaults, int, help=intermediate_help)
+    model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
+    add_flag(model, "--dropout", defaults, float)
+    add_glove_arguments(model, defaults)
+    model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")
+
+
+def _add_fit_arguments(fit, defaults):
+    """Epochs, early stopping, optimiser and seed (start of the `training` group)."""
+    from ganet_tf.training.train import MONITORS
+
+    add_flag(fit, "--epochs", defaults, int)
+    add_flag(fit, "--patience", defaults, int, help="early stopping patience (epochs)")
+    monitor_help = "what early stopping and the best-weights checkpoint watch"
+    add_flag(fit, "--monitor", defaults, choices=sorted(MONITORS), help=monitor_help)
+    add_flag(fit, "--lr", defaults, float)
+    add_flag(fit, "--batch-size", defaults, int)
+    accumulation_help = "update with the mean gradient of N batches (an update of N * --batch-size examples)"
+    fit.add_argument("--gradient-accumulation-steps", type=int, metavar="N", help=accumulation_help)
+    add_flag(fit, "--seed", defaults, int)
+
+
+def _add_output_arguments(fit):
+    """Where the run is written and how it resumes (middle of the `training` group)."""
+    fit.add_argument("--out", help="folder for model.keras, preprocessing.json and metrics.json")
+    fit.add_argument(
+        "--backup-dir", help="resumable training: a killed run started again continues from its last epoch"
+    )
+    restart_help = "delete the backup in --backup-dir and start over (e.g. after changing flags)"
+    fit.add_argument("--restart", action="store_true", help=restart_help)
+    fit.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+
+
+def _add_device_arguments(fit, defaults):
+    """Distribution, devices, logs and precision (end of the `training` group)."""
+    from ganet_tf.training.distribution import STRATEGIES
+
+    strategy_help = (
+        "tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
+        "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch"
+    )
+    add_flag(fit, "--strategy", defaults, choices=STRATEGIES, help=strategy_help)
+    cpu_devices_help = "split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)"
+    fit.add_argument("--cpu-devices", type=int, help=cpu_devices_help)
+    fit.add_argument("--tensorboard", metavar="DIR", help="write TensorBoard logs (loss, accuracy, density) to DIR")
+    fit.add_argument("--mixed-precision", action="store_true", help="Keras mixed_float16 policy (faster on GPUs)")
+    fit.add_argument("--jit-compile", action="store_true", help="compile the train step with XLA")
+
+
+def config_from(args):
+    """The `TrainConfig` of parsed `train` flags (those of `add_train_arguments`)."""
+    from ganet_tf.training import TrainConfig
+
+    names = {field for field in TrainConfig.__dataclass_fields__}
+    return TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
+
+
+def train_command(args):
+    """`python -m ganet_tf train`: the JSON summary of `train_and_evaluate`."""
+    from ganet_tf.policy import check_flags_apply
+    from ganet_tf.training import train_and_evaluate
+    from ganet_tf.training.train import MODEL_FLAGS
+
+    # A flag the model does not read is named in one warning line (a refusal
+    # would break recorded commands that pass every model the same flags).
+    check_flags_apply(getattr(args, "given_flags", ()), MODEL_FLAGS, "--model", args.model, refuse=False)
+
+    result = train_and_evaluate(config_from(args))
+    result.pop("report")
+    return result
+
+
+# --- prepare: the token ids, vocabulary and embeddings of train, in one .npz --
+
+
+def add_prepare_arguments(parser):
+    """The flags of `prepare`."""
+    from ganet_tf.data.prepared_dataset import EMBEDDING_DTYPES
+    from ganet_tf.training import TrainConfig
+
+    defaults = TrainConfig()
+    _add_data_arguments(parser.add_argument_group("data"), defaults, buckets=False, tokenizer=False)
+    add_glove_arguments(parser, defaults)
+    add_flag(parser, "--seed", defaults, int, help="the validation split's and unknown words' embeddings' seed")
+    parser.add_argument("--out", required=True, help="the .npz file to write (replaces a prepared file there)")
+    dtype_help = "embedding matrix precision (float16: half the size, about 3 significant digits)"
+    parser.add_argument("--embedding-dtype", default="float16", choices=EMBEDDING_DTYPES, help=dtype_help)
+
+
+def prepare_command(args):
+    """`python -m ganet_tf prepare`: writes the `.npz`; returns its JSON summary."""
+    from ganet_tf.data.prepared_dataset import is_prepared_file
+    from ganet_tf.training.prepare import write_prepared
+
+    if not args.out.endswith(".npz"):
+        raise GANetInputError(f"--out {args.out} must name a .npz file, e.g. {args.out}.npz.")
+    if os.path.isdir(args.out) or (os.path.exists(args.out) and not is_prepared_file(args.out)):
+        raise GANetInputError(f"--out {args.out} exists and is not a prepared dataset: give a new file.")
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):
+        raise GANetInputError(f"--out {args.out}: no folder {folder}; create it first.")
+    config = config_from(argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "out"}))
+    config.validate()
+    data = write_prepared(config, args.out, args.embedding_dtype)
+    return {
+        "out": args.out,
+        "bytes": os.path.getsize(args.out),
+        "dataset": data.splits.name,
+        "sequence_length": data.sequence_length,
+        "vocabulary_size": len(data.vocabulary) + 2,
+        "embedding_dtype": args.embedding_dtype,
+        "examples": {split: int(len(ids)) for split, ids in data.ids.items()},
+    }
