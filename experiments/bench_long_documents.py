@@ -243,7 +243,10 @@ def readme(out):
         "gated peak GB (steps)",
         "served ms dense / gated",
     ]
-    made = sorted({f"- `{c['command']}` on {c['machine']}" for c in saved["cells"]})
+    commands = {}
+    for c in saved["cells"]:
+        commands.setdefault(c["command"], c["machine"])  # each command, the machine of its first cell
+    made = [f"- `{command}` on {machine}" for command, machine in commands.items()]
     committed = os.path.join(bench.RESULTS, "lra_text", "bench", "README.md")
     rows = [_cell_row(c) for c in saved["cells"]]
     tables.fill_copy(os.path.join(out, "README.md"), committed, {"made": made, "table": tables.grid(headers, rows)})
