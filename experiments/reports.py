@@ -153,9 +153,24 @@ def nucleus_default(study, root):
     fill_readme(study, root, runs, machine=[machine], table=tables.grid(headers, rows))
 
 
+# A summary written by a run resumed after its last epoch holds no epoch times (its model's metrics.json does).
+NO_EPOCH_TIMES = "no epoch times in its summary (resumed after its last epoch)"
+
+
+def _epoch_seconds(run):
+    """Each epoch's seconds over every attempt of a resumed run (its history's; the summary's list is the last
+    attempt's)."""
+    return run["history"].get("epoch_seconds") or run["epoch_seconds"]
+
+
+def _median_epoch_seconds(group):
+    seconds = [s for run in group for s in _epoch_seconds(run)]
+    return f"{np.median(seconds):.0f}" if seconds else "-"
+
+
 def _cumulative_best(run):
     """`(seconds, best validation accuracy so far)` at each epoch's end: accuracy against training time."""
-    seconds = np.cumsum(run["epoch_seconds"])
+    seconds = np.cumsum(_epoch_seconds(run))
     return list(zip(seconds, np.maximum.accumulate(run["history"]["val_accuracy"]), strict=False))
 
 
@@ -172,12 +187,13 @@ def lra_text(study, root):
         ("validation accuracy", tables.stat("validation_accuracy")),
         ("test accuracy", tables.stat("test_accuracy")),
         ("test attended density", tables.stat("test_attended_density")),
-        ("median epoch s", lambda group: f"{np.median([s for run in group for s in run['epoch_seconds']]):.0f}"),
-        ("epochs (best)", _epochs),
+        ("median epoch s", _median_epoch_seconds),
+        ("epochs (best)", lambda group: ", ".join(f"{r['epochs_trained']} ({r['best_epoch']})" for r in group)),
     ]
     rows = tables.groups(runs, ("setting",), (_axis(study, "setting"),))
     curve = [
-        f"- {run['name']}: " + ", ".join(f"{seconds / 60:.0f} min {accuracy:.4f}" for seconds, accuracy in points)
+        f"- {run['name']}: "
+        + (", ".join(f"{seconds / 60:.0f} min {accuracy:.4f}" for seconds, accuracy in points) or NO_EPOCH_TIMES)
         for run in sorted(runs, key=lambda run: run["name"])
         for points in [_cumulative_best(run)]
     ]
