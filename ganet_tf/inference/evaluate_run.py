@@ -1,8 +1,6 @@
 """`python -m ganet_tf evaluate`: a trained run re-measured on a split of its data, without training."""
 
 import dataclasses
-import json
-import os
 import time
 
 from ganet_tf.errors import GANetInputError
@@ -28,20 +26,17 @@ def add_evaluate_arguments(parser):
 def _recorded(run_dir, data_dir):
     """`(TrainConfig, metrics)`: the config the run in `run_dir` trained with, `data_dir` given, and its
     `metrics.json`."""
-    from ganet_tf.policy.run_folder import METRICS_FILE
+    from ganet_tf.policy.trained_run import read_metrics
     from ganet_tf.training import TrainConfig
 
-    path = os.path.join(run_dir, METRICS_FILE)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            metrics = json.load(handle)
-        recorded = dict(metrics["config"])
-    except (OSError, ValueError, KeyError, TypeError):
+    metrics = read_metrics(run_dir)
+    if not isinstance(metrics.get("config"), dict):
         raise GANetInputError(
-            f"No readable {path}: evaluate a folder written by `python -m ganet_tf train --out`."
-        ) from None
+            f"The metrics.json of {run_dir} records no config: evaluate a folder written by "
+            "`python -m ganet_tf train --out`."
+        )
     known = {field.name for field in dataclasses.fields(TrainConfig)}
-    config = TrainConfig(**{key: value for key, value in recorded.items() if key in known})
+    config = TrainConfig(**{key: value for key, value in metrics["config"].items() if key in known})
     return dataclasses.replace(config, data_dir=data_dir or config.data_dir), metrics
 
 
