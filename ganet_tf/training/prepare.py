@@ -117,8 +117,15 @@ def prepare(config):
         vectorizer = build_vectorizer(
             splits.train_texts, config.sequence_length, config.length_percentile, tokenizer="bytes"
         )
-        ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in SPLITS}
-        return Prepared(splits=splits, vectorizer=vectorizer, embeddings=None, glove_coverage=0.0, ids=ids)
+        embeddings, coverage = None, 0.0
+    else:
+        vectorizer, embeddings, coverage = _words_and_embeddings(config, splits)
+    ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in SPLITS}
+    return Prepared(splits=splits, vectorizer=vectorizer, embeddings=embeddings, glove_coverage=coverage, ids=ids)
+
+
+def _words_and_embeddings(config, splits):
+    """The word vectorizer of the training texts and its GloVe embeddings: `(vectorizer, embeddings, coverage)`."""
     # The packaged vectors are memory-mapped: one load serves both uses. A
     # text file is read twice, the second time for the vocabulary's words
     # only, so that a large file never sits in memory whole.
@@ -132,8 +139,7 @@ def prepare(config):
     vocabulary = vectorizer.get_vocabulary(include_special_tokens=False)
     glove = glove or load_glove(config.glove, vocabulary)
     embeddings, coverage = embedding_matrix(vocabulary, glove, config.seed)
-    ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in SPLITS}
-    return Prepared(splits=splits, vectorizer=vectorizer, embeddings=embeddings, glove_coverage=coverage, ids=ids)
+    return vectorizer, embeddings, coverage
 
 
 # The `TrainConfig` fields that decide what `prepare` makes (recorded in a
