@@ -5,6 +5,9 @@ Both build their parsers from here, so `tuning` needs nothing of
 imports the tuning, not the reverse).
 """
 
+import argparse
+import sys
+
 DATA_DIR_HELP = (
     "folder DIR of the local datasets: DIR/trec/, DIR/sst/, DIR/imdb/, DIR/ag_news/ "
     "(default: $GANET_DATA_DIR, else TFDS)"
@@ -13,7 +16,7 @@ LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
 BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
 
 
-def add_flag(group, flag, defaults, value_type=None, **options):
+def add_flag(group, flag, defaults, value_type=None, deprecated=(), **options):
     """Adds the option `flag` to `group`, its default read from `defaults`.
 
     The default is the attribute of `defaults` named like the flag
@@ -27,6 +30,10 @@ def add_flag(group, flag, defaults, value_type=None, **options):
             `TrainConfig()`.
         value_type: the `type` of `add_argument` (e.g. `int`), or None for
             strings and flags without a value.
+        deprecated: older spellings of the flag that still work: each sets
+            the same value and prints one line on stderr,
+            `ganet_tf: warning: --old is deprecated: use --new.` They are
+            left out of `--help`.
         **options: the other keyword arguments of `add_argument`
             (`choices`, `help`, ...).
 
@@ -45,7 +52,31 @@ def add_flag(group, flag, defaults, value_type=None, **options):
     default = getattr(defaults, flag.removeprefix("--").replace("-", "_"))
     if value_type is not None:
         options["type"] = value_type
-    return group.add_argument(flag, default=default, **options)
+    action = group.add_argument(flag, default=default, **options)
+    for old in deprecated:
+        alias = {name: value for name, value in options.items() if name in ("type", "choices", "nargs")}
+        group.add_argument(
+            old,
+            dest=action.dest,
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+            action=_DeprecatedSpelling,
+            replacement=flag,
+            **alias,
+        )
+    return action
+
+
+class _DeprecatedSpelling(argparse.Action):
+    """An older spelling of a flag: stores the value and says the new spelling once."""
+
+    def __init__(self, option_strings, dest, replacement, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.replacement = replacement
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"ganet_tf: warning: {option_string} is deprecated: use {self.replacement}.", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def add_glove_arguments(group, defaults):
