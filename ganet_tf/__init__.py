@@ -15,11 +15,17 @@ later is quiet too), and those names raise `TensorFlowRequiredError` (an
 succeeds and the layers and builders raise `KerasBackendError` in one line.
 """
 
-from ganet_tf import backends
-from ganet_tf import namespace
-from ganet_tf.errors import GANetInputError
-from ganet_tf.errors import KerasBackendError
-from ganet_tf.errors import TensorFlowRequiredError
+from ganet_tf import early_signals
+
+# Before the imports of TensorFlow and Keras, which take seconds: a stop
+# signal meanwhile is kept for the command (`python -m ganet_tf` only).
+early_signals.install_if_command()
+
+from ganet_tf import backends  # noqa: E402
+from ganet_tf import namespace  # noqa: E402
+from ganet_tf.errors import GANetInputError  # noqa: E402
+from ganet_tf.errors import KerasBackendError  # noqa: E402
+from ganet_tf.errors import TensorFlowRequiredError  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -153,6 +153,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     previous = install_signal_handlers()
     try:
+        check_stop_signal()  # one that came while `python -m ganet_tf` was importing
         from ganet_tf.policy.flag_values import explicit_flags
 
         args.given_flags = explicit_flags(build_parser(), argv)

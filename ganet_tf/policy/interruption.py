@@ -13,6 +13,8 @@ import contextlib
 import signal
 import threading
 
+from ganet_tf import early_signals
+
 # The signals that stop a command (Ctrl-C, `kill`).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -38,7 +40,15 @@ def _interruption(signum):
 
 def stop_handler(signum, frame):
     """The handler of `STOP_SIGNALS` that `main()` installs: records the
-    signal, raises nothing (`check_stop_signal` raises it)."""
+    signal, raises nothing (`check_stop_signal` raises it).
+
+    A second Ctrl-C before the first was acted on (pressed again while a
+    long step, such as tracing a model, has not reached a check yet) raises
+    at once, outside a `critical_section`: the user insists. SIGTERM never
+    raises here, however often it comes (a supervisor may repeat it).
+    """
+    if signum == signal.SIGINT and _held["received"] is not None and not _held["depth"]:
+        raise _interruption(signum)
     _held["received"] = signum
     if _held["depth"]:
         _held["pending"] = signum
@@ -96,7 +106,17 @@ def install_signal_handlers():
     if threading.current_thread() is not threading.main_thread():
         return None
     forget_stop_signal()
-    return {number: signal.signal(number, stop_handler) for number in STOP_SIGNALS}
+    previous = {number: signal.signal(number, stop_handler) for number in STOP_SIGNALS}
+    # A signal that came while `python -m ganet_tf` was importing
+    # (`ganet_tf.early_signals`) is this command's: the first check raises it.
+    if early_signals.received:
+        _held["received"] = early_signals.received[-1]
+        early_signals.received.clear()
+    python_defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    return {
+        number: python_defaults[number] if handler is early_signals.record else handler
+        for number, handler in previous.items()
+    }
 
 
 def restore_signal_handlers(previous):
