@@ -434,7 +434,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
         levels = [{"keys": self.key_dense(values), "mask": mask, "nodes": nodes}]
         for index in range(self.levels - 1):
             cast_nodes = ops.cast(nodes, self.compute_dtype)
-            child = levels[-1]
+            child = levels[-1]  # the children of the level this step makes
             if self.summarizer == "act":
                 weights, parent_index, real = self._act_blocks(index, cast_nodes, node_mask, False)
                 batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
