@@ -283,7 +283,7 @@ class GateSampler(keras.layers.Layer):
         lengths = ops.sum(ops.cast(real, "float32"), axis=-1, keepdims=True)
         # round(rho T), halves up, forgiving the float error of rho T
         # (0.3 * 5 < 1.5 in float32). Rounding keeps the mean density at rho
-        # where ceil would add up to 1 / T (0.35 instead of 0.3 on TREC).
+        # where ceil would add up to 1 / T.
         k = ops.floor(self.inference_density * lengths + 0.5 + 1e-4)
         k = ops.minimum(ops.maximum(k, 1.0), lengths)
         ranks = _descending_ranks(ops.where(real, logits, -float("inf")))

@@ -8,15 +8,13 @@ from ganet_tf.layers.layer_mean import save_variables
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
-from ganet_tf.layers.sparse_gather import check_sparse_training
-from ganet_tf.layers.sparse_gather import check_static_buckets
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import keep_top_k
-from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import scatter_back
+from ganet_tf.layers.sparse_gather import set_sparse_options
 from ganet_tf.layers.sparse_gather import static_steps
 from ganet_tf.layers.sparse_gather import straight_through_ones
 from ganet_tf.layers.sparse_gather import training_buckets
@@ -170,10 +168,7 @@ class GatedAttentionPooling(keras.layers.Layer):
         self.units = units
         self.fallback = fallback
         self.return_attention_scores = bool(return_attention_scores)
-        self.sparse_inference = bool(sparse_inference)
-        self.sparse_buckets = normalize_buckets(sparse_buckets)
-        self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
-        check_static_buckets(self.sparse_buckets, self.sparse_inference or self.sparse_training)
+        set_sparse_options(self, sparse_inference, sparse_buckets, sparse_training, training_density)
         self.return_complement = bool(return_complement)
         self.supports_masking = True
         self.hidden = keras.layers.Dense(

@@ -7,21 +7,16 @@ from keras.src.backend import set_keras_mask
 
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import ATTENTION_SLOTS
-from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS  # noqa: F401 (still importable from here)
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import branch_dropout_seed
-from ganet_tf.layers.sparse_gather import bucket_sizes  # noqa: F401 (still importable from here)
-from ganet_tf.layers.sparse_gather import check_bucket_multiple
-from ganet_tf.layers.sparse_gather import check_sparse_training
-from ganet_tf.layers.sparse_gather import check_static_buckets
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import keep_top_k
-from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import scatter_back
+from ganet_tf.layers.sparse_gather import set_sparse_options
 from ganet_tf.layers.sparse_gather import static_steps
 from ganet_tf.layers.sparse_gather import straight_through_ones
 from ganet_tf.layers.sparse_gather import training_buckets
@@ -205,12 +200,10 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         mha_config = keras.layers.MultiHeadAttention.get_config(self)
         self._output_gate = bool(mha_config.get("use_gate", False))
         self._window = mha_config.get("sliding_window")
-        self.sparse_inference = bool(sparse_inference)
-        self.sparse_buckets = normalize_buckets(sparse_buckets)
-        self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
+        set_sparse_options(
+            self, sparse_inference, sparse_buckets, sparse_training, training_density, sparse_bucket_multiple
+        )
         self.query_dropping = bool(query_dropping)
-        self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
-        check_static_buckets(self.sparse_buckets, self.sparse_inference or self.sparse_training)
 
     def get_config(self):
         config = super().get_config()
@@ -297,17 +290,18 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         # On the dropping path the kept keys carry ones whose gradient is
         # that of the dense path's log-gate bias.
         kept = straight_through_ones(gates, GATE_FLOOR) if dropping else None
-        if dropout_seed is not None and training:
-            training = dropout_seed
+        # The weights' dropout draws its mask from `dropout_seed` (while
+        # training) rather than from the dropout layer.
+        seed = dropout_seed if training else None
         if sparse and query_open is not None:
             output = self._sparse_token_attention(
-                query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept, training
+                query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept, training, seed
             )
             scores = None
         else:
             masks = (key_open, bias, query_mask, query_open, attention_mask, use_causal_mask)
             output, scores = self._project_and_attend(
-                query, key, value, masks, sparse, training, kept, return_attention_scores
+                query, key, value, masks, sparse, training, seed, kept, return_attention_scores
             )
         if query_mask is not None:
             set_keras_mask(output, query_mask)
@@ -315,7 +309,9 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             return output, scores
         return output
 
-    def _project_and_attend(self, query, key, value, masks, sparse, training, kept=None, weights_needed=False):
+    def _project_and_attend(
+        self, query, key, value, masks, sparse, training, dropout_seed=None, kept=None, weights_needed=False
+    ):
         """`(output, scores)` of every query: the dense path (scores None
         unless `weights_needed`), or with `sparse` the open keys and values
         gathered (scores None)."""
@@ -324,13 +320,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         query = self._query_dense(query)
         if sparse:
             output = self._sparse_attention(
-                query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept, training
+                query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept, training, dropout_seed
             )
             scores = None
         else:
             mask = self._dense_mask(query, value, key_open, query_mask, attention_mask, use_causal_mask)
             key, value = self._key_dense(key), self._value_dense(value)
-            output, scores = self._attend(query, key, value, mask, bias, training, weights_needed)
+            output, scores = self._attend(query, key, value, mask, bias, training, dropout_seed, weights_needed)
         if query_open is not None:  # closed queries: a zero context
             output = output * ops.cast(query_open, output.dtype)[:, :, None, None]
             if scores is not None:
@@ -396,12 +392,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             attention_mask,
         )
 
-    def _attend(self, query, key, value, mask, bias, training, weights_needed=False):
+    def _attend(self, query, key, value, mask, bias, training, dropout_seed=None, weights_needed=False):
         """Scaled dot-product attention of projected `(batch, steps, heads,
         dim)` tensors with a boolean `mask` `(batch, q or 1, k)` and a float
         `bias` broadcastable to `(batch, heads, q, k)`: `(output, weights)`.
-        `training`: a Python bool, or the seed tensor of the weights' dropout
-        (from `_dropout_seed`, drawn outside a `keras.ops.switch` branch).
+        `training`: a Python bool; `dropout_seed`: None, or while training
+        the seed tensor of the weights' dropout (from `_branch_seed`, drawn
+        outside a `keras.ops.switch` branch).
 
         As in `keras.layers.MultiHeadAttention`, the fused kernel
         (`keras.ops.dot_product_attention`, weights None) runs unless the
@@ -427,8 +424,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 mask = ops.expand_dims(mask, axis=1)
             weights = self._softmax(scores, mask=mask)
             row_open = None
-        if self._dropout > 0 and training is not None and not isinstance(training, bool):
-            attended = keras.random.dropout(weights, self._dropout, seed=training)
+        if self._dropout > 0 and dropout_seed is not None:
+            attended = keras.random.dropout(weights, self._dropout, seed=dropout_seed)
         elif self._dropout > 0:
             attended = self._dropout_layer(weights, training=training)
         else:
@@ -466,18 +463,29 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             output = output * ops.cast(row_open, output.dtype)
         return output
 
-    def _dropout_seed(self, training):
-        """What `_attend` takes as `training` inside a `keras.ops.switch`
-        branch: the weights' dropout seed where `branch_dropout_seed` draws
-        one, else `training`."""
-        seed = branch_dropout_seed(self._dropout_layer, self._dropout, training)
-        return training if seed is None else seed
+    def _branch_seed(self, training, dropout_seed):
+        """The `dropout_seed` that `_attend` takes inside a `keras.ops.switch`
+        branch: the one given, else where `branch_dropout_seed` draws one,
+        that one, else None."""
+        if dropout_seed is not None:
+            return dropout_seed
+        return branch_dropout_seed(self._dropout_layer, self._dropout, training)
 
     def _sparse_attention(
-        self, query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept=None, training=False
+        self,
+        query,
+        key,
+        value,
+        key_open,
+        query_mask,
+        attention_mask,
+        use_causal_mask,
+        kept=None,
+        training=False,
+        dropout_seed=None,
     ):
         key_float, needed = self._open_keys(value, key_open)
-        training = self._dropout_seed(training)
+        dropout_seed = self._branch_seed(training, dropout_seed)
 
         def branch(k):
             return self._attend_open_keys(
@@ -491,6 +499,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 use_causal_mask=use_causal_mask,
                 kept=kept,
                 training=training,
+                dropout_seed=dropout_seed,
             )
 
         return self._run_bucketed(branch, needed, value, kept)
@@ -505,7 +514,17 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         return run_bucketed(branch, needed, steps, buckets, self.sparse_bucket_multiple, ATTENTION_SLOTS)
 
     def _sparse_token_attention(
-        self, query, key, value, key_open, query_open, attention_mask, use_causal_mask, kept=None, training=False
+        self,
+        query,
+        key,
+        value,
+        key_open,
+        query_open,
+        attention_mask,
+        use_causal_mask,
+        kept=None,
+        training=False,
+        dropout_seed=None,
     ):
         """The sparse path with query dropping: the open queries (raw, not
         yet projected) and the open keys/values are gathered into `k` slots,
@@ -513,7 +532,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         output projection of a zero context."""
         key_float, key_needed = self._open_keys(value, key_open)
         query_float, query_needed, query_slot = open_slots(query_open)
-        training = self._dropout_seed(training)
+        dropout_seed = self._branch_seed(training, dropout_seed)
         zero_context = ops.zeros((1, 1, self._num_heads, self._value_dim), self.compute_dtype)
         closed_output = self._output_dense(zero_context)
 
@@ -533,6 +552,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 use_causal_mask=use_causal_mask,
                 kept=kept,
                 training=training,
+                dropout_seed=dropout_seed,
             )
             if gate is not None:
                 output = ops.multiply(output, gate)
@@ -563,6 +583,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         use_causal_mask=False,
         kept=None,
         training=False,
+        dropout_seed=None,
     ):
         """Projected `query` rows attend to the `k` first open keys and
         values, gathered (the open positions first, in order, then closed
@@ -583,7 +604,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             gathered_mask,
         )
         bias = None if kept is None else _floored_log(gather_rows(kept, positions))[:, None, None, :]
-        output, _ = self._attend(query, self._key_dense(k_in), self._value_dense(v_in), mask, bias, training)
+        keys, values = self._key_dense(k_in), self._value_dense(v_in)
+        output, _ = self._attend(query, keys, values, mask, bias, training, dropout_seed)
         return output
 
     def compute_output_spec(self, query, value, key=None, gates=None, **kwargs):

@@ -10,17 +10,14 @@ from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
 from ganet_tf.layers.sparse_gather import ATTENTION_SLOTS
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import branch_dropout_seed
-from ganet_tf.layers.sparse_gather import check_bucket_multiple
-from ganet_tf.layers.sparse_gather import check_sparse_training
-from ganet_tf.layers.sparse_gather import check_static_buckets
 from ganet_tf.layers.sparse_gather import gather_mask
 from ganet_tf.layers.sparse_gather import gather_open
 from ganet_tf.layers.sparse_gather import gather_rows
 from ganet_tf.layers.sparse_gather import keep_top_k
-from ganet_tf.layers.sparse_gather import normalize_buckets
 from ganet_tf.layers.sparse_gather import open_slots
 from ganet_tf.layers.sparse_gather import run_bucketed
 from ganet_tf.layers.sparse_gather import scatter_back
+from ganet_tf.layers.sparse_gather import set_sparse_options
 from ganet_tf.layers.sparse_gather import static_steps
 from ganet_tf.layers.sparse_gather import straight_through_ones
 from ganet_tf.layers.sparse_gather import training_buckets
@@ -159,12 +156,16 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.normalize_first = bool(normalize_first)
-        self.sparse_inference = bool(sparse_inference)
         self.token_dropping = bool(token_dropping)
-        self.sparse_buckets = normalize_buckets(sparse_buckets)
-        self.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
-        self.sparse_training, self.training_density = check_sparse_training(sparse_training, training_density)
-        check_static_buckets(self.sparse_buckets, self.sparse_inference or self.sparse_training or self.token_dropping)
+        set_sparse_options(
+            self,
+            sparse_inference,
+            sparse_buckets,
+            sparse_training,
+            training_density,
+            sparse_bucket_multiple,
+            token_dropping=self.token_dropping,
+        )
         self.supports_masking = True
 
     def build(self, inputs_shape):

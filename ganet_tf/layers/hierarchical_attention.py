@@ -1,12 +1,15 @@
 import keras
 from keras import ops
 
+from ganet_tf.layers.act_blocks import act_blocks
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.base_additive_attention import BaseAdditiveAttention
 from ganet_tf.layers.gate_sparsity import add_multiplier
 from ganet_tf.layers.gate_sparsity import frozen_value
-from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.masking import masked_softmax
+from ganet_tf.layers.sibling_groups import group_softmax
+from ganet_tf.layers.sibling_groups import group_winners
+from ganet_tf.layers.sibling_groups import sibling_groups
 from ganet_tf.layers.sparse_gather import dynamic_shapes
 from ganet_tf.layers.sparse_gather import gather_rows
 
@@ -16,73 +19,6 @@ DESCENTS = ("straight_through", "soft")
 # The halting multiplier's dual ascent (`target_block_size`), as in
 # `GateSparsity`: step size, bound on |lambda|, weight of the quadratic term.
 MULTIPLIER_RATE, MAX_MULTIPLIER, DAMPING = 0.01, 1.0, 10.0
-
-
-def _groups(parents):
-    """The segments of a level's children for `_per_child`, from the
-    one-hot child-to-parent matrix `parents` `(b, c, p)` (zero rows at
-    padded children): each child's parent `(b, c)`, its segment among the
-    batch's `b * p` groups `(b * c,)`, and `b * p`. Computed once per level
-    and step, read by every reduction over it."""
-    batch, groups = ops.shape(parents)[0], ops.shape(parents)[2]
-    parent_index = ops.cast(ops.argmax(parents, axis=-1), "int32")
-    segments = parent_index + ops.expand_dims(ops.arange(batch, dtype="int32") * groups, -1)
-    return parent_index, ops.reshape(segments, (-1,)), batch * groups
-
-
-def _per_child(values, groups, reduce):
-    """`reduce` (`keras.ops.segment_max`, `_min` or `_sum`) of
-    `values` `(b, q, c)` over each group of children that share a parent
-    (`groups`, from `_groups`), read back at every child `(b, q, c)`; the
-    caller sets padded children's values to the reduction's identity. One
-    segment reduction: O(b q c) memory, not O(b q c p)."""
-    parent_index, segments, count = groups
-    batch, children, queries = ops.shape(values)[0], ops.shape(values)[2], ops.shape(values)[1]
-    data = ops.reshape(ops.transpose(values, (0, 2, 1)), (batch * children, queries))
-    reduced = ops.reshape(reduce(data, segments, num_segments=count), (batch, -1, queries))
-    return ops.transpose(gather_rows(reduced, parent_index), (0, 2, 1))
-
-
-def _group_softmax(scores, groups, mask):
-    """Softmax of `scores` `(b, q, c)` within the groups of children that
-    share a parent (`groups`, from `_groups`); `mask` `(b, c)` the real
-    children."""
-    real = ops.expand_dims(ops.cast(mask, "float32"), 1)
-    negative = large_negative_number("float32")
-    # The shift is any constant per group: held out of the gradient.
-    shift = ops.stop_gradient(_per_child(ops.where(real > 0, scores, negative), groups, ops.segment_max))
-    exponentials = ops.exp(ops.minimum(scores - shift, 0.0)) * real
-    total = _per_child(exponentials, groups, ops.segment_sum)
-    # A group with a real child sums to >= 1 (exp(0) at its largest score);
-    # one without sums to 0 and gets weights 0 (dividing by 1 keeps the
-    # gradient finite where 1e-30 squared would underflow).
-    return exponentials / ops.where(total > 0.0, total, 1.0)
-
-
-def _group_winners(weights, groups, mask):
-    """1.0 at the child with the largest weight of each group (the first,
-    on a tie), else 0; 0 at padded children (`mask` `(b, c)` the real ones)."""
-    real = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (b, 1, c)
-    weights = ops.stop_gradient(weights)
-    best = _per_child(ops.where(real, weights, -1.0), groups, ops.segment_max)
-    count = ops.shape(weights)[-1]
-    position = ops.broadcast_to(ops.arange(count, dtype="int32"), ops.shape(weights))
-    candidates = ops.where(ops.logical_and(real, weights >= best), position, count)
-    first = _per_child(candidates, groups, ops.segment_min)
-    return ops.cast(ops.logical_and(real, ops.equal(position, first)), "float32")
-
-
-def _scan(step, initial, sequences):
-    """The carries of `step(carry, x)` over the time-major `sequences`,
-    stacked: `tf.scan` on TensorFlow (a loop of fixed length, which XLA
-    compiles with its gradient; `keras.ops.scan`'s loop has none),
-    `keras.ops.scan` elsewhere."""
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        return tf.scan(step, sequences, initializer=initial)
-    _, carries = ops.scan(lambda carry, x: (step(carry, x),) * 2, initial, sequences)
-    return carries
 
 
 def _check_arguments(
@@ -151,8 +87,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
     the children's attention keys `W_k p_j` (width `units`, computed for the
     decoder's scores anyway) instead of `p_j`, and scores them on those
     keys, so it shares `W_k` with the attention and has no key projection
-    of its own: fewer FLOPs per child (about 0.8 instead of 1.4 MFLOP for a
-    GRU of 256 over 512-wide states).
+    of its own: fewer FLOPs per child.
 
     Each query (decoder state `d_t`) gets additive scores `e = v^T tanh(W_q
     d_t + W_k p)`, one score network for all levels. It attends at the top
@@ -361,10 +296,11 @@ class HierarchicalAttention(BaseAdditiveAttention):
         scores = ops.cast(scores, "float32")
         return masked_softmax(scores, block_mask), block_mask
 
-    def _fixed_blocks(self, index, nodes, mask, keys):
-        """Blocks of `block_size`: child weights `(b, c)`, parents `(b, c, p)`."""
-        batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
-        weights, _ = self._fixed_summary(index, nodes, mask, keys)
+    def _fixed_parents(self, weights, mask):
+        """The children's weights in their blocks `(b, p, k)` (from
+        `_fixed_summary`) as child weights `(b, c)`, and the parents
+        `(b, c, p)` of the children `mask` `(b, c)`."""
+        batch, count = ops.shape(mask)[0], ops.shape(mask)[1]
         blocks_count = ops.shape(weights)[1]
         weights = ops.reshape(weights, (batch, blocks_count * self.block_size))[:, :count]
         parent_index = ops.arange(count) // self.block_size
@@ -396,69 +332,54 @@ class HierarchicalAttention(BaseAdditiveAttention):
         step = current + MULTIPLIER_RATE * gap
         multiplier.assign(ops.clip(step, -MAX_MULTIPLIER, MAX_MULTIPLIER))
 
-    def _act_blocks(self, index, nodes, mask, training, compact=False):
-        """ACT-style dynamic blocks: child weights and parents. The parents
-        matrix has as many columns as there are children (the static bound
-        on the number of blocks; the unused ones are empty), so its shape
-        does not depend on the data (XLA). With `compact`, the parent index
-        of each child `(b, c)` and the real children instead of the
-        matrix."""
+    def _act_blocks(self, index, nodes, mask, training):
+        """ACT-style dynamic blocks: each child's weight in its block and
+        the index of its block `(b, c)`, and the real children (float32
+        `(b, c)`); adds the halting loss while training."""
         real = ops.cast(mask, "float32")
         halting = ops.sigmoid(ops.cast(ops.squeeze(self.halting_units[index](nodes), -1), "float32")) * real
-        next_real = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
-        is_last = real * (1.0 - next_real)
-        threshold = 1.0 - self.halting_epsilon
-        largest = self.max_block_size
-
-        def step(carry, inputs):
-            accumulated, size, block, _, _ = carry
-            z, real_t, last_t = inputs
-            close = ops.maximum(ops.cast(accumulated + z >= threshold, "float32"), last_t)
-            if largest is not None:  # the block's `largest`-th child closes it
-                close = ops.maximum(close, ops.cast(size + 1.0 >= largest, "float32"))
-            halt = real_t * close
-            weight = real_t * ops.where(halt > 0, 1.0 - accumulated, z)
-            parent = block
-            accumulated = ops.where(halt > 0, 0.0, accumulated + real_t * z)
-            size = ops.where(halt > 0, 0.0, size + real_t)
-            block = block + ops.cast(halt, "int32")
-            return accumulated, size, block, weight, parent
-
-        batch = ops.shape(nodes)[0]
-        count = nodes.shape[1] if nodes.shape[1] is not None else ops.shape(nodes)[1]
-        initial = (
-            ops.zeros((batch,), "float32"),
-            ops.zeros((batch,), "float32"),
-            ops.zeros((batch,), "int32"),
-            ops.zeros((batch,), "float32"),
-            ops.zeros((batch,), "int32"),
-        )
-        transposed = [ops.transpose(x) for x in (halting, real, is_last)]
-        outputs = _scan(step, initial, tuple(transposed))
-        weights, parent_index = ops.transpose(outputs[3]), ops.transpose(outputs[4])
+        weights, parent_index, blocks = act_blocks(halting, real, 1.0 - self.halting_epsilon, self.max_block_size)
         if training:
-            blocks = ops.cast(outputs[2][-1], "float32")  # the block counter after the last child
-            self._halting_loss(index, halting, real, blocks)
-        if compact:
-            return weights, parent_index, real
-        parents = ops.one_hot(parent_index, count, dtype="float32")
-        parents = parents * ops.expand_dims(real, -1)
-        return weights, parents
+            self._halting_loss(index, halting, real, ops.cast(blocks, "float32"))
+        return weights, parent_index, real
+
+    def _in_blocks(self, keys, nodes, block_mask):
+        """A level's children in blocks of `block_size`, `(b, p, k, ...)`,
+        so that a step gathers a chosen node's children at once: their
+        keys, nodes and `block_mask` (from `_fixed_summary`)."""
+        batch, count, k = ops.shape(nodes)[0], ops.shape(nodes)[1], self.block_size
+        padding = [[0, 0], [0, (-count) % k], [0, 0]]
+        return {
+            "block_keys": ops.reshape(ops.pad(keys, padding), (batch, -1, k, keys.shape[-1])),
+            "block_nodes": ops.reshape(ops.pad(nodes, padding), (batch, -1, k, nodes.shape[-1])),
+            "block_mask": block_mask,
+        }
 
     def prepare(self, values, mask=None, training=None, compact=False):
-        """The per-sentence part: the levels' keys, masks, parents and
-        compositions over the encoder states.
+        """The per-sentence part: the memory `attend` reads, the levels'
+        keys, nodes and masks (and for the dense path the parents and the
+        compositions over the encoder states).
 
-        With `compact=True` (outside training) the memory holds only what
-        `attend(..., return_weights=False)` reads, summed block by block
-        without the one-hot parent matrices and the `(T, T)` compositions
-        of the dense path, so it costs O(T) per sentence: every level's
-        `"mask"`; the top level's `"keys"` and `"nodes"`; below it, with
-        `"cnn"` and `"rnn"`, the keys, nodes and mask in blocks of
-        `block_size` (`"block_keys"`, `"block_nodes"`, `"block_mask"`,
-        `(batch, blocks, block_size, ...)`), so that a step gathers a
-        chosen node's children at once; with `"act"` the flat `"keys"` and
-        `"nodes"` and the blocks' `"starts"` and `"sizes"`.
+        The memory is `{"levels": [...], "values": values}`, one dict of
+        tensors per level, bottom up (level 0: the encoder states). Every
+        memory holds what `attend(..., return_weights=False)` reads: every
+        level's `"mask"` `(batch, nodes)`; the top level's `"keys"` and
+        `"nodes"`; below it the children of the level above, with `"cnn"`
+        and `"rnn"` in blocks of `block_size` (`"block_keys"`,
+        `"block_nodes"`, `"block_mask"`, `(batch, blocks, block_size,
+        ...)`), so that a step gathers a chosen node's children at once,
+        with `"act"` flat (`"keys"`, `"nodes"`) with the blocks' `"starts"`
+        and `"sizes"` `(batch, blocks)`.
+
+        The full memory (`compact=False`, or while training) also holds
+        what the dense path (`training=True` or `return_weights=True`, and
+        `attended_nodes`) reads: every level's flat `"keys"` and `"nodes"`,
+        below the top the one-hot child-to-parent matrices `"parents"`
+        `(batch, children, parents)`, above level 0 the compositions
+        `"compose"` `(batch, nodes, source_steps)` of each node over the
+        encoder states. With `compact=True` (outside training) it holds
+        only the former, summed block by block, so it costs O(T) per
+        sentence rather than O(T^2).
         """
         if mask is None:
             mask = ops.ones(ops.shape(values)[:2], dtype="bool")
@@ -475,19 +396,27 @@ class HierarchicalAttention(BaseAdditiveAttention):
         levels = [{"keys": self.key_dense(values), "mask": mask, "nodes": values32}]
         for index in range(self.levels - 1):
             cast_nodes = ops.cast(nodes, self.compute_dtype)
+            child = levels[-1]
             if self.summarizer == "act":
-                weights, parents = self._act_blocks(index, cast_nodes, node_mask, training)
+                weights, parent_index, real = self._act_blocks(index, cast_nodes, node_mask, training)
+                # As many parent columns as children (the static bound on
+                # the number of blocks; the unused ones are empty), so that
+                # the shape does not depend on the data (XLA).
+                count = nodes.shape[1] if nodes.shape[1] is not None else ops.shape(nodes)[1]
+                parents = ops.one_hot(parent_index, count, dtype="float32") * ops.expand_dims(real, -1)
             else:
-                weights, parents = self._fixed_blocks(index, cast_nodes, node_mask, levels[-1]["keys"])
+                block_weights, block_mask = self._fixed_summary(index, cast_nodes, node_mask, child["keys"])
+                weights, parents = self._fixed_parents(block_weights, node_mask)
+                child.update(self._in_blocks(child["keys"], nodes, block_mask))
             weighted = parents * ops.expand_dims(weights, -1)  # (b, c, p)
             nodes = ops.einsum("bcp,bcf->bpf", weighted, nodes)
             compose = ops.einsum("bcp,bct->bpt", weighted, compose)
             node_mask = ops.sum(parents, axis=1) > 0
-            levels[-1]["parents"] = parents
+            child["parents"] = parents
             if self.summarizer == "act":  # where each block's children start, and how many
                 sizes = ops.cast(ops.sum(parents, axis=1), "int32")  # (b, p)
-                levels[-1]["starts"] = ops.cumsum(sizes, axis=-1) - sizes
-                levels[-1]["sizes"] = sizes
+                child["starts"] = ops.cumsum(sizes, axis=-1) - sizes
+                child["sizes"] = sizes
             levels.append(
                 {
                     "keys": self.key_dense(ops.cast(nodes, self.compute_dtype)),
@@ -505,8 +434,9 @@ class HierarchicalAttention(BaseAdditiveAttention):
         levels = [{"keys": self.key_dense(values), "mask": mask, "nodes": nodes}]
         for index in range(self.levels - 1):
             cast_nodes = ops.cast(nodes, self.compute_dtype)
+            child = levels[-1]  # the children of the level this step makes
             if self.summarizer == "act":
-                weights, parent_index, real = self._act_blocks(index, cast_nodes, node_mask, False, compact=True)
+                weights, parent_index, real = self._act_blocks(index, cast_nodes, node_mask, False)
                 batch, count = ops.shape(nodes)[0], ops.shape(nodes)[1]
                 # Each child adds its weighted state and a count of 1 (if
                 # real) to its block's slot; a row's slots follow the rows before.
@@ -526,22 +456,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
                 if dynamic_shapes():
                     used = ops.maximum(ops.max(ops.sum(ops.cast(sizes > 0, "int32"), -1)), 1)
                     nodes, sizes = nodes[:, :used], sizes[:, :used]
-                levels[-1]["starts"] = ops.cumsum(sizes, axis=-1) - sizes
-                levels[-1]["sizes"] = sizes
+                child["starts"] = ops.cumsum(sizes, axis=-1) - sizes
+                child["sizes"] = sizes
                 node_mask = sizes > 0
             else:
-                weights, block_mask = self._fixed_summary(index, cast_nodes, node_mask, levels[-1]["keys"])
-                # The children in blocks, so that a step gathers a chosen
-                # node's children at once: `(b, p, k, ...)`.
-                child = levels[-1]
-                batch, count, k = ops.shape(nodes)[0], ops.shape(nodes)[1], self.block_size
-                padding = [[0, 0], [0, (-count) % k], [0, 0]]
-                blocks = ops.reshape(ops.pad(child.pop("nodes"), padding), (batch, -1, k, nodes.shape[-1]))
-                keys = child.pop("keys")
-                child["block_keys"] = ops.reshape(ops.pad(keys, padding), (batch, -1, k, keys.shape[-1]))
-                child["block_nodes"] = blocks
-                child["block_mask"] = block_mask
-                nodes = ops.einsum("bpk,bpkf->bpf", weights, blocks)
+                weights, block_mask = self._fixed_summary(index, cast_nodes, node_mask, child["keys"])
+                # Only the children in blocks: the flat keys and nodes are
+                # the dense path's.
+                child.update(self._in_blocks(child.pop("keys"), child.pop("nodes"), block_mask))
+                nodes = ops.einsum("bpk,bpkf->bpf", weights, child["block_nodes"])
                 node_mask = ops.any(block_mask, axis=-1)
             keys = self.key_dense(ops.cast(nodes, self.compute_dtype))
             levels.append({"keys": keys, "mask": node_mask, "nodes": nodes})
@@ -558,15 +481,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
         top = masked_softmax(scores[-1], ops.expand_dims(levels[-1]["mask"], 1))
         # Conditional weights of each node among its siblings, and whether it
         # wins its group (the hard argmax descent).
-        groups = [_groups(levels[i]["parents"]) for i in range(len(levels) - 1)]
-        conditional = [_group_softmax(scores[i], groups[i], levels[i]["mask"]) for i in range(len(levels) - 1)]
+        groups = [sibling_groups(levels[i]["parents"]) for i in range(len(levels) - 1)]
+        conditional = [group_softmax(scores[i], groups[i], levels[i]["mask"]) for i in range(len(levels) - 1)]
         conditional.append(top)
         winners = [None]
         for i in range(1, len(levels)):
             if i == len(levels) - 1:
                 hard = ops.one_hot(ops.argmax(top, -1), ops.shape(top)[-1], dtype="float32")
             else:
-                hard = _group_winners(conditional[i], groups[i], levels[i]["mask"])
+                hard = group_winners(conditional[i], groups[i], levels[i]["mask"])
             if not training:
                 descend = hard
             elif self.descent == "soft":
@@ -577,16 +500,12 @@ class HierarchicalAttention(BaseAdditiveAttention):
             winners.append(descend)
         return conditional, winners
 
-    def _children(self, level, chosen):
-        """The children of the nodes `chosen` `(b, q)` one level up:
+    def _act_children(self, level, chosen):
+        """The children of the nodes `chosen` `(b, q)` one level up, an
+        `"act"` level's contiguous blocks of varying size, at most
+        `max_block_size` children (else the largest block of the batch):
         indices `(b, q, width)` into `level` and whether each is a child."""
         count = ops.shape(level["mask"])[1]
-        if self.summarizer != "act":
-            index = ops.expand_dims(chosen, -1) * self.block_size + ops.arange(self.block_size)
-            valid = index < count
-            return ops.minimum(index, count - 1), valid
-        # ACT: contiguous blocks of varying size, at most `max_block_size`
-        # children (else the largest block of the batch).
         if self.max_block_size:
             width = self.max_block_size
         elif dynamic_shapes():
@@ -616,16 +535,15 @@ class HierarchicalAttention(BaseAdditiveAttention):
         context = ops.einsum("bqn,bnf->bqf", weights, top["nodes"])
         context = context - ops.expand_dims(carry, -1) * gather_rows(top["nodes"], chosen)
         for level in reversed(levels[:-1]):
-            if "block_keys" in level:  # a compact memory: the children in blocks (b, p, k, ...)
-                index = None
-                keys = gather_rows(level["block_keys"], chosen)  # (b, q, k, u)
-                nodes = gather_rows(level["block_nodes"], chosen)
-                allowed = gather_rows(level["block_mask"], chosen)
-            else:
-                index, valid = self._children(level, chosen)  # (b, q, width)
+            if self.summarizer == "act":
+                index, valid = self._act_children(level, chosen)  # (b, q, width)
                 keys = gather_rows(level["keys"], index)
                 nodes = gather_rows(level["nodes"], index)
                 allowed = ops.logical_and(valid, gather_rows(level["mask"], index))
+            else:  # the chosen nodes' blocks of children (b, q, k, ...)
+                keys = gather_rows(level["block_keys"], chosen)
+                nodes = gather_rows(level["block_nodes"], chosen)
+                allowed = gather_rows(level["block_mask"], chosen)
             weights = masked_softmax(scores(keys), allowed)
             inner = ops.einsum("bqn,bqnf->bqf", weights, nodes)
             if level is levels[0]:
@@ -636,10 +554,10 @@ class HierarchicalAttention(BaseAdditiveAttention):
             best_node = ops.take_along_axis(nodes, best[:, :, None, None], axis=2)[:, :, 0]
             context = context + ops.expand_dims(carry, -1) * (inner - ops.expand_dims(best_weight, -1) * best_node)
             carry = carry * best_weight
-            if index is None:
-                chosen = chosen * self.block_size + best
-            else:
+            if self.summarizer == "act":
                 chosen = ops.take_along_axis(index, best[:, :, None], axis=2)[:, :, 0]
+            else:
+                chosen = chosen * self.block_size + best
         return ops.cast(context, self.compute_dtype)
 
     def attend(self, query, memory, training=None, return_weights=True):
@@ -656,7 +574,7 @@ class HierarchicalAttention(BaseAdditiveAttention):
         if not training and not return_weights:
             context = self._attend_gathered(query, memory)
             return (context[:, 0] if single_step else context), None
-        if "parents" not in levels[0]:
+        if "parents" not in levels[0]:  # a compact memory (see `prepare`)
             raise ValueError(
                 "The dense attention (`training=True` or `return_weights=True`) needs a full memory: "
                 "call `prepare(..., compact=False)`."

@@ -97,10 +97,10 @@ def gather_rows(x, positions):
     `x` `(batch, steps, ...)`, as `(batch, k, ..., ...)` (`tf.gather` with
     `batch_dims=1`).
 
-    `keras.ops.take_along_axis(x, positions[..., None], axis=1)` gives the
-    same, but on TensorFlow it broadcasts the indices over the trailing axes
-    and transposes `x` in full (30x slower on `(32, 400, 200)` states); this
-    is one gather of rows from the flattened batch.
+    One gather of rows from the flattened batch, not
+    `keras.ops.take_along_axis(x, positions[..., None], axis=1)`, which on
+    TensorFlow broadcasts the indices over the trailing axes and transposes
+    `x` in full.
     """
     shape = ops.shape(x)
     offsets = ops.arange(shape[0], dtype=positions.dtype) * ops.cast(shape[1], positions.dtype)
@@ -260,3 +260,26 @@ def check_sparse_training(sparse_training, training_density):
             "Received: training_density=None"
         )
     return sparse_training, training_density
+
+
+def set_sparse_options(
+    layer,
+    sparse_inference,
+    sparse_buckets,
+    sparse_training,
+    training_density,
+    sparse_bucket_multiple=None,
+    token_dropping=False,
+):
+    """Checks the sparse-path arguments of a gated layer's constructor and
+    sets them on `layer`: `sparse_inference` (a bool), `sparse_buckets`
+    (`normalize_buckets`), `sparse_bucket_multiple` (unless None, for a
+    layer that has none), `sparse_training` and `training_density`; then
+    refuses `sparse_buckets=None` where a sparse path (one of those, or
+    `token_dropping`) needs shapes that the backend cannot make."""
+    layer.sparse_inference = bool(sparse_inference)
+    layer.sparse_buckets = normalize_buckets(sparse_buckets)
+    if sparse_bucket_multiple is not None:
+        layer.sparse_bucket_multiple = check_bucket_multiple(sparse_bucket_multiple)
+    layer.sparse_training, layer.training_density = check_sparse_training(sparse_training, training_density)
+    check_static_buckets(layer.sparse_buckets, layer.sparse_inference or layer.sparse_training or token_dropping)

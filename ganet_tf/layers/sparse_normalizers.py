@@ -124,10 +124,7 @@ def entmax15(scores, mask=None, axis=-1):
     its `tau_k` (Peters et al., 2019, Algorithm 2).
 
     Args:
-        scores: float tensor of scores.
-        mask: optional boolean tensor broadcastable to `scores`, True where
-            a position may get weight.
-        axis: the axis to normalise over. Defaults to -1.
+        scores, mask, axis: as for `sparsemax`.
 
     Returns:
         float32 weights of the shape of `scores`, as `sparsemax`'s.

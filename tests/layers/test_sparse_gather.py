@@ -1,3 +1,5 @@
+import types
+
 import numpy as np
 import pytest
 from keras import ops
@@ -8,6 +10,7 @@ from ganet_tf.layers.sparse_gather import bucket_sizes
 from ganet_tf.layers.sparse_gather import check_sparse_training
 from ganet_tf.layers.sparse_gather import keep_top_k
 from ganet_tf.layers.sparse_gather import kept_count
+from ganet_tf.layers.sparse_gather import set_sparse_options
 from ganet_tf.layers.sparse_gather import straight_through_ones
 from ganet_tf.layers.sparse_gather import training_buckets
 from tests.lazy_import import tensorflow as tf
@@ -82,6 +85,23 @@ def test_check_sparse_training():
     ):
         with pytest.raises(ValueError, match=match):
             check_sparse_training(*arguments)
+
+
+def test_set_sparse_options_sets_the_checked_options_and_a_multiple_only_where_given():
+    layer = types.SimpleNamespace()
+    set_sparse_options(layer, 1, [0.5], True, 0.25, sparse_bucket_multiple=4)
+    assert vars(layer) == {
+        "sparse_inference": True,
+        "sparse_buckets": [0.5, 1.0],
+        "sparse_bucket_multiple": 4,
+        "sparse_training": True,
+        "training_density": 0.25,
+    }
+    bare = types.SimpleNamespace()
+    set_sparse_options(bare, False, DEFAULT_SPARSE_BUCKETS, False, None)
+    assert not hasattr(bare, "sparse_bucket_multiple")
+    with pytest.raises(ValueError, match="sparse_bucket_multiple"):
+        set_sparse_options(bare, False, None, False, None, sparse_bucket_multiple=0)
 
 
 def test_bucket_sizes_start_at_the_smallest_and_stay_within_the_steps():
