@@ -1,6 +1,6 @@
 """Training steps, memory and served inference of the LRA Text models, gated against dense (issue 77).
 
-    python experiments/bench_long_documents.py --data-dir ../shared/data [--lengths 1000 2000 3000 4000]
+    python -m experiments.bench_long_documents --data-dir ../shared/data [--lengths 1000 2000 3000 4000]
         [--batches 8 32] [--layouts padded bucketed] [--runs 5] [--out results/lra_text/bench]
 
 Both models exactly as `lra_text` trains them: its flags (`experiments/studies.py`) go through `train`'s parser,
@@ -28,7 +28,6 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
 from experiments import tables
@@ -124,8 +123,8 @@ def _resident_mb():
 
 
 def _memory(args, model, cell):
-    command = [sys.executable, os.path.abspath(__file__), "--data-dir", args.data_dir, "--memory-of", model]
-    command += ["--ids", args.ids]
+    command = [sys.executable, "-m", "experiments.bench_long_documents", "--data-dir", args.data_dir]
+    command += ["--memory-of", model, "--ids", args.ids]
     done = subprocess.run([*command, "--cell", *map(str, cell)], capture_output=True, text=True)
     if done.returncode != 0:
         return {"killed": done.returncode < 0, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}

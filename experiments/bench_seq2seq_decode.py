@@ -1,6 +1,6 @@
 """Greedy decoding time of finished seq2seq runs, side by side (issue 14).
 
-    nice -n 5 python experiments/bench_seq2seq_decode.py --task multi30k --table multi30k-long --data-dir ../shared/data
+    nice -n 5 python -m experiments.bench_seq2seq_decode --task multi30k --table multi30k-long --data-dir ../shared/data
 
 Times, in one process and batch by batch with `bench.alternating`, the greedy decoders of one table's finished runs
 (seed 0 of each row unless `--names` picks; models in `runs/seq2seq`). Writes `OUT/decode_TABLE.json` and `.md`.
@@ -8,12 +8,10 @@ Times, in one process and batch by batch with `bench.alternating`, the greedy de
 
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import provenance
 from experiments import runner

@@ -1,7 +1,7 @@
 """Decoding cost across source lengths: Bahdanau against gated and hierarchical attention (issue 40).
 
-    nice -n 5 python experiments/bench_seq2seq_lengths.py [--quick]    # --quick: a few minutes' smoke
-    python experiments/bench_seq2seq_lengths.py --models gated-0.6 --vocabulary 8000 --out DIR    # Bahdanau and some
+    nice -n 5 python -m experiments.bench_seq2seq_lengths [--quick]    # --quick: a few minutes' smoke
+    python -m experiments.bench_seq2seq_lengths --models gated-0.6 --vocabulary 8000 --out DIR    # Bahdanau and some
 
 Untrained `EncoderDecoder`s (`MODELS`) decode sources of T random ids; the encoder, each model's `prepare_memory`
 and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, the blocks of `OUT/README.md`
@@ -11,12 +11,10 @@ and its plot.
 import argparse
 import itertools
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import provenance
 from experiments import runner

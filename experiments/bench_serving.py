@@ -1,6 +1,6 @@
 """CPU latency (batch 1) and throughput (batch 64) of an exported model, from raw strings to class probabilities.
 
-    python experiments/bench_serving.py --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
+    python -m experiments.bench_serving --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
 
 Paths: the export's `serving_default` against the run's `TextVectorization` then Keras' `predict`, call and
 `predict_on_batch`. Writes `results/serving/latency.json` and the tables of its README.
@@ -10,14 +10,12 @@ import argparse
 import itertools
 import math
 import os
-import sys
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import provenance
 from experiments import runner
@@ -61,8 +59,9 @@ def side_by_side(functions, texts, timing, rounds):
     return [{name: {part: scores[part, name][i] for part in parts} for name in functions} for i in range(rounds)]
 
 
-def write_readme(result, results=RESULTS):
-    """The tables of `results/README.md` (its prose is written by hand) from the summary `result` (`latency.json`)."""
+def rebuild(out):
+    """The tables of `out/README.md` (its prose is written by hand) from its `latency.json`."""
+    result = runner.read_json(os.path.join(out, "latency.json"))
     model, load = result["model"], result["load_average_1min"]
     verdict = "nothing else was running" if load[0] <= 1.0 else BUSY
     rows = [
@@ -93,7 +92,7 @@ def write_readme(result, results=RESULTS):
             f"the benchmark itself accounts for about 1): {verdict}.",
         ],
     }
-    tables.fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
+    tables.fill_copy(os.path.join(out, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
 
 
 def main():
@@ -132,7 +131,7 @@ def main():
     result.update(model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"])
     result.update(texts=len(texts), **TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)
-    write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)
+    rebuild(args.out)
 
 
 if __name__ == "__main__":

@@ -404,12 +404,6 @@ def folder_tables(module, function):
     return lambda study, root: lazy(module, function)(os.path.join(root, study.folder))
 
 
-def serving(study, root):
-    """`experiments/bench_serving.py`'s README from its `latency.json`."""
-    folder = os.path.join(root, study.folder)
-    lazy("bench_serving", "write_readme")(runner.read_json(os.path.join(folder, "latency.json")), folder)
-
-
 # --- seq2seq: the hierarchical-attention report's tables beside our runs ----
 
 

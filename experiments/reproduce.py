@@ -1,13 +1,10 @@
 """The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s): the tables of its README,
-`fig5_*.png`, `fig5.json`; and the IMDB explanations, `python experiments/reproduce.py explain --data-dir DIR`."""
+`fig5_*.png`, `fig5.json`."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments.bench import figure
 from experiments.protocol import IMDB_SETTINGS
@@ -17,7 +14,6 @@ from experiments.tables import fill_copy
 from experiments.tables import grid
 from experiments.tables import grid_of
 from experiments.tables import mean_std
-from experiments.tables import write_text
 
 RESULTS = os.path.join(runner.REPO, "results", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
@@ -46,24 +42,6 @@ def imdb_setting(runs):
     """The candidate whose GA-Net (seed 0) has the best validation accuracy at density <= IMDB_MAX_DENSITY."""
     allowed = [c for c in imdb_candidates(runs) if c[1]["validation_density"] <= IMDB_MAX_DENSITY]
     return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
-
-
-def explain_imdb(data_dir, max_words=80):
-    """`python -m ganet_tf explain` with the seed-0 IMDB models of the chosen setting on the first negative and
-    positive test review of at most `max_words` words (`explain_imdb/`)."""
-    from ganet_tf.data import load_dataset
-
-    setting = imdb_setting(runner.load_runs(os.path.join(RESULTS, "runs")))
-    models = [
-        os.path.join("runs", "reproduce", imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")
-    ]
-    splits = load_dataset("imdb", data_dir)
-    pairs = list(zip(splits.test_texts, splits.test_labels, strict=True))
-    chosen = [next(t for t, y in pairs if y == label and len(t.split()) <= max_words) for label in (0, 1)]
-    out = os.path.join("results", "reproduce", "explain_imdb")  # from the repository
-    write_text(os.path.join(runner.REPO, out, "reviews.txt"), [" ".join(text.split()) for text in chosen])
-    flags = [*(flag for path in models for flag in ("--model", path)), "--file", f"{out}/reviews.txt", "--out", out]
-    subprocess.run([sys.executable, "-m", "ganet_tf", "explain", *flags], check=True, cwd=runner.REPO)
 
 
 def profile(study, point, summary, context):
@@ -200,8 +178,8 @@ def tables(study, root):
         ],
         "explanations": [
             f"Two test reviews ({shown}): [page](explain_imdb/index.html), made by `python -m ganet_tf "
-            "explain` with these models on `explain_imdb/reviews.txt` (`python experiments/reproduce.py explain` "
-            "picks the reviews and uses the shown setting's models)."
+            "explain` with these models on `explain_imdb/reviews.txt` (the first negative and the first positive "
+            "IMDB test review of at most 80 words)."
         ],
     }
     blocks["table5_note"], blocks["table5"] = _table5(here, imdb)
@@ -231,9 +209,3 @@ def plot_fig5(root):
             axis.set(xlabel="auxiliary BiLSTM hidden size", ylim=(0, 1), title=title)
             axis.legend()
     runner.write_json(os.path.join(results, "fig5.json"), data)
-
-
-if __name__ == "__main__":
-    if sys.argv[1:3] != ["explain", "--data-dir"] or len(sys.argv) != 4:
-        raise SystemExit("usage: python experiments/reproduce.py explain --data-dir DIR")
-    explain_imdb(sys.argv[3])

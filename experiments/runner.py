@@ -160,8 +160,8 @@ def _train(name, flags, out_root, resumable, subcommand):
 
 def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
     """Runs a `python ...` command in `cwd`, less the variables `unset`, plus `environment`, its output into `log`; the
-    JSON of its last stdout line. It imports a copy of `ganet_tf` and `tuning` taken at its start: autograph reads
-    source when it traces, maybe hours in, after the tree changed."""
+    JSON of its last stdout line. It imports a copy of `ganet_tf` and `tuning` taken at its start (autograph reads
+    source when it traces, maybe hours in, after the tree changed), the rest (`experiments`, `tests`) from `REPO`."""
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
         print(f"    log: {os.path.relpath(log, REPO)}", flush=True)
@@ -174,7 +174,7 @@ def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
             for package in ("ganet_tf", "tuning"):
                 ignore = shutil.ignore_patterns("__pycache__")
                 shutil.copytree(os.path.join(REPO, package), os.path.join(code, package), ignore=ignore)
-            path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
+            path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH"), REPO]))
             env = {**os.environ, **(environment or {}), "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
             env = {key: value for key, value in env.items() if key not in unset}
             if command[:2] == [sys.executable, "-m"]:

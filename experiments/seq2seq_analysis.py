@@ -3,7 +3,7 @@
 pieces and word classes the test gates open), earlier rows of both kept, `densities` (validation BLEU at other test
 densities).
 
-    python experiments/seq2seq_analysis.py levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
+    python -m experiments.seq2seq_analysis levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
 """
 
 import argparse
@@ -11,12 +11,9 @@ import collections
 import itertools
 import os
 import re
-import shlex
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import provenance
 from experiments import runner
 from experiments import tables
@@ -395,7 +392,7 @@ def main():
     args.runs_root = os.path.join(runner.REPO, "runs", os.path.basename(os.path.normpath(args.out)))
     analysis, stem, fits = ANALYSES[args.analysis]
     finished_runs(args, fits)
-    rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
+    rows, blocks = analysis(args, provenance.command("seq2seq_analysis.py"))
     with open(write_analysis(args, stem, rows, blocks), encoding="utf-8") as handle:
         print(handle.read(), end="")
 

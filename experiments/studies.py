@@ -462,34 +462,33 @@ STUDIES = {
 }
 
 
-# Studies run by their own script: `run` calls `python experiments/SCRIPT [FLAGS]`. A line: name | script | folder
-# (-: the name) | tables: FUNCTION(folder) of the script, `reports` (`reports.NAME`) or - (made with the runs); then,
-# indented, what it finds.
+# Studies run by their own script: `run` calls `python -m experiments.SCRIPT [FLAGS]`. A line: name | script | folder
+# (-: the name) | tables: `rebuild` (the script's `rebuild(folder)`) or - (made with the runs); then, indented, what
+# it finds.
 SCRIPT_STUDIES = """
-pooling_gather | bench_pooling_gather.py | - | rebuild
+pooling_gather | bench_pooling_gather | - | rebuild
     sparse against dense inference of GatedAttentionPooling (issue 17)
-seq2seq_lengths | bench_seq2seq_lengths.py | - | rebuild
+seq2seq_lengths | bench_seq2seq_lengths | - | rebuild
     decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)
-serving | bench_serving.py | - | reports
+serving | bench_serving | - | rebuild
     CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
-backends | jax_trec.py | - | write_readme
+backends | jax_trec | - | rebuild
     GA-Net under JAX, no TensorFlow, on prepared TREC ids
-main_job | main_job.py | - | write_readme
+main_job | main_job | - | rebuild
     the README's main job (TREC, packaged data), seeds 0-2
-sparse_attention | bench_sparse_attention.py | - | readme
+sparse_attention | bench_sparse_attention | - | rebuild
     gated sparse attention against dense Keras attention, wall-clock (issue 17)
-sparse_training | bench_sparse_training.py | - | readme
+sparse_training | bench_sparse_training | - | rebuild
     training on the open tokens only against dense training, wall-clock (issue 17)
-seq2seq_analysis | seq2seq_analysis.py | seq2seq | -
+seq2seq_analysis | seq2seq_analysis | seq2seq | -
     levels, gate pieces and test densities of finished seq2seq runs (levels_*, gates_*, test_densities_*)
-seq2seq_decode | bench_seq2seq_decode.py | seq2seq | -
+seq2seq_decode | bench_seq2seq_decode | seq2seq | -
     greedy decoding time of finished seq2seq runs, side by side (decode_*)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
     _name, _script, _folder, _tables = (field.strip() for field in _head.split("|"))
-    _rebuilt = reports.folder_tables(_script[:-3], _tables)
-    _table = {"-": None, "reports": getattr(reports, _name, None)}.get(_tables, _rebuilt)
-    STUDIES[_name] = Study(_name, _folder.strip("-"), _doc.strip(), _table, script=_script, needs_models=_tables == "-")
+    _table = None if _tables == "-" else reports.folder_tables(_script, _tables)
+    STUDIES[_name] = Study(_name, _folder.strip("-"), _doc.strip(), _table, script=_script, needs_models=not _table)
 STUDIES["nucleus_real"] = Study(
     "nucleus_real",
     "adaptive_real/nucleus",
