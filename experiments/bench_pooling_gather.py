@@ -125,7 +125,7 @@ def rebuild(out):
             f"{setting['warmup']} warm-up runs, dense and sparse timed alternately in the same run; gates: round(d T) "
             "open per row at random positions; states width 200 (BiLSTM 100 x 2), score units 100.",
         ],
-        "table": tables.grid_of(HEADERS, rows),
+        "table": tables.grid(HEADERS, rows),
         "findings": [
             "`pooling`: the layer alone; `sparse` uses the default bucket ladder (`k`: the open count rounded up), "
             "`exact-k` uses `sparse_buckets=None`. `ganet`: the whole `build_ganet` forward pass (default sizes, "

@@ -181,7 +181,7 @@ def readme(result, table):
         )
     lines = [f"# Greedy decoding, {table}: finished runs timed side by side", "", f"Command: `{result['command']}`  "]
     lines += [f"Machine: {result['machine']}  ", SETTING.format(**result["setting"]), ""]
-    return "\n".join([*lines, *tables.grid_of(HEADERS, rows)]) + "\n"
+    return "\n".join([*lines, *tables.grid(HEADERS, rows)]) + "\n"
 
 
 if __name__ == "__main__":

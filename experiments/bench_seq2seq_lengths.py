@@ -226,11 +226,9 @@ def readme(saved):
     crossover = [[k, v or "-"] for k, v in crossovers(cells).items()]
     return {
         "setting": setting,
-        "times": tables.grid_of(TIMES, times),
-        "flops": tables.grid_of(
-            "T | model | attended nodes | attention | LSTM | output | total | attention share", flops
-        ),
-        "crossovers": tables.grid_of("model, batch, measure | crossover T", crossover),
+        "times": tables.grid(TIMES, times),
+        "flops": tables.grid("T | model | attended nodes | attention | LSTM | output | total | attention share", flops),
+        "crossovers": tables.grid("model, batch, measure | crossover T", crossover),
         "checks": checks(cells),
     }
 

@@ -117,9 +117,7 @@ def rebuild(out):
     ]
     headers = "kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio"
     committed = os.path.join(bench.RESULTS, "sparse_attention", "README.md")
-    tables.fill_copy(
-        os.path.join(out, "README.md"), committed, {"setting": made, "table": tables.grid_of(headers, rows)}
-    )
+    tables.fill_copy(os.path.join(out, "README.md"), committed, {"setting": made, "table": tables.grid(headers, rows)})
     plot(cells, os.path.join(out, "bench.png"))
 
 

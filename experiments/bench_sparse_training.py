@@ -114,7 +114,7 @@ def rebuild(out):
     made = [f"- `{command}` on {machine}" for command, machine in commands.items()]
     committed = os.path.join(bench.RESULTS, "sparse_training", "README.md")
     tables.fill_copy(
-        os.path.join(out, "README.md"), committed, {"made": made, "table": tables.grid_of(headers, []) + rows}
+        os.path.join(out, "README.md"), committed, {"made": made, "table": tables.grid(headers, []) + rows}
     )
 
 

@@ -305,7 +305,7 @@ def report(results):
             "M --seed S`),",
             "early stopping on validation loss with the best weights restored, `train`'s test evaluation.",
             "",
-            *tables.grid_of(TRAIN_HEADERS, rows),
+            *tables.grid(TRAIN_HEADERS, rows),
             "",
         ]
     return lines

@@ -73,7 +73,7 @@ def rebuild(results=RESULTS):
         f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main[0]['test_gates'])}.",
     ]
     headers = "backend | seed | test accuracy | attended density | epochs | train seconds"
-    table = tables.grid_of(headers, rows) + [
+    table = tables.grid(headers, rows) + [
         "",
         f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy JAX "
         f"**{jax_accuracy}**, TF **{tf_accuracy}**; attended density JAX {jax_density}, TF {tf_density}. Difference "

@@ -118,7 +118,7 @@ def gates(study, root):
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
         ("n", lambda group: str(len(group))),
-        ("seeds", lambda group: runner.seed_list(group)),
+        ("seeds", tables.seeds),
         ("val acc (threshold)", tables.stat("validation_accuracy")),
         ("val attended density", tables.stat("validation_attended_density")),
         ("val all-closed", tables.stat("validation_all_closed_rate")),
@@ -277,7 +277,7 @@ def subwords(study, root):
         cells = [f"{run[key]:{spec}}" for key, spec in _SUBWORD_CELLS.items()]
         rows.append([point["tokenizer"], run["target_vocabulary"], run["epochs_trained"], f"{bleu:.2f}", *cells])
     headers = "tokenizer | joint ids | epochs | validation BLEU | test BLEU | test perplexity | s/epoch | decode s/sent"
-    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid_of(headers, rows)]
+    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid(headers, rows)]
     fill_readme(study, root, list(runs.values()), machines=True, table=lines)
 
 
@@ -329,7 +329,7 @@ def _gate_defaults(runs, tuning, held_out):
     for dataset in (*tuning, *held_out):
         ganet, soft = _group(runs, dataset, "default"), _group(runs, dataset, "soft")
         role = "tuned on (validation)" if dataset in tuning else "held out"
-        cells = [runner.seed_list(ganet), *(tables.stat(key)(ganet) for key in _SWEPT)]
+        cells = [tables.seeds(ganet), *(tables.stat(key)(ganet) for key in _SWEPT)]
         rows.append([dataset, role, *cells, tables.stat("test_accuracy")(soft), _verdict(ganet, soft)])
     headers = ["dataset", "role", "seeds", "GA-Net accuracy", "attended density", "all-closed rate", "soft accuracy"]
     return tables.grid([*headers, "checks"], rows)
@@ -340,7 +340,7 @@ def _gate_anneal(runs, tuning):
     columns = [
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
-        ("seeds", runner.seed_list),
+        ("seeds", tables.seeds),
         ("val accuracy", tables.stat("validation_accuracy")),
         ("val attended density", tables.stat("validation_attended_density")),
         ("epochs", tables.stat("epochs_trained")),

@@ -12,8 +12,8 @@ from experiments.protocol import imdb_run_name
 from experiments.reports import PAPER
 from experiments.tables import fill_copy
 from experiments.tables import grid
-from experiments.tables import grid_of
 from experiments.tables import mean_std
+from experiments.tables import seeds
 
 RESULTS = os.path.join(runner.REPO, "results", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
@@ -79,7 +79,7 @@ def _candidates_table(here, chosen):
         for setting, run in imdb_candidates(here)
     ]
     headers = "setting | validation accuracy | validation density | test accuracy | attended test density | chosen"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def _other_imdb_table(here, shown):
@@ -89,9 +89,9 @@ def _other_imdb_table(here, shown):
         for model in MODELS:
             name, group = imdb_run_name(model, setting, 0), _group(here, "imdb", model, setting)
             if name not in listed and group:
-                rows.append([_setting_text(setting), model, runner.seed_list(group), *_scores(group, closed=False)])
+                rows.append([_setting_text(setting), model, seeds(group), *_scores(group, closed=False)])
             listed.add(name)
-    return grid_of("setting | model | seeds | accuracy | attended density", rows)
+    return grid("setting | model | seeds | accuracy | attended density", rows)
 
 
 def _table2(everything, defaults, imdb):
@@ -101,9 +101,9 @@ def _table2(everything, defaults, imdb):
             group = _group(everything, dataset, model, imdb)
             if model == "ganet (defaults)":
                 group = [r for r in defaults if r["dataset"] == dataset]
-            rows.append([dataset, model, runner.seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
+            rows.append([dataset, model, seeds(group), *_scores(group), PAPER.get((dataset, model), "")])
     headers = "dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d)"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def _table3(everything, defaults, imdb):
@@ -114,7 +114,7 @@ def _table3(everything, defaults, imdb):
         new = np.mean([r["attention_flops_gated"] for r in mine])
         ratio = np.mean([r["attention_flops_soft"] / r["attention_flops_gated"] for r in mine])
         rows.append([dataset, f"{soft:,.0f}", f"{gated:,.0f}", f"{soft / gated:.2f}x", f"{new:,.0f}", f"{ratio:.2f}x"])
-    return grid_of("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults", rows)
+    return grid("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults", rows)
 
 
 def _table5(here, imdb):
@@ -132,7 +132,7 @@ def _table5(here, imdb):
         "from seed to seed, so differences of that size here are noise."
     )
     rows = [[aux, *_scores(group)] for aux, group in table]
-    return [note], grid_of("auxiliary | accuracy | attended density | all-closed rate", rows)
+    return [note], grid("auxiliary | accuracy | attended density | all-closed rate", rows)
 
 
 def _per_class(trec):
@@ -147,7 +147,7 @@ def _per_class(trec):
     title = (
         f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, accuracy {best['test_accuracy']:.4f})"
     )
-    return [title, "", *grid_of("class | precision | recall | F1 | support", rows)], confusion
+    return [title, "", *grid("class | precision | recall | F1 | support", rows)], confusion
 
 
 def tables(study, root):

@@ -257,8 +257,3 @@ def load_runs(runs_dir):
     """The summaries (`*.json`) in `runs_dir`, by file name."""
     names = sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []
     return [read_json(os.path.join(runs_dir, name)) for name in names if name.endswith(".json")]
-
-
-def seed_list(runs):
-    """The seeds of `runs`, sorted, as '0,1,2'."""
-    return ",".join(str(run["seed"]) for run in sorted(runs, key=lambda run: run["seed"]))

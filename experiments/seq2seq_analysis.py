@@ -162,7 +162,7 @@ def levels_readme(rows):
         + _shares(r, ("block_size_mean", "block_size_std", "token_block_size", "largest_block"), 2)
         for r in rows
     ]
-    blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers.split(" | "), table)}
+    blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers, table)}
     if words := [r for r in rows if r.get("block_start_at_word") is not None]:
         headers = "run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random"
         cells = [
@@ -170,7 +170,7 @@ def levels_readme(rows):
             + _shares(r, ("words_split", "words_split_at_random"))
             for r in words
         ]
-        blocks["words"] = grid(headers.split(" | "), cells)
+        blocks["words"] = grid(headers, cells)
     if checked := [r for r in rows if r.get("checks")]:
         blocks["checks"] = [
             f"- {r['run']}: " + "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())

@@ -11,8 +11,9 @@ import numpy as np
 
 from experiments import runner
 from experiments.tables import field
-from experiments.tables import grid_of
+from experiments.tables import grid
 from experiments.tables import number
+from experiments.tables import seeds
 from experiments.tables import stat
 
 CANDIDATES = ("fnn", "attention")  # in this order: a tie goes to the first
@@ -153,7 +154,7 @@ def selection_table(runs):
         density = number(runner.attended_density(run, "validation"), 4)
         rows.append([run["model"], run["setting"], f"{run['validation_accuracy']:.4f}", density])
         rows[-1] += [run["epochs_trained"], run["best_epoch"], mark]
-    return grid_of("model | setting | val accuracy | val attended density | epochs | best epoch | chosen", rows)
+    return grid("model | setting | val accuracy | val attended density | epochs | best epoch | chosen", rows)
 
 
 def seeds_table(runs):
@@ -163,9 +164,9 @@ def seeds_table(runs):
         density = ATTENDED(group) if setting != "dense" else "1 (all tokens)"
         flops = field(lambda r: (r.get("attention_flops_gated") or r.get("attention_flops_soft")) / 1e6, ".2f")(group)
         scores = [ACCURACY(group), density, VALIDATION(group), EPOCHS(group), flops]
-        rows.append([group[0]["model"], setting, runner.seed_list(group), *scores])
+        rows.append([group[0]["model"], setting, seeds(group), *scores])
     headers = "model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def accuracy_density_checks(runs, setting):
@@ -201,7 +202,7 @@ def epoch_table(timed, chosen):
         mean, last = np.mean(run["epoch_seconds"]), by_setting["dense"]["epoch_seconds"][-1] / run["epoch_seconds"][-1]
         rows.append([0, setting, _epochs(run), f"{mean:.0f}", f"{dense / mean:.2f}x", f"{last:.2f}x"])
     headers = "round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch"
-    return grid_of(headers, rows), dense / np.mean(by_setting["sparse"]["epoch_seconds"])
+    return grid(headers, rows), dense / np.mean(by_setting["sparse"]["epoch_seconds"])
 
 
 def sparse_checks(runs, speedup, serving, chosen):
@@ -239,7 +240,7 @@ def serving_table(serving):
         "measurement taken for both models in turn, the order alternating between rounds.",
         f"Gated density on the first batch of these texts: {serving['gated_density_first_batch']:.4f}.",
         "",
-        *grid_of(headers, rows),
+        *grid(headers, rows),
         *(f"| {key} / dense | {r['p50']:.2f} | | | {r['texts_per_second']:.2f} |" for key, r in ratios.items()),
         "",
         f"1-minute load average {load['before'][0]:.2f} before and {load['after'][0]:.2f} after "
@@ -252,9 +253,9 @@ def trec_table(runs):
     for group in (_setting(runs, setting) for setting in ("relaxed", "sparse")):
         seconds = np.median([np.median(r["epoch_seconds"]) for r in group])
         scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), EPOCHS(group), f"{seconds:.1f}"]
-        rows.append([group[0]["setting"], runner.seed_list(group), *scores])
+        rows.append([group[0]["setting"], seeds(group), *scores])
     headers = "setting | seeds | test accuracy | test attended density | val accuracy | epochs | median epoch s"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def tables(study, root):
