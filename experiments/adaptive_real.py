@@ -30,13 +30,6 @@ LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)  # left edges of the te
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
 
 
-def train_flags(study, dataset, setting, seed, data_dir, options=()):
-    """The `train` flags of one run of `study` (adaptive_real), as `python -m experiments run adaptive_real` gives
-    them."""
-    point = {"dataset": dataset, "seed": seed, "setting": setting}
-    return [*study.run_flags(point, data_dir), *options]
-
-
 def role(dataset):
     return "chooses r (validation)" if dataset in TUNING else "held out"
 
@@ -86,14 +79,12 @@ class Rescorer:
     @functools.cached_property
     def _data(self):
         """The model, its class names and `{split: (ids, labels)}` of its validation and test splits."""
-        from ganet_tf.cli import _config_from
-        from ganet_tf.cli import build_parser
         from ganet_tf.data.vectorizer import vectorize
         from ganet_tf.policy.trained_run import load_run
         from ganet_tf.training.prepare import load_splits
 
         model, vectorizer, class_names = load_run(self.run_dir)
-        splits = load_splits(_config_from(build_parser().parse_args(["train", *self.flags])))
+        splits = load_splits(runner.parse_train(self.flags))
         if list(splits.class_names) != list(class_names):
             raise SystemExit(f"error: {self.run_dir} has other classes than its dataset: retrain it")
         ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("validation", "test")}
@@ -183,8 +174,8 @@ def rescore(study, dataset, seed, where, chosen):
 
     def rescorer(setting, folder=results):
         if os.path.exists(os.path.join(results, "runs", f"{dataset}_{setting}_seed{seed}.json")):
-            flags = train_flags(study, dataset, setting, seed, data_dir, options)
-            return Rescorer(folder, dataset, seed, setting, flags)
+            flags = study.run_flags({"dataset": dataset, "seed": seed, "setting": setting}, data_dir)
+            return Rescorer(folder, dataset, seed, setting, [*flags, *options])
 
     default, nucleus = rescorer(DEFAULT), rescorer(DEFAULT, os.path.join(results, "nucleus"))
     if default is None:
@@ -229,7 +220,7 @@ def check_copies(study, results, records):
     for run in all_runs(records):
         if run["setting"] != DEFAULT or run.get("copied_from"):
             continue
-        source = runner.same_run(train_flags(study, run["dataset"], DEFAULT, run["seed"], None), [gate_check])
+        source = runner.same_run(study.run_flags(run), [gate_check])
         if source:
             older = runner.read_json(source)
             keys = ("test_accuracy", "test_attended_density", "epochs_trained")

@@ -45,6 +45,17 @@ def throughput(fn, texts, batch_size, batches, warmup=3):
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
 
 
+def served(run_dir, name, scratch):
+    """`(signature, probabilities)`: the `serving_default` of the run's export (`name`, under `scratch`) and a function
+    of a batch of strings to its class probabilities."""
+    import tensorflow as tf
+
+    from ganet_tf.export import export_saved_model
+
+    serve = tf.saved_model.load(export_saved_model(run_dir, name, base=scratch)).signatures["serving_default"]
+    return serve, lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy()
+
+
 def side_by_side(functions, texts, timing, rounds):
     """`latency` and `throughput` of every function of the dict `functions`, timed in turn by `bench.alternating`, a
     round per run: per round, `{name: {"latency": scores, "throughput": scores}}`."""
@@ -104,7 +115,6 @@ def main():
     import tensorflow as tf
 
     from ganet_tf.data import load_dataset
-    from ganet_tf.export import export_saved_model
     from ganet_tf.policy.trained_run import load_run
     from ganet_tf.policy.trained_run import read_metrics
 
@@ -112,11 +122,10 @@ def main():
     texts = list(load_dataset(metrics["dataset"], args.data_dir or metrics["config"]["data_dir"]).test_texts)
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as scratch:
-        exported = export_saved_model(args.model, "bench", base=os.path.join(scratch, "saved_models"))
-        serve = tf.saved_model.load(exported).signatures["serving_default"]
+        _, probabilities = served(args.model, "bench", os.path.join(scratch, "saved_models"))
         model, vectorizer, _ = load_run(args.model)
         paths = {
-            "saved_model": lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy(),
+            "saved_model": probabilities,
             "keras_predict": lambda batch: model.predict(vectorizer(tf.constant(batch)), verbose=0),
             "keras_call": lambda batch: model(vectorizer(tf.constant(batch)), training=False).numpy(),
             "keras_predict_on_batch": lambda batch: model.predict_on_batch(vectorizer(tf.constant(batch))),

@@ -95,17 +95,13 @@ def gates_top_k(study, point, summary, context):
         return None
     rho = float(flags[flags.index("--target-density") + 1]) if "rho" in point["setting"] else 0.3
     from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.policy import trained_run
-    from ganet_tf.training import TrainConfig
+    from ganet_tf.policy.trained_run import load_run
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
 
     model_dir = os.path.join(runner.REPO, context["out_root"], point["name"])
-    data = load_splits(TrainConfig(**{**runner.train_config(flags), "data_dir": context["data_dir"]}))
-    vectorizer, class_names = trained_run.load_preprocessing(model_dir)
-    model = trained_run.load_model_file(trained_run.model_file(model_dir))
-    gates = model.get_layer("gates")
-    gates.inference_mode, gates.inference_density = "top_k", rho
+    data = load_splits(runner.parse_train(study.run_flags(point, context["data_dir"])))
+    model, vectorizer, class_names = load_run(model_dir, {"inference_mode": "top_k", "inference_density": rho})
     scores = evaluate_model(model, vectorize(vectorizer, data.validation_texts), data.validation_labels, class_names)
     scores.pop("report")
     return {**summary, "top_k": {"rho": rho, **{f"validation_{key}": value for key, value in scores.items()}}}

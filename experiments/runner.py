@@ -28,13 +28,17 @@ def recorded_machine(runs_dir):
     return runs[0]["machine"] if runs else "-"
 
 
-def train_config(flags):
-    """The `TrainConfig` fields (a dict) that `train FLAGS` would run with."""
+def parse_train(flags):
+    """The `TrainConfig` that `train FLAGS` would run with."""
     from ganet_tf.cli import _config_from
     from ganet_tf.cli import build_parser
 
-    config = dataclasses.asdict(_config_from(build_parser().parse_args(["train", *flags])))
-    return {key: value for key, value in config.items() if key not in _WHERE}
+    return _config_from(build_parser().parse_args(["train", *flags]))
+
+
+def train_config(flags):
+    """The `TrainConfig` fields (a dict) that `train FLAGS` would run with, where and how verbosely aside."""
+    return {key: value for key, value in dataclasses.asdict(parse_train(flags)).items() if key not in _WHERE}
 
 
 def test_rule_config(config, legacy=False):

@@ -245,9 +245,8 @@ def _seq2seq_runs():
     return runs
 
 
-# KerasTuner searches of GA-Net on TREC (`python -m ganet_tf tune`), a project each in runs/tuning/NAME. The committed
-# summaries were written by an older wrapper (`command`, `machine`, `result`, `trials`); results/tuning/README.md is
-# written by hand.
+# KerasTuner searches of GA-Net on TREC (`python -m ganet_tf tune`), a project each in runs/tuning/NAME (the committed
+# summaries by an older wrapper: `experiments/README.md`); results/tuning/README.md is written by hand.
 SEARCH = (
     *("--dataset", "trec", "--model", "ganet", "--tuner", "bayesian", "--max-trials", "20", "--patience", "3"),
     *("--objective", "val_accuracy", "--lam-values", "4e-6,1e-5,1e-4,1e-3,5e-3,1e-2", "--seed", "0"),
@@ -432,14 +431,8 @@ STUDIES = {
                 "recipe": {
                     "gated-st": ("--attention", "gated", "--straight-through", "--target-density", "0.5", *RELAXED),
                     "gated-td0.6": (*GATED_AT_06, *RELAXED),
-                    # Candidates at gated-td0.6's density, the most that issue 63 allows. Opened fully at test,
-                    # gated-td0.6 scores as the reference does; what they change is how closing is learnt.
                     # L0Drop's gates: hard concrete, with exact zeros and ones in training as at test.
                     "gated-td0.6-hc": (*GATED_AT_06, *HARD_CONCRETE),
-                    # Queued after it and not trained: a Bahdanau reference of these flags (results/seq2seq has
-                    # three, validation 35.07-35.99), gates fine-tuned from it (--init-from), --gate-unit word and
-                    # --aux bilstm. gated-td0.6-hc came within 0.22 validation BLEU of the seed-0 reference at
-                    # density 0.6, so the search ends there (docs/seq2seq.md).
                 },
                 "seed": seeds(0),
             },

@@ -1,7 +1,6 @@
 """GA-Net gates on a Transformer against the dense one, IMDB (issues 17, 41): after the study's runs, their
 SavedModels timed side by side (`serving.json`, `serving_sparse.json`); the tables of its README."""
 
-import datetime
 import os
 import shlex
 import sys
@@ -84,9 +83,10 @@ def measure(model_dirs, context):
     """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
     import tensorflow as tf
 
+    from experiments.bench_serving import served
     from experiments.bench_serving import side_by_side
     from experiments.provenance import machine
-    from ganet_tf.export import export_saved_model
+    from experiments.provenance import provenance
 
     options = context["options"]
     limit = int(options[options.index("--limit") + 1]) if "--limit" in options else None
@@ -96,15 +96,9 @@ def measure(model_dirs, context):
         raise SystemExit(f"error: no test text has {length} tokens")
     loads = [list(os.getloadavg())]
     with tempfile.TemporaryDirectory() as scratch:
-        signatures = {
-            key: tf.saved_model.load(export_saved_model(folder, key, base=scratch)).signatures["serving_default"]
-            for key, folder in model_dirs.items()
-        }
-        functions = {
-            key: (lambda batch, serve=serve: serve(text=tf.constant(batch))["probabilities"].numpy())
-            for key, serve in signatures.items()
-        }
-        density = signatures["gated"](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
+        exports = {key: served(folder, key, scratch) for key, folder in model_dirs.items()}
+        functions = {key: probabilities for key, (_, probabilities) in exports.items()}
+        density = exports["gated"][0](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
         rounds = side_by_side(functions, texts, timing, timing["rounds"])
     loads.append(list(os.getloadavg()))
     timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
@@ -124,7 +118,7 @@ def measure(model_dirs, context):
     return {
         "command": "python -m experiments " + shlex.join(sys.argv[1:]),
         "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
-        "date": datetime.date.today().isoformat(),
+        "date": provenance()["date"],
         "load_average": {"before": loads[0], "after": loads[1]},
         "runs": {key: os.path.basename(folder) for key, folder in model_dirs.items()},
         "sequence_length": length,
