@@ -29,45 +29,22 @@ TIMING = {"calls": 200, "warmup": 20, "batches": 30, "batch_size": 64}
 STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.percentile(ms, 99), "mean": np.mean}
 
 
-def latency(fn, texts, calls, warmup):
-    """p50, p99 and mean milliseconds of `fn` on one text at a time (`calls` calls after `warmup` calls)."""
+def latency(fn, texts):
+    """p50, p99 and mean milliseconds of `fn` on one text at a time (`TIMING`'s calls after its warm-up calls)."""
     singles = itertools.cycle([text] for text in texts)
-    ms = 1000 * np.array(bench.alternating([lambda: fn(next(singles))], warmup, calls)[0])
-    return {"calls": calls, **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
+    ms = 1000 * np.array(bench.alternating([lambda: fn(next(singles))], TIMING["warmup"], TIMING["calls"])[0])
+    return {"calls": TIMING["calls"], **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
 
 
-def throughput(fn, texts, batch_size, batches, warmup=3):
-    """Texts per second of `fn` on `batches` batches of `batch_size` texts (at least that many), after `warmup`."""
-    starts = itertools.cycle(range(0, len(texts) - batch_size + 1, batch_size))  # full batches, in turn
+def throughput(fn, texts, warmup=3):
+    """Texts per second of `fn` on `TIMING`'s batches of `texts` (full batches, in turn), after `warmup`."""
+    batch_size, batches = TIMING["batch_size"], TIMING["batches"]
+    texts = texts * math.ceil(batch_size / len(texts))
+    starts = itertools.cycle(range(0, len(texts) - batch_size + 1, batch_size))
     chunks = (texts[start : start + batch_size] for start in starts)
     seconds = bench.alternating([lambda: fn(next(chunks))], warmup, batches)[0]
     texts_per_second = round(batches * batch_size / sum(seconds), 1)
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
-
-
-def served(run_dir, name, scratch):
-    """`(signature, probabilities)`: the `serving_default` of the run's export (`name`, under `scratch`) and a function
-    of a batch of strings to its class probabilities."""
-    import tensorflow as tf
-
-    from ganet_tf.export import export_saved_model
-
-    serve = tf.saved_model.load(export_saved_model(run_dir, name, base=scratch)).signatures["serving_default"]
-    return serve, lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy()
-
-
-def side_by_side(functions, texts, timing, rounds):
-    """`latency` and `throughput` of every function of the dict `functions`, timed in turn by `bench.alternating`, a
-    round per run: per round, `{name: {"latency": scores, "throughput": scores}}`."""
-    batch_texts = texts * math.ceil(timing["batch_size"] / len(texts))  # full batches
-    parts = {
-        "latency": lambda fn: latency(fn, texts, timing["calls"], timing["warmup"]),
-        "throughput": lambda fn: throughput(fn, batch_texts, timing["batch_size"], timing["batches"]),
-    }
-    scores = {(part, name): [] for part in parts for name in functions}
-    calls = [lambda p=part, n=name: scores[p, n].append(parts[p](functions[n])) for part, name in scores]
-    bench.alternating(calls, 0, rounds, block=lambda _: None)
-    return [{name: {part: scores[part, name][i] for part in parts} for name in functions} for i in range(rounds)]
 
 
 def rebuild(out):
@@ -115,6 +92,7 @@ def main():
     import tensorflow as tf
 
     from ganet_tf.data import load_dataset
+    from ganet_tf.export import export_saved_model
     from ganet_tf.policy.trained_run import load_run
     from ganet_tf.policy.trained_run import read_metrics
 
@@ -122,17 +100,19 @@ def main():
     texts = list(load_dataset(metrics["dataset"], args.data_dir or metrics["config"]["data_dir"]).test_texts)
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as scratch:
-        _, probabilities = served(args.model, "bench", os.path.join(scratch, "saved_models"))
+        exported = export_saved_model(args.model, "bench", base=os.path.join(scratch, "saved_models"))
+        serve = tf.saved_model.load(exported).signatures["serving_default"]
         model, vectorizer, _ = load_run(args.model)
         paths = {
-            "saved_model": probabilities,
+            "saved_model": lambda batch: serve(text=tf.constant(batch))["probabilities"].numpy(),
             "keras_predict": lambda batch: model.predict(vectorizer(tf.constant(batch)), verbose=0),
             "keras_call": lambda batch: model(vectorizer(tf.constant(batch)), training=False).numpy(),
             "keras_predict_on_batch": lambda batch: model.predict_on_batch(vectorizer(tf.constant(batch))),
         }
         for name, fn in paths.items():
             np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
-        (scores,) = side_by_side(paths, texts, TIMING, rounds=1)
+        latencies = {name: latency(fn, texts) for name, fn in paths.items()}  # every path's, then throughputs
+        scores = {name: {"latency": latencies[name], "throughput": throughput(fn, texts)} for name, fn in paths.items()}
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
     machine = provenance.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)

@@ -390,11 +390,6 @@ def lazy(module, function):
     return lambda *args: getattr(importlib.import_module(f"experiments.{module}"), function)(*args)
 
 
-def hooks(module, after):
-    """The `after` and `tables` of a study analysed in `experiments/MODULE.py`: its AFTER and its `tables`."""
-    return {"after": lazy(module, after), "tables": lazy(module, "tables")}
-
-
 def folder_tables(module, function):
     """The tables of a study whose `MODULE.FUNCTION(folder)` rebuilds its results folder."""
     return lambda study, root: lazy(module, function)(os.path.join(root, study.folder))

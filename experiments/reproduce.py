@@ -44,27 +44,6 @@ def imdb_setting(runs):
     return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
 
 
-def profile(study, point, summary, context):
-    """After a run, once: one example's attention FLOPs by TensorFlow's profiler and ours (`profiler_check.json`)."""
-    path = os.path.join(os.path.dirname(context["runs_dir"]), "profiler_check.json")
-    if os.path.exists(path):
-        return
-    import tensorflow as tf
-
-    from ganet_tf.layers import GatedAttentionPooling
-
-    shape = {"steps": 50, "features": 200, "units": 100}
-    layer = GatedAttentionPooling(units=shape["units"])
-    layer.build((1, shape["steps"], shape["features"]))
-    spec = tf.TensorSpec([1, shape["steps"], shape["features"]], tf.float32)
-    function = tf.function(lambda states: layer(states)[0]).get_concrete_function(spec)
-    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
-    options["output"] = "none"
-    total = tf.compat.v1.profiler.profile(function.graph, options=options).total_float_ops
-    ours = int(shape["steps"] * layer.flops_per_token())
-    runner.write_json(path, {**shape, "profiler_total": int(total), "ours": ours})
-
-
 def _group(runs, dataset, model, setting=""):
     """The runs of `model` on `dataset`; on IMDB, those of `setting` (a model's first setting with its flags)."""
     part = imdb_run_name(model, setting, 0).split("_")[1] if dataset == "imdb" else model

@@ -364,7 +364,7 @@ STUDIES = {
             pattern="{run}",
             reuse=lambda point: () if point["run"].startswith("imdb") else ("core",),
             resumable=lambda point: point["run"].startswith("imdb"),
-            **reports.hooks("reproduce", "profile"),
+            tables=reports.lazy("reproduce", "tables"),
         ),
         Study(
             name="transformer_check",
@@ -374,7 +374,7 @@ STUDIES = {
             record=_transformer_record,
             resumable=lambda point: point["run"].startswith("imdb"),
             runs=_transformer_folder,
-            **reports.hooks("transformer_check", "serve"),
+            tables=reports.lazy("transformer_check", "tables"),
         ),
         Study(
             name="lra_text",
@@ -475,8 +475,6 @@ sparse_training | bench_sparse_training | - | rebuild
     training on the open tokens only against dense training, wall-clock (issue 17)
 seq2seq_analysis | seq2seq_analysis | seq2seq | -
     levels, gate pieces and test densities of finished seq2seq runs (levels_*, gates_*, test_densities_*)
-seq2seq_decode | bench_seq2seq_decode | seq2seq | -
-    greedy decoding time of finished seq2seq runs, side by side (decode_*)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
     _name, _script, _folder, _tables = (field.strip() for field in _head.split("|"))
