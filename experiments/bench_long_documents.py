@@ -40,11 +40,8 @@ ROUND_BATCHES = 4  # bucketed: batches per round
 
 def _config(setting, data_dir, batch):
     """The `TrainConfig` of `lra_text`'s `setting` at `batch` reviews a step (IMDB's first 2,000 training reviews)."""
-    from ganet_tf.cli import _config_from
-    from ganet_tf.cli import build_parser
-
     flags = [*LRA_TEXT, *LRA_SETTINGS[setting], "--data-dir", data_dir, "--batch-size", str(batch)]
-    config = _config_from(build_parser().parse_args(["train", *flags, "--limit", "2000"]))
+    config = runner.parse_train([*flags, "--limit", "2000"])
     config.gradient_accumulation_steps = None  # one step is one batch here
     return config
 

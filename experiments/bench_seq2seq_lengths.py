@@ -180,11 +180,6 @@ def crossovers(cells):
     return found
 
 
-def plotted(cells):
-    """Whether the cells get a plot: batch 1 over several T."""
-    return any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1
-
-
 def readme(saved):
     """The blocks of `README.md` (its prose is written by hand) of a `bench.json`: the setting, the times, the FLOPs
     per step (the cells of each T's smallest batch), the crossovers and the checks."""
@@ -274,8 +269,9 @@ def rebuild(out):
     saved = runner.read_json(os.path.join(out, "bench.json"))
     committed = os.path.join(bench.RESULTS, "seq2seq_lengths", "README.md")
     tables.fill_copy(os.path.join(out, "README.md"), committed, readme(saved))
-    if plotted(saved["cells"]):
-        plot(saved["cells"], os.path.join(out, PLOT))
+    cells = saved["cells"]
+    if any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1:  # batch 1 over several T
+        plot(cells, os.path.join(out, PLOT))
 
 
 def main():

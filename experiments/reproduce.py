@@ -38,12 +38,6 @@ def imdb_candidates(runs):
     return [(setting, by_name[f"imdb_ganet{setting}_seed0"]) for setting in IMDB_SETTINGS]
 
 
-def imdb_setting(runs):
-    """The candidate whose GA-Net (seed 0) has the best validation accuracy at density <= IMDB_MAX_DENSITY."""
-    allowed = [c for c in imdb_candidates(runs) if c[1]["validation_density"] <= IMDB_MAX_DENSITY]
-    return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
-
-
 def _group(runs, dataset, model, setting=""):
     """The runs of `model` on `dataset`; on IMDB, those of `setting` (a model's first setting with its flags)."""
     part = imdb_run_name(model, setting, 0).split("_")[1] if dataset == "imdb" else model
@@ -135,7 +129,9 @@ def tables(study, root):
     results = os.path.join(root, "reproduce")
     core = runner.load_runs(os.path.join(root, "core", "runs"))
     here = runner.load_runs(os.path.join(results, "runs"))
-    everything, imdb = core + here, imdb_setting(here)
+    # IMDB's setting: the candidate whose GA-Net has the best validation accuracy at density <= IMDB_MAX_DENSITY.
+    allowed = [c for c in imdb_candidates(here) if c[1]["validation_density"] <= IMDB_MAX_DENSITY]
+    everything, imdb = core + here, max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
     defaults = [r for r in runner.load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
     explained = runner.read_json(os.path.join(results, "explain_imdb", "explanations.json"))
     shown = ", ".join(os.path.basename(rows[0]["model_dir"]) for rows in explained)

@@ -36,11 +36,6 @@ def parse_train(flags):
     return _config_from(build_parser().parse_args(["train", *flags]))
 
 
-def train_config(flags):
-    """The `TrainConfig` fields (a dict) that `train FLAGS` would run with, where and how verbosely aside."""
-    return {key: value for key, value in dataclasses.asdict(parse_train(flags)).items() if key not in _WHERE}
-
-
 def test_rule_config(config, legacy=False):
     """A run's config with a gated model's test-gate rule written out (`legacy`: before the `nucleus` default)."""
     from ganet_tf.models.gate_layers import resolve_gate_defaults
@@ -105,7 +100,7 @@ def same_run(flags, runs_dirs, command="train"):
                     return os.path.join(runs_dir, f"{run['name']}.json")
         return None
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
-    wanted = test_rule_config(train_config(flags))
+    wanted = test_rule_config({k: v for k, v in dataclasses.asdict(parse_train(flags)).items() if k not in _WHERE})
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
             config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}

@@ -323,17 +323,14 @@ def densities(args, command):
     for name in [*args.names, *args.reference]:
         rules = [("top_k", rho) for rho in DENSITIES] + [("nucleus", pi) for pi in MASSES] if name in args.names else []
         own, scores = validation_bleu(args.models[name], args.data_dir, rules)
-        for rule, (bleu, open_share) in sorted(scores.items(), key=lambda item: _order(item[0])):
+        # A reference's one rule (None) first, then top_k's, then nucleus', each by its value.
+        order = {rule: (0, 0.0) if rule is None else (1 + (rule[0] != "top_k"), rule[1]) for rule in scores}
+        for rule, (bleu, open_share) in sorted(scores.items(), key=lambda item: order[item[0]]):
             mode, value = rule or (None, None)
             row = {"run": name, "rule": mode, "density": value if mode == "top_k" else None}
             row.update(mass=value if mode == "nucleus" else None, own=mode == "top_k" and value == own, bleu=bleu)
             rows.append({**row, "open_share": open_share, "command": command})
     return rows, densities_readme(rows)
-
-
-def _order(rule):
-    """top_k rules first, each mode by its value; None (a reference, as it is) first of all."""
-    return (0, 0.0) if rule is None else (1 + (rule[0] != "top_k"), rule[1])
 
 
 def _gates_cell(row):
