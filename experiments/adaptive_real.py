@@ -1,8 +1,8 @@
 """Adaptive test gates on real data (issue 39): GA-Net at target density 0.1, 0.3 and 0.5 (`top_k` test gates) beside
 soft, sparsemax and 1.5-entmax; the target-0.3 models rescored (`Rescorer`) under the relative rule at every r of
 `RATIOS` and the nucleus rule at every pi of `MASSES`, each chosen once on TREC and SST-2 validation (`choose_ratio`)
-and checked on test (`checks`). Writes `rescored/`, `nucleus/rescored/`, `curves.json`, `copies.json`, `curves.png`
-and the tables of both READMEs.
+and checked on test (`checks`). Writes `rescored/`, `nucleus/rescored/`, `curves.json`, `curves.png` and the tables
+of both READMEs (the copies' check read from the committed `copies.json`).
 
     python -m experiments run adaptive_real [--only 'trec_*']
     python -m experiments table adaptive_real nucleus_real
@@ -28,13 +28,6 @@ RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95)
 MASSES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # the nucleus rule's pi
 LENGTH_EDGES = (1, 5, 10, 15, 20, 30, 50, 100, 200, 400)  # left edges of the text-length bins (real tokens)
 SCORES = ("accuracy", "attended_density", "density", "all_closed_rate")
-
-
-def train_flags(study, dataset, setting, seed, data_dir, options=()):
-    """The `train` flags of one run of `study` (adaptive_real), as `python -m experiments run adaptive_real` gives
-    them."""
-    point = {"dataset": dataset, "seed": seed, "setting": setting}
-    return [*study.run_flags(point, data_dir), *options]
 
 
 def role(dataset):
@@ -86,14 +79,12 @@ class Rescorer:
     @functools.cached_property
     def _data(self):
         """The model, its class names and `{split: (ids, labels)}` of its validation and test splits."""
-        from ganet_tf.cli import _config_from
-        from ganet_tf.cli import build_parser
         from ganet_tf.data.vectorizer import vectorize
         from ganet_tf.policy.trained_run import load_run
         from ganet_tf.training.prepare import load_splits
 
         model, vectorizer, class_names = load_run(self.run_dir)
-        splits = load_splits(_config_from(build_parser().parse_args(["train", *self.flags])))
+        splits = load_splits(runner.parse_train(self.flags))
         if list(splits.class_names) != list(class_names):
             raise SystemExit(f"error: {self.run_dir} has other classes than its dataset: retrain it")
         ids = {split: vectorize(vectorizer, getattr(splits, f"{split}_texts")) for split in ("validation", "test")}
@@ -183,8 +174,8 @@ def rescore(study, dataset, seed, where, chosen):
 
     def rescorer(setting, folder=results):
         if os.path.exists(os.path.join(results, "runs", f"{dataset}_{setting}_seed{seed}.json")):
-            flags = train_flags(study, dataset, setting, seed, data_dir, options)
-            return Rescorer(folder, dataset, seed, setting, flags)
+            flags = study.run_flags({"dataset": dataset, "seed": seed, "setting": setting}, data_dir)
+            return Rescorer(folder, dataset, seed, setting, [*flags, *options])
 
     default, nucleus = rescorer(DEFAULT), rescorer(DEFAULT, os.path.join(results, "nucleus"))
     if default is None:
@@ -205,8 +196,7 @@ def rescore(study, dataset, seed, where, chosen):
 
 
 def after_run(study, point, summary, context):
-    """After each run: rescores every target-0.3 model under every r and pi, chooses both and rescores under them;
-    a new target-0.3 run is checked against gate_check's (`check_copies`)."""
+    """After each run: rescores every target-0.3 model under every r and pi, chooses both and rescores under them."""
     results = os.path.dirname(context["runs_dir"])
     where = (results, os.path.abspath(context["data_dir"]), context["options"])
     finished = [r for r in runner.load_runs(context["runs_dir"]) if r.get("setting") == DEFAULT]
@@ -214,30 +204,9 @@ def after_run(study, point, summary, context):
     for dataset, seed in pairs:
         rescore(study, dataset, seed, where, None)
     records = collect(results)
-    if point["setting"] == DEFAULT:
-        check_copies(study, results, records)
     ratio, mass = choose_ratio(relative_grid(records)), choose_ratio(nucleus_grid(results, records), MASSES)
     for dataset, seed in pairs if ratio and mass else ():
         rescore(study, dataset, seed, where, (ratio["ratio"], mass["ratio"]))
-
-
-def check_copies(study, results, records):
-    """Whether the target-0.3 runs trained here repeat gate_check's runs of the same config (test accuracy, attended
-    density, epochs), into `copies.json`."""
-    same, differ = [], []
-    gate_check = os.path.join(os.path.dirname(results), "gate_check", "runs")
-    for run in all_runs(records):
-        if run["setting"] != DEFAULT or run.get("copied_from"):
-            continue
-        source = runner.same_run(train_flags(study, run["dataset"], DEFAULT, run["seed"], None), [gate_check])
-        if source:
-            older = runner.read_json(source)
-            keys = ("test_accuracy", "test_attended_density", "epochs_trained")
-            (same if all(older[k] == run[k] for k in keys) else differ).append(
-                f"{run['name']} ({run['test_accuracy']:.4f} here, {older['test_accuracy']:.4f} in "
-                f"{os.path.relpath(source, runner.REPO)})"
-            )
-    runner.write_json(os.path.join(results, "copies.json"), {"same": same, "differ": differ})
 
 
 def collect(results):
@@ -457,7 +426,7 @@ def length_lines(rows):
 
 
 def copies_lines(results, records):
-    """How many runs were copied from gate_check (`copied`), and `check_copies`' verdict (`copies`)."""
+    """How many runs were copied from gate_check (`copied`), and the verdict of `copies.json` (`copies`)."""
     runs = all_runs(records)
     checked = runner.read_json(os.path.join(results, "copies.json"), {"same": [], "differ": []})
     same, differ = checked["same"], checked["differ"]

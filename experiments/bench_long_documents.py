@@ -1,6 +1,6 @@
 """Training steps, memory and served inference of the LRA Text models, gated against dense (issue 77).
 
-    python experiments/bench_long_documents.py --data-dir ../shared/data [--lengths 1000 2000 3000 4000]
+    python -m experiments.bench_long_documents --data-dir ../shared/data [--lengths 1000 2000 3000 4000]
         [--batches 8 32] [--layouts padded bucketed] [--runs 5] [--out results/lra_text/bench]
 
 Both models exactly as `lra_text` trains them: its flags (`experiments/studies.py`) go through `train`'s parser,
@@ -28,7 +28,6 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
 from experiments import tables
@@ -41,11 +40,8 @@ ROUND_BATCHES = 4  # bucketed: batches per round
 
 def _config(setting, data_dir, batch):
     """The `TrainConfig` of `lra_text`'s `setting` at `batch` reviews a step (IMDB's first 2,000 training reviews)."""
-    from ganet_tf.cli import _config_from
-    from ganet_tf.cli import build_parser
-
     flags = [*LRA_TEXT, *LRA_SETTINGS[setting], "--data-dir", data_dir, "--batch-size", str(batch)]
-    config = _config_from(build_parser().parse_args(["train", *flags, "--limit", "2000"]))
+    config = runner.parse_train([*flags, "--limit", "2000"])
     config.gradient_accumulation_steps = None  # one step is one batch here
     return config
 
@@ -124,8 +120,8 @@ def _resident_mb():
 
 
 def _memory(args, model, cell):
-    command = [sys.executable, os.path.abspath(__file__), "--data-dir", args.data_dir, "--memory-of", model]
-    command += ["--ids", args.ids]
+    command = [sys.executable, "-m", "experiments.bench_long_documents", "--data-dir", args.data_dir]
+    command += ["--memory-of", model, "--ids", args.ids]
     done = subprocess.run([*command, "--cell", *map(str, cell)], capture_output=True, text=True)
     if done.returncode != 0:
         return {"killed": done.returncode < 0, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}

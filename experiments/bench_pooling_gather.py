@@ -1,6 +1,6 @@
 """Wall-clock of GatedAttentionPooling's sparse inference path against its dense path (issue 17, item 4).
 
-    nice -n 5 python experiments/bench_pooling_gather.py --runs 5
+    nice -n 5 python -m experiments.bench_pooling_gather --runs 5
 
 `pooling`: the layer on BiLSTM states `(batch, T, 200)`, dense against sparse (default buckets, exact k); `ganet`:
 `build_ganet`'s forward pass, dense pooling against sparse. Writes `OUT/bench.json` and the blocks of its README.
@@ -9,12 +9,10 @@
 import functools
 import itertools
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import provenance
 from experiments import runner
@@ -127,7 +125,7 @@ def rebuild(out):
             f"{setting['warmup']} warm-up runs, dense and sparse timed alternately in the same run; gates: round(d T) "
             "open per row at random positions; states width 200 (BiLSTM 100 x 2), score units 100.",
         ],
-        "table": tables.grid_of(HEADERS, rows),
+        "table": tables.grid(HEADERS, rows),
         "findings": [
             "`pooling`: the layer alone; `sparse` uses the default bucket ladder (`k`: the open count rounded up), "
             "`exact-k` uses `sparse_buckets=None`. `ganet`: the whole `build_ganet` forward pass (default sizes, "

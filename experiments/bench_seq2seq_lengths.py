@@ -1,7 +1,7 @@
 """Decoding cost across source lengths: Bahdanau against gated and hierarchical attention (issue 40).
 
-    nice -n 5 python experiments/bench_seq2seq_lengths.py [--quick]    # --quick: a few minutes' smoke
-    python experiments/bench_seq2seq_lengths.py --models gated-0.6 --vocabulary 8000 --out DIR    # Bahdanau and some
+    nice -n 5 python -m experiments.bench_seq2seq_lengths [--quick]    # --quick: a few minutes' smoke
+    python -m experiments.bench_seq2seq_lengths --models gated-0.6 --vocabulary 8000 --out DIR    # Bahdanau and some
 
 Untrained `EncoderDecoder`s (`MODELS`) decode sources of T random ids; the encoder, each model's `prepare_memory`
 and its decoder steps are timed apart by `bench.alternating`. Writes `OUT/bench.json`, the blocks of `OUT/README.md`
@@ -11,12 +11,10 @@ and its plot.
 import argparse
 import itertools
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import provenance
 from experiments import runner
@@ -182,11 +180,6 @@ def crossovers(cells):
     return found
 
 
-def plotted(cells):
-    """Whether the cells get a plot: batch 1 over several T."""
-    return any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1
-
-
 def readme(saved):
     """The blocks of `README.md` (its prose is written by hand) of a `bench.json`: the setting, the times, the FLOPs
     per step (the cells of each T's smallest batch), the crossovers and the checks."""
@@ -228,11 +221,9 @@ def readme(saved):
     crossover = [[k, v or "-"] for k, v in crossovers(cells).items()]
     return {
         "setting": setting,
-        "times": tables.grid_of(TIMES, times),
-        "flops": tables.grid_of(
-            "T | model | attended nodes | attention | LSTM | output | total | attention share", flops
-        ),
-        "crossovers": tables.grid_of("model, batch, measure | crossover T", crossover),
+        "times": tables.grid(TIMES, times),
+        "flops": tables.grid("T | model | attended nodes | attention | LSTM | output | total | attention share", flops),
+        "crossovers": tables.grid("model, batch, measure | crossover T", crossover),
         "checks": checks(cells),
     }
 
@@ -278,8 +269,9 @@ def rebuild(out):
     saved = runner.read_json(os.path.join(out, "bench.json"))
     committed = os.path.join(bench.RESULTS, "seq2seq_lengths", "README.md")
     tables.fill_copy(os.path.join(out, "README.md"), committed, readme(saved))
-    if plotted(saved["cells"]):
-        plot(saved["cells"], os.path.join(out, PLOT))
+    cells = saved["cells"]
+    if any(c["batch"] == 1 for c in cells) and len({c["length"] for c in cells}) > 1:  # batch 1 over several T
+        plot(cells, os.path.join(out, PLOT))
 
 
 def main():

@@ -1,6 +1,6 @@
 """CPU latency (batch 1) and throughput (batch 64) of an exported model, from raw strings to class probabilities.
 
-    python experiments/bench_serving.py --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
+    python -m experiments.bench_serving --model runs/core/trec_ganet_seed0 --data-dir ../shared/data
 
 Paths: the export's `serving_default` against the run's `TextVectorization` then Keras' `predict`, call and
 `predict_on_batch`. Writes `results/serving/latency.json` and the tables of its README.
@@ -10,14 +10,12 @@ import argparse
 import itertools
 import math
 import os
-import sys
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import provenance
 from experiments import runner
@@ -31,38 +29,27 @@ TIMING = {"calls": 200, "warmup": 20, "batches": 30, "batch_size": 64}
 STATISTICS = {"p50": lambda ms: np.percentile(ms, 50), "p99": lambda ms: np.percentile(ms, 99), "mean": np.mean}
 
 
-def latency(fn, texts, calls, warmup):
-    """p50, p99 and mean milliseconds of `fn` on one text at a time (`calls` calls after `warmup` calls)."""
+def latency(fn, texts):
+    """p50, p99 and mean milliseconds of `fn` on one text at a time (`TIMING`'s calls after its warm-up calls)."""
     singles = itertools.cycle([text] for text in texts)
-    ms = 1000 * np.array(bench.alternating([lambda: fn(next(singles))], warmup, calls)[0])
-    return {"calls": calls, **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
+    ms = 1000 * np.array(bench.alternating([lambda: fn(next(singles))], TIMING["warmup"], TIMING["calls"])[0])
+    return {"calls": TIMING["calls"], **{f"{name}_ms": round(float(f(ms)), 3) for name, f in STATISTICS.items()}}
 
 
-def throughput(fn, texts, batch_size, batches, warmup=3):
-    """Texts per second of `fn` on `batches` batches of `batch_size` texts (at least that many), after `warmup`."""
-    starts = itertools.cycle(range(0, len(texts) - batch_size + 1, batch_size))  # full batches, in turn
+def throughput(fn, texts, warmup=3):
+    """Texts per second of `fn` on `TIMING`'s batches of `texts` (full batches, in turn), after `warmup`."""
+    batch_size, batches = TIMING["batch_size"], TIMING["batches"]
+    texts = texts * math.ceil(batch_size / len(texts))
+    starts = itertools.cycle(range(0, len(texts) - batch_size + 1, batch_size))
     chunks = (texts[start : start + batch_size] for start in starts)
     seconds = bench.alternating([lambda: fn(next(chunks))], warmup, batches)[0]
     texts_per_second = round(batches * batch_size / sum(seconds), 1)
     return {"batch_size": batch_size, "batches": batches, "texts_per_second": texts_per_second}
 
 
-def side_by_side(functions, texts, timing, rounds):
-    """`latency` and `throughput` of every function of the dict `functions`, timed in turn by `bench.alternating`, a
-    round per run: per round, `{name: {"latency": scores, "throughput": scores}}`."""
-    batch_texts = texts * math.ceil(timing["batch_size"] / len(texts))  # full batches
-    parts = {
-        "latency": lambda fn: latency(fn, texts, timing["calls"], timing["warmup"]),
-        "throughput": lambda fn: throughput(fn, batch_texts, timing["batch_size"], timing["batches"]),
-    }
-    scores = {(part, name): [] for part in parts for name in functions}
-    calls = [lambda p=part, n=name: scores[p, n].append(parts[p](functions[n])) for part, name in scores]
-    bench.alternating(calls, 0, rounds, block=lambda _: None)
-    return [{name: {part: scores[part, name][i] for part in parts} for name in functions} for i in range(rounds)]
-
-
-def write_readme(result, results=RESULTS):
-    """The tables of `results/README.md` (its prose is written by hand) from the summary `result` (`latency.json`)."""
+def rebuild(out):
+    """The tables of `out/README.md` (its prose is written by hand) from its `latency.json`."""
+    result = runner.read_json(os.path.join(out, "latency.json"))
     model, load = result["model"], result["load_average_1min"]
     verdict = "nothing else was running" if load[0] <= 1.0 else BUSY
     rows = [
@@ -93,7 +80,7 @@ def write_readme(result, results=RESULTS):
             f"the benchmark itself accounts for about 1): {verdict}.",
         ],
     }
-    tables.fill_copy(os.path.join(results, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
+    tables.fill_copy(os.path.join(out, "README.md"), os.path.join(RESULTS, "README.md"), blocks)
 
 
 def main():
@@ -124,7 +111,8 @@ def main():
         }
         for name, fn in paths.items():
             np.testing.assert_allclose(fn(texts[:64]), paths["saved_model"](texts[:64]), atol=1e-5, err_msg=name)
-        (scores,) = side_by_side(paths, texts, TIMING, rounds=1)
+        latencies = {name: latency(fn, texts) for name, fn in paths.items()}  # every path's, then throughputs
+        scores = {name: {"latency": latencies[name], "throughput": throughput(fn, texts)} for name, fn in paths.items()}
     loads.append(os.getloadavg()[0])
     keys = ("dataset", "model", "test_accuracy", "epochs_trained", "sequence_length", "vocabulary_size")
     machine = provenance.machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True)
@@ -132,7 +120,7 @@ def main():
     result.update(model={key: metrics[key] for key in keys}, run=args.model, run_config=metrics["config"])
     result.update(texts=len(texts), **TIMING, paths=scores)
     runner.write_json(os.path.join(args.out, "latency.json"), result)
-    write_readme(runner.read_json(os.path.join(args.out, "latency.json")), args.out)
+    rebuild(args.out)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Wall-clock of gated sparse attention against dense Keras attention (issue 17).
 
-    python experiments/bench_sparse_attention.py [--kinds layer] [--lengths 256] [--force]
+    python -m experiments.bench_sparse_attention [--kinds layer] [--lengths 256] [--force]
 
 `layer`: `GatedMultiHeadAttention(sparse_inference=True)` self-attention against `keras.layers.MultiHeadAttention`;
 `layer-queries`: the same with `query_dropping=True`; `encoder`: 2 `GatedTransformerEncoder(token_dropping=True)`
@@ -11,11 +11,9 @@ again), the blocks of `OUT/README.md` and `bench.png`.
 import functools
 import itertools
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
 from experiments import tables
@@ -94,10 +92,10 @@ def main():
             print(f"{kind} T={length} d={density} B={batch} k={k}: speedup {cell['speedup']} ({skipped})", flush=True)
             ordered = sorted(cells.values(), key=lambda c: (c["kind"], c["T"], c["batch"], c["density"]))
             runner.write_json(path, {"command": command, "machine": machine, "setting": setting, "cells": ordered})
-            readme(args.out)
+            rebuild(args.out)
 
 
-def readme(out):
+def rebuild(out):
     """The blocks of `out/README.md` (its prose is written by hand) and `bench.png` from its `bench.json` alone."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
     cells, setting = saved["cells"], saved["setting"]
@@ -119,9 +117,7 @@ def readme(out):
     ]
     headers = "kind | T | density | batch | k | dense ms | gated ms | speedup | FLOPs ratio"
     committed = os.path.join(bench.RESULTS, "sparse_attention", "README.md")
-    tables.fill_copy(
-        os.path.join(out, "README.md"), committed, {"setting": made, "table": tables.grid_of(headers, rows)}
-    )
+    tables.fill_copy(os.path.join(out, "README.md"), committed, {"setting": made, "table": tables.grid(headers, rows)})
     plot(cells, os.path.join(out, "bench.png"))
 
 

@@ -1,6 +1,6 @@
 """Wall-clock of a training step with token dropping against dense gated training (issue 41).
 
-    python experiments/bench_sparse_training.py [--lengths 4096 --densities 0.2 --batches 1] [--xla]
+    python -m experiments.bench_sparse_training [--lengths 4096 --densities 0.2 --batches 1] [--xla]
 
 One step (forward, backward, Adam) of 2 `GatedTransformerEncoder` blocks and a gate logit per token, loss a fixed
 random readout: `dense` runs every token, `sparse` (`sparse_training=True, training_density=d`) the kept ones; same
@@ -9,11 +9,9 @@ weights, timed in turn by `bench.alternating`. Writes `OUT/bench.json` (resumabl
 
 import itertools
 import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import bench
 from experiments import runner
 from experiments import tables
@@ -96,10 +94,10 @@ def main():
         cells[length, density, batch, args.xla] = cell
         ordered = sorted(cells.values(), key=lambda c: (c["xla"], c["T"], c["batch"], c["density"]))
         runner.write_json(path, {"setting": setting, "cells": ordered})
-        readme(args.out)
+        rebuild(args.out)
 
 
-def readme(out):
+def rebuild(out):
     """The blocks of `out/README.md` (its prose, the setting included, is written by hand) from its `bench.json`."""
     saved = runner.read_json(os.path.join(out, "bench.json"))
     commands, rows = {}, []
@@ -116,7 +114,7 @@ def readme(out):
     made = [f"- `{command}` on {machine}" for command, machine in commands.items()]
     committed = os.path.join(bench.RESULTS, "sparse_training", "README.md")
     tables.fill_copy(
-        os.path.join(out, "README.md"), committed, {"made": made, "table": tables.grid_of(headers, []) + rows}
+        os.path.join(out, "README.md"), committed, {"made": made, "table": tables.grid(headers, []) + rows}
     )
 
 

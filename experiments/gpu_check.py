@@ -1,8 +1,8 @@
 """The GPU check of issue 53: under JAX with TensorFlow unimportable, in one process (docs/devices.md).
 
     sh experiments/gpu_check.sh                                         # on the device: results to $OUT/gpu
-    KERAS_BACKEND=jax python experiments/gpu_check.py --smoke --prepared runs/backends/trec_seed_0.npz  # a CPU
-    python experiments/gpu_check.py --write-specs --prepared runs/backends/imdb512.npz      # TensorFlow side, once
+    KERAS_BACKEND=jax python -m experiments.gpu_check --smoke --prepared runs/backends/trec_seed_0.npz  # a CPU
+    python -m experiments.gpu_check --write-specs --prepared runs/backends/imdb512.npz      # TensorFlow side, once
 
 Parts (`--parts`): `tests`, the layer tests marked `backends`; `bench`, 2 gated encoder blocks (token dropping,
 sparse training, gathered lengths a multiple of 64) against 2 dense fused-attention blocks, bf16, inference and an SGD
@@ -24,12 +24,11 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-from experiments import bench  # noqa: E402 - after the path
-from experiments import provenance  # noqa: E402
-from experiments import runner  # noqa: E402
-from experiments import tables  # noqa: E402
+from experiments import bench
+from experiments import provenance
+from experiments import runner
+from experiments import tables
+from experiments.provenance import REPO
 
 SPECS = os.path.join(REPO, "experiments", "gpu_check_specs.json")
 FULL = dict(lengths=[1024, 4096, 16384], batches=[1, 8, 32], densities=[0.1, 0.2, 0.5], width=512, heads=8)
@@ -57,7 +56,7 @@ def parse_args():
     for name, value in (SMOKE if args.smoke else FULL).items():
         setattr(args, name, value if getattr(args, name) is None else getattr(args, name))
     args.out = args.out or os.path.join(REPO, "results", "gpu", "cpu_smoke" if args.smoke else "")
-    args.command = provenance.portable("python experiments/gpu_check.py " + shlex.join(sys.argv[1:]))
+    args.command = provenance.command("gpu_check.py")
     return args
 
 
@@ -306,7 +305,7 @@ def report(results):
             "M --seed S`),",
             "early stopping on validation loss with the best weights restored, `train`'s test evaluation.",
             "",
-            *tables.grid_of(TRAIN_HEADERS, rows),
+            *tables.grid(TRAIN_HEADERS, rows),
             "",
         ]
     return lines

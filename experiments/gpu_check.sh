@@ -1,7 +1,7 @@
 #!/bin/sh
 # The device machine's one line (docs/devices.md, "The GPU check"): no TensorFlow there.
 # Installs the carried wheels (runs/wheels: Keras 3.15.1 and its dependencies, pytest), then runs
-# experiments/gpu_check.py under JAX on the carried IMDB file; results go to $OUT/gpu (else results/gpu).
+# `python -m experiments.gpu_check` under JAX on the carried IMDB file; results go to $OUT/gpu (else results/gpu).
 # Extra arguments go to gpu_check.py (e.g. --parts bench --lengths 1024).
 set -e
 if [ ! -d runs/wheels ]; then
@@ -9,4 +9,4 @@ if [ ! -d runs/wheels ]; then
   exit 2
 fi
 python -m pip install -q --no-index --find-links runs/wheels keras==3.15.1 pytest
-KERAS_BACKEND=jax python experiments/gpu_check.py --prepared runs/backends/imdb512.npz --out "${OUT:-results}/gpu" "$@"
+KERAS_BACKEND=jax python -m experiments.gpu_check --prepared runs/backends/imdb512.npz --out "${OUT:-results}/gpu" "$@"

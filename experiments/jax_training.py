@@ -8,12 +8,11 @@ import types
 def train_spec(flags, train_examples, dataset):
     """The JSON-ready spec of `train FLAGS` on prepared data: `model`, `seed`, `builder` (its arguments but the
     embeddings) and `fit`."""
-    from experiments.runner import train_config
-    from ganet_tf.training import TrainConfig
+    from experiments.runner import parse_train
     from ganet_tf.training.train import MONITORS
     from ganet_tf.training.train import model_arguments
 
-    config = TrainConfig(**train_config(flags))
+    config = parse_train(flags)
     config.validate()
     splits = types.SimpleNamespace(train_texts=range(train_examples), name=dataset)
     builder = model_arguments(config, splits, embeddings=None)

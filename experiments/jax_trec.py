@@ -1,7 +1,7 @@
 """GA-Net trained under JAX, TensorFlow unimportable, on the TREC ids `python -m ganet_tf prepare` writes, beside
 the TensorFlow main job. Writes `results/backends/jax_trec_seed_S.json` (resumable) and fills `README.md`.
 
-    python experiments/jax_trec.py --seeds 0 1 2
+    python -m experiments.jax_trec --seeds 0 1 2
 """
 
 import argparse
@@ -9,7 +9,6 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments import tables
 
@@ -19,7 +18,6 @@ RUNS = os.path.join("runs", "backends")
 
 def child_main(spec_path):
     """In the JAX subprocess: trains and evaluates one seed; prints its JSON."""
-    sys.path.append(runner.REPO)  # tests/ (after the ganet_tf snapshot on PYTHONPATH)
     from tests import tensorflow_blocker
 
     tensorflow_blocker.install()
@@ -45,15 +43,15 @@ def run_seed(seed):
     summary = runner.run_command([sys.executable, "-m", "ganet_tf", *prepare], shown, log + ".log", unset=unset)
     spec = train_spec(["--dataset", "trec", "--seed", str(seed)], summary["examples"]["train"], summary["dataset"])
     runner.write_json(log + ".spec.json", {**spec, "prepared": prepared})
-    child = [sys.executable, os.path.abspath(__file__), "--child", log + ".spec.json"]
+    child = [sys.executable, "-m", "experiments.jax_trec", "--child", log + ".spec.json"]
     jax = {"KERAS_BACKEND": "jax", "GANET_BLOCK_TENSORFLOW": "1"}
     result = runner.run_command(child, f"JAX: {shown}", log + ".log", unset=unset, environment=jax)
-    made = {"command": f"python experiments/jax_trec.py --seeds {seed}", "prepare_command": shown}
+    made = {"command": f"python -m experiments.jax_trec --seeds {seed}", "prepare_command": shown}
     made.update(prepared_bytes=summary["bytes"], builder=spec["builder"], fit=spec["fit"], **runner.provenance())
     return {"seed": seed, **result, **made}
 
 
-def write_readme(results=RESULTS):
+def rebuild(results=RESULTS):
     """Fills the blocks of `README.md` in the folder `results`: its JAX seeds beside the main job's."""
     from experiments.main_job import cells
     from experiments.main_job import rule_text
@@ -75,7 +73,7 @@ def write_readme(results=RESULTS):
         f"Test gates: JAX {rule_text(runs[0]['test_gates'])}, TF {rule_text(main[0]['test_gates'])}.",
     ]
     headers = "backend | seed | test accuracy | attended density | epochs | train seconds"
-    table = tables.grid_of(headers, rows) + [
+    table = tables.grid(headers, rows) + [
         "",
         f"Mean ± sample std over seeds {', '.join(str(run['seed']) for run in runs)}: test accuracy JAX "
         f"**{jax_accuracy}**, TF **{tf_accuracy}**; attended density JAX {jax_density}, TF {tf_density}. Difference "
@@ -92,7 +90,7 @@ def main():
     if args.child:
         return child_main(args.child)
     runner.seed_results(args.seeds, lambda seed: os.path.join(RESULTS, f"jax_trec_seed_{seed}.json"), run_seed)
-    write_readme()
+    rebuild()
 
 
 if __name__ == "__main__":

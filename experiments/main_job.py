@@ -1,12 +1,11 @@
 """The README's main job as a stranger runs it, `train --dataset trec` from an empty folder with no data flag and no
-`GANET_DATA_DIR`: `python experiments/main_job.py --seeds 0 1 2` writes `seed_S.json` (resumable) and the README."""
+`GANET_DATA_DIR`: `python -m experiments.main_job --seeds 0 1 2` writes `seed_S.json` (resumable) and the README."""
 
 import argparse
 import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments import tables
 
@@ -41,7 +40,7 @@ def cells(run, columns):
     return [format(run[key], spec) for key, spec in columns]
 
 
-def write_readme(results=RESULTS):
+def rebuild(results=RESULTS):
     """Fills the tables of `README.md` in the folder `results` from its `seed_S.json` files."""
     runs = seed_files(results, "seed_")
     keys = ("seed", "test_accuracy", "test_attended_density", "test_all_closed_rate", "epochs_trained", "train_seconds")
@@ -60,4 +59,4 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     runner.seed_results(parser.parse_args().seeds, lambda seed: os.path.join(RESULTS, f"seed_{seed}.json"), run_seed)
-    write_readme()
+    rebuild()

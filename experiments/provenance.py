@@ -24,10 +24,10 @@ def portable(value):
 
 
 def command(script):
-    """This process's command line as summaries record it: `[nice -n N ]python experiments/SCRIPT ARGS`."""
+    """This process's command line as summaries record it: `[nice -n N ]python -m experiments.SCRIPT ARGS`."""
     niceness = os.nice(0)
     prefix = f"nice -n {niceness} " if niceness else ""
-    return portable(f"{prefix}python experiments/{script} " + shlex.join(sys.argv[1:]))
+    return portable(f"{prefix}python -m experiments.{script.removesuffix('.py')} " + shlex.join(sys.argv[1:]))
 
 
 def processor():

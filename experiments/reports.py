@@ -95,17 +95,13 @@ def gates_top_k(study, point, summary, context):
         return None
     rho = float(flags[flags.index("--target-density") + 1]) if "rho" in point["setting"] else 0.3
     from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.policy import trained_run
-    from ganet_tf.training import TrainConfig
+    from ganet_tf.policy.trained_run import load_run
     from ganet_tf.training.evaluate import evaluate_model
     from ganet_tf.training.train import load_splits
 
     model_dir = os.path.join(runner.REPO, context["out_root"], point["name"])
-    data = load_splits(TrainConfig(**{**runner.train_config(flags), "data_dir": context["data_dir"]}))
-    vectorizer, class_names = trained_run.load_preprocessing(model_dir)
-    model = trained_run.load_model_file(trained_run.model_file(model_dir))
-    gates = model.get_layer("gates")
-    gates.inference_mode, gates.inference_density = "top_k", rho
+    data = load_splits(runner.parse_train(study.run_flags(point, context["data_dir"])))
+    model, vectorizer, class_names = load_run(model_dir, {"inference_mode": "top_k", "inference_density": rho})
     scores = evaluate_model(model, vectorize(vectorizer, data.validation_texts), data.validation_labels, class_names)
     scores.pop("report")
     return {**summary, "top_k": {"rho": rho, **{f"validation_{key}": value for key, value in scores.items()}}}
@@ -118,7 +114,7 @@ def gates(study, root):
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
         ("n", lambda group: str(len(group))),
-        ("seeds", lambda group: runner.seed_list(group)),
+        ("seeds", tables.seeds),
         ("val acc (threshold)", tables.stat("validation_accuracy")),
         ("val attended density", tables.stat("validation_attended_density")),
         ("val all-closed", tables.stat("validation_all_closed_rate")),
@@ -277,7 +273,7 @@ def subwords(study, root):
         cells = [f"{run[key]:{spec}}" for key, spec in _SUBWORD_CELLS.items()]
         rows.append([point["tokenizer"], run["target_vocabulary"], run["epochs_trained"], f"{bleu:.2f}", *cells])
     headers = "tokenizer | joint ids | epochs | validation BLEU | test BLEU | test perplexity | s/epoch | decode s/sent"
-    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid_of(headers, rows)]
+    lines = [f"Chosen: **{selection['chosen']}**.", "", *tables.grid(headers, rows)]
     fill_readme(study, root, list(runs.values()), machines=True, table=lines)
 
 
@@ -329,7 +325,7 @@ def _gate_defaults(runs, tuning, held_out):
     for dataset in (*tuning, *held_out):
         ganet, soft = _group(runs, dataset, "default"), _group(runs, dataset, "soft")
         role = "tuned on (validation)" if dataset in tuning else "held out"
-        cells = [runner.seed_list(ganet), *(tables.stat(key)(ganet) for key in _SWEPT)]
+        cells = [tables.seeds(ganet), *(tables.stat(key)(ganet) for key in _SWEPT)]
         rows.append([dataset, role, *cells, tables.stat("test_accuracy")(soft), _verdict(ganet, soft)])
     headers = ["dataset", "role", "seeds", "GA-Net accuracy", "attended density", "all-closed rate", "soft accuracy"]
     return tables.grid([*headers, "checks"], rows)
@@ -340,7 +336,7 @@ def _gate_anneal(runs, tuning):
     columns = [
         ("dataset", lambda group: group[0]["dataset"]),
         ("setting", lambda group: group[0]["setting"]),
-        ("seeds", runner.seed_list),
+        ("seeds", tables.seeds),
         ("val accuracy", tables.stat("validation_accuracy")),
         ("val attended density", tables.stat("validation_attended_density")),
         ("epochs", tables.stat("epochs_trained")),
@@ -394,20 +390,9 @@ def lazy(module, function):
     return lambda *args: getattr(importlib.import_module(f"experiments.{module}"), function)(*args)
 
 
-def hooks(module, after):
-    """The `after` and `tables` of a study analysed in `experiments/MODULE.py`: its AFTER and its `tables`."""
-    return {"after": lazy(module, after), "tables": lazy(module, "tables")}
-
-
 def folder_tables(module, function):
     """The tables of a study whose `MODULE.FUNCTION(folder)` rebuilds its results folder."""
     return lambda study, root: lazy(module, function)(os.path.join(root, study.folder))
-
-
-def serving(study, root):
-    """`experiments/bench_serving.py`'s README from its `latency.json`."""
-    folder = os.path.join(root, study.folder)
-    lazy("bench_serving", "write_readme")(runner.read_json(os.path.join(folder, "latency.json")), folder)
 
 
 # --- seq2seq: the hierarchical-attention report's tables beside our runs ----

@@ -1,13 +1,10 @@
 """The GA-Net paper's tables and Figure 5 (study `reproduce`; TREC and SST runs are `core`'s): the tables of its README,
-`fig5_*.png`, `fig5.json`; and the IMDB explanations, `python experiments/reproduce.py explain --data-dir DIR`."""
+`fig5_*.png`, `fig5.json`."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import runner
 from experiments.bench import figure
 from experiments.protocol import IMDB_SETTINGS
@@ -15,9 +12,8 @@ from experiments.protocol import imdb_run_name
 from experiments.reports import PAPER
 from experiments.tables import fill_copy
 from experiments.tables import grid
-from experiments.tables import grid_of
 from experiments.tables import mean_std
-from experiments.tables import write_text
+from experiments.tables import seeds
 
 RESULTS = os.path.join(runner.REPO, "results", "reproduce")
 IMDB_MAX_DENSITY = 0.25  # the reproduction issue's target: candidates above it are not chosen
@@ -42,51 +38,6 @@ def imdb_candidates(runs):
     return [(setting, by_name[f"imdb_ganet{setting}_seed0"]) for setting in IMDB_SETTINGS]
 
 
-def imdb_setting(runs):
-    """The candidate whose GA-Net (seed 0) has the best validation accuracy at density <= IMDB_MAX_DENSITY."""
-    allowed = [c for c in imdb_candidates(runs) if c[1]["validation_density"] <= IMDB_MAX_DENSITY]
-    return max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
-
-
-def explain_imdb(data_dir, max_words=80):
-    """`python -m ganet_tf explain` with the seed-0 IMDB models of the chosen setting on the first negative and
-    positive test review of at most `max_words` words (`explain_imdb/`)."""
-    from ganet_tf.data import load_dataset
-
-    setting = imdb_setting(runner.load_runs(os.path.join(RESULTS, "runs")))
-    models = [
-        os.path.join("runs", "reproduce", imdb_run_name(model, setting, 0)) for model in ("ganet", "soft", "local")
-    ]
-    splits = load_dataset("imdb", data_dir)
-    pairs = list(zip(splits.test_texts, splits.test_labels, strict=True))
-    chosen = [next(t for t, y in pairs if y == label and len(t.split()) <= max_words) for label in (0, 1)]
-    out = os.path.join("results", "reproduce", "explain_imdb")  # from the repository
-    write_text(os.path.join(runner.REPO, out, "reviews.txt"), [" ".join(text.split()) for text in chosen])
-    flags = [*(flag for path in models for flag in ("--model", path)), "--file", f"{out}/reviews.txt", "--out", out]
-    subprocess.run([sys.executable, "-m", "ganet_tf", "explain", *flags], check=True, cwd=runner.REPO)
-
-
-def profile(study, point, summary, context):
-    """After a run, once: one example's attention FLOPs by TensorFlow's profiler and ours (`profiler_check.json`)."""
-    path = os.path.join(os.path.dirname(context["runs_dir"]), "profiler_check.json")
-    if os.path.exists(path):
-        return
-    import tensorflow as tf
-
-    from ganet_tf.layers import GatedAttentionPooling
-
-    shape = {"steps": 50, "features": 200, "units": 100}
-    layer = GatedAttentionPooling(units=shape["units"])
-    layer.build((1, shape["steps"], shape["features"]))
-    spec = tf.TensorSpec([1, shape["steps"], shape["features"]], tf.float32)
-    function = tf.function(lambda states: layer(states)[0]).get_concrete_function(spec)
-    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
-    options["output"] = "none"
-    total = tf.compat.v1.profiler.profile(function.graph, options=options).total_float_ops
-    ours = int(shape["steps"] * layer.flops_per_token())
-    runner.write_json(path, {**shape, "profiler_total": int(total), "ours": ours})
-
-
 def _group(runs, dataset, model, setting=""):
     """The runs of `model` on `dataset`; on IMDB, those of `setting` (a model's first setting with its flags)."""
     part = imdb_run_name(model, setting, 0).split("_")[1] if dataset == "imdb" else model
@@ -101,7 +52,7 @@ def _candidates_table(here, chosen):
         for setting, run in imdb_candidates(here)
     ]
     headers = "setting | validation accuracy | validation density | test accuracy | attended test density | chosen"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def _other_imdb_table(here, shown):
@@ -111,9 +62,9 @@ def _other_imdb_table(here, shown):
         for model in MODELS:
             name, group = imdb_run_name(model, setting, 0), _group(here, "imdb", model, setting)
             if name not in listed and group:
-                rows.append([_setting_text(setting), model, runner.seed_list(group), *_scores(group, closed=False)])
+                rows.append([_setting_text(setting), model, seeds(group), *_scores(group, closed=False)])
             listed.add(name)
-    return grid_of("setting | model | seeds | accuracy | attended density", rows)
+    return grid("setting | model | seeds | accuracy | attended density", rows)
 
 
 def _table2(everything, defaults, imdb):
@@ -123,9 +74,9 @@ def _table2(everything, defaults, imdb):
             group = _group(everything, dataset, model, imdb)
             if model == "ganet (defaults)":
                 group = [r for r in defaults if r["dataset"] == dataset]
-            rows.append([dataset, model, runner.seed_list(group), *_scores(group), PAPER.get((dataset, model), "")])
+            rows.append([dataset, model, seeds(group), *_scores(group), PAPER.get((dataset, model), "")])
     headers = "dataset | model | seeds | accuracy | attended density | all-closed rate | paper (acc / density, 100d)"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def _table3(everything, defaults, imdb):
@@ -136,7 +87,7 @@ def _table3(everything, defaults, imdb):
         new = np.mean([r["attention_flops_gated"] for r in mine])
         ratio = np.mean([r["attention_flops_soft"] / r["attention_flops_gated"] for r in mine])
         rows.append([dataset, f"{soft:,.0f}", f"{gated:,.0f}", f"{soft / gated:.2f}x", f"{new:,.0f}", f"{ratio:.2f}x"])
-    return grid_of("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults", rows)
+    return grid("dataset | soft attention | GA-Net | soft / GA-Net | GA-Net (defaults) | soft / defaults", rows)
 
 
 def _table5(here, imdb):
@@ -154,7 +105,7 @@ def _table5(here, imdb):
         "from seed to seed, so differences of that size here are noise."
     )
     rows = [[aux, *_scores(group)] for aux, group in table]
-    return [note], grid_of("auxiliary | accuracy | attended density | all-closed rate", rows)
+    return [note], grid("auxiliary | accuracy | attended density | all-closed rate", rows)
 
 
 def _per_class(trec):
@@ -169,7 +120,7 @@ def _per_class(trec):
     title = (
         f"## Per-class scores of the best GA-Net on TREC (seed {best['seed']}, accuracy {best['test_accuracy']:.4f})"
     )
-    return [title, "", *grid_of("class | precision | recall | F1 | support", rows)], confusion
+    return [title, "", *grid("class | precision | recall | F1 | support", rows)], confusion
 
 
 def tables(study, root):
@@ -178,7 +129,9 @@ def tables(study, root):
     results = os.path.join(root, "reproduce")
     core = runner.load_runs(os.path.join(root, "core", "runs"))
     here = runner.load_runs(os.path.join(results, "runs"))
-    everything, imdb = core + here, imdb_setting(here)
+    # IMDB's setting: the candidate whose GA-Net has the best validation accuracy at density <= IMDB_MAX_DENSITY.
+    allowed = [c for c in imdb_candidates(here) if c[1]["validation_density"] <= IMDB_MAX_DENSITY]
+    everything, imdb = core + here, max(allowed, key=lambda c: c[1]["validation_accuracy"])[0]
     defaults = [r for r in runner.load_runs(os.path.join(root, "gate_check", "runs")) if r.get("setting") == "default"]
     explained = runner.read_json(os.path.join(results, "explain_imdb", "explanations.json"))
     shown = ", ".join(os.path.basename(rows[0]["model_dir"]) for rows in explained)
@@ -200,8 +153,8 @@ def tables(study, root):
         ],
         "explanations": [
             f"Two test reviews ({shown}): [page](explain_imdb/index.html), made by `python -m ganet_tf "
-            "explain` with these models on `explain_imdb/reviews.txt` (`python experiments/reproduce.py explain` "
-            "picks the reviews and uses the shown setting's models)."
+            "explain` with these models on `explain_imdb/reviews.txt` (the first negative and the first positive "
+            "IMDB test review of at most 80 words)."
         ],
     }
     blocks["table5_note"], blocks["table5"] = _table5(here, imdb)
@@ -231,9 +184,3 @@ def plot_fig5(root):
             axis.set(xlabel="auxiliary BiLSTM hidden size", ylim=(0, 1), title=title)
             axis.legend()
     runner.write_json(os.path.join(results, "fig5.json"), data)
-
-
-if __name__ == "__main__":
-    if sys.argv[1:3] != ["explain", "--data-dir"] or len(sys.argv) != 4:
-        raise SystemExit("usage: python experiments/reproduce.py explain --data-dir DIR")
-    explain_imdb(sys.argv[3])

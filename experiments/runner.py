@@ -28,13 +28,12 @@ def recorded_machine(runs_dir):
     return runs[0]["machine"] if runs else "-"
 
 
-def train_config(flags):
-    """The `TrainConfig` fields (a dict) that `train FLAGS` would run with."""
+def parse_train(flags):
+    """The `TrainConfig` that `train FLAGS` would run with."""
     from ganet_tf.cli import _config_from
     from ganet_tf.cli import build_parser
 
-    config = dataclasses.asdict(_config_from(build_parser().parse_args(["train", *flags])))
-    return {key: value for key, value in config.items() if key not in _WHERE}
+    return _config_from(build_parser().parse_args(["train", *flags]))
 
 
 def test_rule_config(config, legacy=False):
@@ -101,7 +100,7 @@ def same_run(flags, runs_dirs, command="train"):
                     return os.path.join(runs_dir, f"{run['name']}.json")
         return None
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
-    wanted = test_rule_config(train_config(flags))
+    wanted = test_rule_config({k: v for k, v in dataclasses.asdict(parse_train(flags)).items() if k not in _WHERE})
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
             config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}
@@ -160,8 +159,8 @@ def _train(name, flags, out_root, resumable, subcommand):
 
 def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
     """Runs a `python ...` command in `cwd`, less the variables `unset`, plus `environment`, its output into `log`; the
-    JSON of its last stdout line. It imports a copy of `ganet_tf` and `tuning` taken at its start: autograph reads
-    source when it traces, maybe hours in, after the tree changed."""
+    JSON of its last stdout line. It imports a copy of `ganet_tf` and `tuning` taken at its start (autograph reads
+    source when it traces, maybe hours in, after the tree changed), the rest (`experiments`, `tests`) from `REPO`."""
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
         print(f"    log: {os.path.relpath(log, REPO)}", flush=True)
@@ -174,7 +173,7 @@ def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
             for package in ("ganet_tf", "tuning"):
                 ignore = shutil.ignore_patterns("__pycache__")
                 shutil.copytree(os.path.join(REPO, package), os.path.join(code, package), ignore=ignore)
-            path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))
+            path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH"), REPO]))
             env = {**os.environ, **(environment or {}), "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
             env = {key: value for key, value in env.items() if key not in unset}
             if command[:2] == [sys.executable, "-m"]:
@@ -257,8 +256,3 @@ def load_runs(runs_dir):
     """The summaries (`*.json`) in `runs_dir`, by file name."""
     names = sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []
     return [read_json(os.path.join(runs_dir, name)) for name in names if name.endswith(".json")]
-
-
-def seed_list(runs):
-    """The seeds of `runs`, sorted, as '0,1,2'."""
-    return ",".join(str(run["seed"]) for run in sorted(runs, key=lambda run: run["seed"]))

@@ -3,7 +3,7 @@
 pieces and word classes the test gates open), earlier rows of both kept, `densities` (validation BLEU at other test
 densities).
 
-    python experiments/seq2seq_analysis.py levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
+    python -m experiments.seq2seq_analysis levels|gates|densities --data-dir DIR --names RUN ... [--reference RUN ...]
 """
 
 import argparse
@@ -11,12 +11,9 @@ import collections
 import itertools
 import os
 import re
-import shlex
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments import provenance
 from experiments import runner
 from experiments import tables
@@ -165,7 +162,7 @@ def levels_readme(rows):
         + _shares(r, ("block_size_mean", "block_size_std", "token_block_size", "largest_block"), 2)
         for r in rows
     ]
-    blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers.split(" | "), table)}
+    blocks = {"machine": _machine("Commands: below the table."), "table": grid(headers, table)}
     if words := [r for r in rows if r.get("block_start_at_word") is not None]:
         headers = "run | block starts on a word | tokens on a word | words of 2+ pieces | words cut | at random"
         cells = [
@@ -173,7 +170,7 @@ def levels_readme(rows):
             + _shares(r, ("words_split", "words_split_at_random"))
             for r in words
         ]
-        blocks["words"] = grid(headers.split(" | "), cells)
+        blocks["words"] = grid(headers, cells)
     if checked := [r for r in rows if r.get("checks")]:
         blocks["checks"] = [
             f"- {r['run']}: " + "; ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in r["checks"].items())
@@ -326,17 +323,14 @@ def densities(args, command):
     for name in [*args.names, *args.reference]:
         rules = [("top_k", rho) for rho in DENSITIES] + [("nucleus", pi) for pi in MASSES] if name in args.names else []
         own, scores = validation_bleu(args.models[name], args.data_dir, rules)
-        for rule, (bleu, open_share) in sorted(scores.items(), key=lambda item: _order(item[0])):
+        # A reference's one rule (None) first, then top_k's, then nucleus', each by its value.
+        order = {rule: (0, 0.0) if rule is None else (1 + (rule[0] != "top_k"), rule[1]) for rule in scores}
+        for rule, (bleu, open_share) in sorted(scores.items(), key=lambda item: order[item[0]]):
             mode, value = rule or (None, None)
             row = {"run": name, "rule": mode, "density": value if mode == "top_k" else None}
             row.update(mass=value if mode == "nucleus" else None, own=mode == "top_k" and value == own, bleu=bleu)
             rows.append({**row, "open_share": open_share, "command": command})
     return rows, densities_readme(rows)
-
-
-def _order(rule):
-    """top_k rules first, each mode by its value; None (a reference, as it is) first of all."""
-    return (0, 0.0) if rule is None else (1 + (rule[0] != "top_k"), rule[1])
 
 
 def _gates_cell(row):
@@ -395,7 +389,7 @@ def main():
     args.runs_root = os.path.join(runner.REPO, "runs", os.path.basename(os.path.normpath(args.out)))
     analysis, stem, fits = ANALYSES[args.analysis]
     finished_runs(args, fits)
-    rows, blocks = analysis(args, "python experiments/seq2seq_analysis.py " + shlex.join(sys.argv[1:]))
+    rows, blocks = analysis(args, provenance.command("seq2seq_analysis.py"))
     with open(write_analysis(args, stem, rows, blocks), encoding="utf-8") as handle:
         print(handle.read(), end="")
 

@@ -245,9 +245,8 @@ def _seq2seq_runs():
     return runs
 
 
-# KerasTuner searches of GA-Net on TREC (`python -m ganet_tf tune`), a project each in runs/tuning/NAME. The committed
-# summaries were written by an older wrapper (`command`, `machine`, `result`, `trials`); results/tuning/README.md is
-# written by hand.
+# KerasTuner searches of GA-Net on TREC (`python -m ganet_tf tune`), a project each in runs/tuning/NAME (the committed
+# summaries by an older wrapper: `experiments/README.md`); results/tuning/README.md is written by hand.
 SEARCH = (
     *("--dataset", "trec", "--model", "ganet", "--tuner", "bayesian", "--max-trials", "20", "--patience", "3"),
     *("--objective", "val_accuracy", "--lam-values", "4e-6,1e-5,1e-4,1e-3,5e-3,1e-2", "--seed", "0"),
@@ -365,7 +364,7 @@ STUDIES = {
             pattern="{run}",
             reuse=lambda point: () if point["run"].startswith("imdb") else ("core",),
             resumable=lambda point: point["run"].startswith("imdb"),
-            **reports.hooks("reproduce", "profile"),
+            tables=reports.lazy("reproduce", "tables"),
         ),
         Study(
             name="transformer_check",
@@ -375,7 +374,7 @@ STUDIES = {
             record=_transformer_record,
             resumable=lambda point: point["run"].startswith("imdb"),
             runs=_transformer_folder,
-            **reports.hooks("transformer_check", "serve"),
+            tables=reports.lazy("transformer_check", "tables"),
         ),
         Study(
             name="lra_text",
@@ -432,14 +431,8 @@ STUDIES = {
                 "recipe": {
                     "gated-st": ("--attention", "gated", "--straight-through", "--target-density", "0.5", *RELAXED),
                     "gated-td0.6": (*GATED_AT_06, *RELAXED),
-                    # Candidates at gated-td0.6's density, the most that issue 63 allows. Opened fully at test,
-                    # gated-td0.6 scores as the reference does; what they change is how closing is learnt.
                     # L0Drop's gates: hard concrete, with exact zeros and ones in training as at test.
                     "gated-td0.6-hc": (*GATED_AT_06, *HARD_CONCRETE),
-                    # Queued after it and not trained: a Bahdanau reference of these flags (results/seq2seq has
-                    # three, validation 35.07-35.99), gates fine-tuned from it (--init-from), --gate-unit word and
-                    # --aux bilstm. gated-td0.6-hc came within 0.22 validation BLEU of the seed-0 reference at
-                    # density 0.6, so the search ends there (docs/seq2seq.md).
                 },
                 "seed": seeds(0),
             },
@@ -462,34 +455,31 @@ STUDIES = {
 }
 
 
-# Studies run by their own script: `run` calls `python experiments/SCRIPT [FLAGS]`. A line: name | script | folder
-# (-: the name) | tables: FUNCTION(folder) of the script, `reports` (`reports.NAME`) or - (made with the runs); then,
-# indented, what it finds.
+# Studies run by their own script: `run` calls `python -m experiments.SCRIPT [FLAGS]`. A line: name | script | folder
+# (-: the name) | tables: `rebuild` (the script's `rebuild(folder)`) or - (made with the runs); then, indented, what
+# it finds.
 SCRIPT_STUDIES = """
-pooling_gather | bench_pooling_gather.py | - | rebuild
+pooling_gather | bench_pooling_gather | - | rebuild
     sparse against dense inference of GatedAttentionPooling (issue 17)
-seq2seq_lengths | bench_seq2seq_lengths.py | - | rebuild
+seq2seq_lengths | bench_seq2seq_lengths | - | rebuild
     decoding cost across source lengths: Bahdanau, gated, hierarchies (issue 40)
-serving | bench_serving.py | - | reports
+serving | bench_serving | - | rebuild
     CPU latency and throughput of an exported TREC GA-Net (SavedModel against Keras)
-backends | jax_trec.py | - | write_readme
+backends | jax_trec | - | rebuild
     GA-Net under JAX, no TensorFlow, on prepared TREC ids
-main_job | main_job.py | - | write_readme
+main_job | main_job | - | rebuild
     the README's main job (TREC, packaged data), seeds 0-2
-sparse_attention | bench_sparse_attention.py | - | readme
+sparse_attention | bench_sparse_attention | - | rebuild
     gated sparse attention against dense Keras attention, wall-clock (issue 17)
-sparse_training | bench_sparse_training.py | - | readme
+sparse_training | bench_sparse_training | - | rebuild
     training on the open tokens only against dense training, wall-clock (issue 17)
-seq2seq_analysis | seq2seq_analysis.py | seq2seq | -
+seq2seq_analysis | seq2seq_analysis | seq2seq | -
     levels, gate pieces and test densities of finished seq2seq runs (levels_*, gates_*, test_densities_*)
-seq2seq_decode | bench_seq2seq_decode.py | seq2seq | -
-    greedy decoding time of finished seq2seq runs, side by side (decode_*)
 """
 for _head, _doc in zip(*[iter(SCRIPT_STUDIES.strip().splitlines())] * 2, strict=True):
     _name, _script, _folder, _tables = (field.strip() for field in _head.split("|"))
-    _rebuilt = reports.folder_tables(_script[:-3], _tables)
-    _table = {"-": None, "reports": getattr(reports, _name, None)}.get(_tables, _rebuilt)
-    STUDIES[_name] = Study(_name, _folder.strip("-"), _doc.strip(), _table, script=_script, needs_models=_tables == "-")
+    _table = None if _tables == "-" else reports.folder_tables(_script, _tables)
+    STUDIES[_name] = Study(_name, _folder.strip("-"), _doc.strip(), _table, script=_script, needs_models=not _table)
 STUDIES["nucleus_real"] = Study(
     "nucleus_real",
     "adaptive_real/nucleus",

@@ -33,7 +33,7 @@ class Study:
     models: bool = True  # the models are kept (`runs/NAME/`)
     needs_models: bool = False  # the tables read the models beside the summaries
     data_flag: object = True  # runs take `--data-dir` (or point -> bool)
-    script: str = ""  # the file of a study run by its own script (the flags after `--` go to it)
+    script: str = ""  # the module of a study run by its own script (the flags after `--` go to it)
     runs: object = "runs"  # the summaries' subfolder (or point -> subfolder)
 
     def __post_init__(self):
@@ -102,10 +102,8 @@ def render_study(study, root=RESULTS):
 
 
 def _script(study, root, flags, dry_run=False):
-    """Runs `python experiments/FILE FLAGS` in the repository of `root`."""
-    command = [os.path.join("experiments", study.script), *flags]
+    """Runs `python -m experiments.SCRIPT FLAGS` in the repository of `root`."""
+    command = ["-m", f"experiments.{study.script}", *flags]
     if dry_run:
         return print("python", *command)
-    repo = os.path.dirname(os.path.abspath(root))
-    path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
-    subprocess.run([sys.executable, *command], cwd=repo, env={**os.environ, "PYTHONPATH": path}, check=True)
+    subprocess.run([sys.executable, *command], cwd=os.path.dirname(os.path.abspath(root)), check=True)

@@ -25,8 +25,8 @@ def mean_std(values, digits=4):
 
 
 def seeds(runs):
-    """The seeds of `runs` in their order, as '0,1,2'."""
-    return ",".join(str(run["seed"]) for run in runs)
+    """The seeds of `runs`, sorted, as '0,1,2'."""
+    return ",".join(str(run["seed"]) for run in sorted(runs, key=lambda run: run["seed"]))
 
 
 def get(run, path):
@@ -102,8 +102,9 @@ def fill(path, blocks):
 
 
 def grid(headers, rows):
-    """A Markdown table of `headers` and rows of cells (strings)."""
-    return markdown([(header, lambda cells, i=i: cells[i]) for i, header in enumerate(headers)], rows)
+    """A Markdown table of `headers` (a list, or one string 'a | b | c') and rows of cells (each written with `str`)."""
+    headers = headers.split(" | ") if isinstance(headers, str) else headers
+    return markdown([(header, lambda cells, i=i: str(cells[i])) for i, header in enumerate(headers)], rows)
 
 
 def fill_copy(path, committed, blocks):
@@ -112,8 +113,3 @@ def fill_copy(path, committed, blocks):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         shutil.copyfile(committed, path)
     fill(path, blocks)
-
-
-def grid_of(headers, rows):
-    """`grid` of `headers` written as one string, 'a | b | c', and rows of cells (each written with `str`)."""
-    return grid(headers.split(" | "), [[str(cell) for cell in row] for row in rows])

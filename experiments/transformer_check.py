@@ -1,27 +1,21 @@
-"""GA-Net gates on a Transformer against the dense one, IMDB (issues 17, 41): after the study's runs, their
-SavedModels timed side by side (`serving.json`, `serving_sparse.json`); the tables of its README."""
+"""GA-Net gates on a Transformer against the dense one, IMDB (issues 17, 41): the tables of its README, from the
+study's runs and the committed timings of their SavedModels (`serving.json`, `serving_sparse.json`)."""
 
-import datetime
 import os
-import shlex
-import sys
-import tempfile
 
 import numpy as np
 
 from experiments import runner
 from experiments.tables import field
-from experiments.tables import grid_of
+from experiments.tables import grid
 from experiments.tables import number
+from experiments.tables import seeds
 from experiments.tables import stat
 
 CANDIDATES = ("fnn", "attention")  # in this order: a tie goes to the first
 # The Done-when items' bounds; serving "at least as fast" allows the rounds' noise.
 MAX_ACCURACY_GAP, MAX_DENSITY, MIN_SPEEDUP, MIN_LENGTH = 0.01, 0.25, 1.5, 512
 MIN_TRAINING_SPEEDUP, SAME_SERVING = 1.5, 0.95
-# The serving timings per round (smoke runs, with flags after `--`: the small ones).
-TIMING = {"calls": 200, "warmup": 20, "batches": 20, "batch_size": 64, "rounds": 5}
-SMOKE_TIMING = {"calls": 4, "warmup": 1, "batches": 1, "batch_size": 4, "rounds": 2}
 MS = ("p50_ms", "p99_ms", "mean_ms")
 ACCURACY, VALIDATION, ATTENDED = stat("test_accuracy"), stat("validation_accuracy"), stat(runner.attended_density)
 EPOCHS = field("epochs_trained")
@@ -41,103 +35,6 @@ def choice(runs):
     return None if None in chosen else max(chosen, key=lambda run: run["validation_accuracy"])["setting"]
 
 
-def serve(study, point, summary, context):
-    """After each run, once the models are here: `serving.json` (dense and the chosen candidate, seed 0) and
-    `serving_sparse.json` (the epoch-time runs of both and `imdb_sparse_seed0`), where missing."""
-    folder = os.path.dirname(context["runs_dir"])
-    chosen, out = choice(runner.load_runs(os.path.join(folder, "runs"))), os.path.join(runner.REPO, context["out_root"])
-    served = {
-        "serving.json": ("imdb_dense_seed0", f"imdb_{chosen}_seed0"),
-        "serving_sparse.json": ("imdb_dense_seed0_round0", f"imdb_{chosen}_seed0_round0", "imdb_sparse_seed0"),
-    }
-    for file, names in served.items():
-        path = os.path.join(folder, file)
-        models = {key: os.path.join(out, name) for key, name in zip(("dense", "gated", "sparse"), names, strict=False)}
-        if chosen and not os.path.exists(path) and all(os.path.exists(f"{m}/model.keras") for m in models.values()):
-            try:
-                with runner.exclusive(path):
-                    runner.write_json(path, measure(models, context))
-            except runner.RunBusy:
-                print(f"    {file}: another process is timing the models, skipped", flush=True)
-
-
-def long_texts(model_dirs, data_dir, limit):
-    """The IMDB test texts that fill every model's padded length: `(texts, padded length, texts scanned)`."""
-    from ganet_tf.data import load_dataset
-    from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.policy.trained_run import load_preprocessing
-
-    texts = list(load_dataset("imdb", data_dir).test_texts)[: limit or None]
-    keep, lengths = np.ones(len(texts), dtype=bool), set()
-    for model_dir in model_dirs:
-        vectorizer, _ = load_preprocessing(model_dir)
-        lengths.add(vectorizer.get_config()["output_sequence_length"])
-        # Truncated at the padded length: a text fills every position iff it is that long.
-        keep &= (vectorize(vectorizer, texts) != 0).sum(axis=1) >= max(lengths)
-    if len(lengths) != 1:
-        raise SystemExit(f"error: the runs pad to different lengths: {sorted(lengths)}")
-    return [text for text, kept in zip(texts, keep, strict=True) if kept], lengths.pop(), len(texts)
-
-
-def measure(model_dirs, context):
-    """The models' exports timed side by side (plain `tf.saved_model.load`); the record, with its provenance."""
-    import tensorflow as tf
-
-    from experiments.bench_serving import side_by_side
-    from experiments.provenance import machine
-    from ganet_tf.export import export_saved_model
-
-    options = context["options"]
-    limit = int(options[options.index("--limit") + 1]) if "--limit" in options else None
-    timing = SMOKE_TIMING if options else TIMING
-    texts, length, scanned = long_texts(model_dirs.values(), context["data_dir"], limit)
-    if not texts:
-        raise SystemExit(f"error: no test text has {length} tokens")
-    loads = [list(os.getloadavg())]
-    with tempfile.TemporaryDirectory() as scratch:
-        signatures = {
-            key: tf.saved_model.load(export_saved_model(folder, key, base=scratch)).signatures["serving_default"]
-            for key, folder in model_dirs.items()
-        }
-        functions = {
-            key: (lambda batch, serve=serve: serve(text=tf.constant(batch))["probabilities"].numpy())
-            for key, serve in signatures.items()
-        }
-        density = signatures["gated"](text=tf.constant(texts[: timing["batch_size"]]))["density"].numpy()
-        rounds = side_by_side(functions, texts, timing, timing["rounds"])
-    loads.append(list(os.getloadavg()))
-    timings = [*(("latency", key, 3) for key in MS), ("throughput", "texts_per_second", 1)]
-    median = {
-        key: {name: round(float(np.median([r[key][part][name] for r in rounds])), n) for part, name, n in timings}
-        for key in functions
-    }
-    dense = median["dense"]
-    ratios = {
-        key: {
-            "texts_per_second": m["texts_per_second"] / dense["texts_per_second"],
-            "p50": m["p50_ms"] / dense["p50_ms"],
-        }
-        for key, m in median.items()
-        if key != "dense"
-    }
-    return {
-        "command": "python -m experiments " + shlex.join(sys.argv[1:]),
-        "machine": machine(gpus=len(tf.config.list_physical_devices("GPU")), software=True),
-        "date": datetime.date.today().isoformat(),
-        "load_average": {"before": loads[0], "after": loads[1]},
-        "runs": {key: os.path.basename(folder) for key, folder in model_dirs.items()},
-        "sequence_length": length,
-        "test_texts_scanned": scanned,
-        "texts": len(texts),
-        "gated_density_first_batch": float(np.mean(density)),
-        **timing,
-        "median": median,
-        "ratio_gated_to_dense": ratios["gated"],
-        **({"ratio_to_dense": ratios} if len(ratios) > 1 else {}),
-        "rounds_scores": rounds,
-    }
-
-
 def _epochs(run):
     return ", ".join(f"{s:.0f}" for s in run["epoch_seconds"])
 
@@ -153,7 +50,7 @@ def selection_table(runs):
         density = number(runner.attended_density(run, "validation"), 4)
         rows.append([run["model"], run["setting"], f"{run['validation_accuracy']:.4f}", density])
         rows[-1] += [run["epochs_trained"], run["best_epoch"], mark]
-    return grid_of("model | setting | val accuracy | val attended density | epochs | best epoch | chosen", rows)
+    return grid("model | setting | val accuracy | val attended density | epochs | best epoch | chosen", rows)
 
 
 def seeds_table(runs):
@@ -163,9 +60,9 @@ def seeds_table(runs):
         density = ATTENDED(group) if setting != "dense" else "1 (all tokens)"
         flops = field(lambda r: (r.get("attention_flops_gated") or r.get("attention_flops_soft")) / 1e6, ".2f")(group)
         scores = [ACCURACY(group), density, VALIDATION(group), EPOCHS(group), flops]
-        rows.append([group[0]["model"], setting, runner.seed_list(group), *scores])
+        rows.append([group[0]["model"], setting, seeds(group), *scores])
     headers = "model | setting | seeds | test accuracy | test attended density | val accuracy | epochs | pooling MFLOPs"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def accuracy_density_checks(runs, setting):
@@ -201,7 +98,7 @@ def epoch_table(timed, chosen):
         mean, last = np.mean(run["epoch_seconds"]), by_setting["dense"]["epoch_seconds"][-1] / run["epoch_seconds"][-1]
         rows.append([0, setting, _epochs(run), f"{mean:.0f}", f"{dense / mean:.2f}x", f"{last:.2f}x"])
     headers = "round | setting | epoch seconds | mean | dense / this, mean | dense / this, last epoch"
-    return grid_of(headers, rows), dense / np.mean(by_setting["sparse"]["epoch_seconds"])
+    return grid(headers, rows), dense / np.mean(by_setting["sparse"]["epoch_seconds"])
 
 
 def sparse_checks(runs, speedup, serving, chosen):
@@ -221,7 +118,7 @@ def sparse_checks(runs, speedup, serving, chosen):
 
 
 def serving_table(serving):
-    """The serving record `serving` (`measure`): how it was timed, the medians, the load."""
+    """The serving record `serving`: how it was timed, the medians, the load."""
     load, batch, length = serving["load_average"], serving["batch_size"], serving["sequence_length"]
     cores = serving["machine"].split(" CPU cores")[0].split(", ")[-1]
     rows = [
@@ -239,7 +136,7 @@ def serving_table(serving):
         "measurement taken for both models in turn, the order alternating between rounds.",
         f"Gated density on the first batch of these texts: {serving['gated_density_first_batch']:.4f}.",
         "",
-        *grid_of(headers, rows),
+        *grid(headers, rows),
         *(f"| {key} / dense | {r['p50']:.2f} | | | {r['texts_per_second']:.2f} |" for key, r in ratios.items()),
         "",
         f"1-minute load average {load['before'][0]:.2f} before and {load['after'][0]:.2f} after "
@@ -252,9 +149,9 @@ def trec_table(runs):
     for group in (_setting(runs, setting) for setting in ("relaxed", "sparse")):
         seconds = np.median([np.median(r["epoch_seconds"]) for r in group])
         scores = [ACCURACY(group), ATTENDED(group), VALIDATION(group), EPOCHS(group), f"{seconds:.1f}"]
-        rows.append([group[0]["setting"], runner.seed_list(group), *scores])
+        rows.append([group[0]["setting"], seeds(group), *scores])
     headers = "setting | seeds | test accuracy | test attended density | val accuracy | epochs | median epoch s"
-    return grid_of(headers, rows)
+    return grid(headers, rows)
 
 
 def tables(study, root):

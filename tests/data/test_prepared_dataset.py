@@ -204,14 +204,14 @@ def test_a_file_that_contradicts_itself_is_one_error_line_naming_the_row(small, 
 
 
 def test_the_gpu_check_refuses_a_damaged_file_in_one_line_writing_nothing(small, tmp_path):
-    # `experiments/gpu_check.py` reads a prepared file for its train part: a
+    # `python -m experiments.gpu_check` reads a prepared file for its train part: a
     # damaged one stops it before any part runs, not after the others wrote.
     path = str(tmp_path / "damaged.npz")
     _rewrite(small, path, **DAMAGES["id_past_the_vocabulary"][0])
     environment = dict(os.environ, KERAS_BACKEND="jax")
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
     out = tmp_path / "results"
-    command = [os.path.join("experiments", "gpu_check.py"), "--smoke", "--prepared", path, "--out", str(out)]
+    command = ["-m", "experiments.gpu_check", "--smoke", "--prepared", path, "--out", str(out)]
     done = subprocess.run([sys.executable, *command], cwd=REPO, env=environment, capture_output=True, text=True)
     assert done.returncode == 2, done.stderr[-3000:]
     lines = done.stderr.splitlines()
