@@ -70,8 +70,8 @@ def time_decoders(models, source_ids, batch_size, repeats, drop_finished):
     """Seconds per sentence of each (model, `drop_finished`) decoder in every round, `(models, drops, rounds)`, then
     the steps and the tokens of one pass of each model (dropping ended rows leaves the outputs as they are)."""
     from ganet_tf.seq2seq.decoding import make_decoder
-    from ganet_tf.seq2seq.run import decode_all
-    from ganet_tf.seq2seq.run import decoder_batches
+    from ganet_tf.seq2seq.evaluation import decode_all
+    from ganet_tf.seq2seq.evaluation import decoder_batches
 
     decoders = [(model, make_decoder(model, drop_finished=drop)) for model in models for drop in drop_finished]
     counts = []
@@ -116,7 +116,7 @@ def cells(runs, times, steps, tokens, batch_size, count):
 
 def main():
     args = parse_args()
-    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.evaluation import load_run
 
     bench.set_threads(THREADS)
     runs, models, sources = chosen_runs(args), [], None
