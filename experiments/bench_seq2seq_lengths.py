@@ -23,7 +23,7 @@ from experiments import tables
 THREADS, MIN_BOUND, PLOT = 2, 0.01, "ratios.png"  # the share of bound is shown where the bound is >= MIN_BOUND
 FULL = {"lengths": [16, 64, 256, 1024, 2048], "batches": [1, 32], "rounds": 10}
 QUICK = {"lengths": [16, 64], "batches": [1], "rounds": 3}
-GATED = {"aux": "fnn", "gate_input": "states", "inference_mode": "top_k"}
+GATED = {"auxiliary": "fnn", "gate_input": "states", "inference_mode": "top_k"}
 # Gated: `top_k` test gates at density rho; hierarchies: fixed blocks; ACT: every halting unit at z = 1/3.
 MODELS = {
     "bahdanau": {"attention": "bahdanau"},

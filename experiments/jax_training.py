@@ -27,12 +27,12 @@ def fit_and_evaluate(spec, data, epochs=None, verbose=2):
     """Trains `spec` on the `PreparedArrays` `data` (`epochs`: a cap); the JSON-ready summary of its test."""
     import keras
 
+    from ganet_tf.fitting.best_epoch_stopping import BestEpochStopping
+    from ganet_tf.fitting.best_epoch_stopping import best_epoch
+    from ganet_tf.fitting.epoch_timer import EpochTimer
     from ganet_tf.models import build_model
     from ganet_tf.models.gate_layers import gate_rule
     from ganet_tf.policy.non_finite_guard import NonFiniteGuard
-    from ganet_tf.training.best_epoch_stopping import BestEpochStopping
-    from ganet_tf.training.best_epoch_stopping import best_epoch
-    from ganet_tf.training.epoch_timer import EpochTimer
     from ganet_tf.training.evaluate import evaluate_model
 
     fit = spec["fit"]

@@ -222,7 +222,7 @@ def subword_validation_bleu(study, point, summary, context):
     """Greedy validation BLEU of every finished point (once) into `selection.json`, and the choice once all are
     scored: the highest, the first on a tie, of the candidates (a point of recipe `bahdanau` is the reference, scored
     beside them and never chosen)."""
-    from ganet_tf.seq2seq.run import decoded_split_scores
+    from ganet_tf.seq2seq.evaluation import decoded_split_scores
 
     path = os.path.join(os.path.dirname(context["runs_dir"]), _SELECTION)
     saved = runner.read_json(path, {})

@@ -60,8 +60,8 @@ def seq2seq_config(flags):
     """The `Seq2SeqConfig` fields (a dict) that `seq2seq FLAGS` would run with, its defaults resolved as the run
     resolves them."""
     from ganet_tf.cli import build_parser
-    from ganet_tf.seq2seq.run import Seq2SeqConfig
-    from ganet_tf.seq2seq.run import resolve_defaults
+    from ganet_tf.seq2seq.config import Seq2SeqConfig
+    from ganet_tf.seq2seq.config import resolve_defaults
 
     args = vars(build_parser().parse_args(["seq2seq", *flags]))
     names = Seq2SeqConfig.__dataclass_fields__
@@ -77,13 +77,16 @@ def model_folder(run, default=None):
 
 
 def _seq2seq_run_config(run):
-    """The config a finished `seq2seq` run trained with, as its model folder records it; None when that folder is
-    not on this machine (a summary alone cannot say which defaults its command had)."""
+    """The config a finished `seq2seq` run trained with, as its model folder records it (older option names read as
+    today's); None when that folder is not on this machine (a summary alone cannot say which defaults its command
+    had)."""
+    from ganet_tf.seq2seq.option_names import current_option_names
+
     folder = model_folder(run)
     path = os.path.join(folder, "metrics.json") if folder else None
     if not path or not os.path.exists(path):
         return None
-    return {k: v for k, v in read_json(path).get("config", {}).items() if k not in _WHERE}
+    return {k: v for k, v in current_option_names(read_json(path).get("config", {})).items() if k not in _WHERE}
 
 
 def same_run(flags, runs_dirs, command="train"):

@@ -73,7 +73,7 @@ def level_stats(run_dir, data_dir, batch_size=200):
     """`(config, stats)` of a hierarchical run on its test sources (`levels_TABLE.md` explains them); a subword run's
     ACT blocks add `word_stats`."""
     from ganet_tf.seq2seq import source_explanations as explained
-    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.evaluation import load_run
     from ganet_tf.seq2seq.source_words import word_begins
 
     config, model, ids, *_, vocabularies = load_run(run_dir, data_dir, with_pairs=True)
@@ -253,7 +253,7 @@ def gate_stats(rows, draws=20, seed=0):
 
 
 def gates(args, command):
-    from ganet_tf.seq2seq.run import load_run
+    from ganet_tf.seq2seq.evaluation import load_run
     from ganet_tf.seq2seq.source_explanations import source_gates
 
     rows = _earlier_rows(args, "gates", args.names)
@@ -295,12 +295,12 @@ def validation_bleu(run_dir, data_dir, rules=()):
     """`(own density, {rule: (BLEU, open share)})`, greedy on validation, at the run's own test gates (`("top_k",
     own)`; None for a run without gates, own None) and at each `(mode, value)` of `rules` (`("top_k", rho)`,
     `("nucleus", pi)`)."""
-    from ganet_tf.seq2seq import run
+    from ganet_tf.seq2seq import evaluation
     from ganet_tf.seq2seq.run_translator import with_translation_gates
     from ganet_tf.seq2seq.scores import corpus_bleu
     from ganet_tf.seq2seq.source_explanations import source_gates
 
-    _, model, ids, _, pairs, vocabularies = run.load_run(run_dir, data_dir, "val", with_pairs=True)
+    _, model, ids, _, pairs, vocabularies = evaluation.load_run(run_dir, data_dir, "val", with_pairs=True)
     own = model.gate_sampler.inference_density if model.attention == "gated" else None
     if rules and model.gate_sampler.inference_mode != "top_k":
         raise SystemExit(f"error: {run_dir} has {model.gate_sampler.inference_mode} test gates; rho needs top_k")
@@ -309,7 +309,7 @@ def validation_bleu(run_dir, data_dir, rules=()):
         if rule is not None:  # the rule is read when the decoder is traced
             parameter = "inference_density" if rule[0] == "top_k" else "inference_mass"
             with_translation_gates(model, {"inference_mode": rule[0], parameter: rule[1]}, run_dir)
-        decoded, _ = run.decode_all(model, ids[0], BATCH, verbose=0)
+        decoded, _ = evaluation.decode_all(model, ids[0], BATCH, verbose=0)
         sentences = source_gates(model, ids[0], BATCH)
         opened = sum(int(row_open.sum()) for _, row_open in sentences)
         bleu = corpus_bleu(vocabularies[1].decode(decoded), pairs[1])

@@ -117,8 +117,8 @@ def top_k_at(density):
 
 # seq2seq: half the source states, fixed before any Multi30k run.
 HALF = top_k_at("0.5")
-EMBEDDING_GATES = ("--aux", "bilstm", "--gate-input", "embeddings")  # the defaults when `gated` ran
-STATES_FNN = ("--gate-input", "states", "--aux", "fnn")
+EMBEDDING_GATES = ("--auxiliary", "bilstm", "--gate-input", "embeddings")  # the defaults when `gated` ran
+STATES_FNN = ("--gate-input", "states", "--auxiliary", "fnn")
 # The training gates of every gated seq2seq run before `hard_concrete` became the default (issue 63), and L0Drop's.
 RELAXED = ("--gate-distribution", "relaxed_bernoulli")
 HARD_CONCRETE = ("--gate-distribution", "hard_concrete")

@@ -3,8 +3,9 @@
 A backup folder holds `backup/` (Keras' `BackupAndRestore`: weights,
 optimizer and epoch of the last finished epoch), `history.csv` (one row per
 finished epoch), `best.weights.h5` and `run_config.json`, the flags of the
-run; a `seq2seq` backup also holds `vocabularies.json` and
-`epoch_seconds.json`, and keeps `backup/` after training. Every file is
+run, and `epoch_seconds.json`, the seconds of every finished epoch; a
+`seq2seq` backup also holds `vocabularies.json`, and keeps `backup/` after
+training. Every file is
 written to a temporary file beside it and renamed over the old one, so a
 kill at any moment leaves the previous epoch's backup readable. A run
 started on a backup of other flags is refused with one line naming them;
@@ -27,8 +28,8 @@ from ganet_tf.policy.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
 EPOCH_SECONDS_FILE = "epoch_seconds.json"
-# `vocabularies.json` and `epoch_seconds.json`: a resumed `seq2seq` run's ids
-# and the seconds of its finished epochs.
+# `vocabularies.json`: a resumed `seq2seq` run's ids; `epoch_seconds.json`:
+# the seconds of the finished epochs (`ganet_tf.fitting.EpochTimer`).
 BACKUP_FILES = frozenset(
     {"backup", "history.csv", "best.weights.h5", "vocabularies.json", EPOCH_SECONDS_FILE, CONFIG_FILE}
 )
@@ -140,7 +141,7 @@ def _comparable(config):
     return json.loads(json.dumps(values))
 
 
-def prepare_backup_dir(config, inputs=(), predates=None):
+def prepare_backup_dir(config, inputs=(), predates=None, saved_names=None):
     """Checks `config.backup_dir` before training and records the run's flags.
 
     The folder must be new, empty or a backup of this project. With
@@ -148,7 +149,8 @@ def prepare_backup_dir(config, inputs=(), predates=None):
     run with other flags (`run_config.json`) is refused with one line naming
     the differing flags. A flag a backup does not record counts as its
     value in `predates` (what runs did before the flag existed), else as
-    the config's default.
+    the config's default; `saved_names`, a function of the recorded flags,
+    gives the names of today to flags renamed since.
     """
     path = check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
     config_path = os.path.join(path, CONFIG_FILE)
@@ -163,6 +165,8 @@ def prepare_backup_dir(config, inputs=(), predates=None):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as error:
             raise unreadable_backup(config_path, error) from error
+        if saved_names is not None:
+            saved = saved_names(saved)
         defaults = {**_comparable(type(config)()), **(predates or {})}
         differing = [
             name

@@ -1,7 +1,9 @@
 """Flag values: finite, in range, and only flags the chosen model reads."""
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import math
 import numbers
 
@@ -118,10 +120,13 @@ def explicit_flags(parser, argv):
 
     Returns:
         A set of names such as `{"lr", "halting_penalty"}`; abbreviated and
-        `--flag=value` options count as given.
+        `--flag=value` options count as given. `argv` was parsed before
+        (the command line's own parse): this second parse prints nothing,
+        not a deprecated spelling's warning again.
     """
     _suppress_defaults(parser)
-    return set(vars(parser.parse_args(argv))) - {"command"}
+    with contextlib.redirect_stderr(io.StringIO()):
+        return set(vars(parser.parse_args(argv))) - {"command"}
 
 
 def flags_not_applying(given, applies, choice):

@@ -8,6 +8,7 @@ from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.models.gate_layers import gate_layers
+from ganet_tf.seq2seq.option_names import current_option_names
 from ganet_tf.seq2seq.source_words import BEGINS
 from ganet_tf.seq2seq.source_words import CONTINUES
 from ganet_tf.seq2seq.source_words import PUNCTUATION
@@ -93,8 +94,7 @@ class EncoderDecoder(keras.Model):
     its state `d_t` queries the source with `attention`, and a linear layer
     reads `[d_t; c_t; y_{t-1}]` (state, context, embedded previous token)
     into the logits, as in the widely used PyTorch seq2seq tutorial's
-    attention model (a `tanh` attentional layer in between, Luong et al.,
-    2015, learned much more slowly here). With `input_feeding` the decoder
+    attention model. With `input_feeding` the decoder
     also reads the previous context `c_{t-1}`, so training steps through
     the target one token at a time.
 
@@ -143,10 +143,14 @@ class EncoderDecoder(keras.Model):
         input_feeding: bool. Defaults to `False`.
         dropout: float in [0, 1), on the embeddings and the output layer's
             input.
-        aux, aux_hidden, temperature, gate_penalty, gate_bias: the gates'
-            auxiliary network (one of `AuxiliaryNetwork`'s encoders) and its
-            width, Gumbel temperature, L1 weight and initial logit
-            (`"gated"` only).
+        auxiliary, auxiliary_hidden_dim, temperature, penalty,
+            initial_gate_logit: the gates' auxiliary network (one of
+            `AuxiliaryNetwork`'s encoders, the attribute `auxiliary_encoder`;
+            `auxiliary` is the network itself) and its width, Gumbel
+            temperature, L1 weight and initial logit (`"gated"` only), as
+            the model builders name them (`ganet_tf.models.build_ganet`).
+            `from_config` also reads a config of their older names
+            (`aux`, `aux_hidden`, `gate_penalty`, `gate_bias`).
         gate_input: what the auxiliary network reads (`"gated"` only):
             `"embeddings"`, the source embeddings (GA-Net's choice), or
             `"states"`, the encoder states, so that the gates see what the
@@ -170,7 +174,7 @@ class EncoderDecoder(keras.Model):
             binary gates outside training by `"threshold"`, `"sample"` or
             `"top_k"` (the `inference_density` share of each sentence).
         target_density: passed to `GateSparsity`: None (fixed
-            `gate_penalty`) or the density its multiplier steers to.
+            `penalty`) or the density its multiplier steers to.
         seed: int or None, seed of the gate sampler and dropout.
         **kwargs: `keras.Model` keyword arguments such as `name`.
 
@@ -200,14 +204,14 @@ class EncoderDecoder(keras.Model):
         summary_inputs="states",
         input_feeding=False,
         dropout=0.2,
-        aux="bilstm",
-        aux_hidden=20,
+        auxiliary="bilstm",
+        auxiliary_hidden_dim=20,
         gate_input="embeddings",
         gate_unit="token",
         source_word_codes=None,
         temperature=0.5,
-        gate_penalty=1e-3,
-        gate_bias=2.0,
+        penalty=1e-3,
+        initial_gate_logit=2.0,
         gate_distribution="relaxed_bernoulli",
         straight_through=False,
         inference_mode="threshold",
@@ -235,16 +239,16 @@ class EncoderDecoder(keras.Model):
         self.summary_inputs = summary_inputs
         self.input_feeding = bool(input_feeding)
         self.dropout = float(dropout)
-        self.aux = aux
-        self.aux_hidden = aux_hidden
+        self.auxiliary_encoder = auxiliary
+        self.auxiliary_hidden_dim = auxiliary_hidden_dim
         self.gate_input = gate_input
         self.gate_unit = gate_unit
         self.source_word_codes = _check_word_codes(gate_unit, source_word_codes, source_vocabulary_size)
         # The codes as one array, made once: `word_index` looks them up at every encoding.
         self._word_code_table = None if self.source_word_codes is None else np.asarray(self.source_word_codes, "int32")
         self.temperature = float(temperature)
-        self.gate_penalty = float(gate_penalty)
-        self.gate_bias = float(gate_bias)
+        self.penalty = float(penalty)
+        self.initial_gate_logit = float(initial_gate_logit)
         self.gate_distribution = gate_distribution
         self.straight_through = bool(straight_through)
         self.inference_mode = inference_mode
@@ -266,11 +270,11 @@ class EncoderDecoder(keras.Model):
         elif self.attention == "gated":
             self.attention_layer = GatedSourceAttention(self.attention_units, name="attention")
             self.auxiliary, self.gate_sampler, self.gate_sparsity = gate_layers(
-                auxiliary=self.aux,
-                auxiliary_hidden_dim=self.aux_hidden,
-                initial_gate_logit=self.gate_bias,
+                auxiliary=self.auxiliary_encoder,
+                auxiliary_hidden_dim=self.auxiliary_hidden_dim,
+                initial_gate_logit=self.initial_gate_logit,
                 temperature=self.temperature,
-                penalty=self.gate_penalty,
+                penalty=self.penalty,
                 straight_through=self.straight_through,
                 inference_mode=self.inference_mode,
                 gate_distribution=self.gate_distribution,
@@ -482,14 +486,14 @@ class EncoderDecoder(keras.Model):
                 "summary_inputs": self.summary_inputs,
                 "input_feeding": self.input_feeding,
                 "dropout": self.dropout,
-                "aux": self.aux,
-                "aux_hidden": self.aux_hidden,
+                "auxiliary": self.auxiliary_encoder,
+                "auxiliary_hidden_dim": self.auxiliary_hidden_dim,
                 "gate_input": self.gate_input,
                 "gate_unit": self.gate_unit,
                 "source_word_codes": self.source_word_codes,
                 "temperature": self.temperature,
-                "gate_penalty": self.gate_penalty,
-                "gate_bias": self.gate_bias,
+                "penalty": self.penalty,
+                "initial_gate_logit": self.initial_gate_logit,
                 "gate_distribution": self.gate_distribution,
                 "straight_through": self.straight_through,
                 "inference_mode": self.inference_mode,
@@ -499,3 +503,8 @@ class EncoderDecoder(keras.Model):
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        # A `model.keras` saved before the options took the builders' names.
+        return super().from_config(current_option_names(config), custom_objects)

@@ -10,7 +10,7 @@ from ganet_tf.policy.run_folder import MODEL_FILE
 from ganet_tf.policy.run_folder import PREPROCESSING_FILE
 from ganet_tf.policy.trained_run import load_model_file
 from ganet_tf.policy.trained_run import with_target_parameter
-from ganet_tf.seq2seq.run import VOCABULARY_FILE
+from ganet_tf.seq2seq.run_vocabularies import VOCABULARY_FILE
 from ganet_tf.seq2seq.run_vocabularies import vocabularies_from_json
 from ganet_tf.seq2seq.translator import check_vocabulary_sizes
 

@@ -21,6 +21,8 @@ from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
 from ganet_tf.seq2seq.vocabulary import build_vocabulary
 from ganet_tf.seq2seq.word_vocabulary import WordVocabulary
 
+# The vocabularies' file in a run folder and in a `--backup-dir`.
+VOCABULARY_FILE = "vocabularies.json"
 WORD = "word"
 TOKENIZERS = (WORD, *SUBWORD_TOKENIZERS)
 
@@ -73,7 +75,7 @@ def saved_tokenizer(saved):
     return saved.get("tokenizer", WORD)
 
 
-def vocabularies_from_json(saved, path="vocabularies.json"):
+def vocabularies_from_json(saved, path=VOCABULARY_FILE):
     """`(source, target)` vocabularies of a `vocabularies.json` object;
     a damaged one is one input error naming `path`."""
     if not is_vocabularies(saved):

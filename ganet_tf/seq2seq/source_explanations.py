@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from ganet_tf.seq2seq.run import decoder_batches
+from ganet_tf.seq2seq.evaluation import decoder_batches
 from ganet_tf.seq2seq.source_words import word_spans
 from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
 from ganet_tf.seq2seq.vocabulary import standardize_translation

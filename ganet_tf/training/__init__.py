@@ -7,13 +7,14 @@ which imports nothing of this package.
 
 import importlib
 
-# Each public name and the module of this package that defines it.
+# Each public name and the module that defines it (`EpochTimer`: the fit
+# loop's, `ganet_tf.fitting`).
 _MODULES = {
-    "EpochTimer": "epoch_timer",
-    "evaluate_model": "evaluate",
-    "TrainConfig": "train",
-    "compile_model": "train",
-    "train_and_evaluate": "train",
+    "EpochTimer": "ganet_tf.fitting.epoch_timer",
+    "evaluate_model": "ganet_tf.training.evaluate",
+    "TrainConfig": "ganet_tf.training.train",
+    "compile_model": "ganet_tf.training.train",
+    "train_and_evaluate": "ganet_tf.training.train",
 }
 __all__ = sorted(_MODULES)
 
@@ -21,7 +22,7 @@ __all__ = sorted(_MODULES)
 def __getattr__(name):
     if name not in _MODULES:
         raise AttributeError(f"module 'ganet_tf.training' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"ganet_tf.training.{_MODULES[name]}"), name)
+    value = getattr(importlib.import_module(_MODULES[name]), name)
     globals()[name] = value
     return value
 

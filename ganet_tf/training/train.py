@@ -5,8 +5,6 @@ import functools
 import json
 import math
 import os
-import sys
-import time
 
 import keras
 
@@ -15,18 +13,19 @@ from ganet_tf.data import save_vectorizer
 from ganet_tf.data.registry import LOCAL_WINDOWS  # noqa: F401 - re-exported
 from ganet_tf.data.registry import local_window
 from ganet_tf.errors import GANetInputError
+from ganet_tf.fitting.optimizer import compile_and_build
+from ganet_tf.fitting.resumable_fit import fit_resumably
+from ganet_tf.metrics.all_closed_warning import warn_all_closed
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
 from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import target_density_argument
-from ganet_tf.policy.backup import AtomicBackupAndRestore
 from ganet_tf.policy.backup import has_finished_epochs
 from ganet_tf.policy.backup import is_backup_folder
 from ganet_tf.policy.backup import prepare_backup_dir
 from ganet_tf.policy.flag_values import check_finite_fields
 from ganet_tf.policy.flag_values import check_number
-from ganet_tf.policy.non_finite_guard import NonFiniteGuard
 from ganet_tf.policy.non_finite_guard import check_finite_weights
 from ganet_tf.policy.output_folder import OutputFolder
 from ganet_tf.policy.output_folder import locked_output_folders
@@ -34,20 +33,13 @@ from ganet_tf.policy.run_folder import METRICS_FILE
 from ganet_tf.policy.run_folder import MODEL_FILE
 from ganet_tf.policy.run_folder import PREPROCESSING_FILE
 from ganet_tf.policy.run_folder import write_run_folder
-from ganet_tf.policy.stop_signal_check import StopSignalCheck
-from ganet_tf.training.best_epoch_stopping import backup_history
-from ganet_tf.training.best_epoch_stopping import best_epoch
-from ganet_tf.training.best_epoch_stopping import load_best_weights
-from ganet_tf.training.best_epoch_stopping import stopping_callbacks
 from ganet_tf.training.distribution import is_chief
 from ganet_tf.training.distribution import local_copy
 from ganet_tf.training.distribution import make_strategy
 from ganet_tf.training.distribution import prepare_model
 from ganet_tf.training.distribution import training_datasets
 from ganet_tf.training.distribution import validate_distribution
-from ganet_tf.training.epoch_timer import EpochTimer
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.optimizer import build_optimizer
 from ganet_tf.training.prepare import load_splits  # noqa: F401 - re-exported
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.runtime_options import precision_policy
@@ -370,14 +362,14 @@ def compile_model(
     objective `tradeoff`); `run_eagerly` skips graph tracing (smoke runs);
     `gradient_accumulation_steps` is Adam's.
     """
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate, gradient_accumulation_steps=gradient_accumulation_steps),
-        loss=keras.losses.SparseCategoricalCrossentropy(),
+    return compile_and_build(
+        model,
+        keras.optimizers.Adam(learning_rate, gradient_accumulation_steps=gradient_accumulation_steps),
+        keras.losses.SparseCategoricalCrossentropy(),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy"), *metrics],
         jit_compile=jit_compile,
         run_eagerly=run_eagerly,
     )
-    return build_optimizer(model)
 
 
 def write_outputs(out, model, vectorizer, splits, result):
@@ -395,38 +387,6 @@ def write_outputs(out, model, vectorizer, splits, result):
             json.dump(result, handle, indent=2)
 
     write_run_folder(out, write_files)
-
-
-def _fit(model, train, validation, config, callbacks):
-    """`model.fit` with early stopping on `config.monitor`; returns the history.
-
-    `fit` ends with the weights of the best epoch (`BestEpochStopping`, the
-    one rule). With `config.backup_dir` a killed process resumes from its
-    last finished epoch: Keras' `BackupAndRestore` restores weights,
-    optimizer and epoch; the per-epoch logs go to `history.csv` and the best
-    weights (best `config.monitor` over all attempts) to `best.weights.h5`,
-    so early stopping and best-weight restoring survive an interruption.
-    After a resume, patience counts from the best epoch in `history.csv`,
-    and the history returned is that of every attempt.
-    """
-    resumable = []
-    if config.backup_dir:
-        os.makedirs(config.backup_dir, exist_ok=True)
-        resumable = [AtomicBackupAndRestore(os.path.join(config.backup_dir, "backup"))]
-    args = (config.monitor, MONITORS[config.monitor], config.patience, config.epochs, config.backup_dir)
-    stopping, finished = stopping_callbacks(*args)
-    if finished:
-        load_best_weights(model, config.backup_dir)
-        return backup_history(config.backup_dir)
-    fitted = model.fit(
-        train,
-        validation_data=validation,
-        epochs=config.epochs,
-        callbacks=[NonFiniteGuard(), StopSignalCheck(), *resumable, *stopping, *callbacks],
-        verbose=config.verbose,
-        shuffle=False,  # `train` is a tf.data pipeline that reshuffles itself
-    )
-    return backup_history(config.backup_dir) if config.backup_dir else fitted.history
 
 
 def train_and_evaluate(config, callbacks=()):
@@ -463,9 +423,9 @@ def _train_and_evaluate(config, callbacks=()):
         `test_density` (None without gates), `attention_flops_soft`,
         `attention_flops_gated`, `epochs_trained`, `train_seconds`,
         `epoch_seconds`, the validation scores and the test `report`. For
-        a resumed run, `epochs_trained` counts every attempt's epochs and
-        `train_seconds` only the last attempt's. `config` was validated by
-        `train_and_evaluate`.
+        a resumed run, `epochs_trained`, `train_seconds` (the sum of the
+        epoch seconds), `epoch_seconds` and the `history` count every
+        attempt's epochs. `config` was validated by `train_and_evaluate`.
     """
     # Before any TensorFlow operation (a multi-worker strategy and split CPU
     # devices must come first); `ganet_tf.training.distribution`.
@@ -475,13 +435,23 @@ def _train_and_evaluate(config, callbacks=()):
     train, validation = training_datasets(strategy, config, data.ids, data.splits)
     model = _build_model(config, strategy, data)
     callbacks = [*callbacks, *tensorboard_callbacks(config.tensorboard, is_chief(strategy))]
-    timer = EpochTimer()
-    started = time.perf_counter()
-    history = _fit(model, train, validation, config, [timer, *callbacks])
-    train_seconds = time.perf_counter() - started
+    # Early stopping on `config.monitor`; with `config.backup_dir` a killed
+    # process resumes from its last finished epoch.
+    fitted = fit_resumably(
+        model,
+        train,
+        validation,
+        config.epochs,
+        monitor=config.monitor,
+        mode=MONITORS[config.monitor],
+        patience=config.patience,
+        backup_dir=config.backup_dir,
+        callbacks=callbacks,
+        verbose=config.verbose,
+    )
     check_finite_weights(model)
     model = local_copy(model, strategy)
-    result = _result(config, data, model, history, train_seconds, timer.epoch_seconds)
+    result = _result(config, data, model, fitted)
     warn_all_closed(result["test_all_closed_rate"])
     if config.out and is_chief(strategy):
         write_outputs(config.out, model, data.vectorizer, data.splits, result)
@@ -504,8 +474,9 @@ def _build_model(config, strategy, data):
     return model
 
 
-def _result(config, data, model, history, train_seconds, epoch_seconds):
-    """The JSON-ready summary of a trained `model` (see `_train_and_evaluate`)."""
+def _result(config, data, model, fitted):
+    """The JSON-ready summary of a trained `model` (see `_train_and_evaluate`);
+    `fitted`: its `FittedRun`."""
     splits = data.splits
     # At the training batch, which the memory held (a dense model at long lengths holds no more).
     evaluate = functools.partial(evaluate_model, class_names=splits.class_names, batch_size=config.batch_size)
@@ -528,11 +499,13 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
         "validation_density": validation["density"],
         "validation_attended_density": validation["attended_density"],
         "validation_all_closed_rate": validation["all_closed_rate"],
-        "epochs_trained": len(history["val_loss"]),
-        "best_epoch": best_epoch(history[config.monitor], MONITORS[config.monitor]) + 1,
-        "train_seconds": round(train_seconds, 2),
-        "epoch_seconds": [round(s, 2) for s in epoch_seconds],
-        "history": {key: [round(float(v), 5) for v in values] for key, values in history.items() if key != "epoch"},
+        "epochs_trained": fitted.epochs_trained,
+        "best_epoch": fitted.best_epoch,
+        "train_seconds": round(fitted.train_seconds, 2),
+        "epoch_seconds": [round(s, 2) for s in fitted.epoch_seconds],
+        "history": {
+            key: [round(float(v), 5) for v in values] for key, values in fitted.history.items() if key != "epoch"
+        },
         "sequence_length": data.sequence_length,
         "vocabulary_size": len(data.vocabulary) + 2,
         "glove_coverage": round(data.glove_coverage, 4),
@@ -542,19 +515,3 @@ def _result(config, data, model, history, train_seconds, epoch_seconds):
         "config": {key: value for key, value in dataclasses.asdict(config).items() if key not in ("verbose",)},
         "report": test["report"],
     }
-
-
-# Above this share of all-closed test rows, `train` and `seq2seq` warn on stderr.
-ALL_CLOSED_WARNING_RATE = 0.05
-TEXTS_ALL_CLOSED = (
-    "texts (pooled by the fallback, so test_density undercounts them; "
-    "see test_attended_density): with --target-density RHO (the default) the test gates "
-    "(nucleus, or --inference-mode top_k) open at least one token per text."
-)
-
-
-def warn_all_closed(rate, rows=TEXTS_ALL_CLOSED):
-    """One stderr line when many test rows have every gate closed; `rows`
-    names them and what to do, after "of the test "."""
-    if rate is not None and rate > ALL_CLOSED_WARNING_RATE:
-        print(f"ganet_tf: warning: every gate is closed in {rate:.1%} of the test {rows}", file=sys.stderr)

@@ -36,6 +36,20 @@ def test_a_seq2seq_run_of_the_same_config_is_found(tmp_path):
     assert runner.model_folder(runner.load_runs(runs)[0]) == folder
 
 
+def test_a_model_folder_of_the_older_option_names_is_the_same_run(tmp_path):
+    from ganet_tf.seq2seq.option_names import RENAMED_OPTIONS
+
+    runs, folder = _finished(tmp_path, FLAGS)
+    path = os.path.join(folder, "metrics.json")
+    with open(path) as handle:
+        config = json.load(handle)["config"]
+    older = {new: old for old, new in RENAMED_OPTIONS.items()}
+    with open(path, "w") as handle:
+        json.dump({"config": {older.get(name, name): value for name, value in config.items()}}, handle)
+    assert runner.same_run(FLAGS, [runs], "seq2seq") == os.path.join(runs, "other_seed0.json")
+    assert runner.same_run([*FLAGS, "--auxiliary", "lstm"], [runs], "seq2seq") is None
+
+
 def test_another_seed_or_flag_is_not_the_same_run(tmp_path):
     runs, _ = _finished(tmp_path, FLAGS)
     assert runner.same_run([*FLAGS[:5], "1", *FLAGS[6:]], [runs], "seq2seq") is None

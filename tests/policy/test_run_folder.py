@@ -81,7 +81,7 @@ def test_a_run_replaces_an_earlier_run_and_leaves_nothing_beside_it(trained):
     assert sorted(os.listdir(root / "run")) == RUN
     assert json.loads((root / "run" / "metrics.json").read_text())["train_examples"] == 36
     assert sorted(os.listdir(root)) == ["backup", "data", "run"]  # no lock, no staging
-    assert sorted(os.listdir(root / "backup")) == ["best.weights.h5", "history.csv", "run_config.json"]
+    assert sorted(os.listdir(root / "backup")) == ["best.weights.h5", "epoch_seconds.json", "history.csv", "run_config.json"]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import os
 import keras
 import pytest
 
-from ganet_tf.seq2seq.run import rescore_run
+from ganet_tf.seq2seq.evaluation import rescore_run
 from ganet_tf.seq2seq.scores import corpus_bleu
 from ganet_tf.seq2seq.scores import exact_match
 from ganet_tf.seq2seq.scores import symbol_error_rate
@@ -93,7 +93,7 @@ def test_scores():
 def test_backup_of_other_flags_is_refused_and_restart_clears_it(tmp_path):
     from ganet_tf.errors import GANetInputError
     from ganet_tf.policy.backup import prepare_backup_dir
-    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.seq2seq.config import Seq2SeqConfig
 
     backup = str(tmp_path / "backup")
     prepare_backup_dir(Seq2SeqConfig(backup_dir=backup, hidden=4))
@@ -117,6 +117,31 @@ def test_a_test_gate_seq2seq_has_no_flags_for_is_one_error_line(mode, capsys):
     assert len(error) == 1 and error[0].startswith("ganet_tf: error:") and "top_k" in error[0], error
 
 
+@pytest.mark.parametrize(
+    "old, new, value",
+    [
+        ("--aux", "auxiliary", "lstm"),
+        ("--aux-hidden", "auxiliary_hidden_dim", 7),
+        ("--gate-penalty", "penalty", 0.25),
+        ("--gate-bias", "initial_gate_logit", -1.5),
+    ],
+)
+def test_the_older_gate_flags_set_the_new_options_with_one_warning(old, new, value, capsys):
+    from ganet_tf.cli import build_parser
+    from ganet_tf.cli import main
+
+    assert getattr(build_parser().parse_args(["seq2seq", old, str(value)]), new) == value
+    capsys.readouterr()
+    # Given for an attention without gates, it is refused under its new name; said once.
+    assert main(["seq2seq", "--attention", "bahdanau", old, str(value)]) == 2
+    flag = "--" + new.replace("_", "-")
+    assert capsys.readouterr().err.splitlines() == [
+        f"ganet_tf: warning: {old} is deprecated: use {flag}.",
+        f"ganet_tf: error: {flag} applies to --attention gated only, not bahdanau: leave it out, or choose "
+        "--attention gated.",
+    ]
+
+
 def test_synthetic_lengths_are_flags_and_refused_for_multi30k(capsys):
     from ganet_tf.cli import build_parser
     from ganet_tf.cli import main
@@ -134,9 +159,9 @@ def test_synthetic_lengths_are_flags_and_refused_for_multi30k(capsys):
 def test_a_hier_rnn_backup_from_before_summary_inputs_resumes_only_with_states(tmp_path):
     from ganet_tf.errors import GANetInputError
     from ganet_tf.policy.backup import prepare_backup_dir
-    from ganet_tf.seq2seq.run import SUMMARY_INPUTS_BEFORE_THE_FLAG
-    from ganet_tf.seq2seq.run import Seq2SeqConfig
-    from ganet_tf.seq2seq.run import resolve_defaults
+    from ganet_tf.seq2seq.config import SUMMARY_INPUTS_BEFORE_THE_FLAG
+    from ganet_tf.seq2seq.config import Seq2SeqConfig
+    from ganet_tf.seq2seq.config import resolve_defaults
 
     def prepare(**flags):
         config = resolve_defaults(Seq2SeqConfig(attention="hier-rnn", backup_dir=str(tmp_path / "b"), **flags))

@@ -42,7 +42,7 @@ def tiny(attention="bahdanau", **kwargs):
                 "target_density": 0.4,
             },
         ),
-        ("gated", {"gate_input": "states", "aux": "fnn", "aux_hidden": 3}),
+        ("gated", {"gate_input": "states", "auxiliary": "fnn", "auxiliary_hidden_dim": 3}),
         (
             "gated",
             {"gate_unit": "word", "source_word_codes": CODES, "inference_mode": "top_k", "inference_density": 0.5},
@@ -63,7 +63,7 @@ def test_keras_file_round_trip(tmp_path, attention, options):
 
 
 def test_gradients_reach_the_gates_auxiliary_network():
-    model = tiny("gated", gate_penalty=0.1)
+    model = tiny("gated", penalty=0.1)
     model(INPUTS)
     with tf.GradientTape() as tape:
         logits = model(INPUTS, training=True)
@@ -78,7 +78,7 @@ def test_gradients_reach_the_gates_auxiliary_network():
 
 @pytest.mark.parametrize("gate_input, reaches_encoder", [("embeddings", False), ("states", True)])
 def test_gate_penalty_reaches_the_encoder_only_when_the_gates_read_its_states(gate_input, reaches_encoder):
-    model = tiny("gated", gate_input=gate_input, gate_penalty=0.1)
+    model = tiny("gated", gate_input=gate_input, penalty=0.1)
     model(INPUTS)
     with tf.GradientTape() as tape:
         model(INPUTS, training=True)
@@ -100,7 +100,7 @@ def test_teacher_forcing_with_input_feeding_matches_step_by_step_decoding():
 
 
 def test_attended_nodes_and_density_of_closed_gates():
-    model = tiny("gated", gate_bias=-10.0)  # every gate closed: fall back to all
+    model = tiny("gated", initial_gate_logit=-10.0)  # every gate closed: fall back to all
     model(INPUTS)
     nodes = model.attended_nodes(SOURCE, TARGET).numpy()
     np.testing.assert_array_equal(nodes[:, 0], (SOURCE != 0).sum(1))
@@ -267,9 +267,9 @@ def test_word_gates_open_and_close_the_pieces_of_a_word_together(training):
             assert len(opened) == int(np.floor(0.5 * (words[-1] + 1) + 0.5))
 
 
-@pytest.mark.parametrize("gate_bias, density", [(10.0, 1.0), (-10.0, 0.0)])
-def test_validation_density_is_the_density_of_the_test_gates(gate_bias, density):
-    model = tiny("gated", gate_bias=gate_bias)
+@pytest.mark.parametrize("initial_gate_logit, density", [(10.0, 1.0), (-10.0, 0.0)])
+def test_validation_density_is_the_density_of_the_test_gates(initial_gate_logit, density):
+    model = tiny("gated", initial_gate_logit=initial_gate_logit)
     model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
     result = model.evaluate(INPUTS, TARGET, verbose=0, return_dict=True)
     assert result["density"] == pytest.approx(density)

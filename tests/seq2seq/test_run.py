@@ -7,13 +7,13 @@ import pytest
 
 from ganet_tf.errors import GANetInputError
 from ganet_tf.layers.layer_mean import SUM_SUFFIXES
+from ganet_tf.seq2seq.config import Seq2SeqConfig
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
-from ganet_tf.seq2seq.run import Seq2SeqConfig
-from ganet_tf.seq2seq.run import _load_initial_weights
+from ganet_tf.seq2seq.evaluation import decoded_split_scores
+from ganet_tf.seq2seq.evaluation import teacher_forced_scores
+from ganet_tf.seq2seq.initial_run import load_initial_weights
 from ganet_tf.seq2seq.run import build_model
-from ganet_tf.seq2seq.run import decoded_split_scores
 from ganet_tf.seq2seq.run import run_seq2seq
-from ganet_tf.seq2seq.run import teacher_forced_scores
 from ganet_tf.seq2seq.vocabulary import make_dataset
 from tests.eager import functions_run_eagerly
 
@@ -27,16 +27,16 @@ def scores(attention, **kwargs):
     return teacher_forced_scores(model, make_dataset(SOURCE, TARGET, batch_size=3))
 
 
-@pytest.mark.parametrize("gate_bias, rate", [(-10.0, 1.0), (10.0, 0.0)])
-def test_all_closed_rate_counts_the_sentences_the_fallback_attends(gate_bias, rate):
-    result = scores("gated", gate_bias=gate_bias)
+@pytest.mark.parametrize("initial_gate_logit, rate", [(-10.0, 1.0), (10.0, 0.0)])
+def test_all_closed_rate_counts_the_sentences_the_fallback_attends(initial_gate_logit, rate):
+    result = scores("gated", initial_gate_logit=initial_gate_logit)
     assert result["test_all_closed_rate"] == rate
     # closed or open, every state is attended: the fallback counts in the density
     assert result["test_attended_density"] == pytest.approx(1.0)
 
 
 def test_top_k_gates_leave_no_sentence_all_closed():
-    result = scores("gated", gate_bias=-10.0, inference_mode="top_k", inference_density=0.2)
+    result = scores("gated", initial_gate_logit=-10.0, inference_mode="top_k", inference_density=0.2)
     assert result["test_all_closed_rate"] == 0.0
     assert result["test_attended_density"] < 0.6
 
@@ -73,7 +73,7 @@ def test_init_from_copies_the_shared_weights_and_leaves_the_gates_fresh(bahdanau
     fresh = build_model(Seq2SeqConfig(attention="gated", hidden=4, embedding_dim=4), *sizes)
     fresh.build()
     auxiliary = [w.copy() for w in fresh.auxiliary.get_weights()]
-    _load_initial_weights(fresh, bahdanau_run)
+    load_initial_weights(fresh, bahdanau_run)
     for name in ("source_embedding", "encoder", "bridge_h", "decoder", "attention", "logits"):
         for mine, theirs in zip(
             fresh.get_layer(name).get_weights(), initial.get_layer(name).get_weights(), strict=True
@@ -151,7 +151,7 @@ def test_a_gated_run_from_init_from_resumes_after_failing_and_patience_keeps_the
         raise RuntimeError("decoding failed")
 
     with monkeypatch.context() as patched:
-        patched.setattr(run, "_decoded_scores", decoding_fails)
+        patched.setattr(run, "decoded_scores", decoding_fails)
         with pytest.raises(RuntimeError, match="decoding failed"):
             run_seq2seq(config)
     assert not (tmp_path / "run" / "model.keras").exists()
@@ -160,11 +160,17 @@ def test_a_gated_run_from_init_from_resumes_after_failing_and_patience_keeps_the
     # the backup keeps the initial run's vocabularies for the resumed run
     with open(f"{bahdanau_run}/vocabularies.json") as handle:
         assert json.loads((backup / "vocabularies.json").read_text()) == json.load(handle)
+    # a backup that records the older option names resumes as well
+    fingerprint = json.loads((backup / "run_config.json").read_text())
+    older = {"auxiliary": "aux", "auxiliary_hidden_dim": "aux_hidden", "penalty": "gate_penalty"}
+    (backup / "run_config.json").write_text(json.dumps({older.get(k, k): v for k, v in fingerprint.items()}))
 
     result = run_seq2seq(config)
     assert result["init_from"] == bahdanau_run
-    # the second attempt trained no epoch: same weights, same epoch times
+    # the second attempt trained no epoch: same weights, same epoch times,
+    # and the training time is the first attempt's
     assert json.loads((backup / "epoch_seconds.json").read_text()) == seconds
+    assert result["train_seconds"] == pytest.approx(sum(seconds.values()))
     assert result["seconds_per_epoch"] == pytest.approx(sum(seconds.values()) / 2)
     _assert_same_weights(keras.models.load_model(tmp_path / "run" / "model.keras"), trained["weights"])
 
@@ -179,6 +185,9 @@ def test_a_gated_run_from_init_from_resumes_after_failing_and_patience_keeps_the
     losses = [float(row["val_loss"]) for row in rows]
     assert len(losses) == 2  # epochs 3 and 4: the first two ran without --patience
     assert result["epochs_trained"] == 4
+    every = json.loads((backup / "epoch_seconds.json").read_text())
+    assert list(every)[:2] == list(seconds) and len(every) == 4
+    assert result["train_seconds"] == pytest.approx(sum(every.values()))  # all three attempts
     assert result["best_epoch"] == 3 + int(np.argmin(losses))
     best = EncoderDecoder.from_config(keras.models.load_model(tmp_path / "run" / "model.keras").get_config())
     best.build()
@@ -197,7 +206,7 @@ def test_a_gated_run_from_init_from_resumes_after_failing_and_patience_keeps_the
 
 
 def test_an_unreadable_epoch_seconds_file_is_one_error_naming_restart(tmp_path):
-    from ganet_tf.training.epoch_timer import EpochTimer
+    from ganet_tf.fitting.epoch_timer import EpochTimer
 
     path = tmp_path / "epoch_seconds.json"
     path.write_text("{not json")
@@ -221,7 +230,7 @@ def parsed_config(*flags):
     import dataclasses
 
     from ganet_tf.cli import build_parser
-    from ganet_tf.seq2seq.run import resolve_defaults
+    from ganet_tf.seq2seq.config import resolve_defaults
 
     args = vars(build_parser().parse_args(["seq2seq", *flags]))
     names = {field.name for field in dataclasses.fields(Seq2SeqConfig)}
@@ -230,7 +239,7 @@ def parsed_config(*flags):
 
 # experiments/studies.py's gated-hc row: the recipe validation chose (seq2seq_recipes).
 GATED_HC = ["--target-density", "0.6", "--inference-mode", "top_k", "--inference-density", "0.6"]
-GATED_HC += ["--gate-input", "states", "--aux", "fnn", "--gate-distribution", "hard_concrete"]
+GATED_HC += ["--gate-input", "states", "--auxiliary", "fnn", "--gate-distribution", "hard_concrete"]
 
 
 def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
@@ -252,12 +261,12 @@ def test_each_hierarchy_alone_trains_its_table_row_and_a_given_flag_wins():
 def test_gated_alone_trains_the_chosen_recipe_and_a_given_flag_wins():
     assert parsed_config("--attention", "gated") == parsed_config("--attention", "gated", *GATED_HC)
     model = build_model(parsed_config("--attention", "gated", "--hidden", "4", "--embedding-dim", "4"), 9, 9)
-    assert (model.aux, model.gate_input, model.target_density) == ("fnn", "states", 0.6)
-    assert (model.inference_mode, model.inference_density, model.gate_bias) == ("top_k", 0.6, 2.0)
+    assert (model.auxiliary_encoder, model.gate_input, model.target_density) == ("fnn", "states", 0.6)
+    assert (model.inference_mode, model.inference_density, model.initial_gate_logit) == ("top_k", 0.6, 2.0)
     assert model.gate_sampler.distribution == "hard_concrete"
     # GA-Net's fixed penalty: no target, threshold test gates
-    fixed = parsed_config("--attention", "gated", "--target-density", "0", "--aux", "bilstm")
-    assert (fixed.inference_mode, fixed.inference_density, fixed.aux) == ("threshold", None, "bilstm")
+    fixed = parsed_config("--attention", "gated", "--target-density", "0", "--auxiliary", "bilstm")
+    assert (fixed.inference_mode, fixed.inference_density, fixed.auxiliary) == ("threshold", None, "bilstm")
     assert build_model(fixed, 9, 9).target_density is None
     given = parsed_config("--attention", "gated", "--inference-density", "0.3", "--gate-input", "embeddings")
     assert (given.inference_mode, given.inference_density, given.gate_input) == ("top_k", 0.3, "embeddings")

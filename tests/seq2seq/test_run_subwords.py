@@ -9,7 +9,7 @@ import pytest
 
 from ganet_tf.cli import main
 from ganet_tf.inference.text_translator import load_translator
-from ganet_tf.seq2seq.run import decoded_split_scores
+from ganet_tf.seq2seq.evaluation import decoded_split_scores
 from ganet_tf.seq2seq.vocabulary import holds_unknown
 from tests.command_checks import error_text_line
 from tests.command_checks import tree

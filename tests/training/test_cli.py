@@ -202,10 +202,15 @@ def test_backup_dir_resumes_a_killed_run_and_stops_where_the_uninterrupted_run_w
     # The optimizer resumes too (Adam's moments and its step count).
     assert resumed_at == [interrupt.steps] and interrupt.steps > 0
     assert result["epochs_trained"] == 3
+    # The training time and epoch times of both attempts: the killed one's two epochs count.
+    seconds = list(json.loads((tmp_path / "backup" / "epoch_seconds.json").read_text()).values())
+    assert len(seconds) == len(result["epoch_seconds"]) == len(result["history"]["epoch_seconds"]) == 3
+    assert result["train_seconds"] == pytest.approx(sum(seconds), abs=0.01)
     # A finished run started again trains nothing and gives the same model.
     with functions_run_eagerly():
         again = train_and_evaluate(config, callbacks=[counter])
     assert epochs_run == [2] and again["test_accuracy"] == result["test_accuracy"]
+    assert again["train_seconds"] == result["train_seconds"] and again["epoch_seconds"] == result["epoch_seconds"]
     watched = result["history"][monitor]
     best = np.argmin(watched) if monitor == "val_loss" else np.argmax(watched)
     assert len(watched) == 3 and result["best_epoch"] == best + 1
@@ -267,7 +272,7 @@ def test_unknown_monitor_is_refused():
 def test_flag_defaults_are_the_configs_defaults():
     from ganet_tf.cli import _config_from
     from ganet_tf.cli import build_parser
-    from ganet_tf.seq2seq.run import Seq2SeqConfig
+    from ganet_tf.seq2seq.config import Seq2SeqConfig
     from ganet_tf.training import TrainConfig
 
     parser = build_parser()

@@ -1,5 +1,6 @@
 """The gate options of issue 13 through `train`: attended density in the
-summary, the all-closed warning, and the inference rule in the export."""
+summary and the inference rule in the export (the all-closed warning:
+tests/metrics/test_all_closed_warning.py)."""
 
 import numpy as np
 import pytest
@@ -12,7 +13,6 @@ from ganet_tf.models import build_ganet
 from ganet_tf.training import TrainConfig
 from ganet_tf.training import train_and_evaluate
 from ganet_tf.training.evaluate import evaluate_model
-from ganet_tf.training.train import warn_all_closed
 
 IDS = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 0, 0, 0, 0], [11, 12, 13, 14, 15, 16]], "int32")
 
@@ -36,15 +36,6 @@ def test_attended_density_counts_the_rows_the_fallback_pools(fallback):
     assert result["attended_density"] == pytest.approx(expected)
     if fallback == "all":  # the identity experiments/runner.attended_density uses for older runs
         assert result["attended_density"] == pytest.approx(result["density"] + result["all_closed_rate"])
-
-
-def test_warning_is_one_stderr_line_above_five_percent(capsys):
-    warn_all_closed(0.05)
-    warn_all_closed(None)
-    assert capsys.readouterr().err == ""
-    warn_all_closed(0.2)
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "20.0%" in err and "--target-density" in err
 
 
 def test_gate_flags_reach_the_model_the_schedule_ends_at_final_tau_and_the_export_serves_top_k(data_dir, tmp_path):

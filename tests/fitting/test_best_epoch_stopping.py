@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from ganet_tf.training.best_epoch_stopping import BestEpochStopping
+from ganet_tf.fitting.best_epoch_stopping import BestEpochStopping
 
 _RNG = np.random.default_rng(0)
 X = _RNG.normal(size=(64, 4)).astype("float32")

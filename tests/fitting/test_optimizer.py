@@ -1,8 +1,8 @@
 import keras
 import numpy as np
 
+from ganet_tf.fitting.optimizer import build_optimizer
 from ganet_tf.models import build_ganet
-from ganet_tf.training.optimizer import build_optimizer
 from ganet_tf.training.train import compile_model
 
 

@@ -1,4 +1,4 @@
-"""Early stopping that ends `fit` with the best epoch's weights: `train`'s one rule."""
+"""Early stopping that ends `fit` with the best epoch's weights: the one rule of `train` and `seq2seq`."""
 
 import csv
 import os
@@ -19,7 +19,7 @@ BEST_WEIGHTS_FILE = "best.weights.h5"
 class BestEpochStopping(keras.callbacks.EarlyStopping):
     """Stops after `patience` epochs without a better `monitor`; keeps the best.
 
-    The one best-weights rule of `train`: an epoch is better when its
+    The one best-weights rule of `train` and `seq2seq`: an epoch is better when its
     `monitor` value is strictly better than every earlier one (the first of
     equal values stays the best), training stops once `patience` epochs have
     passed without one, and `fit` ends with the weights of the best epoch.

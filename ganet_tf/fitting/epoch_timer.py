@@ -1,3 +1,5 @@
+"""`EpochTimer`: the seconds of every epoch, across the attempts of a resumed run."""
+
 import json
 import os
 import time
@@ -14,7 +16,8 @@ class EpochTimer(keras.callbacks.Callback):
 
     `seconds` maps each finished epoch (its index, a string) to its
     duration, validation included; `epoch_seconds` lists them in epoch
-    order.
+    order. The logs of each epoch carry its `epoch_seconds` (the fit's
+    history holds them).
 
     Args:
         path: optional JSON file `{epoch: seconds}` (a `--backup-dir`'s
@@ -22,9 +25,7 @@ class EpochTimer(keras.callbacks.Callback):
             from it when training begins (`load`) and it is rewritten
             atomically after every epoch (a stop signal waits for the next
             batch), so a resumed run counts every epoch once. An unreadable
-            file is one error line naming `--restart`. Without it, the logs
-            of each epoch carry `epoch_seconds` (the fit's history holds
-            them).
+            file is one error line naming `--restart`.
 
     Example:
 
@@ -65,5 +66,5 @@ class EpochTimer(keras.callbacks.Callback):
         if self.path:
             with critical_section(raise_after=False):
                 write_json(self.path, self.seconds)
-        elif logs is not None:
+        if logs is not None:
             logs["epoch_seconds"] = seconds
