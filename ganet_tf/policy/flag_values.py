@@ -1,7 +1,9 @@
 """Flag values: finite, in range, and only flags the chosen model reads."""
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import math
 import numbers
 
@@ -121,7 +123,10 @@ def explicit_flags(parser, argv):
         `--flag=value` options count as given.
     """
     _suppress_defaults(parser)
-    return set(vars(parser.parse_args(argv))) - {"command"}
+    # The command line parsed once already: its lines (a deprecated
+    # spelling's warning) are not said twice.
+    with contextlib.redirect_stderr(io.StringIO()):
+        return set(vars(parser.parse_args(argv))) - {"command"}
 
 
 def flags_not_applying(given, applies, choice):
