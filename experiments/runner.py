@@ -89,8 +89,10 @@ def _seq2seq_run_config(run):
 
 def same_run(flags, runs_dirs, command="train"):
     """Path of a finished run in `runs_dirs` with the config of `COMMAND FLAGS`, or None. For `train`, a field an
-    older run lacks matches where `flags` keep its default; a `seq2seq` run's model folder must record every field,
+    older run lacks matches where `flags` keep its default, and one it records under an old name
+    (`ganet_tf.policy.renamed_keys`) counts as the field of now; a `seq2seq` run's model folder must record every field,
     each equal."""
+    from ganet_tf.policy.renamed_keys import with_current_keys
     from ganet_tf.training import TrainConfig
 
     if command == "seq2seq":
@@ -104,7 +106,7 @@ def same_run(flags, runs_dirs, command="train"):
     wanted = test_rule_config(train_config(flags))
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
-            config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}
+            config = {k: v for k, v in with_current_keys(run.get("config", {})).items() if k not in _WHERE}
             if not config or set(config) - set(wanted):
                 continue
             config = test_rule_config(config, legacy="test_gates" not in run)
