@@ -28,7 +28,7 @@ IMDB_SETTINGS = {
     "": (("--sequence-length", "256"), ()),
     "-len400": (("--sequence-length", "400"), ()),
     "-len400-dropout5": (IMDB_CHOSEN, ()),
-    "-len400-dropout5-lam3e-3": (IMDB_CHOSEN, ("--lam", "3e-3")),
+    "-len400-dropout5-lam3e-3": (IMDB_CHOSEN, ("--penalty", "3e-3")),
 }
 IMDB_SETTING = "-len400-dropout5"
 
@@ -49,7 +49,7 @@ LRA_TEXT = (
     *("--hidden", "64", "--num-heads", "2", "--intermediate-dim", "128", "--num-layers", "2", "--dropout", "0.1"),
     *("--epochs", "8", "--monitor", "val_accuracy", "--patience", "3"),
 )
-_LRA_GATED = ("--model", "ganet_transformer", "--batch-size", "32", "--aux")
+_LRA_GATED = ("--model", "ganet_transformer", "--batch-size", "32", "--auxiliary")
 LRA_SETTINGS = {
     "dense": ("--model", "transformer", "--batch-size", "8", "--gradient-accumulation-steps", "4"),
     "conv-rho0.2": (*_LRA_GATED, "conv", "--target-density", "0.2"),

@@ -97,7 +97,12 @@ def _table5(here, imdb):
     table = [
         (aux, [r for r in here if r["name"] == f"imdb_ganet{part}{imdb}_seed0"]) for aux, part in auxiliaries.items()
     ]
-    hidden = " / ".join(sorted({str(r["config"]["aux_hidden"]) for _, group in table for r in group}))
+    # `aux_hidden` in summaries written before the rename (`ganet_tf.policy.renamed_keys`, which a table may not
+    # import: it would import TensorFlow).
+    widths = {
+        r["config"].get("auxiliary_hidden_dim", r["config"].get("aux_hidden")) for _, group in table for r in group
+    }
+    hidden = " / ".join(sorted(str(width) for width in widths))
     note = (
         f"Seed 0, the IMDB setting shown in Table 2 ({_setting_text(imdb)}), auxiliary hidden size {hidden}; the "
         "BiLSTM row is Table 2's seed-0 GA-Net. Made by `python -m experiments run reproduce --only "

@@ -80,19 +80,21 @@ def _seq2seq_run_config(run):
     """The config a finished `seq2seq` run trained with, as its model folder records it (older option names read as
     today's); None when that folder is not on this machine (a summary alone cannot say which defaults its command
     had)."""
-    from ganet_tf.seq2seq.option_names import current_option_names
+    from ganet_tf.policy.renamed_keys import with_current_keys
 
     folder = model_folder(run)
     path = os.path.join(folder, "metrics.json") if folder else None
     if not path or not os.path.exists(path):
         return None
-    return {k: v for k, v in current_option_names(read_json(path).get("config", {})).items() if k not in _WHERE}
+    return {k: v for k, v in with_current_keys(read_json(path).get("config", {})).items() if k not in _WHERE}
 
 
 def same_run(flags, runs_dirs, command="train"):
     """Path of a finished run in `runs_dirs` with the config of `COMMAND FLAGS`, or None. For `train`, a field an
-    older run lacks matches where `flags` keep its default; a `seq2seq` run's model folder must record every field,
+    older run lacks matches where `flags` keep its default, and one it records under an old name
+    (`ganet_tf.policy.renamed_keys`) counts as the field of now; a `seq2seq` run's model folder must record every field,
     each equal."""
+    from ganet_tf.policy.renamed_keys import with_current_keys
     from ganet_tf.training import TrainConfig
 
     if command == "seq2seq":
@@ -106,7 +108,7 @@ def same_run(flags, runs_dirs, command="train"):
     wanted = test_rule_config({k: v for k, v in dataclasses.asdict(parse_train(flags)).items() if k not in _WHERE})
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
-            config = {k: v for k, v in run.get("config", {}).items() if k not in _WHERE}
+            config = {k: v for k, v in with_current_keys(run.get("config", {})).items() if k not in _WHERE}
             if not config or set(config) - set(wanted):
                 continue
             config = test_rule_config(config, legacy="test_gates" not in run)

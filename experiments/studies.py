@@ -36,7 +36,7 @@ def datasets(*names, **protocol):
 # core's protocol per dataset, for every model alike, and GA-Net's own settings: chosen by `selection` on GA-Net's dev
 # accuracy.
 CORE_PROTOCOL = {"sst1": (*MONITOR_ACC, "--dropout", "0.5"), "sst2": MONITOR_ACC}
-CORE_GANET = {"sst1": ("--lam", "3e-3"), "sst2": ("--lam", "3e-3")}
+CORE_GANET = {"sst1": ("--penalty", "3e-3"), "sst2": ("--penalty", "3e-3")}
 GATE_GRID = {"dataset": datasets(*REAL_DATASETS, imdb=IMDB), "seed": seeds(0, 1, 2)}
 GATE_RUNS = {"record": ("setting",), "resumable": lambda point: point["dataset"] == "imdb"}
 
@@ -52,14 +52,24 @@ def _reproduce_runs():
     runs = {}
     for dataset, seed, hidden in itertools.product(("trec", "sst1"), (0, 1, 2), (20, 40, 60, 80, 100)):
         gates = (*CORE_PROTOCOL.get(dataset, ()), *CORE_GANET.get(dataset, ()), *PAPER_GATES)
-        flags = ("--dataset", dataset, "--model", "ganet", "--aux-hidden", str(hidden), "--seed", str(seed), *gates)
+        flags = (
+            "--dataset",
+            dataset,
+            "--model",
+            "ganet",
+            "--auxiliary-hidden-dim",
+            str(hidden),
+            "--seed",
+            str(seed),
+            *gates,
+        )
         runs[f"{dataset}_ganet-aux{hidden}_seed{seed}"] = flags
 
     def imdb(setting, model, seed, aux=None):
         every, ganet = IMDB_SETTINGS[setting]
         flags = (*every, *((*ganet, *PAPER_GATES) if model == "ganet" else ()), "--model", model, "--seed", str(seed))
         name = imdb_run_name(model, setting, seed, f"-aux-{aux}" if aux else "")
-        runs[name] = ("--dataset", "imdb", *IMDB_PROTOCOL, *flags, *(("--aux", aux) if aux else ()))
+        runs[name] = ("--dataset", "imdb", *IMDB_PROTOCOL, *flags, *(("--auxiliary", aux) if aux else ()))
 
     for setting in IMDB_SETTINGS:
         imdb(setting, "ganet", 0)
@@ -73,7 +83,7 @@ def _reproduce_runs():
 # transformer_check (issues 17, 41; its README has the design): validation at seed 0 chose the auxiliary network
 # TRANSFORMER_CHOSEN.
 TRANSFORMER_CHOSEN = "fnn"
-_GATED_TRANSFORMER = ("--model", "ganet_transformer", "--target-density", "0.2", "--aux")
+_GATED_TRANSFORMER = ("--model", "ganet_transformer", "--target-density", "0.2", "--auxiliary")
 TRANSFORMER_SETTINGS = {
     "dense": ("--model", "transformer"),
     "fnn": (*_GATED_TRANSFORMER, "fnn", "--no-sparse-training"),
@@ -249,7 +259,7 @@ def _seq2seq_runs():
 # summaries by an older wrapper: `experiments/README.md`); results/tuning/README.md is written by hand.
 SEARCH = (
     *("--dataset", "trec", "--model", "ganet", "--tuner", "bayesian", "--max-trials", "20", "--patience", "3"),
-    *("--objective", "val_accuracy", "--lam-values", "4e-6,1e-5,1e-4,1e-3,5e-3,1e-2", "--seed", "0"),
+    *("--objective", "val_accuracy", "--penalty-values", "4e-6,1e-5,1e-4,1e-3,5e-3,1e-2", "--seed", "0"),
     *("--directory", "runs/tuning"),
 )
 SEARCHES = {
@@ -271,11 +281,11 @@ STUDIES = {
                     "default": (),
                     "monitor-acc": MONITOR_ACC,
                     "monitor-acc-lr5e-4": (*MONITOR_ACC, "--lr", "5e-4"),
-                    "monitor-acc-lam3e-3": (*MONITOR_ACC, "--lam", "3e-3"),
-                    "monitor-acc-fnn": (*MONITOR_ACC, "--aux", "fnn"),
-                    "monitor-acc-tau1": (*MONITOR_ACC, "--tau", "1.0"),
-                    "monitor-acc-lam3e-3-aux100": (*MONITOR_ACC, "--lam", "3e-3", "--aux-hidden", "100"),
-                    "monitor-acc-lam3e-3-dropout5": (*MONITOR_ACC, "--lam", "3e-3", "--dropout", "0.5"),
+                    "monitor-acc-lam3e-3": (*MONITOR_ACC, "--penalty", "3e-3"),
+                    "monitor-acc-fnn": (*MONITOR_ACC, "--auxiliary", "fnn"),
+                    "monitor-acc-tau1": (*MONITOR_ACC, "--temperature", "1.0"),
+                    "monitor-acc-lam3e-3-aux100": (*MONITOR_ACC, "--penalty", "3e-3", "--auxiliary-hidden-dim", "100"),
+                    "monitor-acc-lam3e-3-dropout5": (*MONITOR_ACC, "--penalty", "3e-3", "--dropout", "0.5"),
                 },
                 "seed": seeds(0, 1, 2),
             },
@@ -294,7 +304,7 @@ STUDIES = {
                 "dataset": datasets("trec", "sst1", "sst2"),
                 "variant": {
                     "ganet": ("--model", "ganet", *PAPER_GATES),
-                    "ganet-aux100": ("--model", "ganet", "--aux-hidden", "100", *PAPER_GATES),
+                    "ganet-aux100": ("--model", "ganet", "--auxiliary-hidden-dim", "100", *PAPER_GATES),
                     "bilstm": ("--model", "bilstm"),
                     "local": ("--model", "local"),
                     "soft": ("--model", "soft"),
@@ -339,7 +349,7 @@ STUDIES = {
                     "soft": ("--model", "soft"),
                     "rho0.1": ("--target-density", "0.1", *TOP_K),
                     "rho0.5": ("--target-density", "0.5", *TOP_K),
-                    "anneal": ("--tau", "1.0", "--final-tau", "0.1", "--anneal-epochs", "5", *TOP_K),
+                    "anneal": ("--temperature", "1.0", "--final-temperature", "0.1", "--anneal-epochs", "5", *TOP_K),
                 },
             },
             keep=_gate_check_keep,

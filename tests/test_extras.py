@@ -32,7 +32,7 @@ IMPORTS = BLOCKER + (
     "print('imported')\n"
 )
 # A tiny `train`: one epoch of 60 TREC questions.
-TINY = ["--limit", "60", "--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabulary", "0"]
+TINY = ["--limit", "60", "--epochs", "1", "--hidden", "4", "--auxiliary-hidden-dim", "3", "--glove-vocabulary", "0"]
 TINY += ["--verbose", "0"]
 # The commands of an optional part, the extra each needs and its arguments
 # (`R` is the trained run).

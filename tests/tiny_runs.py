@@ -14,7 +14,7 @@ def train_tiny_runs(root, data_dir, dataset, limit, models):
     with functions_run_eagerly():
         for model, gates in models.items():
             folders[model] = str(root / model)
-            tiny = {"limit": limit, "epochs": 1, "hidden": 4, "aux_hidden": 3, "verbose": 0}
+            tiny = {"limit": limit, "epochs": 1, "hidden": 4, "auxiliary_hidden_dim": 3, "verbose": 0}
             config = TrainConfig(dataset=dataset, data_dir=data_dir, model=model, out=folders[model], **tiny, **gates)
             train_and_evaluate(config)
     return folders

@@ -43,11 +43,11 @@ def _value_list(text):
 
 
 # Options whose value may start with a minus sign (a list of numbers).
-_NUMBER_LIST_OPTIONS = ("--lam-values",)
+_NUMBER_LIST_OPTIONS = ("--penalty-values", "--lam-values")
 
 
 def _join_negative_values(argv):
-    """`--lam-values -1,0.01` -> `--lam-values=-1,0.01`.
+    """`--penalty-values -1,0.01` -> `--penalty-values=-1,0.01`.
 
     argparse takes a value such as `-1,0.01` for an option and reports
     "expected one argument"; joined, the value reaches the validation that
@@ -138,8 +138,16 @@ def _add_space_arguments(parser):
     )
     range_help = "a range instead, e.g. --range aux_hidden=10:50:10 (floats: log scale, no step)"
     _add_domain_flag(space, "--range", "NAME=MIN:MAX[:STEP]", range_help)
-    lam_values_help = "the values of lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2"
-    space.add_argument("--lam-values", type=_value_list, metavar="V1,V2,...", help=lam_values_help)
+    penalty_values_help = "the values of the gate penalty lambda, as --values lam=...; e.g. 1e-4,1e-3,1e-2"
+    add_flag(
+        space,
+        "--penalty-values",
+        argparse.Namespace(penalty_values=None),
+        _value_list,
+        deprecated=("--lam-values",),
+        metavar="V1,V2,...",
+        help=penalty_values_help,
+    )
 
 
 def _add_domain_flag(space, flag, metavar, help_text):
@@ -170,10 +178,10 @@ def config_from(args):
     from .tune import SearchConfig
 
     choices = {name: _value_list(values) for name, values in args.values}
-    if args.lam_values is not None:
+    if args.penalty_values is not None:
         if "lam" in choices:
-            raise GANetInputError("give --lam-values or --values lam=..., not both.")
-        choices["lam"] = args.lam_values
+            raise GANetInputError("give --penalty-values or --values lam=..., not both.")
+        choices["lam"] = args.penalty_values
     ranges = {}
     for name, text in args.range:
         bounds = text.split(":")

@@ -19,6 +19,7 @@ from ganet_tf.policy import check_number
 from ganet_tf.policy import write_json
 from ganet_tf.policy.non_finite_guard import NonFiniteGuard
 from ganet_tf.policy.non_finite_guard import TrainingDivergedError
+from ganet_tf.policy.renamed_keys import RENAMED_KEYS
 from ganet_tf.policy.run_folder import check_output_folder
 from ganet_tf.policy.run_folder import check_outside_runs
 from ganet_tf.policy.stop_signal_check import StopSignalCheck
@@ -74,10 +75,13 @@ def _is_transformer(model):
 
 
 def _hand_set_value(model, name):
-    """`ganet_tf train --model model`'s value of `name`: its flag's default,
-    else the builder's (`train` has no `--num-layers`)."""
-    if hasattr(_HAND_SET, name):
-        return getattr(_HAND_SET, name)
+    """`ganet_tf train --model model`'s value of the hyperparameter `name`:
+    its flag's default (the gate options' hyperparameters keep their old
+    names, `RENAMED_KEYS`), else the builder's (`train` has no
+    `--num-layers`)."""
+    field = RENAMED_KEYS.get(name, name)
+    if hasattr(_HAND_SET, field):
+        return getattr(_HAND_SET, field)
     return inspect.signature(MODEL_BUILDERS[model]).parameters[name].default
 
 

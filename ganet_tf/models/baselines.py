@@ -44,12 +44,9 @@ def build_soft_attention(num_classes, attention_units=100, name="soft", **kwargs
     Returns:
         An uncompiled `keras.Model`, as `build_bilstm`'s.
     """
-
-    def pool(states, final, mask):
-        context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
-        return context
-
-    return _bilstm_classifier(num_classes, name, pool, final_state=False, **kwargs)
+    return _attention_classifier(
+        num_classes, name, lambda: GatedAttentionPooling(units=attention_units, name="attention"), **kwargs
+    )
 
 
 def build_sparsemax_attention(num_classes, attention_units=100, name="sparsemax", **kwargs):
@@ -58,16 +55,8 @@ def build_sparsemax_attention(num_classes, attention_units=100, name="sparsemax"
     The score network of `build_soft_attention`, with the softmax replaced
     by sparsemax over the real tokens (layer `attention`, a
     `SparseAttentionPooling`): each text attends to the tokens its scores
-    put above a threshold, with exact zeros elsewhere.
-
-    Args:
-        num_classes: int >= 2.
-        attention_units: width of the additive attention score network.
-        name: model name.
-        **kwargs: the backbone arguments, as in `build_bilstm`.
-
-    Returns:
-        An uncompiled `keras.Model`, as `build_bilstm`'s.
+    put above a threshold, with exact zeros elsewhere. Its arguments and
+    the model it returns are `build_soft_attention`'s.
     """
     return _sparse_attention_classifier(num_classes, attention_units, "sparsemax", name, **kwargs)
 
@@ -75,25 +64,26 @@ def build_sparsemax_attention(num_classes, attention_units=100, name="sparsemax"
 def build_entmax_attention(num_classes, attention_units=100, name="entmax", **kwargs):
     """BiLSTM+1.5-entmax: additive attention whose weights are a 1.5-entmax.
 
-    As `build_sparsemax_attention`, with 1.5-entmax, whose weights are
-    denser and smoother than sparsemax's but still hold exact zeros.
-
-    Args:
-        num_classes: int >= 2.
-        attention_units: width of the additive attention score network.
-        name: model name.
-        **kwargs: the backbone arguments, as in `build_bilstm`.
-
-    Returns:
-        An uncompiled `keras.Model`, as `build_bilstm`'s.
+    As `build_sparsemax_attention` (the same arguments and model), with
+    1.5-entmax, whose weights are denser and smoother than sparsemax's but
+    still hold exact zeros.
     """
     return _sparse_attention_classifier(num_classes, attention_units, "entmax15", name, **kwargs)
 
 
 def _sparse_attention_classifier(num_classes, attention_units, normalizer, name, **kwargs):
+    def attention():
+        return SparseAttentionPooling(units=attention_units, normalizer=normalizer, name="attention")
+
+    return _attention_classifier(num_classes, name, attention, **kwargs)
+
+
+def _attention_classifier(num_classes, name, attention, **kwargs):
+    """The baselines that pool the BiLSTM states with an attention layer,
+    `attention()`, made after the BiLSTM (the order that seeds its weights)."""
+
     def pool(states, final, mask):
-        layer = SparseAttentionPooling(units=attention_units, normalizer=normalizer, name="attention")
-        context, _ = layer(states, mask=mask)
+        context, _ = attention()(states, mask=mask)
         return context
 
     return _bilstm_classifier(num_classes, name, pool, final_state=False, **kwargs)

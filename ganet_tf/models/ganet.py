@@ -10,6 +10,7 @@ from ganet_tf.models.backbone import bilstm_states
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
 from ganet_tf.models.gate_layers import gated_tokens
+from ganet_tf.models.gate_layers import with_gate_defaults
 from ganet_tf.models.input_complement_model import InputComplementModel
 
 # What the complement loss reads: the attention over the closed tokens'
@@ -25,21 +26,7 @@ def build_ganet(
     hidden_dim=100,
     num_layers=2,
     attention_units=100,
-    auxiliary="bilstm",
-    auxiliary_hidden_dim=20,
-    initial_gate_logit=None,
-    temperature=1.0,
-    penalty=1e-4,
-    straight_through=False,
-    inference_mode=None,
     fallback="all",
-    gate_distribution="relaxed_bernoulli",
-    target_density=0.3,
-    inference_density=None,
-    final_temperature=None,
-    anneal_steps=0,
-    inference_ratio=None,
-    inference_mass=None,
     sparse_inference=False,
     complement_weight=0.0,
     complement="states",
@@ -48,6 +35,7 @@ def build_ganet(
     sequence_length=None,
     seed=None,
     name="ganet",
+    **gate_options,
 ):
     """Builds the Gated Attention Network as a functional `keras.Model`.
 
@@ -70,41 +58,8 @@ def build_ganet(
         hidden_dim: LSTM units each way of the backbone (paper: 100).
         num_layers: BiLSTM layers of the backbone (paper: 2).
         attention_units: width of the additive attention score network.
-        auxiliary: encoder of the auxiliary network, `"bilstm"`, `"lstm"`,
-            `"fnn"` or `"attention"`.
-        auxiliary_hidden_dim: width of the auxiliary encoder.
-        initial_gate_logit: the initial bias of the gate logits; positive
-            values start with most gates open. Defaults to `logit(rho)`
-            with a `target_density` rho, else 0.
-        temperature: Gumbel-softmax temperature tau of the gates.
-        penalty: lambda, weight of the gate L1 penalty (the multiplier's
-            initial value with a `target_density`).
-        straight_through: hard gates forward, relaxed gradient backward.
-        inference_mode: `"threshold"` (p > 0.5), `"sample"` (Bernoulli),
-            `"top_k"` (the `max(1, round(inference_density * T))` most
-            probable), `"relative"` (`p_t >= inference_ratio * max p`) or
-            `"nucleus"` (the fewest most probable tokens holding the share
-            `inference_mass` of the text's gate mass; see `GateSampler`).
-            Defaults to `"nucleus"` at `inference_mass = target_density`
-            with a `target_density` (at most as many tokens as `"top_k"`
-            would open, fewer where a few gate probabilities stand out),
-            else `"threshold"`; `"top_k"` when only `inference_density` is
-            given.
         fallback: weights of a row whose gates are all closed, `"all"` or
             `"most_probable"`.
-        gate_distribution: training gates, `"relaxed_bernoulli"` or
-            `"hard_concrete"` (see `GateSampler`).
-        target_density: None or rho in (0, 1): the gate density that a
-            Lagrange multiplier steers training to (see `GateSparsity`).
-            Defaults to 0.3; None gives the paper's fixed `penalty`.
-        inference_density: share of tokens `"top_k"` opens; defaults to
-            `target_density`.
-        final_temperature: None, or the temperature that training anneals
-            `temperature` to over `anneal_steps` steps (see `GateSampler`).
-        anneal_steps: training steps of the annealing.
-        inference_ratio: r of `"relative"`, in (0, 1].
-        inference_mass: pi of `"nucleus"`, in (0, 1]; defaults to
-            `target_density`.
         sparse_inference: bool, the attention pooling scores only the
             attended states at inference (see `GatedAttentionPooling`;
             `results/pooling_gather/` measures what it saves).
@@ -133,6 +88,46 @@ def build_ganet(
         sequence_length: optional fixed number of steps of the input.
         seed: seed of the gate sampler.
         name: model name.
+        **gate_options: the options of the gate branch
+            (`ganet_tf.models.gate_layers.GATE_DEFAULTS` has their defaults):
+            auxiliary: encoder of the auxiliary network, `"bilstm"` (the
+                default), `"lstm"`, `"fnn"`, `"attention"` or `"conv"`.
+            auxiliary_hidden_dim: width of the auxiliary encoder (20).
+            initial_gate_logit: the initial bias of the gate logits;
+                positive values start with most gates open. Defaults to
+                `logit(rho)` with a `target_density` rho, else 0.
+            temperature: Gumbel-softmax temperature tau of the gates (1.0).
+            penalty: lambda, weight of the gate L1 penalty (the
+                multiplier's initial value with a `target_density`; 1e-4).
+            straight_through: hard gates forward, relaxed gradient
+                backward (False).
+            inference_mode: `"threshold"` (p > 0.5), `"sample"`
+                (Bernoulli), `"top_k"` (the
+                `max(1, round(inference_density * T))` most probable),
+                `"relative"` (`p_t >= inference_ratio * max p`) or
+                `"nucleus"` (the fewest most probable tokens holding the
+                share `inference_mass` of the text's gate mass; see
+                `GateSampler`). Defaults to `"nucleus"` at
+                `inference_mass = target_density` with a `target_density`
+                (at most as many tokens as `"top_k"` would open, fewer
+                where a few gate probabilities stand out), else
+                `"threshold"`; `"top_k"` when only `inference_density` is
+                given.
+            gate_distribution: training gates, `"relaxed_bernoulli"` (the
+                default) or `"hard_concrete"` (see `GateSampler`).
+            target_density: None or rho in (0, 1): the gate density that a
+                Lagrange multiplier steers training to (see
+                `GateSparsity`). Defaults to 0.3; None gives the paper's
+                fixed `penalty`.
+            inference_density: share of tokens `"top_k"` opens; defaults
+                to `target_density`.
+            final_temperature: None (the default), or the temperature that
+                training anneals `temperature` to over `anneal_steps` steps
+                (see `GateSampler`).
+            anneal_steps: training steps of the annealing (0).
+            inference_ratio: r of `"relative"`, in (0, 1].
+            inference_mass: pi of `"nucleus"`, in (0, 1]; defaults to
+                `target_density`.
 
     Returns:
         An uncompiled `keras.Model`.
@@ -147,6 +142,7 @@ def build_ganet(
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
           Attention Is Needed: Gated Attention Network for Sequence Data.
     """
+    options = with_gate_defaults(gate_options)
     if not is_real(complement_weight) or complement_weight < 0:
         raise ValueError(f"`complement_weight` must be a number >= 0. Received: complement_weight={complement_weight}")
     if complement not in COMPLEMENTS:
@@ -158,7 +154,7 @@ def build_ganet(
             f"complement_weight={complement_weight}"
         )
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    gate_logits, gates = gated_tokens(embedded, locals(), target_rule="nucleus")
+    gate_logits, gates = gated_tokens(embedded, options, seed, target_rule="nucleus")
     states = bilstm_states(embedded, hidden_dim, num_layers)
     on_states = complement == "states" and complement_weight > 0
     pooled = GatedAttentionPooling(

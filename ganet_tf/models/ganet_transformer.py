@@ -9,6 +9,7 @@ from ganet_tf.layers import GatedAttentionPooling
 from ganet_tf.layers.sparse_gather import COARSE_SPARSE_BUCKETS
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.gate_layers import gated_tokens
+from ganet_tf.models.gate_layers import with_gate_defaults
 from ganet_tf.models.transformer import check_transformer_arguments
 from ganet_tf.models.transformer import encoder_blocks
 from ganet_tf.models.transformer import transformer_inputs
@@ -26,21 +27,7 @@ def build_ganet_transformer(
     attention_units=100,
     max_length=4096,
     normalize_first=False,
-    auxiliary="bilstm",
-    auxiliary_hidden_dim=20,
-    initial_gate_logit=None,
-    temperature=1.0,
-    penalty=1e-4,
-    straight_through=False,
-    inference_mode=None,
     fallback="all",
-    gate_distribution="relaxed_bernoulli",
-    target_density=0.3,
-    inference_density=None,
-    final_temperature=None,
-    anneal_steps=0,
-    inference_ratio=None,
-    inference_mass=None,
     token_dropping=True,
     sparse_buckets=COARSE_SPARSE_BUCKETS,
     sparse_bucket_multiple=1,
@@ -49,6 +36,7 @@ def build_ganet_transformer(
     sequence_length=None,
     seed=None,
     name="ganet_transformer",
+    **gate_options,
 ):
     """Builds GA-Net with a Transformer encoder as a functional `keras.Model`.
 
@@ -80,14 +68,7 @@ def build_ganet_transformer(
             num_layers, num_heads, intermediate_dim, attention_units,
             max_length, normalize_first, dropout, sequence_length: as in
             `build_transformer`.
-        auxiliary, auxiliary_hidden_dim, initial_gate_logit, temperature,
-            penalty, straight_through, inference_mode, fallback,
-            gate_distribution, target_density, inference_density,
-            final_temperature, anneal_steps, inference_ratio,
-            inference_mass, seed: the gate options, as in `build_ganet`,
-            except that with a `target_density` and no `inference_mode`
-            the test gates are `"top_k"` (the share that `sparse_training`
-            trains on), not `"nucleus"`.
+        fallback, seed: as in `build_ganet`.
         token_dropping: bool, encoder blocks compute only open tokens at
             inference. Defaults to `True`.
         sparse_buckets: bucket fractions of the compacted length, or None
@@ -102,6 +83,10 @@ def build_ganet_transformer(
             tokens of the relaxed gates while training (needs a
             `target_density` or `inference_density`). Defaults to `False`.
         name: model name.
+        **gate_options: the options of the gate branch, as in
+            `build_ganet`, except that with a `target_density` and no
+            `inference_mode` the test gates are `"top_k"` (the share that
+            `sparse_training` trains on), not `"nucleus"`.
 
     Returns:
         An uncompiled `keras.Model` from token ids `(batch, steps)` to class
@@ -114,6 +99,8 @@ def build_ganet_transformer(
         - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
+    options = with_gate_defaults(gate_options)
+    target_density, inference_density = options["target_density"], options["inference_density"]
     training_density = None
     if sparse_training:
         training_density = target_density if inference_density is None else inference_density
@@ -126,7 +113,7 @@ def build_ganet_transformer(
     token_ids, embedded, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
-    gate_logits, gates = gated_tokens(embedded, locals())
+    gate_logits, gates = gated_tokens(embedded, options, seed)
     real = ops.cast(mask, gates.dtype)
     any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
     every_real = real

@@ -10,28 +10,55 @@ from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 from ganet_tf.layers.gate_sampler import GateSampler
 from ganet_tf.layers.gate_sparsity import GateSparsity
 
-# The arguments of the GA-Net builders that configure the gate branch.
-GATE_OPTIONS = (
-    "auxiliary",
-    "auxiliary_hidden_dim",
-    "initial_gate_logit",
-    "temperature",
-    "penalty",
-    "straight_through",
-    "inference_mode",
-    "gate_distribution",
-    "target_density",
-    "inference_density",
-    "final_temperature",
-    "anneal_steps",
-    "seed",
-)
-# Gate options that builders may leave out (None then): the parameters of the
-# adaptive inference modes.
-OPTIONAL_GATE_OPTIONS = ("inference_ratio", "inference_mass")
+# The gate options of the GA-Net builders (`build_ganet`,
+# `build_ganet_transformer`, their `**gate_options`) with their defaults: the
+# one place of their names, which `train` (`TrainConfig`) and the tuning
+# spell alike. `build_ganet` documents them.
+GATE_DEFAULTS = {
+    "auxiliary": "bilstm",
+    "auxiliary_hidden_dim": 20,
+    "initial_gate_logit": None,
+    "temperature": 1.0,
+    "penalty": 1e-4,
+    "straight_through": False,
+    "inference_mode": None,
+    "gate_distribution": "relaxed_bernoulli",
+    "target_density": 0.3,
+    "inference_density": None,
+    "final_temperature": None,
+    "anneal_steps": 0,
+    "inference_ratio": None,
+    "inference_mass": None,
+}
 
 
-def gated_tokens(embedded, options, target_rule="top_k"):
+def with_gate_defaults(options):
+    """The gate options a GA-Net builder was given, the others at their defaults.
+
+    Args:
+        options: a mapping of names of `GATE_DEFAULTS` to values, e.g. the
+            builder's `**gate_options`.
+
+    Returns:
+        A dict with a value for every name of `GATE_DEFAULTS`; an unknown
+        name raises `TypeError`, as an unexpected keyword argument does.
+
+    Example:
+
+    >>> with_gate_defaults({"temperature": 0.5})["temperature"], with_gate_defaults({})["penalty"]
+    (0.5, 0.0001)
+    """
+    unknown = sorted(set(options) - set(GATE_DEFAULTS))
+    if unknown:
+        name = unknown[0]
+        raise TypeError(
+            f"`{name}` is not an argument of the GA-Net builders: the gate options are {list(GATE_DEFAULTS)}. "
+            f"Received: {name}={options[name]!r}"
+        )
+    return {**GATE_DEFAULTS, **options}
+
+
+def gated_tokens(embedded, options, seed=None, target_rule="top_k"):
     """The gate branch of a GA-Net builder, applied to its embeddings.
 
     Resolves the defaults that follow from the target density
@@ -40,19 +67,16 @@ def gated_tokens(embedded, options, target_rule="top_k"):
 
     Args:
         embedded: the embeddings `(batch, steps, dim)` the gates read.
-        options: a mapping with a value for every name of `GATE_OPTIONS`
-            and maybe of `OPTIONAL_GATE_OPTIONS`, e.g. the builder's
-            `locals()` (its arguments of those names).
+        options: a value for every name of `GATE_DEFAULTS`
+            (`with_gate_defaults`).
+        seed: seed of the gate sampler.
         target_rule: the builder's test rule with a target density and no
             `inference_mode`, `"top_k"` or `"nucleus"`.
 
     Returns:
         `(gate_logits, gates)`, both `(batch, steps)`.
     """
-    options = {
-        **{name: options[name] for name in GATE_OPTIONS},
-        **{name: options.get(name) for name in OPTIONAL_GATE_OPTIONS},
-    }
+    options = dict(options)
     resolved = resolve_gate_defaults(
         options["initial_gate_logit"],
         options["target_density"],
@@ -67,7 +91,7 @@ def gated_tokens(embedded, options, target_rule="top_k"):
         options["inference_density"],
         options["inference_mass"],
     ) = resolved
-    auxiliary_network, sampler, sparsity = gate_layers(**options)
+    auxiliary_network, sampler, sparsity = gate_layers(**options, seed=seed)
     gate_logits = auxiliary_network(embedded)
     return gate_logits, sparsity(sampler(gate_logits))
 

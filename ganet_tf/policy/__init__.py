@@ -28,7 +28,10 @@ below every command's package and imports none of them
   whose loss or weights stop being finite with `TrainingDivergedError`
   before anything saves it; `check_finite_weights` checks after training.
 - Trained runs: `ganet_tf.policy.trained_run` reads back what `train --out`
-  wrote (`load_run`, `read_metrics`), for `export`, `explain`, `predict`.
+  wrote (`load_run`, `read_metrics`), for `export`, `explain`, `predict`;
+  a config that recorded the gate options under their old names (`tau`,
+  `lam`, ...) reads under the names of now (`ganet_tf.policy.renamed_keys`,
+  also for a backup's `run_config.json`).
 - Inputs: `read_input_text` and `read_input_lines` read a plain or gzip text
   file as written (a UTF-8 BOM dropped); `read_run_json` and
   `load_model_file` read a run's files. A damaged file is one error line

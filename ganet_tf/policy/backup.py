@@ -24,6 +24,7 @@ from ganet_tf.errors import first_line
 from ganet_tf.policy.flag_values import flag_name
 from ganet_tf.policy.interruption import critical_section
 from ganet_tf.policy.output_folder import write_json
+from ganet_tf.policy.renamed_keys import with_current_keys
 from ganet_tf.policy.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
@@ -141,7 +142,7 @@ def _comparable(config):
     return json.loads(json.dumps(values))
 
 
-def prepare_backup_dir(config, inputs=(), predates=None, saved_names=None):
+def prepare_backup_dir(config, inputs=(), predates=None):
     """Checks `config.backup_dir` before training and records the run's flags.
 
     The folder must be new, empty or a backup of this project. With
@@ -149,8 +150,8 @@ def prepare_backup_dir(config, inputs=(), predates=None, saved_names=None):
     run with other flags (`run_config.json`) is refused with one line naming
     the differing flags. A flag a backup does not record counts as its
     value in `predates` (what runs did before the flag existed), else as
-    the config's default; `saved_names`, a function of the recorded flags,
-    gives the names of today to flags renamed since.
+    the config's default; one recorded under an old name
+    (`ganet_tf.policy.renamed_keys`) as the flag of now.
     """
     path = check_output_folder(config.backup_dir, "--backup-dir", inputs, is_backup_folder)
     config_path = os.path.join(path, CONFIG_FILE)
@@ -165,8 +166,7 @@ def prepare_backup_dir(config, inputs=(), predates=None, saved_names=None):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as error:
             raise unreadable_backup(config_path, error) from error
-        if saved_names is not None:
-            saved = saved_names(saved)
+        saved = with_current_keys(saved, current)
         defaults = {**_comparable(type(config)()), **(predates or {})}
         differing = [
             name

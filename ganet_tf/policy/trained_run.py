@@ -23,6 +23,7 @@ from ganet_tf.policy.flag_values import check_number
 from ganet_tf.policy.flag_values import flag_name
 from ganet_tf.policy.input_files import load_model_file
 from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.renamed_keys import with_current_keys
 from ganet_tf.policy.run_folder import METRICS_FILE
 from ganet_tf.policy.run_folder import MODEL_FILE
 from ganet_tf.policy.run_folder import PREPROCESSING_FILE
@@ -198,7 +199,11 @@ def load_run(run_dir, test_gates=None):
 
 
 def read_metrics(run_dir):
-    """The dict in `metrics.json` of the run in `run_dir` (scores and config)."""
+    """The dict in `metrics.json` of the run in `run_dir` (scores and config).
+
+    A config recorded under the gate options' old names (`tau`, `lam`, ...)
+    comes back under the names of now (`with_current_keys`).
+    """
     path = os.path.join(run_dir, METRICS_FILE)
     if not os.path.isfile(path):
         raise GANetInputError(
@@ -213,4 +218,6 @@ def read_metrics(run_dir):
         ) from None
     if not isinstance(metrics, dict):
         raise GANetInputError(f"{path} holds no JSON object: copy it again, or retrain.")
+    if isinstance(metrics.get("config"), dict):
+        metrics["config"] = with_current_keys(metrics["config"])
     return metrics

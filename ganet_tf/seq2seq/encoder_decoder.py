@@ -8,7 +8,7 @@ from ganet_tf.layers.bidirectional import bidirectional
 from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.models.gate_layers import gate_layers
-from ganet_tf.seq2seq.option_names import current_option_names
+from ganet_tf.policy.renamed_keys import with_current_keys
 from ganet_tf.seq2seq.source_words import BEGINS
 from ganet_tf.seq2seq.source_words import CONTINUES
 from ganet_tf.seq2seq.source_words import PUNCTUATION
@@ -507,4 +507,4 @@ class EncoderDecoder(keras.Model):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         # A `model.keras` saved before the options took the builders' names.
-        return super().from_config(current_option_names(config), custom_objects)
+        return super().from_config(with_current_keys(config), custom_objects)

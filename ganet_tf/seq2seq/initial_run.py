@@ -7,12 +7,12 @@ from ganet_tf.errors import GANetInputError
 from ganet_tf.policy import load_model_file
 from ganet_tf.policy import read_run_json
 from ganet_tf.policy.non_finite_guard import non_finite_weights
+from ganet_tf.policy.renamed_keys import with_current_keys
 from ganet_tf.policy.run_folder import METRICS_FILE
 from ganet_tf.policy.run_folder import MODEL_FILE
 from ganet_tf.seq2seq.config import PREDATES
 from ganet_tf.seq2seq.config import Seq2SeqConfig
 from ganet_tf.seq2seq.config import resolve_defaults
-from ganet_tf.seq2seq.option_names import current_option_names
 from ganet_tf.seq2seq.run_vocabularies import VOCABULARY_FILE
 from ganet_tf.seq2seq.run_vocabularies import is_vocabularies
 
@@ -38,7 +38,7 @@ INIT_FIX = "pass the --out folder of a finished seq2seq run (copy it again, or t
 
 def finished_run_files(path, flag="--init-from "):
     """`(metrics, vocabularies)` of the finished run `path`, its config in
-    today's option names (`current_option_names`); a folder that is no
+    today's option names (`with_current_keys`); a folder that is no
     finished run, or one with a damaged file, is one input error naming the
     file (after `flag`, the flag that named the folder)."""
     files = [os.path.join(path, name) for name in (MODEL_FILE, VOCABULARY_FILE, METRICS_FILE)]
@@ -54,7 +54,7 @@ def finished_run_files(path, flag="--init-from "):
         raise GANetInputError(f"{files[2]} is damaged (no config): {INIT_FIX}.")
     if not is_vocabularies(vocabularies):
         raise GANetInputError(f"{files[1]} is damaged (no source and target token lists): {INIT_FIX}.")
-    return {**metrics, "config": current_option_names(metrics["config"])}, vocabularies
+    return {**metrics, "config": with_current_keys(metrics["config"])}, vocabularies
 
 
 def check_initial_run(config):

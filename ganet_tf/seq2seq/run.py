@@ -39,7 +39,6 @@ from ganet_tf.seq2seq.evaluation import teacher_forced_scores
 from ganet_tf.seq2seq.initial_run import check_initial_run
 from ganet_tf.seq2seq.initial_run import finished_run_files
 from ganet_tf.seq2seq.initial_run import load_initial_weights
-from ganet_tf.seq2seq.option_names import current_option_names
 from ganet_tf.seq2seq.run_vocabularies import VOCABULARY_FILE
 from ganet_tf.seq2seq.run_vocabularies import is_vocabularies
 from ganet_tf.seq2seq.run_vocabularies import learn_vocabularies
@@ -99,7 +98,7 @@ def run_seq2seq(config, given=()):
 def _run_seq2seq(config):
     if config.backup_dir:
         # New, empty or a backup of these flags (`train`'s rule); --restart clears it.
-        prepare_backup_dir(config, predates=PREDATES, saved_names=current_option_names)
+        prepare_backup_dir(config, predates=PREDATES)
     splits = load_task(config.task, config.data_dir, config.limit, config.seed, config.min_length, config.max_length)
     source_vocabulary, target_vocabulary = _vocabularies(config, splits)
     ids, datasets = encoded_datasets(config, splits, source_vocabulary, target_vocabulary)

@@ -31,6 +31,8 @@ def add_train_arguments(parser):
     model = parser.add_argument_group("model")
     _add_model_arguments(model, defaults)
     _add_gate_arguments(model, defaults)
+    _add_complement_arguments(model, defaults)
+    _add_density_arguments(model, defaults)
     _add_encoder_arguments(model, defaults)
     fit = parser.add_argument_group("training")
     _add_fit_arguments(fit, defaults)
@@ -75,26 +77,24 @@ def _add_model_arguments(model, defaults):
     from ganet_tf.models import MODEL_BUILDERS
 
     add_flag(model, "--model", defaults, choices=sorted(MODEL_BUILDERS))
-    add_flag(model, "--aux", defaults, choices=ENCODERS, help="auxiliary network encoder")
-    add_flag(model, "--aux-hidden", defaults, int)
+    add_flag(model, "--auxiliary", defaults, choices=ENCODERS, deprecated=("--aux",), help="auxiliary network encoder")
+    auxiliary_hidden_help = "width of the auxiliary network"
+    add_flag(model, "--auxiliary-hidden-dim", defaults, int, deprecated=("--aux-hidden",), help=auxiliary_hidden_help)
 
 
 def _add_gate_arguments(model, defaults):
-    """The gates' training and inference options (middle of the `model` group)."""
-    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
-    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
-    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
-
-    add_flag(model, "--tau", defaults, float, help="Gumbel-softmax temperature")
-    final_tau_help = "anneal the temperature geometrically from --tau to this value (needs --anneal-epochs)"
-    add_flag(model, "--final-tau", defaults, float, help=final_tau_help)
-    add_flag(model, "--anneal-epochs", defaults, int, help="epochs over which --tau falls to --final-tau")
-    add_flag(model, "--lam", defaults, float, help="weight of the gate L1 penalty")
-    gate_bias_help = (
+    """The gates' training options (middle of the `model` group)."""
+    add_flag(model, "--temperature", defaults, float, deprecated=("--tau",), help="Gumbel-softmax temperature")
+    final_help = "anneal the temperature geometrically from --temperature to this value (needs --anneal-epochs)"
+    add_flag(model, "--final-temperature", defaults, float, deprecated=("--final-tau",), help=final_help)
+    anneal_help = "epochs over which --temperature falls to --final-temperature"
+    add_flag(model, "--anneal-epochs", defaults, int, help=anneal_help)
+    add_flag(model, "--penalty", defaults, float, deprecated=("--lam",), help="weight lambda of the gate L1 penalty")
+    initial_logit_help = (
         "initial gate logit: > 0 starts with most gates open (2.0: p=0.88); "
         "default logit(rho) with --target-density, else 0"
     )
-    add_flag(model, "--gate-bias", defaults, float, help=gate_bias_help)
+    add_flag(model, "--initial-gate-logit", defaults, float, deprecated=("--gate-bias",), help=initial_logit_help)
     model.add_argument("--straight-through", action="store_true", help="hard gates forward, relaxed gradient")
     sparse_training_help = (
         "ganet_transformer: blocks train on the round(rho T) tokens of highest gate only "
@@ -103,6 +103,10 @@ def _add_gate_arguments(model, defaults):
     model.add_argument(
         "--sparse-training", action=argparse.BooleanOptionalAction, default=None, help=sparse_training_help
     )
+
+
+def _add_complement_arguments(model, defaults):
+    """GA-Net's complement loss (middle of the `model` group)."""
     complement_help = "ganet: weight of a loss that asks the classifier to find no label in the closed gates' tokens"
     add_flag(model, "--complement-weight", defaults, float, help=complement_help)
     complement_kind_help = (
@@ -117,9 +121,17 @@ def _add_gate_arguments(model, defaults):
         "started at --complement-weight (default: none, the weight fixed)"
     )
     add_flag(model, "--complement-target", defaults, float, help=complement_target_help)
+
+
+def _add_density_arguments(model, defaults):
+    """The gate density in training and the test gates (middle of the `model` group)."""
+    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
+    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
+    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
+
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
-        "(then --lam is its start value); 0: the paper's fixed --lam (default 0.3)"
+        "(then --penalty is its start value); 0: the paper's fixed --penalty (default 0.3)"
     )
     add_flag(model, "--target-density", defaults, float, help=target_density_help)
     gate_distribution_help = "training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)"

@@ -18,6 +18,7 @@ from ganet_tf.fitting.resumable_fit import fit_resumably
 from ganet_tf.metrics.all_closed_warning import warn_all_closed
 from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.models import build_model
+from ganet_tf.models.gate_layers import GATE_DEFAULTS
 from ganet_tf.models.gate_layers import TARGET_RULES
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import target_density_argument
@@ -53,13 +54,13 @@ GATED_MODELS = ("ganet", "ganet_transformer")
 MODEL_FLAGS = {
     **dict.fromkeys(
         (
-            "aux",
-            "aux_hidden",
-            "tau",
-            "final_tau",
+            "auxiliary",
+            "auxiliary_hidden_dim",
+            "temperature",
+            "final_temperature",
             "anneal_epochs",
-            "lam",
-            "gate_bias",
+            "penalty",
+            "initial_gate_logit",
             "straight_through",
             "target_density",
             "gate_distribution",
@@ -96,27 +97,24 @@ class TrainConfig:
     epochs: int = 30
     seed: int = 0
     out: str = None
-    aux: str = "bilstm"
-    aux_hidden: int = 20
-    tau: float = 0.5
-    # Anneal --tau to final_tau over the first anneal_epochs epochs (None:
-    # a fixed --tau, the paper's).
-    final_tau: float = None
+    auxiliary: str = "bilstm"
+    auxiliary_hidden_dim: int = 20
+    temperature: float = 0.5
+    # Anneal --temperature to final_temperature over the first anneal_epochs
+    # epochs (None: a fixed --temperature, the paper's).
+    final_temperature: float = None
     anneal_epochs: int = 0
-    gate_bias: float = None
-    lam: float = 1e-2
-    # The defaults give a selective GA-Net (issue 13): a multiplier steers
-    # the gate density to 0.3 and the test gates are the fewest most
-    # probable tokens holding 0.3 of the text's gate mass (nucleus, issue 39;
-    # ganet_transformer: the round(0.3 T) most probable, top_k).
-    # `--target-density 0` is the paper's fixed --lam, whose test gates
-    # (p > 0.5) can all close; results/gates/README.md and
-    # results/adaptive_real/nucleus/README.md have the measurements.
+    initial_gate_logit: float = None
+    penalty: float = 1e-2
+    # A multiplier steers the gate density to target_density and the test
+    # gates are the fewest most probable tokens holding that share of the
+    # text's gate mass (nucleus; ganet_transformer: the round(rho T) most
+    # probable, top_k). 0: the paper's fixed --penalty, test gates p > 0.5.
     target_density: float = 0.3
     gate_distribution: str = "relaxed_bernoulli"
     inference_mode: str = None  # nucleus (ganet) or top_k with a target density, else threshold
     inference_density: float = None
-    # The parameters of --inference-mode relative and nucleus (issue 39).
+    # The parameters of --inference-mode relative and nucleus.
     inference_ratio: float = None
     inference_mass: float = None
     fallback: str = "all"
@@ -142,11 +140,10 @@ class TrainConfig:
     intermediate_dim: int = None
     window: int = None
     straight_through: bool = False
-    # ganet_transformer: blocks train on the top_k tokens only (issue 41).
-    # None: on whenever a density rho is given (the default target density
-    # gives one), chosen on IMDB validation accuracy (`sparse_training_on`).
+    # ganet_transformer: blocks train on the top_k tokens only. None: on
+    # whenever a density rho is given (`sparse_training_on`).
     sparse_training: bool = None
-    # ganet: weight of the complement loss (issue 39; 0: none).
+    # ganet: weight of the complement loss (0: none).
     complement_weight: float = 0.0
     # ganet: what the complement loss reads, "states" (attention over the
     # closed tokens' BiLSTM states) or "inputs" (the closed tokens'
@@ -179,16 +176,16 @@ class TrainConfig:
         check_number("buckets", self.buckets, at_least=0, integer=True, optional=True)
         check_number("glove_vocabulary", self.glove_vocabulary, at_least=0, integer=True)
         self._validate_tokens()
-        for name in ("epochs", "batch_size", "aux_hidden", "hidden", "patience", "num_heads", "num_layers"):
+        for name in ("epochs", "batch_size", "auxiliary_hidden_dim", "hidden", "patience", "num_heads", "num_layers"):
             check_number(name, getattr(self, name), at_least=1, integer=True)
         check_number("seed", self.seed, at_least=0, at_most=2**32 - 1, integer=True)
-        for name in ("tau", "lr"):
+        for name in ("temperature", "lr"):
             check_number(name, getattr(self, name), above=0)
-        check_number("lam", self.lam, at_least=0)
+        check_number("penalty", self.penalty, at_least=0)
         check_number("complement_weight", self.complement_weight, at_least=0)
         check_number("complement_target", self.complement_target, above=0, optional=True)
         self._validate_complement()
-        check_number("gate_bias", self.gate_bias, optional=True)
+        check_number("initial_gate_logit", self.initial_gate_logit, optional=True)
         self._validate_gates()
         check_number("dropout", self.dropout, at_least=0, below=1)
         check_number("length_percentile", self.length_percentile, above=0, at_most=100)
@@ -267,12 +264,12 @@ class TrainConfig:
             )
 
     def _validate_annealing(self):
-        check_number("final_tau", self.final_tau, above=0, optional=True)
+        check_number("final_temperature", self.final_temperature, above=0, optional=True)
         check_number("anneal_epochs", self.anneal_epochs, at_least=0, integer=True)
-        if (self.final_tau is None) != (self.anneal_epochs == 0):
+        if (self.final_temperature is None) != (self.anneal_epochs == 0):
             raise GANetInputError(
-                "--final-tau and --anneal-epochs go together: give both (anneal --tau to --final-tau "
-                "over that many epochs) or neither."
+                "--final-temperature and --anneal-epochs go together: give both (anneal --temperature to "
+                "--final-temperature over that many epochs) or neither."
             )
 
 
@@ -322,23 +319,14 @@ def model_arguments(config, splits, embeddings):
             num_heads=config.num_heads, num_layers=config.num_layers, intermediate_dim=config.intermediate_dim
         )
     if config.model in GATED_MODELS:
+        # The gate options are `TrainConfig` fields of the same names, but for
+        # the two that `train` gives in its own units.
+        arguments.update({name: getattr(config, name) for name in GATE_DEFAULTS if hasattr(config, name)})
         arguments.update(
-            auxiliary=config.aux,
-            auxiliary_hidden_dim=config.aux_hidden,
-            temperature=config.tau,
-            final_temperature=config.final_tau,
             anneal_steps=anneal_steps(config, len(splits.train_texts)),
-            initial_gate_logit=config.gate_bias,
-            penalty=config.lam,
-            straight_through=config.straight_through,
-            seed=config.seed,
-            gate_distribution=config.gate_distribution,
             target_density=target_density_argument(config.target_density),
-            inference_mode=config.inference_mode,
-            inference_density=config.inference_density,
-            inference_ratio=config.inference_ratio,
-            inference_mass=config.inference_mass,
             fallback=config.fallback,
+            seed=config.seed,
         )
     if config.model == "local":
         arguments["window"] = config.window or local_window(splits.name)

@@ -37,13 +37,16 @@ def test_a_seq2seq_run_of_the_same_config_is_found(tmp_path):
 
 
 def test_a_model_folder_of_the_older_option_names_is_the_same_run(tmp_path):
-    from ganet_tf.seq2seq.option_names import RENAMED_OPTIONS
-
     runs, folder = _finished(tmp_path, FLAGS)
     path = os.path.join(folder, "metrics.json")
     with open(path) as handle:
         config = json.load(handle)["config"]
-    older = {new: old for old, new in RENAMED_OPTIONS.items()}
+    older = {
+        "auxiliary": "aux",
+        "auxiliary_hidden_dim": "aux_hidden",
+        "penalty": "gate_penalty",
+        "initial_gate_logit": "gate_bias",
+    }
     with open(path, "w") as handle:
         json.dump({"config": {older.get(name, name): value for name, value in config.items()}}, handle)
     assert runner.same_run(FLAGS, [runs], "seq2seq") == os.path.join(runs, "other_seed0.json")

@@ -101,4 +101,4 @@ def test_a_study_names_its_runs_and_flags():
     assert [point["name"] for point in points] == ["sst1_ganet_seed0"]
     flags = study.run_flags(points[0], "../shared/data")
     assert flags[:4] == ["--seed", "0", "--dataset", "sst1"]
-    assert flags[-6:] == ["--dropout", "0.5", "--lam", "3e-3", "--data-dir", "../shared/data"]
+    assert flags[-6:] == ["--dropout", "0.5", "--penalty", "3e-3", "--data-dir", "../shared/data"]

@@ -6,7 +6,7 @@ from ganet_tf.cli import main
 from tests.eager import functions_run_eagerly
 from tests.made_once import made_once
 
-TINY = ["--epochs", "1", "--hidden", "4", "--aux-hidden", "3", "--glove-vocabulary", "0", "--verbose", "0"]
+TINY = ["--epochs", "1", "--hidden", "4", "--auxiliary-hidden-dim", "3", "--glove-vocabulary", "0", "--verbose", "0"]
 
 
 @pytest.fixture(scope="session")

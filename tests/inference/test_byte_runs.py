@@ -15,7 +15,7 @@ LENGTH = 200  # bytes the run reads (LRA reads 4,000: the path is the same)
 LONG = ("a fine film, good and warm. " * 10)[:LENGTH]
 TEXTS = [LONG, "bad \x00 awful", "naïve café — 東京", "x" * 100_000]
 # GA-Net on a BiLSTM, which traces in seconds (a gated Transformer's sparse buckets take minutes here).
-MODEL = ["--model", "ganet", "--aux", "conv", "--hidden", "4"]
+MODEL = ["--model", "ganet", "--auxiliary", "conv", "--hidden", "4"]
 
 
 @pytest.fixture(scope="module")

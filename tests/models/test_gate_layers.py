@@ -48,3 +48,13 @@ def test_builders_default_test_gates():
     transformer = build_ganet_transformer(2, vocabulary_size=20, hidden_dim=8, num_heads=2, max_length=8)
     assert gate_rule(transformer) == {"inference_mode": "top_k", "inference_density": 0.3}
     assert gate_rule(build_soft_attention(2, vocabulary_size=20)) is None
+
+
+@pytest.mark.parametrize("builder", [build_ganet, build_ganet_transformer])
+def test_the_builders_share_one_list_of_gate_options(builder):
+    from ganet_tf.models.gate_layers import GATE_DEFAULTS
+    from ganet_tf.models.gate_layers import with_gate_defaults
+
+    assert with_gate_defaults({"temperature": 0.2}) == {**GATE_DEFAULTS, "temperature": 0.2}
+    with pytest.raises(TypeError, match=r"`tau` is not an argument of the GA-Net builders.*Received: tau=0.5"):
+        builder(2, vocabulary_size=10, tau=0.5)

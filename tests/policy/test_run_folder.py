@@ -34,7 +34,7 @@ TINY = [
     "1",
     "--hidden",
     "4",
-    "--aux-hidden",
+    "--auxiliary-hidden-dim",
     "3",
     "--glove-vocabulary",
     "0",
@@ -81,7 +81,12 @@ def test_a_run_replaces_an_earlier_run_and_leaves_nothing_beside_it(trained):
     assert sorted(os.listdir(root / "run")) == RUN
     assert json.loads((root / "run" / "metrics.json").read_text())["train_examples"] == 36
     assert sorted(os.listdir(root)) == ["backup", "data", "run"]  # no lock, no staging
-    assert sorted(os.listdir(root / "backup")) == ["best.weights.h5", "epoch_seconds.json", "history.csv", "run_config.json"]
+    assert sorted(os.listdir(root / "backup")) == [
+        "best.weights.h5",
+        "epoch_seconds.json",
+        "history.csv",
+        "run_config.json",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -125,9 +130,9 @@ def test_a_folder_the_project_does_not_own_is_refused_before_training(tmp_path, 
     "argv, message",
     [
         (["--lr", "inf"], "--lr must be a finite number"),
-        (["--lam", "inf"], "--lam must be a finite number"),
-        (["--tau", "nan"], "--tau must be"),
-        (["--gate-bias=-inf"], "--gate-bias must be a finite number"),
+        (["--penalty", "inf"], "--penalty must be a finite number"),
+        (["--temperature", "nan"], "--temperature must be"),
+        (["--initial-gate-logit=-inf"], "--initial-gate-logit must be a finite number"),
         (["--limit", "0"], "--limit must be a positive integer"),
         (["--limit", "-1"], "--limit must be a positive integer"),
         (["--window", "0"], "--window must be a positive integer"),
@@ -260,10 +265,10 @@ def test_a_sigterm_while_the_best_weights_are_saved_waits_for_the_file(tmp_path,
 def test_a_backup_of_other_flags_is_refused_naming_them(trained, capsys):
     root, files = trained
     argv = ["train", *files, *TINY, "--backup-dir", str(root / "backup")]
-    assert main([*argv, "--lr", "0.05", "--tau", "2.0", "--lam", "0"]) == 2
+    assert main([*argv, "--lr", "0.05", "--temperature", "2.0", "--penalty", "0"]) == 2
     line = error_line(capsys)
-    assert "--lam 0.01 (now 0.0)" in line and "--lr 0.001 (now 0.05)" in line
-    assert "--tau 0.5 (now 2.0)" in line and "--restart" in line
+    assert "--penalty 0.01 (now 0.0)" in line and "--lr 0.001 (now 0.05)" in line
+    assert "--temperature 0.5 (now 2.0)" in line and "--restart" in line
     assert main([*argv, "--seed", "3"]) == 2
     assert "--seed 0 (now 3)" in error_line(capsys)
 

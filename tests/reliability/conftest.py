@@ -99,7 +99,7 @@ COMMANDS = {
         outputs={"--out": "out", "--backup-dir": "backup"},
         owned=("--out", "--backup-dir"),
         numbers=(
-            *_numbers("--lr", "--tau", "--lam", "--dropout", "--gate-bias"),
+            *_numbers("--lr", "--temperature", "--penalty", "--dropout", "--initial-gate-logit"),
             ("--lr", "0", "positive"),
             ("--lr", "-1", "positive"),
             ("--dropout", "1", "in [0, 1)"),

@@ -50,10 +50,11 @@ def test_a_bad_number_is_one_error_line_before_any_work(data, tmp_path, capsys, 
 def test_a_flag_the_model_does_not_read_is_named_in_a_warning_by_train(data, tmp_path, capsys):
     # `train` warns (recorded commands pass every model the same flags) and
     # here stops at the bad --lr, so nothing trains.
-    argv = [*_argv(data, "train", tmp_path), "--model", "bilstm", "--tau", "0.7", "--lr=nan"]
+    argv = [*_argv(data, "train", tmp_path), "--model", "bilstm", "--temperature", "0.7", "--lr=nan"]
     assert main(argv) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("ganet_tf: warning: --tau applies to --model ganet or ganet_transformer only, not bilstm")
+    warning = "ganet_tf: warning: --temperature applies to --model ganet or ganet_transformer only, not bilstm"
+    assert err[0].startswith(warning)
     assert err[1].startswith("ganet_tf: error: --lr must be a finite number") and len(err) == 2
 
 

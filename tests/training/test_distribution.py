@@ -18,7 +18,7 @@ TINY = dict(
     limit=48,
     epochs=1,
     hidden=4,
-    aux_hidden=4,
+    auxiliary_hidden_dim=4,
     glove_vocabulary=0,
     buckets=0,
     batch_size=16,
@@ -38,7 +38,7 @@ from tests.eager import functions_run_eagerly
 tiny = json.loads(sys.argv[1])
 out = {}
 for strategy in ("default", "mirrored"):
-    config = TrainConfig(strategy=strategy, cpu_devices=2, lam=1.0, **tiny)
+    config = TrainConfig(strategy=strategy, cpu_devices=2, penalty=1.0, **tiny)
     with functions_run_eagerly() if strategy == "default" else contextlib.nullcontext():
         out[strategy] = {k: v[0] for k, v in train_and_evaluate(config)["history"].items()}
 print(json.dumps(out))
@@ -79,7 +79,7 @@ import json, sys
 from ganet_tf.training import TrainConfig, train_and_evaluate
 tiny = json.loads(sys.argv[1])
 config = TrainConfig(
-    strategy="mirrored", cpu_devices=2, model="ganet_transformer", aux="fnn", target_density=0.25,
+    strategy="mirrored", cpu_devices=2, model="ganet_transformer", auxiliary="fnn", target_density=0.25,
     sparse_training=True, **tiny,
 )
 result = train_and_evaluate(config)

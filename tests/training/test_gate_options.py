@@ -65,8 +65,9 @@ def test_gate_flags_reach_the_model_the_schedule_ends_at_final_tau_and_the_expor
         "top_k",
         "most_probable",
     )
-    args = build_parser().parse_args(["train", "--tau", "1.0", "--final-tau", "0.2", "--anneal-epochs", "1"])
-    assert (args.tau, args.final_tau, args.anneal_epochs) == (1.0, 0.2, 1)
+    annealed = ["--temperature", "1.0", "--final-temperature", "0.2", "--anneal-epochs", "1"]
+    args = build_parser().parse_args(["train", *annealed])
+    assert (args.temperature, args.final_temperature, args.anneal_epochs) == (1.0, 0.2, 1)
     out = tmp_path / "run"
     result = train_and_evaluate(
         TrainConfig(
@@ -76,15 +77,15 @@ def test_gate_flags_reach_the_model_the_schedule_ends_at_final_tau_and_the_expor
             epochs=2,
             patience=5,
             hidden=4,
-            aux_hidden=3,
+            auxiliary_hidden_dim=3,
             verbose=0,
             glove_vocabulary=0,
             target_density=0.3,
             gate_distribution="hard_concrete",
             inference_mode="top_k",
             fallback="most_probable",
-            tau=1.0,
-            final_tau=0.2,
+            temperature=1.0,
+            final_temperature=0.2,
             anneal_epochs=1,
             out=str(out),
         )
@@ -102,7 +103,7 @@ def test_gate_flags_reach_the_model_the_schedule_ends_at_final_tau_and_the_expor
     steps_per_epoch = int(np.ceil(result["train_examples"] / 32))
     assert (gates.temperature, gates.final_temperature, gates.anneal_steps) == (1.0, 0.2, steps_per_epoch)
     # The saved weights are the best epoch's, the step count with them: at
-    # least one epoch, so the schedule reached its end and stays at final_tau.
+    # least one epoch, so the schedule reached its end and stays at final_temperature.
     assert float(gates.anneal_step) >= steps_per_epoch
     assert float(gates.current_temperature()) == pytest.approx(0.2)
 
@@ -122,9 +123,9 @@ def test_gate_flags_reach_the_model_the_schedule_ends_at_final_tau_and_the_expor
         (["--target-density", "1.5"], "--target-density must be in"),
         (["--target-density", "0", "--inference-mode", "top_k"], "--inference-mode top_k"),
         (["--inference-density", "0"], "--inference-density must be in"),
-        (["--final-tau", "0.1"], "--final-tau and --anneal-epochs go together"),
-        (["--anneal-epochs", "3"], "--final-tau and --anneal-epochs go together"),
-        (["--final-tau", "0", "--anneal-epochs", "3"], "--final-tau must be positive"),
+        (["--final-temperature", "0.1"], "--final-temperature and --anneal-epochs go together"),
+        (["--anneal-epochs", "3"], "--final-temperature and --anneal-epochs go together"),
+        (["--final-temperature", "0", "--anneal-epochs", "3"], "--final-temperature must be positive"),
     ],
 )
 def test_bad_gate_flags_give_one_error_line(argv, message, capsys, tmp_path):
@@ -222,3 +223,24 @@ def test_complement_target_flag_reaches_the_ganet_builder_and_is_checked(capsys,
     error = capsys.readouterr().err
     assert "--complement-target" in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_the_old_gate_flag_spellings_set_the_same_fields_with_one_warning_each(capsys, tmp_path):
+    from ganet_tf.training.commands import config_from
+
+    old = ["--aux", "fnn", "--aux-hidden", "3", "--tau", "1.0", "--final-tau", "0.2", "--anneal-epochs", "1"]
+    config = config_from(build_parser().parse_args(["train", *old, "--lam", "0", "--gate-bias", "1"]))
+    assert (config.auxiliary, config.auxiliary_hidden_dim, config.temperature, config.final_temperature) == (
+        "fnn",
+        3,
+        1.0,
+        0.2,
+    )
+    assert (config.penalty, config.initial_gate_logit) == (0.0, 1.0)
+    warnings = capsys.readouterr().err.splitlines()
+    assert warnings[0] == "ganet_tf: warning: --aux is deprecated: use --auxiliary."
+    assert len(warnings) == 6 and all("is deprecated: use --" in line for line in warnings)
+    # `main` parses twice (the flags given, for the flags a model ignores): still one line.
+    assert main(["train", "--out", str(tmp_path / "x"), "--tau", "0.7", "--lr=nan"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("--tau is deprecated: use --temperature.") == 1 and "--lr must be" in err

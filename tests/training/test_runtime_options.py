@@ -39,7 +39,7 @@ def test_tensorboard_logs_and_mixed_precision(data_dir, tmp_path):
         limit=32,
         epochs=2,
         hidden=4,
-        aux_hidden=4,
+        auxiliary_hidden_dim=4,
         glove_vocabulary=0,
         verbose=0,
         tensorboard=str(tmp_path / "tb"),

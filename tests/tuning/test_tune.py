@@ -83,6 +83,7 @@ def test_transformer_hand_set_first_builds_what_train_builds(model, monkeypatch)
     import numpy as np
 
     from ganet_tf.models import MODEL_BUILDERS
+    from ganet_tf.models.gate_layers import GATE_DEFAULTS
     from ganet_tf.training.train import TrainConfig
     from ganet_tf.training.train import model_arguments
     from tuning import ganet_transformer_hypermodel
@@ -114,6 +115,8 @@ def test_transformer_hand_set_first_builds_what_train_builds(model, monkeypatch)
         for name, parameter in inspect.signature(builder).parameters.items()
         if parameter.default is not inspect.Parameter.empty
     }
+    if model == "ganet_transformer":
+        defaults.update(GATE_DEFAULTS)  # its `**gate_options`
     searched, trains = {**defaults, **calls[-1]}, {**defaults, **trained}
     assert searched.pop("embeddings") is trains.pop("embeddings") is embeddings
     assert searched == trains

@@ -14,14 +14,19 @@ import pytest
 from ganet_tf import load_translator
 from ganet_tf.errors import GANetInputError
 from ganet_tf.policy.backup import prepare_backup_dir
+from ganet_tf.policy.renamed_keys import with_current_keys
 from ganet_tf.seq2seq.config import Seq2SeqConfig
 from ganet_tf.seq2seq.encoder_decoder import EncoderDecoder
 from ganet_tf.seq2seq.evaluation import load_run
 from ganet_tf.seq2seq.initial_run import check_initial_run
-from ganet_tf.seq2seq.option_names import RENAMED_OPTIONS
-from ganet_tf.seq2seq.option_names import current_option_names
 
-OLDER_NAMES = {new: old for old, new in RENAMED_OPTIONS.items()}
+# seq2seq's own older names (`train`'s were `tau`, `lam`, ...: tests/policy/test_renamed_keys.py).
+OLDER_NAMES = {
+    "auxiliary": "aux",
+    "auxiliary_hidden_dim": "aux_hidden",
+    "penalty": "gate_penalty",
+    "initial_gate_logit": "gate_bias",
+}
 
 
 def _older(options):
@@ -50,9 +55,9 @@ def _with_older_names(run, folder):
     return str(folder)
 
 
-def test_current_option_names_map_each_older_name_and_keep_the_order():
+def test_each_older_name_maps_to_todays_in_the_same_order():
     older = {"hidden": 4, "aux": "fnn", "aux_hidden": 3, "gate_penalty": 0.1, "gate_bias": -1.0, "seed": 0}
-    assert list(current_option_names(older).items()) == [
+    assert list(with_current_keys(older).items()) == [
         ("hidden", 4),
         ("auxiliary", "fnn"),
         ("auxiliary_hidden_dim", 3),
@@ -60,7 +65,7 @@ def test_current_option_names_map_each_older_name_and_keep_the_order():
         ("initial_gate_logit", -1.0),
         ("seed", 0),
     ]
-    assert set(RENAMED_OPTIONS.values()) <= set(Seq2SeqConfig.__dataclass_fields__)
+    assert set(OLDER_NAMES) <= set(Seq2SeqConfig.__dataclass_fields__)
 
 
 def test_a_config_of_the_older_names_makes_the_same_model():
@@ -105,10 +110,10 @@ def test_a_run_folder_of_the_older_names_translates_scores_and_starts_a_run(gate
 def test_a_backup_of_the_older_names_resumes_under_the_same_flags_only(tmp_path):
     backup = str(tmp_path / "backup")
     flags = {"attention": "gated", "hidden": 4, "auxiliary": "bilstm", "penalty": 0.1, "backup_dir": backup}
-    prepare_backup_dir(Seq2SeqConfig(**flags), saved_names=current_option_names)
+    prepare_backup_dir(Seq2SeqConfig(**flags))
     path = tmp_path / "backup" / "run_config.json"
     path.write_text(json.dumps(_older(json.loads(path.read_text()))))
     assert "aux" in json.loads(path.read_text())
-    prepare_backup_dir(Seq2SeqConfig(**flags), saved_names=current_option_names)
+    prepare_backup_dir(Seq2SeqConfig(**flags))
     with pytest.raises(GANetInputError, match=r"other flags: --auxiliary bilstm \(now fnn\)"):
-        prepare_backup_dir(Seq2SeqConfig(**{**flags, "auxiliary": "fnn"}), saved_names=current_option_names)
+        prepare_backup_dir(Seq2SeqConfig(**{**flags, "auxiliary": "fnn"}))
