@@ -2,7 +2,6 @@
 analyses of their finished runs (`after`). A table fills the generated blocks of its committed README (`tables.fill`)
 from the committed summaries; the prose around them is written by hand."""
 
-import argparse
 import importlib
 import itertools
 import os
@@ -205,62 +204,6 @@ _SUBWORD_CELLS = {
 }
 
 
-REFERENCE_RECIPE = "bahdanau"  # a study's point of this recipe is scored beside the candidates, never chosen
-
-
-def _finished(study, context):
-    """The names of the study's points with a summary and a model folder."""
-    return [
-        point["name"]
-        for point in study.points()
-        if os.path.exists(os.path.join(context["runs_dir"], f"{point['name']}.json"))
-        and os.path.isdir(os.path.join(runner.REPO, context["out_root"], point["name"]))
-    ]
-
-
-def subword_validation_bleu(study, point, summary, context):
-    """Greedy validation BLEU of every finished point (once) into `selection.json`, and the choice once all are
-    scored: the highest, the first on a tie, of the candidates (a point of recipe `bahdanau` is the reference, scored
-    beside them and never chosen)."""
-    from ganet_tf.seq2seq.evaluation import decoded_split_scores
-
-    path = os.path.join(os.path.dirname(context["runs_dir"]), _SELECTION)
-    saved = runner.read_json(path, {})
-    bleu = saved.get("validation_bleu", {})
-    names = [point["name"] for point in study.points()]
-    for name in _finished(study, context):
-        if name not in bleu:
-            model_dir = os.path.join(runner.REPO, context["out_root"], name)
-            bleu[name] = decoded_split_scores(model_dir, "val", context["data_dir"])["bleu"]
-    candidates = [point["name"] for point in study.points() if point.get("recipe") != REFERENCE_RECIPE]
-    done = not set(names) - set(bleu)
-    chosen = max(candidates, key=lambda name: (bleu[name], -candidates.index(name))) if done else None
-    rule = "the highest greedy validation BLEU at seed 0 after the same epochs; the first candidate on a tie"
-    runner.write_json(path, {**saved, "validation_bleu": bleu, "chosen": chosen, "rule": rule})
-
-
-def recipe_scores(study, point, summary, context):
-    """`subword_validation_bleu`, then every finished run not yet in the study's `test_densities` table decoded on
-    validation at `seq2seq_analysis.DENSITIES` (a `bahdanau` reference once, as it is): the BLEU-density curve
-    without retraining."""
-    from experiments import seq2seq_analysis as analysis
-
-    subword_validation_bleu(study, point, summary, context)
-    out, runs_root = os.path.dirname(context["runs_dir"]), os.path.join(runner.REPO, context["out_root"])
-    table = point["name"].split("_")[0]
-    saved = runner.read_json(os.path.join(out, f"test_densities_{table}.json"), {"rows": []})["rows"]
-    new = [name for name in _finished(study, context) if name not in {row["run"] for row in saved}]
-    if not new:
-        return
-    recipes = {other["name"]: other.get("recipe") for other in study.points()}
-    references = [name for name in new if recipes[name] == REFERENCE_RECIPE]
-    names = [name for name in new if name not in references]
-    models = {name: os.path.join(runs_root, name) for name in new}
-    args = argparse.Namespace(
-        names=names, reference=references, out=out, table=table, models=models, data_dir=context["data_dir"]
-    )
-    rows, blocks = analysis.densities(args, f"python -m experiments run {study.name} --data-dir ../shared/data")
-    analysis.write_analysis(args, "test_densities", rows, blocks)
 
 
 def subwords(study, root):
@@ -281,26 +224,6 @@ def subwords(study, root):
 
 GATE_SWEEP = ("trec", "sst2", "imdb")
 _FLOORS = "floors.json"
-
-
-def one_token_floor(study, point, summary, context):
-    """Once the default seed-0 run of a sweep dataset is trained: the mean of 1 / T over its test texts (T real
-    tokens as the model sees them), the least attended density that leaves no text all-closed (`floors.json`)."""
-    path = os.path.join(os.path.dirname(context["runs_dir"]), _FLOORS)
-    floors = runner.read_json(path, {})
-    dataset, model_dir = point["dataset"], os.path.join(runner.REPO, context["out_root"], point["name"])
-    done = point["name"] != f"{dataset}_default_seed0" or dataset not in GATE_SWEEP or dataset in floors
-    if done or not os.path.isdir(model_dir):  # a run reused from another study has no model here
-        return
-    from ganet_tf.data import load_dataset
-    from ganet_tf.data.vectorizer import vectorize
-    from ganet_tf.policy.trained_run import load_preprocessing
-
-    vectorizer, _ = load_preprocessing(model_dir)
-    lengths = (vectorize(vectorizer, load_dataset(dataset, context["data_dir"], 0.1, 0).test_texts) != 0).sum(axis=1)
-    lengths = lengths[lengths > 0]
-    floors[dataset] = {"mean_tokens": float(lengths.mean()), "one_token_floor": float(np.mean(1 / lengths))}
-    runner.write_json(path, dict(sorted(floors.items())))
 
 
 def _group(runs, dataset, setting):

@@ -353,7 +353,6 @@ STUDIES = {
                 },
             },
             keep=_gate_check_keep,
-            after=reports.one_token_floor,
             tables=reports.gate_check,
             **GATE_RUNS,
         ),
@@ -430,7 +429,6 @@ STUDIES = {
             },
             flags=("--task", "multi30k", "--attention", "bahdanau", "--seed", "0", "--buckets", "8", "--epochs", "5"),
             pattern="bahdanau_{tokenizer}{size}_seed0",
-            after=reports.subword_validation_bleu,
             tables=reports.subwords,
         ),
         Study(
@@ -448,7 +446,6 @@ STUDIES = {
             },
             flags=("--task", "multi30k", "--epochs", "20", *SUBWORDS, "--patience", "3", "--buckets", "8"),
             pattern="multi30k-subwords_{recipe}_seed{seed}",
-            after=reports.recipe_scores,
         ),
         Study(
             name="tuning",

@@ -121,26 +121,7 @@ def _run_seq2seq(config):
     )
     check_finite_weights(model)
 
-    result = {
-        "task": config.task,
-        "attention": config.attention,
-        "levels": config.levels if config.attention.startswith("hier") else None,
-        "block_size": config.block_size if config.attention in ATTENTION_FLAGS["block_size"] else None,
-        "summary_inputs": config.summary_inputs if config.attention in ATTENTION_FLAGS["summary_inputs"] else None,
-        "seed": config.seed,
-        "epochs": config.epochs,
-        "patience": config.patience,
-        "epochs_trained": fitted.epochs_trained,
-        "best_epoch": fitted.best_epoch,
-        "train_examples": len(ids["train"][0]),
-        "test_examples": len(ids["test"][0]),
-        "tokenizer": config.tokenizer,
-        "source_vocabulary": source_size,
-        "target_vocabulary": target_size,
-        "train_seconds": fitted.train_seconds,
-        "seconds_per_epoch": fitted.train_seconds / fitted.epochs_trained if fitted.epochs_trained else None,
-        "init_from": config.init_from,
-    }
+    result = _trained_summary(config, fitted, ids, source_size, target_size)
     result.update(teacher_forced_scores(model, datasets["test"]))
     if not math.isfinite(result["test_loss"]):
         raise TrainingDivergedError(
@@ -162,6 +143,30 @@ def _run_seq2seq(config):
 
         result["export"] = save_translator(model, source_vocabulary, target_vocabulary, config.export)
     return result
+
+
+def _trained_summary(config, fitted, ids, source_size, target_size):
+    """The summary's fields known once training ends (scores come after)."""
+    return {
+        "task": config.task,
+        "attention": config.attention,
+        "levels": config.levels if config.attention.startswith("hier") else None,
+        "block_size": config.block_size if config.attention in ATTENTION_FLAGS["block_size"] else None,
+        "summary_inputs": config.summary_inputs if config.attention in ATTENTION_FLAGS["summary_inputs"] else None,
+        "seed": config.seed,
+        "epochs": config.epochs,
+        "patience": config.patience,
+        "epochs_trained": fitted.epochs_trained,
+        "best_epoch": fitted.best_epoch,
+        "train_examples": len(ids["train"][0]),
+        "test_examples": len(ids["test"][0]),
+        "tokenizer": config.tokenizer,
+        "source_vocabulary": source_size,
+        "target_vocabulary": target_size,
+        "train_seconds": fitted.train_seconds,
+        "seconds_per_epoch": fitted.train_seconds / fitted.epochs_trained if fitted.epochs_trained else None,
+        "init_from": config.init_from,
+    }
 
 
 def _vocabularies(config, splits):
