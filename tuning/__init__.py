@@ -5,8 +5,8 @@ from .baseline_hypermodel import BaselineHyperModel
 from .cross_validation_tuner import CrossValidationTuner
 from .ganet_hypermodel import GANetHyperModel
 from .ganet_transformer_hypermodel import GANetTransformerHyperModel
+from .search_config import SearchConfig
 from .search_space import SearchSpace
 from .text_classifier_hypermodel import TextClassifierHyperModel
 from .transformer_hypermodel import TransformerHyperModel
-from .tune import SearchConfig
 from .tune import search_and_evaluate

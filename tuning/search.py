@@ -78,7 +78,7 @@ def build_parser():
 
 def add_arguments(parser):
     """Adds the flags of the search to `parser` (`python -m ganet_tf tune`'s)."""
-    from .tune import SearchConfig
+    from .search_config import SearchConfig
 
     defaults = SearchConfig()
     _add_search_arguments(parser, defaults)
@@ -89,9 +89,9 @@ def add_arguments(parser):
 def _add_search_arguments(parser, defaults):
     from ganet_tf.data import DATASETS
 
+    from .search_config import OBJECTIVES
+    from .search_config import TUNERS
     from .search_space import MODEL_PARAMETERS
-    from .tune import OBJECTIVES
-    from .tune import TUNERS
 
     search = parser.add_argument_group("search")
     add_flag(search, "--dataset", defaults, choices=sorted(DATASETS))
@@ -175,7 +175,7 @@ def _add_data_and_output_arguments(parser, defaults):
 
 def config_from(args):
     """The `SearchConfig` of parsed arguments."""
-    from .tune import SearchConfig
+    from .search_config import SearchConfig
 
     choices = {name: _value_list(values) for name, values in args.values}
     if args.penalty_values is not None:

@@ -253,7 +253,7 @@ def test_bad_input_gives_one_error_line_and_exit_code_2(tmp_path, capsys, flags,
 def test_flag_defaults_are_the_search_configs_defaults():
     from tuning.search import build_parser
     from tuning.search import config_from
-    from tuning.tune import SearchConfig
+    from tuning.search_config import SearchConfig
 
     assert config_from(build_parser().parse_args([])) == SearchConfig()
 

@@ -3,8 +3,8 @@ import inspect
 import keras_tuner
 import pytest
 
-from tuning.tune import SearchConfig
-from tuning.tune import make_oracle
+from tuning.oracles import make_oracle
+from tuning.search_config import SearchConfig
 
 
 @pytest.mark.parametrize(
