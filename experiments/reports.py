@@ -204,8 +204,6 @@ _SUBWORD_CELLS = {
 }
 
 
-
-
 def subwords(study, root):
     """The subword candidates: validation BLEU (the choice), test BLEU beside."""
     runs = {run["name"]: run for run in _runs(root, study.folder)}
