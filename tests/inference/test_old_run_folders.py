@@ -10,7 +10,8 @@ from ganet_tf.cli import main
 from ganet_tf.policy.renamed_keys import RENAMED_KEYS
 from ganet_tf.policy.trained_run import read_metrics
 
-NEW_TO_OLD = {new: old for old, new in RENAMED_KEYS.items()}
+# `train`'s old keys (`gate_penalty` was seq2seq's spelling of `penalty`).
+NEW_TO_OLD = {new: old for old, new in RENAMED_KEYS.items() if old != "gate_penalty"}
 LRA_RUN = "results/lra_text/models/imdb-bytes_conv-rho0.2_seed0"
 
 
