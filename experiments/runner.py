@@ -175,9 +175,11 @@ def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
         handle.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {shown}\n")
         handle.flush()
         with tempfile.TemporaryDirectory(prefix="ganet_tf-code-") as code:
-            for package in ("ganet_tf", "tuning"):
-                ignore = shutil.ignore_patterns("__pycache__")
-                shutil.copytree(os.path.join(REPO, package), os.path.join(code, package), ignore=ignore)
+            ignore = shutil.ignore_patterns("__pycache__")
+            # `tuning` twice: as the installed package lays it out (`ganet_tf.tuning`, else the editable install's
+            # finder reads the live tree) and as `python -m tuning.search` finds it.
+            for package, place in (("ganet_tf", "ganet_tf"), ("tuning", "tuning"), ("tuning", "ganet_tf/tuning")):
+                shutil.copytree(os.path.join(REPO, package), os.path.join(code, place), ignore=ignore)
             path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH"), REPO]))
             env = {**os.environ, **(environment or {}), "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
             env = {key: value for key, value in env.items() if key not in unset}
