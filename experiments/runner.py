@@ -22,6 +22,14 @@ PAPER_GATES = ("--target-density", "0", "--inference-mode", "threshold")
 _WHERE = ("out", "backup_dir", "data_dir", "verbose")
 
 
+def _what_runs(config):
+    """A config's fields that decide what a run trains (not `_WHERE`), each under its name of now (a recorded one
+    may use an old name, `ganet_tf.policy.renamed_keys`)."""
+    from ganet_tf.policy.renamed_keys import with_current_keys
+
+    return {key: value for key, value in with_current_keys(config).items() if key not in _WHERE}
+
+
 def recorded_machine(runs_dir):
     """The machine that the first summary in `runs_dir` records ('-' without any)."""
     runs = load_runs(runs_dir)
@@ -66,7 +74,7 @@ def seq2seq_config(flags):
     args = vars(build_parser().parse_args(["seq2seq", *flags]))
     names = Seq2SeqConfig.__dataclass_fields__
     config = resolve_defaults(Seq2SeqConfig(**{k: v for k, v in args.items() if k in names}))
-    return {key: value for key, value in dataclasses.asdict(config).items() if key not in _WHERE}
+    return _what_runs(dataclasses.asdict(config))
 
 
 def model_folder(run, default=None):
@@ -80,13 +88,11 @@ def _seq2seq_run_config(run):
     """The config a finished `seq2seq` run trained with, as its model folder records it (older option names read as
     today's); None when that folder is not on this machine (a summary alone cannot say which defaults its command
     had)."""
-    from ganet_tf.policy.renamed_keys import with_current_keys
-
     folder = model_folder(run)
     path = os.path.join(folder, "metrics.json") if folder else None
     if not path or not os.path.exists(path):
         return None
-    return {k: v for k, v in with_current_keys(read_json(path).get("config", {})).items() if k not in _WHERE}
+    return _what_runs(read_json(path).get("config", {}))
 
 
 def same_run(flags, runs_dirs, command="train"):
@@ -94,7 +100,6 @@ def same_run(flags, runs_dirs, command="train"):
     older run lacks matches where `flags` keep its default, and one it records under an old name
     (`ganet_tf.policy.renamed_keys`) counts as the field of now; a `seq2seq` run's model folder must record every field,
     each equal."""
-    from ganet_tf.policy.renamed_keys import with_current_keys
     from ganet_tf.training import TrainConfig
 
     if command == "seq2seq":
@@ -105,10 +110,10 @@ def same_run(flags, runs_dirs, command="train"):
                     return os.path.join(runs_dir, f"{run['name']}.json")
         return None
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
-    wanted = test_rule_config({k: v for k, v in dataclasses.asdict(parse_train(flags)).items() if k not in _WHERE})
+    wanted = test_rule_config(_what_runs(dataclasses.asdict(parse_train(flags))))
     for runs_dir in runs_dirs:
         for run in load_runs(runs_dir):
-            config = {k: v for k, v in with_current_keys(run.get("config", {})).items() if k not in _WHERE}
+            config = _what_runs(run.get("config", {}))
             if not config or set(config) - set(wanted):
                 continue
             config = test_rule_config(config, legacy="test_gates" not in run)
