@@ -2,7 +2,8 @@
 
 `fit_resumably` trains with the reliability policy's callbacks
 (`ganet_tf.policy`), early stopping that keeps the best epoch
-(`BestEpochStopping`) and the epoch timer (`EpochTimer`), and resumes a
+(`BestEpochStopping`), the epoch timer (`EpochTimer`) and an optional time
+budget (`TimeBudget`), and resumes a
 killed run from its last finished epoch; `compile_and_build` compiles a
 model and makes its optimizer's variables before the first step
 (`build_optimizer`). The package
@@ -16,5 +17,14 @@ from ganet_tf.fitting.optimizer import build_optimizer
 from ganet_tf.fitting.optimizer import compile_and_build
 from ganet_tf.fitting.resumable_fit import FittedRun
 from ganet_tf.fitting.resumable_fit import fit_resumably
+from ganet_tf.fitting.time_budget import TimeBudget
 
-__all__ = ["BestEpochStopping", "EpochTimer", "FittedRun", "build_optimizer", "compile_and_build", "fit_resumably"]
+__all__ = [
+    "BestEpochStopping",
+    "EpochTimer",
+    "FittedRun",
+    "TimeBudget",
+    "build_optimizer",
+    "compile_and_build",
+    "fit_resumably",
+]

@@ -39,7 +39,8 @@ class EpochTimer(keras.callbacks.Callback):
         super().__init__()
         self.path = path
         self.seconds = {}
-        self._start = None
+        # `time.perf_counter()` when the epoch under way began (None between epochs).
+        self.epoch_start = None
 
     @property
     def epoch_seconds(self):
@@ -58,10 +59,11 @@ class EpochTimer(keras.callbacks.Callback):
         self.load()
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
+        self.epoch_start = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
-        seconds = time.perf_counter() - self._start
+        seconds = time.perf_counter() - self.epoch_start
+        self.epoch_start = None
         self.seconds[str(epoch)] = seconds
         if self.path:
             with critical_section(raise_after=False):

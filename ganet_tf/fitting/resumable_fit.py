@@ -8,6 +8,7 @@ from ganet_tf.fitting.best_epoch_stopping import best_epoch
 from ganet_tf.fitting.best_epoch_stopping import load_best_weights
 from ganet_tf.fitting.best_epoch_stopping import stopping_callbacks
 from ganet_tf.fitting.epoch_timer import EpochTimer
+from ganet_tf.fitting.time_budget import TimeBudget
 from ganet_tf.policy.backup import EPOCH_SECONDS_FILE
 from ganet_tf.policy.backup import AtomicBackupAndRestore
 from ganet_tf.policy.non_finite_guard import NonFiniteGuard
@@ -56,6 +57,8 @@ def fit_resumably(
     keep_checkpoint=False,
     callbacks=(),
     verbose=1,
+    steps_per_epoch=None,
+    time_budget=None,
 ):
     """Fits `model`, resumably, with the reliability policy's callbacks.
 
@@ -91,6 +94,15 @@ def fit_resumably(
         callbacks: more callbacks, after this function's; their logs carry
             each epoch's `epoch_seconds`.
         verbose: `fit`'s verbosity.
+        steps_per_epoch: optional batches per epoch: validation, the
+            backup, the epoch timer and the patience then come every
+            `steps_per_epoch` batches. `train` must then repeat itself (its
+            batches continue from one epoch to the next).
+        time_budget: optional seconds of training (`TimeBudget`), over
+            every attempt, epochs' validation included: the batch that
+            reaches them ends its epoch and the training. With `backup_dir`
+            it needs a `patience` (an attempt that finds the budget spent
+            loads the best weights).
 
     Returns:
         A `FittedRun`; its `train_seconds` are the seconds of every epoch of
@@ -102,7 +114,13 @@ def fit_resumably(
     >>> fitted.best_epoch, fitted.train_seconds
     (4, 61.2)
     """
+    if time_budget is not None and backup_dir and patience is None:
+        raise ValueError(
+            "A `time_budget` with a `backup_dir` needs a `patience`: an attempt that finds the budget spent "
+            f"ends with the best weights. Received: time_budget={time_budget}, patience=None"
+        )
     timer = EpochTimer(os.path.join(backup_dir, EPOCH_SECONDS_FILE) if backup_dir else None)
+    budget = [TimeBudget(time_budget, timer)] if time_budget is not None else []
     resumable = []
     if backup_dir:
         os.makedirs(backup_dir, exist_ok=True)
@@ -111,6 +129,8 @@ def fit_resumably(
     stopping, finished = [], False
     if patience is not None:
         stopping, finished = stopping_callbacks(monitor, mode, patience, epochs, backup_dir)
+        timer.load()
+        finished = finished or (time_budget is not None and sum(timer.epoch_seconds) >= time_budget)
     if finished:  # an earlier attempt stopped: its best weights, nothing to train
         load_best_weights(model, backup_dir)
         timer.load()
@@ -120,8 +140,9 @@ def fit_resumably(
             train,
             validation_data=validation,
             epochs=epochs,
+            steps_per_epoch=steps_per_epoch,
             # The timer after early stopping, whose `history.csv` keeps the columns it began with.
-            callbacks=[NonFiniteGuard(), StopSignalCheck(), *resumable, *stopping, timer, *callbacks],
+            callbacks=[NonFiniteGuard(), StopSignalCheck(), *resumable, *stopping, timer, *budget, *callbacks],
             verbose=verbose,
             shuffle=False,
         ).history

@@ -40,6 +40,7 @@ RESUMABLE_CHANGES = frozenset(
     {
         "epochs",
         "patience",
+        "time_budget",
         "out",
         "backup_dir",
         "verbose",

@@ -180,6 +180,13 @@ def _add_fit_arguments(fit, defaults):
     add_flag(fit, "--batch-size", defaults, int)
     accumulation_help = "update with the mean gradient of N batches (an update of N * --batch-size examples)"
     fit.add_argument("--gradient-accumulation-steps", type=int, metavar="N", help=accumulation_help)
+    steps_help = "validate, back up and count --patience every N training batches (default: once per pass)"
+    fit.add_argument("--steps-per-epoch", type=int, metavar="N", help=steps_help)
+    budget_help = (
+        "stop training once its epochs (every attempt's, validation included) have taken SECONDS; "
+        "the best epoch is kept"
+    )
+    fit.add_argument("--time-budget", type=float, metavar="SECONDS", help=budget_help)
     add_flag(fit, "--seed", defaults, int)
 
 

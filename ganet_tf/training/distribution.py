@@ -104,7 +104,9 @@ def training_datasets(strategy, config, ids, splits):
     """`(train, validation)` datasets for `model.fit` under `strategy`.
 
     On one worker, batches of the global batch size (Keras splits them over
-    the replicas); on several, each worker's share (see the module).
+    the replicas); on several, each worker's share (see the module). With
+    `config.steps_per_epoch` the training batches repeat, reshuffled each
+    pass, so that epochs of that many batches continue one another.
     """
     if not is_multi_worker(strategy):
         train = make_dataset(
@@ -118,7 +120,7 @@ def training_datasets(strategy, config, ids, splits):
                     f"--batch-size {config.batch_size} must be a multiple of the {replicas} replicas."
                 )
             train, validation = _even(train, replicas), _even(validation, replicas)
-        return train, validation
+        return _repeated(train, config), validation
     workers = strategy.extended._num_workers
     if config.batch_size % strategy.num_replicas_in_sync:
         raise GANetInputError(
@@ -131,7 +133,7 @@ def training_datasets(strategy, config, ids, splits):
             share = len(rows) // workers  # equal shares: equal steps
             start = context.input_pipeline_id * share
             local = context.get_per_replica_batch_size(batch_size) * (strategy.num_replicas_in_sync // workers)
-            return make_dataset(
+            made = make_dataset(
                 rows[start : start + share],
                 labels[start : start + share],
                 local,
@@ -139,6 +141,7 @@ def training_datasets(strategy, config, ids, splits):
                 seed=config.seed,
                 buckets=0,
             )
+            return _repeated(made, config) if shuffle else made
 
         return strategy.distribute_datasets_from_function(dataset)
 
@@ -147,6 +150,11 @@ def training_datasets(strategy, config, ids, splits):
         shard(ids["train"], np.asarray(splits.train_labels), config.batch_size, True),
         shard(ids["validation"], np.asarray(splits.validation_labels), validation_batch, False),
     )
+
+
+def _repeated(train, config):
+    """The training batches, repeated when epochs are counted in `config.steps_per_epoch` batches."""
+    return train.repeat() if config.steps_per_epoch else train
 
 
 def _even(dataset, replicas):

@@ -124,6 +124,12 @@ class TrainConfig:
     # optimizer option): an update of batch_size * N examples in the memory
     # of batch_size (None: every batch).
     gradient_accumulation_steps: int = None
+    # Validate, back up and count the patience every N training batches (the
+    # training data repeat; None: once per pass over them).
+    steps_per_epoch: int = None
+    # Stop once the epochs of every attempt, validation included, have taken
+    # this many seconds (None: no budget; `ganet_tf.fitting.TimeBudget`).
+    time_budget: float = None
     # "bytes": every UTF-8 byte a token, embeddings learned from scratch.
     tokenizer: str = "words"
     glove: str = None
@@ -193,8 +199,16 @@ class TrainConfig:
         if self.test_file and not self.train_file:
             raise GANetInputError("--test-file needs --train-file.")
         check_finite_fields(self)
-        for name in ("limit", "window", "sequence_length", "intermediate_dim", "gradient_accumulation_steps"):
+        for name in (
+            "limit",
+            "window",
+            "sequence_length",
+            "intermediate_dim",
+            "gradient_accumulation_steps",
+            "steps_per_epoch",
+        ):
             check_number(name, getattr(self, name), at_least=1, integer=True, optional=True)
+        check_number("time_budget", self.time_budget, above=0, optional=True)
         if self.restart and not self.backup_dir:
             raise GANetInputError("--restart needs --backup-dir (the backup it deletes).")
         validate_distribution(self)
@@ -436,6 +450,8 @@ def _train_and_evaluate(config, callbacks=()):
         backup_dir=config.backup_dir,
         callbacks=callbacks,
         verbose=config.verbose,
+        steps_per_epoch=config.steps_per_epoch,
+        time_budget=config.time_budget,
     )
     check_finite_weights(model)
     model = local_copy(model, strategy)

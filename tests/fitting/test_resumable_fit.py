@@ -1,4 +1,5 @@
 import json
+import time
 
 import keras
 import numpy as np
@@ -75,3 +76,68 @@ def test_epochs_trained_before_a_patience_count_in_the_best_epoch(tmp_path):
     losses = fitted.history["val_loss"]
     assert len(losses) == 2 and fitted.epochs_trained == 4 and len(fitted.epoch_seconds) == 4
     assert fitted.best_epoch == 3 + int(np.argmin(losses))
+
+
+class _SlowBatches(keras.callbacks.Callback):
+    """Each training batch takes at least `seconds`; counts the batches of each epoch."""
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds = seconds
+        self.batches = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.batches.append(0)
+
+    def on_train_batch_end(self, batch, logs=None):
+        time.sleep(self.seconds)
+        self.batches[-1] += 1
+
+
+def test_steps_per_epoch_makes_epochs_of_that_many_batches_of_a_repeated_dataset():
+    slow = _SlowBatches(0)
+    fitted = fit_resumably(
+        _model(), TRAIN.repeat(), VALIDATION, epochs=4, steps_per_epoch=5, callbacks=[slow], verbose=0
+    )
+    # 3 batches a pass: the epochs of 5 continue one another over the passes.
+    assert slow.batches == [5, 5, 5, 5] and fitted.epochs_trained == 4
+
+
+def test_a_time_budget_ends_the_epoch_that_reaches_it_and_the_fit():
+    slow = _SlowBatches(0.1)
+    fitted = fit_resumably(
+        _model(),
+        TRAIN.repeat(),
+        VALIDATION,
+        epochs=100,
+        steps_per_epoch=3,
+        time_budget=1.0,
+        callbacks=[slow],
+        verbose=0,
+    )
+    assert 1 <= fitted.epochs_trained < 100 and len(slow.batches) == fitted.epochs_trained
+    # Each epoch before the last took 3 batches; the last ended at the batch that reached the budget.
+    assert all(batches == 3 for batches in slow.batches[:-1]) and 1 <= slow.batches[-1] <= 3
+    assert sum(fitted.epoch_seconds[:-1]) < 1.0 <= fitted.train_seconds
+    assert len(fitted.history["val_loss"]) == fitted.epochs_trained  # the last epoch is validated too
+
+
+def test_a_resumed_run_counts_its_earlier_seconds_against_the_budget(tmp_path):
+    """Killed after 2 epochs, a run whose budget those epochs already spent
+    trains nothing more and ends with its best weights; a larger budget
+    (a change a resumed run may make) trains on."""
+    options = {"patience": 50, "backup_dir": str(tmp_path / "backup"), "keep_checkpoint": True, "verbose": 0}
+    with pytest.raises(KeyboardInterrupt):
+        fit_resumably(_model(), TRAIN, VALIDATION, epochs=10, callbacks=[_SlowBatches(0.05), _kill_after(2)], **options)
+    spent = sum(json.loads((tmp_path / "backup" / "epoch_seconds.json").read_text()).values())
+    slow = _SlowBatches(0.05)
+    fitted = fit_resumably(_model(), TRAIN, VALIDATION, epochs=10, time_budget=spent, callbacks=[slow], **options)
+    assert slow.batches == [] and fitted.epochs_trained == 2 and fitted.best_epoch in (1, 2)
+    fitted = fit_resumably(_model(), TRAIN, VALIDATION, epochs=10, time_budget=spent + 0.2, callbacks=[slow], **options)
+    assert len(slow.batches) >= 1 and fitted.epochs_trained == 2 + len(slow.batches) < 10
+    assert fitted.train_seconds >= spent + 0.2
+
+
+def test_a_time_budget_with_a_backup_needs_a_patience(tmp_path):
+    with pytest.raises(ValueError, match="needs a `patience`"):
+        fit_resumably(_model(), TRAIN, VALIDATION, epochs=2, time_budget=10, backup_dir=str(tmp_path), verbose=0)
