@@ -4,6 +4,7 @@ from the committed summaries; the prose around them is written by hand."""
 
 import importlib
 import itertools
+import math
 import os
 
 import numpy as np
@@ -163,6 +164,27 @@ def _median_epoch_seconds(group):
     return f"{np.median(seconds):.0f}" if seconds else "-"
 
 
+def _pass_seconds(run):
+    """The seconds of one pass over the training reviews with one validation, as an epoch of a run without
+    `--steps-per-epoch` takes; a run validated every N batches: its epochs' training seconds scaled to a pass (the
+    training reviews over the batch size), plus one validation (medians over its full epochs)."""
+    steps = run["config"].get("steps_per_epoch")
+    if not steps:
+        return np.median(_epoch_seconds(run)) if _epoch_seconds(run) else None
+    pairs = list(zip(_epoch_seconds(run), run.get("validation_seconds") or [], strict=False))[:-1]  # the last: cut
+    pairs = [(epoch, validation) for epoch, validation in pairs if validation is not None]
+    if not pairs:
+        return None
+    batches = math.ceil(run["train_examples"] / run["config"]["batch_size"])
+    training = np.median([epoch - validation for epoch, validation in pairs])
+    return training * batches / steps + np.median([validation for _, validation in pairs])
+
+
+def _median_pass_seconds(group):
+    seconds = [s for s in map(_pass_seconds, group) if s is not None]
+    return f"{np.median(seconds):,.0f}" if seconds else "-"
+
+
 def _cumulative_best(run):
     """`(seconds, best validation accuracy so far)` at each epoch's end: accuracy against training time."""
     seconds = np.cumsum(_epoch_seconds(run))
@@ -183,6 +205,7 @@ def lra_text(study, root):
         ("test accuracy", tables.stat("test_accuracy")),
         ("test attended density", tables.stat("test_attended_density")),
         ("median epoch s", _median_epoch_seconds),
+        ("s per pass", _median_pass_seconds),
         ("epochs (best)", lambda group: ", ".join(f"{r['epochs_trained']} ({r['best_epoch']})" for r in group)),
     ]
     rows = tables.groups(runs, ("setting",), (_axis(study, "setting"),))

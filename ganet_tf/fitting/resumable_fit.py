@@ -10,12 +10,15 @@ from ganet_tf.fitting.best_epoch_stopping import stopping_callbacks
 from ganet_tf.fitting.epoch_timer import EpochTimer
 from ganet_tf.fitting.time_budget import TimeBudget
 from ganet_tf.policy.backup import EPOCH_SECONDS_FILE
+from ganet_tf.policy.backup import VALIDATION_SECONDS_FILE
 from ganet_tf.policy.backup import AtomicBackupAndRestore
 from ganet_tf.policy.non_finite_guard import NonFiniteGuard
 from ganet_tf.policy.stop_signal_check import StopSignalCheck
 
 # The folder of a `--backup-dir` that Keras' `BackupAndRestore` writes.
 CHECKPOINT_FOLDER = "backup"
+# The epoch timer's files in a `--backup-dir`.
+_TIMER_FILES = (EPOCH_SECONDS_FILE, VALIDATION_SECONDS_FILE)
 
 
 @dataclasses.dataclass
@@ -32,12 +35,16 @@ class FittedRun:
         epochs_trained: the epochs of every attempt.
         best_epoch: the epoch (from 1) whose weights the model holds, or
             None without a patience.
+        validation_seconds: the seconds of each epoch's validation, beside
+            `epoch_seconds` (part of them); None for an epoch of an earlier
+            attempt whose validation was not timed.
     """
 
     history: dict
     epoch_seconds: list
     epochs_trained: int
     best_epoch: int = None
+    validation_seconds: list = None
 
     @property
     def train_seconds(self):
@@ -119,7 +126,7 @@ def fit_resumably(
             "A `time_budget` with a `backup_dir` needs a `patience`: an attempt that finds the budget spent "
             f"ends with the best weights. Received: time_budget={time_budget}, patience=None"
         )
-    timer = EpochTimer(os.path.join(backup_dir, EPOCH_SECONDS_FILE) if backup_dir else None)
+    timer = EpochTimer(*(os.path.join(backup_dir, name) for name in _TIMER_FILES) if backup_dir else ())
     budget = [TimeBudget(time_budget, timer)] if time_budget is not None else []
     resumable = []
     if backup_dir:
@@ -157,4 +164,4 @@ def fit_resumably(
     best = None
     if patience is not None and watched:
         best = epochs_trained - len(watched) + best_epoch(watched, mode) + 1
-    return FittedRun(history, timer.epoch_seconds, epochs_trained, best)
+    return FittedRun(history, timer.epoch_seconds, epochs_trained, best, timer.validation_seconds)

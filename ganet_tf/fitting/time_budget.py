@@ -44,6 +44,12 @@ class TimeBudget(keras.callbacks.Callback):
         self.stopped = False
 
     def on_train_batch_end(self, batch, logs=None):
+        self._check()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._check()  # a validation that took the budget: no other epoch begins
+
+    def _check(self):
         if self.spent() >= self.seconds:
             self.stopped = True
             self.model.stop_training = True

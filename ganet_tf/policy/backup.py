@@ -29,10 +29,20 @@ from ganet_tf.policy.run_folder import check_output_folder
 
 CONFIG_FILE = "run_config.json"
 EPOCH_SECONDS_FILE = "epoch_seconds.json"
-# `vocabularies.json`: a resumed `seq2seq` run's ids; `epoch_seconds.json`:
-# the seconds of the finished epochs (`ganet_tf.fitting.EpochTimer`).
+VALIDATION_SECONDS_FILE = "validation_seconds.json"
+# `vocabularies.json`: a resumed `seq2seq` run's ids; `epoch_seconds.json`
+# and `validation_seconds.json`: the seconds of the finished epochs and of
+# their validation (`ganet_tf.fitting.EpochTimer`).
 BACKUP_FILES = frozenset(
-    {"backup", "history.csv", "best.weights.h5", "vocabularies.json", EPOCH_SECONDS_FILE, CONFIG_FILE}
+    {
+        "backup",
+        "history.csv",
+        "best.weights.h5",
+        "vocabularies.json",
+        EPOCH_SECONDS_FILE,
+        VALIDATION_SECONDS_FILE,
+        CONFIG_FILE,
+    }
 )
 # Flags that may change between attempts of one run: where it writes, how
 # much it prints, and how long it may train.

@@ -507,6 +507,7 @@ def _result(config, data, model, fitted):
         "best_epoch": fitted.best_epoch,
         "train_seconds": round(fitted.train_seconds, 2),
         "epoch_seconds": [round(s, 2) for s in fitted.epoch_seconds],
+        "validation_seconds": [None if s is None else round(s, 2) for s in fitted.validation_seconds],
         "history": {
             key: [round(float(v), 5) for v in values] for key, values in fitted.history.items() if key != "epoch"
         },

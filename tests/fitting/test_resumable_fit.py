@@ -141,3 +141,20 @@ def test_a_resumed_run_counts_its_earlier_seconds_against_the_budget(tmp_path):
 def test_a_time_budget_with_a_backup_needs_a_patience(tmp_path):
     with pytest.raises(ValueError, match="needs a `patience`"):
         fit_resumably(_model(), TRAIN, VALIDATION, epochs=2, time_budget=10, backup_dir=str(tmp_path), verbose=0)
+
+
+def test_each_epochs_validation_is_timed_across_attempts(tmp_path):
+    """The validation seconds are part of each epoch's seconds, for the
+    epochs of a killed attempt too; an attempt from before they were timed
+    (no `validation_seconds.json`) leaves its epochs' figure unknown."""
+    backup = tmp_path / "backup"
+    options = {"epochs": 3, "patience": 5, "backup_dir": str(backup), "keep_checkpoint": True, "verbose": 0}
+    with pytest.raises(KeyboardInterrupt):
+        fit_resumably(_model(), TRAIN, VALIDATION, callbacks=[_kill_after(2)], **options)
+    (backup / "validation_seconds.json").write_text(json.dumps({"0": 0.01}))  # epoch 1 untimed
+    fitted = fit_resumably(_model(), TRAIN, VALIDATION, **options)
+    assert len(fitted.validation_seconds) == 3 and fitted.validation_seconds[1] is None
+    for epoch in (0, 2):
+        assert 0 < fitted.validation_seconds[epoch] < fitted.epoch_seconds[epoch]
+    without_validation = fit_resumably(_model(), TRAIN, None, epochs=1, verbose=0)
+    assert without_validation.validation_seconds == [0.0]

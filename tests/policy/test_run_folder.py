@@ -86,6 +86,7 @@ def test_a_run_replaces_an_earlier_run_and_leaves_nothing_beside_it(trained):
         "epoch_seconds.json",
         "history.csv",
         "run_config.json",
+        "validation_seconds.json",
     ]
 
 
