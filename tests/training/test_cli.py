@@ -100,6 +100,7 @@ def test_baselines_through_the_library(data_dir, model):
             limit=64,
             epochs=1,
             hidden=4,
+            glove_vocabulary=0,
             verbose=0,
         )
     )
@@ -126,6 +127,7 @@ def test_custom_files(tmp_path):
             epochs=1,
             hidden=4,
             auxiliary_hidden_dim=3,
+            glove_vocabulary=0,
             verbose=0,
         )
     )
@@ -176,11 +178,12 @@ def test_backup_dir_resumes_a_killed_run_and_stops_where_the_uninterrupted_run_w
     config = TrainConfig(
         dataset="trec",
         data_dir=data_dir,
-        limit=96,
+        limit=64,
         epochs=3,
         patience=3,
         hidden=4,
         auxiliary_hidden_dim=3,
+        glove_vocabulary=0,
         verbose=0,
         backup_dir=str(tmp_path / "backup"),
         buckets=3,
