@@ -124,7 +124,7 @@ def _tuning_search():
 # TensorFlow's ResourceExhaustedError (a tensor larger than the memory left).
 OUT_OF_MEMORY = (
     "out of memory: the model's tensors at this batch do not fit; lower --batch-size (with "
-    "--gradient-accumulation-steps N to keep the update's size) or --sequence-length."
+    "--gradient-accumulation-steps N to keep the update's size), --validation-batch-size or --sequence-length."
 )
 
 

@@ -51,6 +51,7 @@ RESUMABLE_CHANGES = frozenset(
         "epochs",
         "patience",
         "time_budget",
+        "validation_batch_size",
         "out",
         "backup_dir",
         "verbose",

@@ -178,6 +178,8 @@ def _add_fit_arguments(fit, defaults):
     add_flag(fit, "--monitor", defaults, choices=sorted(MONITORS), help=monitor_help)
     add_flag(fit, "--lr", defaults, float)
     add_flag(fit, "--batch-size", defaults, int)
+    validation_batch_help = "examples a validation batch holds during training (a dense model on long texts: fewer)"
+    add_flag(fit, "--validation-batch-size", defaults, int, help=validation_batch_help)
     accumulation_help = "update with the mean gradient of N batches (an update of N * --batch-size examples)"
     fit.add_argument("--gradient-accumulation-steps", type=int, metavar="N", help=accumulation_help)
     steps_help = "validate, back up and count --patience every N training batches (default: once per pass)"

@@ -112,7 +112,9 @@ def training_datasets(strategy, config, ids, splits):
         train = make_dataset(
             ids["train"], splits.train_labels, config.batch_size, shuffle=True, seed=config.seed, buckets=config.buckets
         )
-        validation = make_dataset(ids["validation"], splits.validation_labels, 128, buckets=config.buckets)
+        validation = make_dataset(
+            ids["validation"], splits.validation_labels, config.validation_batch_size, buckets=config.buckets
+        )
         replicas = strategy.num_replicas_in_sync
         if replicas > 1:
             if config.batch_size % replicas:
@@ -145,7 +147,8 @@ def training_datasets(strategy, config, ids, splits):
 
         return strategy.distribute_datasets_from_function(dataset)
 
-    validation_batch = 128 - 128 % strategy.num_replicas_in_sync
+    replicas = strategy.num_replicas_in_sync
+    validation_batch = max(replicas, config.validation_batch_size - config.validation_batch_size % replicas)
     return (
         shard(ids["train"], np.asarray(splits.train_labels), config.batch_size, True),
         shard(ids["validation"], np.asarray(splits.validation_labels), validation_batch, False),

@@ -120,6 +120,8 @@ class TrainConfig:
     fallback: str = "all"
     lr: float = 1e-3
     batch_size: int = 32
+    # Validation during training, in batches of this many examples.
+    validation_batch_size: int = 128
     # Average the gradients of this many batches per update (Keras'
     # optimizer option): an update of batch_size * N examples in the memory
     # of batch_size (None: every batch).
@@ -182,7 +184,16 @@ class TrainConfig:
         check_number("buckets", self.buckets, at_least=0, integer=True, optional=True)
         check_number("glove_vocabulary", self.glove_vocabulary, at_least=0, integer=True)
         self._validate_tokens()
-        for name in ("epochs", "batch_size", "auxiliary_hidden_dim", "hidden", "patience", "num_heads", "num_layers"):
+        for name in (
+            "epochs",
+            "batch_size",
+            "validation_batch_size",
+            "auxiliary_hidden_dim",
+            "hidden",
+            "patience",
+            "num_heads",
+            "num_layers",
+        ):
             check_number(name, getattr(self, name), at_least=1, integer=True)
         check_number("seed", self.seed, at_least=0, at_most=2**32 - 1, integer=True)
         for name in ("temperature", "lr"):

@@ -141,6 +141,7 @@ def test_custom_files(tmp_path):
         (["--epochs", "0"], "--epochs must be a positive integer"),
         (["--penalty", "-1"], "--penalty must be >= 0"),
         (["--steps-per-epoch", "0"], "--steps-per-epoch must be a positive integer"),
+        (["--validation-batch-size", "0"], "--validation-batch-size must be a positive integer"),
         (["--time-budget", "0"], "--time-budget must be positive"),
         (["--time-budget", "nan"], "--time-budget must be a finite number"),
         (["--test-file", "x.txt"], "--test-file needs --train-file"),
