@@ -136,11 +136,10 @@ def fit_resumably(
     stopping, finished = [], False
     if patience is not None:
         stopping, finished = stopping_callbacks(monitor, mode, patience, epochs, backup_dir)
-        timer.load()
-        finished = finished or (time_budget is not None and sum(timer.epoch_seconds) >= time_budget)
+        timer.load()  # the earlier attempts' seconds, which count against the budget
+        finished = finished or any(limit.used_up() for limit in budget)
     if finished:  # an earlier attempt stopped: its best weights, nothing to train
         load_best_weights(model, backup_dir)
-        timer.load()
         history = {}
     else:
         history = model.fit(

@@ -11,9 +11,10 @@ class TimeBudget(keras.callbacks.Callback):
     The training time is that of an `EpochTimer`: the seconds of every
     finished epoch, of this attempt and of the earlier attempts of a resumed
     run, plus the time of the epoch under way. It is checked after every
-    training batch; the batch that reaches the budget ends the epoch, which
-    is then validated and logged like any other (a shorter last epoch), and
-    training ends. Two models given the same budget are compared at equal
+    training batch and every epoch: the batch that reaches the budget ends
+    the epoch, which is then validated and logged like any other (a shorter
+    last epoch), and training ends; an epoch whose validation reaches it is
+    the last. Two models given the same budget are compared at equal
     wall-clock time, validation included.
 
     Args:
@@ -40,6 +41,10 @@ class TimeBudget(keras.callbacks.Callback):
         running = time.perf_counter() - self.timer.epoch_start if self.timer.epoch_start is not None else 0.0
         return sum(self.timer.epoch_seconds) + running
 
+    def used_up(self):
+        """Whether the run has trained for the budget's seconds."""
+        return self.spent() >= self.seconds
+
     def on_train_begin(self, logs=None):
         self.stopped = False
 
@@ -50,6 +55,6 @@ class TimeBudget(keras.callbacks.Callback):
         self._check()  # a validation that took the budget: no other epoch begins
 
     def _check(self):
-        if self.spent() >= self.seconds:
+        if self.used_up():
             self.stopped = True
             self.model.stop_training = True
