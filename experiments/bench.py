@@ -105,6 +105,13 @@ def encoder_flops(batch, tokens, hidden, intermediate, blocks=2):
     )
 
 
+def linear_encoder_flops(batch, tokens, hidden, intermediate, heads, blocks=2):
+    """FLOPs of `blocks` linear-attention encoder blocks (`LinearAttention`) on `tokens` tokens: the four
+    projections, the key-value and output products (`tokens x hidden x hidden / heads` each) and the feedforward."""
+    attention = 4 * batch * tokens * hidden * (2 * hidden + hidden // heads)
+    return blocks * (attention + 4 * batch * tokens * hidden * intermediate)
+
+
 def bucket_k(open_count, steps, buckets):
     """The bucket size a sparse path runs `open_count` open tokens of `steps` in: the smallest one that holds them."""
     from ganet_tf.layers.sparse_gather import bucket_sizes

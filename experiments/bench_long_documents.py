@@ -34,7 +34,8 @@ from experiments import tables
 from experiments.protocol import LRA_SETTINGS
 from experiments.protocol import LRA_TEXT
 
-MODELS = {"dense": "dense", "gated": "conv-rho0.2"}
+# Each model of the bench and its `lra_text` setting: softmax, gated and linear attention.
+MODELS = {"dense": "dense", "gated": "conv-rho0.2", "linear": "linear"}
 ROUND_BATCHES = 4  # bucketed: batches per round
 
 
@@ -147,16 +148,20 @@ def _serving_ms(args, models, texts, length):
 
 
 def _flops(batches, density, config):
-    """Encoder FLOPs of a round, dense and with the gated model's kept tokens (each row's real bytes x density)."""
+    """Encoder FLOPs of a round: dense, with the gated model's kept tokens (each row's real bytes x density), and
+    with linear attention."""
     from ganet_tf.layers.sparse_gather import kept_count
 
     width, feed_forward = config.hidden, config.intermediate_dim
     dense = sum(bench.encoder_flops(len(x), x.shape[1], width, feed_forward) for x, _ in batches)
+    linear = sum(
+        bench.linear_encoder_flops(len(x), x.shape[1], width, feed_forward, config.num_heads) for x, _ in batches
+    )
     gated = 0
     for x, _ in batches:
         kept = max(kept_count(density, int(n)) for n in np.sum(x != 0, axis=1))
         gated += bench.encoder_flops(len(x), kept, width, feed_forward)
-    return dense, gated
+    return dense, gated, linear
 
 
 def main():
@@ -168,6 +173,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(bench.RESULTS, "lra_text", "bench"))
     parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
+    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=list(MODELS), help="dense must be one")
     parser.add_argument("--memory-of", choices=tuple(MODELS), help=argparse.SUPPRESS)
     parser.add_argument("--cell", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--ids", help=argparse.SUPPRESS)  # the parent's prepared reviews
@@ -175,6 +181,8 @@ def main():
     args = parser.parse_args()
     if args.memory_of:
         return memory_of(args)
+    if "dense" not in args.models:
+        parser.error("--models: the ratios are to the dense model; give dense too")
     path, cells, command = bench.resumed(args, "bench_long_documents.py", ("T", "batch", "layout"))
     ids, labels, texts = _prepared(args.data_dir)
     scratch = tempfile.mkdtemp(prefix="bench_long_documents_")
@@ -184,19 +192,25 @@ def main():
         if (length, batch, layout) in cells and not args.force:
             continue
         batches = _batches(ids, labels, layout, length, batch)
-        configs = {name: _config(setting, args.data_dir, batch) for name, setting in MODELS.items()}
-        memory = {name: _memory(args, name, (length, batch, layout)) for name in MODELS}
-        fits = [name for name in MODELS if "peak_mb" in memory[name]]
+        configs = {name: _config(MODELS[name], args.data_dir, batch) for name in args.models}
+        memory = {name: _memory(args, name, (length, batch, layout)) for name in args.models}
+        fits = [name for name in args.models if "peak_mb" in memory[name]]
         models = {name: _model(configs[name], len(ids)) for name in fits}
         seconds = bench.alternating([_step(models[name], batches) for name in fits], args.warmup, args.runs)
         medians = dict(zip(fits, (float(np.median(s)) for s in seconds), strict=True))
-        dense_flops, gated_flops = _flops(batches, configs["gated"].target_density, configs["gated"])
+        gated_config = _config(MODELS["gated"], args.data_dir, batch)
+        dense_flops, gated_flops, linear_flops = _flops(batches, gated_config.target_density, gated_config)
         cell = dict(T=length, batch=batch, layout=layout, steps_per_round=len(batches), memory=memory)
         cell.update({f"{name}_step_ms": 1e3 * medians[name] / len(batches) for name in fits})
         cell.update(flops_ratio=dense_flops / gated_flops, runs=args.runs, command=command)
-        if len(fits) == 2:
+        if "linear" in args.models:
+            cell["linear_flops_ratio"] = dense_flops / linear_flops
+        if "dense" in fits and "gated" in fits:
             cell["speedup"] = medians["dense"] / medians["gated"]
-            cell["round_ratio_quartiles"] = bench.quartiles(np.array(seconds[0]) / np.array(seconds[1]))
+            dense_seconds, gated_seconds = seconds[fits.index("dense")], seconds[fits.index("gated")]
+            cell["round_ratio_quartiles"] = bench.quartiles(np.array(dense_seconds) / np.array(gated_seconds))
+        if "dense" in fits and "linear" in fits:
+            cell["linear_speedup"] = medians["dense"] / medians["linear"]
         if layout == "padded":
             served = _serving_ms(args, models, [text.encode()[:length] for text in texts[:batch]], length)
             cell.update({f"{name}_served_ms": ms for name, ms in zip(fits, served, strict=True)})
@@ -213,15 +227,21 @@ def _cell_row(c):
         return "-" if value is None else f"{value:,.0f}"
 
     def peak(name):
-        memory = c["memory"][name]
+        memory = c["memory"].get(name)
+        if memory is None:
+            return "-"
         if "peak_mb" not in memory:
             return "out of memory"
         return f"{memory['peak_mb'] / 1024:.1f} ({memory['step_mb'] / 1024:.1f})"
 
-    speedup = f"{c['speedup']:.2f}x" if "speedup" in c else "-"
+    def ratio(key, spec):
+        return f"{c[key]:{spec}}x" if key in c else "-"
+
     served = f"{ms('dense', 'served_ms')} / {ms('gated', 'served_ms')}" if c["layout"] == "padded" else "-"
-    measured = [ms("dense"), ms("gated"), speedup, f"{c['flops_ratio']:.1f}x", peak("dense"), peak("gated"), served]
-    return [c["layout"], str(c["batch"]), str(c["T"]), *measured]
+    steps = [ms("dense"), ms("gated"), ms("linear"), ratio("speedup", ".2f"), ratio("linear_speedup", ".2f")]
+    flops = [ratio("flops_ratio", ".1f"), ratio("linear_flops_ratio", ".1f")]
+    peaks = [peak("dense"), peak("gated"), peak("linear")]
+    return [c["layout"], str(c["batch"]), str(c["T"]), *steps, *flops, *peaks, served]
 
 
 def readme(out):
@@ -233,10 +253,14 @@ def readme(out):
         "T",
         "dense step ms",
         "gated step ms",
+        "linear step ms",
         "speedup",
+        "linear speedup",
         "FLOPs ratio",
+        "linear FLOPs ratio",
         "dense peak GB (steps)",
         "gated peak GB (steps)",
+        "linear peak GB (steps)",
         "served ms dense / gated",
     ]
     commands = {}

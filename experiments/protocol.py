@@ -63,4 +63,16 @@ LRA_SETTINGS = {
     "fnn-rho0.2": (*_LRA_GATED, "fnn", "--target-density", "0.2"),
     "conv-rho0.1": (*_LRA_GATED, "conv", "--target-density", "0.1"),
     "conv-rho0.3": (*_LRA_GATED, "conv", "--target-density", "0.3"),
+    # The controls of issue 86, in conv-rho0.2's configuration and budget: a random fifth of the bytes, drawn afresh
+    # at every step and at test; every fifth byte; the gate network's convolutions alone, pooled (no attention).
+    "random-rho0.2": (*_LRA_GATED, "random", "--target-density", "0.2"),
+    "strided-rho0.2": (*_LRA_GATED, "strided", "--target-density", "0.2"),
+    "conv-only": ("--model", "conv", "--batch-size", "32", "--epochs", "8", "--patience", "3"),
+    # The efficient-attention peer: softmax attention replaced by linear attention (Katharopoulos et al. 2020).
+    "linear": ("--model", "linear_transformer", "--batch-size", "32", "--epochs", "8", "--patience", "3"),
+    # The dense Transformer at equal reviews: a gated run's 8 epochs (patience 3), at 1,000 bytes, where batch 32 fits
+    # without accumulating (LRA lets each model choose its length; `LRA_LENGTHS`).
+    "dense-1000": ("--model", "transformer", "--batch-size", "32", "--epochs", "8", "--patience", "3"),
 }
+# The settings read at another length than LRA_TEXT's 4,000 bytes (flags after LRA_TEXT's: the last one counts).
+LRA_LENGTHS = {"dense-1000": ("--sequence-length", "1000")}

@@ -169,7 +169,7 @@ def _train(name, flags, out_root, resumable, subcommand):
 
 def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
     """Runs a `python ...` command in `cwd`, less the variables `unset`, plus `environment`, its output into `log`; the
-    JSON of its last stdout line. It imports a copy of `ganet_tf` and `tuning` taken at its start (autograph reads
+    JSON of its last stdout line. It imports a copy of `ganet_tf` taken at its start (autograph reads
     source when it traces, maybe hours in, after the tree changed), the rest (`experiments`, `tests`) from `REPO`."""
     print(f"[{time.strftime('%H:%M:%S')}] {shown}", flush=True)
     if log:
@@ -181,10 +181,7 @@ def run_command(command, shown, log=None, cwd=REPO, unset=(), environment=None):
         handle.flush()
         with tempfile.TemporaryDirectory(prefix="ganet_tf-code-") as code:
             ignore = shutil.ignore_patterns("__pycache__")
-            # `tuning` twice: as the installed package lays it out (`ganet_tf.tuning`, else the editable install's
-            # finder reads the live tree) and as `python -m tuning.search` finds it.
-            for package, place in (("ganet_tf", "ganet_tf"), ("tuning", "tuning"), ("tuning", "ganet_tf/tuning")):
-                shutil.copytree(os.path.join(REPO, package), os.path.join(code, place), ignore=ignore)
+            shutil.copytree(os.path.join(REPO, "ganet_tf"), os.path.join(code, "ganet_tf"), ignore=ignore)
             path = os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH"), REPO]))
             env = {**os.environ, **(environment or {}), "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
             env = {key: value for key, value in env.items() if key not in unset}

@@ -10,6 +10,7 @@ from experiments.protocol import IMDB_CHOSEN
 from experiments.protocol import IMDB_PROTOCOL
 from experiments.protocol import IMDB_SETTING
 from experiments.protocol import IMDB_SETTINGS
+from experiments.protocol import LRA_LENGTHS
 from experiments.protocol import LRA_SETTINGS
 from experiments.protocol import LRA_TEXT
 from experiments.protocol import REAL_DATASETS
@@ -391,6 +392,7 @@ STUDIES = {
             axes={"setting": LRA_SETTINGS, "seed": seeds(0, 1, 2)},
             pattern="imdb-bytes_{setting}_seed{seed}",
             flags=LRA_TEXT,
+            extra=lambda point: LRA_LENGTHS.get(point["setting"], ()),
             record=("setting",),
             resumable=lambda point: True,
             tables=reports.lra_text,

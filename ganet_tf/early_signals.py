@@ -1,14 +1,14 @@
-"""Stop signals that come while `python -m ganet_tf` is still importing.
+"""Stop signals that come while `python -m ganet_tf` is still starting.
 
-`import ganet_tf` takes seconds (TensorFlow and Keras), and a command's
-own signal handler (`ganet_tf.policy.interruption`) is installed only after
-it. So that Ctrl-C or SIGTERM in that window stops the command with its one
-line too, instead of a traceback of the import (Ctrl-C) or a silent death
-(SIGTERM), `ganet_tf/__init__.py` installs `record` first thing when, and
-only when, the interpreter was started as the command line (`python -m
-ganet_tf` or the `ganet-tf` script); `import ganet_tf` in a user's program
-never touches its handlers. The command's handler takes the signal over
-(`received`), and its first check raises it.
+The command line imports TensorFlow and Keras (seconds) before a command's
+own signal handler (`ganet_tf.policy.interruption`) is installed. So that
+Ctrl-C or SIGTERM in that window stops the command with its one line too,
+instead of a traceback of the import (Ctrl-C) or a silent death (SIGTERM),
+`ganet_tf/__main__.py` and `ganet_tf.cli.main` install `record` first thing
+when, and only when, the interpreter was started as the command line
+(`python -m ganet_tf` or the `ganet-tf` script); `import ganet_tf` in a
+user's program never touches its handlers. The command's handler takes the
+signal over (`received`), and its first check raises it.
 """
 
 import os

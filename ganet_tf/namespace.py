@@ -17,17 +17,21 @@ LAYER_NAMES = (
     "GatedTransformerEncoder",
     "HierarchicalAttention",
     "LayerMean",
+    "LinearAttention",
     "LocalAttentionPooling",
     "PositionEmbedding",
     "SparseAttentionPooling",
+    "UninformedGates",
 )
 # Every model builder of `ganet_tf.models`.
 BUILDER_NAMES = (
     "build_bilstm",
+    "build_convolution",
     "build_entmax_attention",
     "build_explainer",
     "build_ganet",
     "build_ganet_transformer",
+    "build_linear_transformer",
     "build_local_attention",
     "build_model",
     "build_soft_attention",

@@ -1,4 +1,4 @@
-"""Imports TensorFlow without its C++ start-up log on stderr.
+"""The command line's import of TensorFlow, without its C++ start-up log on stderr.
 
 TensorFlow 2.21 logs through absl, and its shared libraries log while they
 load, before absl is initialised: such lines ("I0000 ... cudart_stub.cc:31]
@@ -9,19 +9,19 @@ the "failed call to cuInit" error that a CPU-only machine logs at its first
 operation), imports TensorFlow with stderr going to a temporary file, then
 writes back everything except the absl lines below that level. So
 `TF_CPP_MIN_LOG_LEVEL=0` shows all of TensorFlow's log again, and an
-import that fails still shows why. On another Keras backend, where Keras
-or another package may import TensorFlow later, `quiet_later_import` makes
-that first import quiet the same way.
+import that fails still shows why.
+
+Only `python -m ganet_tf` (and the `ganet-tf` script) calls it, once its
+flags are parsed (`ganet_tf.cli.main`): it changes the process (an
+environment variable, file descriptor 2 for the import), which `import
+ganet_tf` in a user's program never does.
 """
 
 import contextlib
-import importlib.abc
 import os
 import re
 import sys
 import tempfile
-
-from ganet_tf.backends import tensorflow_installed
 
 # Default level: 3 drops TensorFlow's INFO, WARNING and ERROR C++ lines.
 DEFAULT_LOG_LEVEL = "3"
@@ -40,59 +40,6 @@ def import_tensorflow():
         with _quiet_stderr():
             import tensorflow  # noqa: F401
     return sys.modules["tensorflow"]
-
-
-def quiet_later_import():
-    """Makes the first import of `tensorflow`, by whichever package, quiet.
-
-    On another Keras backend `ganet_tf` does not import TensorFlow, but Keras
-    or a package may import it later (a `tf.data` input, a TensorFlow-based
-    layer). This installs a `sys.meta_path` finder that runs that import as
-    `import_tensorflow` does, then removes itself. Nothing happens where
-    TensorFlow is already imported or is not installed.
-    """
-    if "tensorflow" in sys.modules or any(isinstance(finder, _QuietFinder) for finder in sys.meta_path):
-        return
-    if not tensorflow_installed():
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", DEFAULT_LOG_LEVEL)
-    sys.meta_path.insert(0, _QuietFinder())
-
-
-class _QuietFinder(importlib.abc.MetaPathFinder):
-    """Finds `tensorflow` as the other finders do, with a loader that
-    executes it under `_quiet_stderr`. A lookup alone (`find_spec`, which
-    Keras makes to see what is installed) leaves it in place; the import
-    removes it."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "tensorflow":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _QuietLoader(spec.loader)
-                return spec
-        return None
-
-
-class _QuietLoader(importlib.abc.Loader):
-    """Wraps a module loader: `exec_module` under `_quiet_stderr`, once the
-    finder that made it is out of `sys.meta_path`."""
-
-    def __init__(self, loader):
-        self.loader = loader
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _QuietFinder)]
-        with _quiet_stderr():
-            self.loader.exec_module(module)
 
 
 @contextlib.contextmanager

@@ -204,3 +204,84 @@ def run_layer_test(
         check_mixed_precision(layer_cls, init_kwargs, arrays)
     if mask is not None:
         check_masked_rows(layer_cls, init_kwargs, arrays, mask_argument, masked_input, passes_through)
+
+
+def run_keras_layer_test(
+    layer_cls,
+    init_kwargs,
+    *,
+    expected_num_trainable_weights,
+    expected_num_non_trainable_weights,
+    expected_num_seed_generators,
+    expected_output_shape,
+    expected_num_losses=0,
+    input_data=None,
+    input_shape=None,
+    call_kwargs=None,
+    expected_output_dtype=None,
+    supports_masking=None,
+    run_training_check=True,
+    run_mixed_precision_check=True,
+):
+    """Keras' own layer test, `keras.src.testing.TestCase.run_layer_test`,
+    on `layer_cls(**init_kwargs)`: the config and serialization round trip,
+    a layer built from the input shapes alone, a symbolic and an eager call
+    (output shapes and dtypes; the counts of trainable and non-trainable
+    weights, of non-trainable variables and of seed generators after each;
+    the losses of the eager call), a compiled fit step and a
+    `mixed_float16` call (outputs of the dtypes that `compute_output_spec`
+    gives, float32 weights).
+
+    The expected counts are required: derive them from the layer's code,
+    not from a run. The non-trainable variables are the non-trainable
+    weights and one state per seed generator.
+
+    Keras' harness passes `call_kwargs` to the eager and symbolic calls but
+    not to `build`, the fit step or `compute_output_spec`: a layer with
+    several tensor inputs whose `build` needs their shapes takes them as
+    `input_shape={"query_shape": ..., "value_shape": ...}` (Keras makes
+    random float32 tensors of them, passed by name; the fit step, which
+    passes them as one dict, must then be off).
+
+    Args:
+        layer_cls: the layer class.
+        init_kwargs: constructor arguments.
+        expected_num_trainable_weights: int.
+        expected_num_non_trainable_weights: int.
+        expected_num_seed_generators: int.
+        expected_output_shape: a shape tuple, or a tuple of them for
+            several outputs.
+        expected_num_losses: int, the losses of one eager call with
+            `call_kwargs`. Defaults to 0.
+        input_data: the first call argument (a NumPy array), or None with
+            `input_shape`.
+        input_shape: a shape tuple, or a dict of `{argument}_shape` tuples.
+        call_kwargs: further call arguments (e.g. `{"gates": ...}`).
+        expected_output_dtype: the dtype of every output (at the layer's
+            default dtype policy). Defaults to None (not checked).
+        supports_masking: None, or the expected `supports_masking`.
+        run_training_check: whether to fit one step.
+        run_mixed_precision_check: whether to call a `mixed_float16` layer.
+    """
+    # Keras' harness is not public API; only the test suite imports it.
+    from keras.src.testing.test_case import TestCase
+
+    if expected_output_dtype is not None:
+        expected_output_dtype = keras.tree.map_shape_structure(lambda _: expected_output_dtype, expected_output_shape)
+    TestCase().run_layer_test(
+        layer_cls,
+        init_kwargs,
+        input_data=input_data,
+        input_shape=input_shape,
+        call_kwargs=call_kwargs,
+        expected_output_shape=expected_output_shape,
+        expected_output_dtype=expected_output_dtype,
+        expected_num_trainable_weights=expected_num_trainable_weights,
+        expected_num_non_trainable_weights=expected_num_non_trainable_weights,
+        expected_num_non_trainable_variables=expected_num_non_trainable_weights + expected_num_seed_generators,
+        expected_num_seed_generators=expected_num_seed_generators,
+        expected_num_losses=expected_num_losses,
+        supports_masking=supports_masking,
+        run_training_check=run_training_check,
+        run_mixed_precision_check=run_mixed_precision_check,
+    )

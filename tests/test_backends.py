@@ -162,6 +162,32 @@ def test_the_backend_tests_of_every_layer_pass(backend):
     assert " passed" in output and "deselected" in output
 
 
+# Keras' own `run_layer_test` on every public layer, and the regression
+# tests of the two failures it found under JAX, in the default run (the
+# other `backends` layer tests run there with --run_large).
+KERAS_LAYER_TESTS = (
+    "tests/layers/test_keras_layer_test.py",
+    "tests/layers/test_gated_transformer_encoder.py::test_token_dropping_in_mixed_precision",
+    "tests/layers/test_gated_attention_pooling.py::test_attended_density_is_tracked_when_built_from_the_inputs_shape_alone",
+)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keras_layer_tests_pass_on_another_backend(backend):
+    # As in `_on_another_backend`: XLA's optimizations cost more than they
+    # save for these one-step fits.
+    variables = {"JAX_DISABLE_MOST_OPTIMIZATIONS": "1"} if backend == "jax" else {}
+    result = _run(
+        ["-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "-m", "backends", *KERAS_LAYER_TESTS],
+        timeout=600,
+        backend=backend,
+        **variables,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"Keras' layer tests failed under {backend}:\n{output[-6000:]}"
+    assert " passed" in output
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_keras_file_saved_under_tensorflow_loads_on_another_backend(request, backend, saved_under_tensorflow):
     if saved_under_tensorflow is None:

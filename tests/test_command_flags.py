@@ -1,8 +1,10 @@
 import argparse
+import importlib
 import types
 
 import pytest
 
+from ganet_tf.command_flags import CHOICES
 from ganet_tf.command_flags import add_flag
 
 
@@ -40,3 +42,11 @@ def test_a_deprecated_spelling_keeps_the_type_and_choices_and_stays_out_of_help(
     assert "invalid float value" in capsys.readouterr().err
     usage = parser.format_help()
     assert "--temperature" in usage and "--tau" not in usage and "--aux " not in usage
+
+
+@pytest.mark.parametrize("constant", sorted(CHOICES))
+def test_each_spelled_out_choice_is_its_constant(constant):
+    # The parsers offer these without importing Keras: a new layer option,
+    # model or tokenizer goes into `CHOICES` too.
+    module, _, name = constant.rpartition(".")
+    assert CHOICES[constant] == tuple(getattr(importlib.import_module(module), name)), constant

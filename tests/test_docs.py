@@ -33,7 +33,7 @@ def _git_files():
 
 
 def _markdown_pages():
-    pages = [os.path.join(REPO, name) for name in ("README.md", "saved_models/README.md", "tuning/README.md")]
+    pages = [os.path.join(REPO, name) for name in ("README.md", "saved_models/README.md", "ganet_tf/tuning/README.md")]
     for folder in ("docs", "results"):
         for root, _, files in os.walk(os.path.join(REPO, folder)):
             pages += [os.path.join(root, name) for name in files if name.endswith(".md")]

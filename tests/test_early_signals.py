@@ -42,7 +42,7 @@ def test_sigterm_while_the_command_imports_gives_the_one_line():
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": REPO}
     command = [sys.executable, "-m", "ganet_tf", "predict", "--model", "no-such-run", "--text", "a film"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
-    time.sleep(1.0)  # inside `import ganet_tf` (TensorFlow and Keras take seconds)
+    time.sleep(1.0)  # while the command imports TensorFlow and Keras (seconds)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143, err

@@ -1,7 +1,7 @@
-"""Imports flow one way: no module of `ganet_tf/`, `tuning/` (installed as
-`ganet_tf.tuning`) or `experiments/` imports itself back through others, and
-every import goes down the layers that `docs/architecture.md` lists (its
-`layers` block, the one place they are written).
+"""Imports flow one way: no module of `ganet_tf/` or `experiments/` imports
+itself back through others, and every import goes down the layers that
+`docs/architecture.md` lists (its `layers` block, the one place they are
+written).
 
 Read from the source, so nothing is imported; imports inside functions
 count as much as those at the top of a module.
@@ -14,8 +14,8 @@ import re
 
 from tests.conftest import REPO
 
-# Folders of the repository and the package each installs as.
-FOLDERS = {"ganet_tf": "ganet_tf", "tuning": "ganet_tf.tuning", "experiments": "experiments"}
+# Folders of the repository and the package each holds.
+FOLDERS = {"ganet_tf": "ganet_tf", "experiments": "experiments"}
 ARCHITECTURE = os.path.join("docs", "architecture.md")
 # `experiments/reports.py` loads a study's module when a study calls for it
 # (`lazy("adaptive_real", "after_run")`): such a call imports that module.
@@ -36,11 +36,6 @@ def modules(repo):
     return found
 
 
-def _absolute(name):
-    # `tuning.x` is `ganet_tf.tuning.x` once installed.
-    return "ganet_tf." + name if name.split(".")[0] == "tuning" else name
-
-
 def _ancestors(name):
     parts = name.split(".")
     return {".".join(parts[:end]) for end in range(1, len(parts))}
@@ -58,10 +53,10 @@ def imports(name, path, known):
     named = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            named.update(_absolute(alias.name) for alias in node.names)
+            named.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = package.rsplit(".", node.level - 1)[0] if node.level else ""
-            module = _absolute(".".join(part for part in (base, node.module) if part))
+            module = ".".join(part for part in (base, node.module) if part)
             for alias in node.names:
                 named.add(f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module)
         elif isinstance(node, ast.Call) and name.startswith("experiments.") and node.args:
@@ -191,7 +186,7 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path):
             "ganet_tf/policy/checks.py": "def check():\n    from ganet_tf.training.train import fit\n",
             "ganet_tf/training/__init__.py": "",
             "ganet_tf/training/train.py": "from ganet_tf.policy import check\nfit = 1\n",
-            "tuning/__init__.py": "",
+            "ganet_tf/tuning/__init__.py": "",
             "experiments/__init__.py": "",
             "experiments/reports.py": "from experiments import studies\n",
             "experiments/studies.py": "from experiments.reports import lazy\nafter = lazy('adaptive', 'after')\n",
@@ -213,7 +208,7 @@ def test_an_import_up_the_layers_is_found(tmp_path):
             "ganet_tf/errors.py": "def fail():\n    from ganet_tf.policy import check\n",
             "ganet_tf/policy/__init__.py": "from ganet_tf.errors import fail\ncheck = 1\n",
             "ganet_tf/cli.py": "",
-            "tuning/__init__.py": "",
+            "ganet_tf/tuning/__init__.py": "",
             "experiments/__init__.py": "",
         },
     )

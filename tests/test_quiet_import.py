@@ -1,8 +1,14 @@
+"""The command line's quiet start: TensorFlow's C++ start-up log is dropped
+where `python -m ganet_tf` imports it, unless `TF_CPP_MIN_LOG_LEVEL` asks
+for it; a library import changes nothing (tests/test_init.py)."""
+
 import os
 import subprocess
 import sys
 
+from ganet_tf.quiet_import import DEFAULT_LOG_LEVEL
 from ganet_tf.quiet_import import _kept_lines
+from ganet_tf.quiet_import import import_tensorflow
 from tests.conftest import REPO
 
 CAPTURED = [
@@ -37,23 +43,28 @@ def test_help_prints_nothing_on_stderr():
     assert done.stderr == ""
 
 
-def test_a_later_import_of_tensorflow_on_another_backend_is_quiet():
-    # Keras on JAX (or PyTorch) looks TensorFlow up, then imports it for a
-    # part that needs it (tf.data).
+def test_a_command_that_imports_tensorflow_prints_only_its_own_line():
+    # `predict` imports TensorFlow (quietly, as the command line), then
+    # refuses the missing run in one line: no C++ log line before it.
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    code = (
-        "import ganet_tf, importlib.util, sys\n"
-        "assert importlib.util.find_spec('tensorflow') and 'tensorflow' not in sys.modules\n"
-        "import tensorflow\n"
-        "print(tensorflow.__name__)"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-m", "ganet_tf", "predict", "--model", "no-such-run", "--text", "a film"],
         capture_output=True,
         text=True,
         cwd=REPO,
-        env={**env, "KERAS_BACKEND": "jax"},
-        timeout=120,
+        env={**env, "KERAS_BACKEND": "tensorflow"},
+        timeout=300,
     )
-    assert done.returncode == 0 and done.stdout == "tensorflow\n", done.stderr[-2000:]
-    assert done.stderr == ""
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("ganet_tf: error: "), line
+
+
+def test_import_tensorflow_defaults_the_level_and_keeps_the_users(monkeypatch):
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
+    assert import_tensorflow().__name__ == "tensorflow"
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "1"
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL")
+    import_tensorflow()
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == DEFAULT_LOG_LEVEL

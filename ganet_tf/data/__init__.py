@@ -1,29 +1,36 @@
 """Datasets, splits and token ids.
 
-`build_vectorizer`, `load_vectorizer`, `make_dataset` and `save_vectorizer`
-use TensorFlow (`TextVectorization`, `tf.data`) and are imported from
-`ganet_tf.data.vectorizer` on first use, so that the rest of the package (the
-dataset readers, `ganet_tf.data.prepared_dataset`) imports on every Keras
-backend without TensorFlow.
+The names below are imported from their modules on first use
+(`ganet_tf.lazy_names`): the commands' parsers read `DATASETS` before
+TensorFlow, and `build_vectorizer`, `load_vectorizer`, `make_dataset` and
+`save_vectorizer` use TensorFlow (`TextVectorization`, `tf.data`), which the
+rest of the package (the dataset readers, `ganet_tf.data.prepared_dataset`)
+does not: it imports on every Keras backend without TensorFlow.
 """
 
-import importlib
+from ganet_tf.lazy_names import lazy_names
 
-from ganet_tf.data.dataset_spec import DatasetSpec
-from ganet_tf.data.datasets import DATASETS
-from ganet_tf.data.datasets import dataset_source
-from ganet_tf.data.datasets import load_dataset
-from ganet_tf.data.datasets import load_files
-from ganet_tf.data.registry import get_dataset_spec
-from ganet_tf.data.text_splits import TextSplits
+__all__ = [
+    "DATASETS",
+    "DatasetSpec",
+    "TextSplits",
+    "build_vectorizer",
+    "dataset_source",
+    "get_dataset_spec",
+    "load_dataset",
+    "load_files",
+    "load_vectorizer",
+    "make_dataset",
+    "save_vectorizer",
+]
 
-# The names of `ganet_tf.data.vectorizer`, which imports TensorFlow.
-_VECTORIZER_NAMES = ("build_vectorizer", "load_vectorizer", "make_dataset", "save_vectorizer")
-
-
-def __getattr__(name):
-    if name not in _VECTORIZER_NAMES:
-        raise AttributeError(f"module 'ganet_tf.data' has no attribute {name!r}")
-    value = getattr(importlib.import_module("ganet_tf.data.vectorizer"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "ganet_tf.data.dataset_spec": ("DatasetSpec",),
+        "ganet_tf.data.datasets": ("DATASETS", "dataset_source", "load_dataset", "load_files"),
+        "ganet_tf.data.registry": ("get_dataset_spec",),
+        "ganet_tf.data.text_splits": ("TextSplits",),
+        "ganet_tf.data.vectorizer": ("build_vectorizer", "load_vectorizer", "make_dataset", "save_vectorizer"),
+    },
+)

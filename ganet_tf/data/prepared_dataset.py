@@ -274,6 +274,7 @@ def load_prepared(path):
 
     Example:
 
+    >>> # Not run by the tests: needs a file written by `prepare --out trec.npz`.
     >>> data = load_prepared("trec.npz")  # doctest: +SKIP
     >>> model.fit(data.ids["train"], data.labels["train"])  # doctest: +SKIP
     """

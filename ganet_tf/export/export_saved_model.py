@@ -94,7 +94,8 @@ def export_saved_model(
 
     Example:
 
-    >>> export_saved_model("runs/trec_ganet", "trec_ganet")
+    >>> # Not run by the tests: needs a trained run (`train --out runs/trec_ganet`).
+    >>> export_saved_model("runs/trec_ganet", "trec_ganet")  # doctest: +SKIP
     'saved_models/trec_ganet/1'
     """
     check_export_arguments(name, version, warmup_texts)

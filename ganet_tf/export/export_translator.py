@@ -59,6 +59,7 @@ def export_translator(
 
     Example:
 
+    >>> # Not run by the tests: needs a trained run (`seq2seq --out runs/m30k`).
     >>> export_translator("runs/m30k", "m30k")  # doctest: +SKIP
     'saved_models/m30k/1'
     """

@@ -67,7 +67,8 @@ def write_model_config(base):
 
     Example:
 
-    >>> print(open(write_model_config("saved_models")).read())
+    >>> # Not run by the tests: needs exported models and the `serving` extra.
+    >>> print(open(write_model_config("saved_models")).read())  # doctest: +SKIP
     model_config_list {
       config {
         name: "trec_ganet"

@@ -103,10 +103,12 @@ def build_serving_archive(model, vectorizer, class_names):
 
     Example:
 
-    >>> vectorizer, class_names = load_vectorizer("run/preprocessing.json")
-    >>> model = keras.models.load_model("run/model.keras")
-    >>> archive = build_serving_archive(model, vectorizer, class_names)
-    >>> archive.write_out("saved_models/trec/1", verbose=False)
+    >>> from ganet_tf.data import load_vectorizer
+    >>> # Not run by the tests: needs a trained run (`train --out run`).
+    >>> vectorizer, class_names = load_vectorizer("run/preprocessing.json")  # doctest: +SKIP
+    >>> model = keras.models.load_model("run/model.keras")  # doctest: +SKIP
+    >>> archive = build_serving_archive(model, vectorizer, class_names)  # doctest: +SKIP
+    >>> archive.write_out("saved_models/trec/1", verbose=False)  # doctest: +SKIP
     """
     sequence_length = _check_serving_inputs(model, vectorizer, class_names)
     if not vectorizer.built:

@@ -44,9 +44,14 @@ class BestEpochStopping(keras.callbacks.EarlyStopping):
 
     Example:
 
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    >>> # A learning rate of 0: no epoch beats the first (epoch 0).
+    >>> model.compile(optimizer=keras.optimizers.SGD(0.0), loss="sparse_categorical_crossentropy")
+    >>> x, y = np.random.rand(16, 4), np.arange(16) % 2
     >>> stopper = BestEpochStopping("val_loss", "min", patience=3)
-    >>> model.fit(train, validation_data=validation, epochs=30, callbacks=[stopper])
-    >>> stopper.best_epoch  # the epoch whose weights the model now holds
+    >>> history = model.fit(x, y, validation_split=0.25, epochs=30, callbacks=[stopper], verbose=0)
+    >>> len(history.epoch), stopper.best_epoch  # the epoch whose weights the model now holds
+    (4, 0)
     """
 
     def __init__(self, monitor, mode, patience, path=None, best=None, waited=0):

@@ -39,7 +39,10 @@ def compile_and_build(model, optimizer, loss, **options):
 
     Example:
 
-    >>> compile_and_build(model, keras.optimizers.Adam(1e-3), "sparse_categorical_crossentropy")
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    >>> model = compile_and_build(model, keras.optimizers.Adam(1e-3), "sparse_categorical_crossentropy")
+    >>> model.optimizer.built
+    True
     """
     model.compile(optimizer=optimizer, loss=loss, **options)
     return build_optimizer(model)

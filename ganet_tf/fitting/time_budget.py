@@ -24,8 +24,14 @@ class TimeBudget(keras.callbacks.Callback):
 
     Example:
 
+    >>> from ganet_tf.fitting import EpochTimer
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    >>> x, y = np.random.rand(16, 4), np.arange(16) % 2
     >>> timer = EpochTimer()
-    >>> model.fit(train, epochs=100, callbacks=[timer, TimeBudget(3600, timer)])
+    >>> history = model.fit(x, y, epochs=10_000, callbacks=[timer, TimeBudget(1, timer)], verbose=0)
+    >>> len(history.epoch) < 10_000  # stopped after a second of training
+    True
     """
 
     def __init__(self, seconds, timer):

@@ -14,13 +14,13 @@ import textwrap
 
 from ganet_tf.data.file_formats import warn
 from ganet_tf.errors import GANetInputError
-from ganet_tf.policy.test_gate_flags import add_test_gate_arguments
-from ganet_tf.policy.test_gate_flags import inference_rule_of
+from ganet_tf.policy.inference_gate_flags import add_test_gate_arguments
+from ganet_tf.policy.inference_gate_flags import inference_rule_of
 
 INPUT_RULES = (
     "Input rules: --file is read one text a line in --encoding (a UTF-8 byte-order mark is dropped; "
     "lines end at \\n, \\r\\n or \\r only). A line with bytes not valid in --encoding is kept: those bytes "
-    "are read as latin-1, and one 'ganet_tf: warning:' line names such lines. Every input line (and every "
+    "are read as latin-1{raw}, and one 'ganet_tf: warning:' line names such lines. Every input line (and every "
     "--text) gets exactly one output line, in order; a blank one (empty or only spaces) gets {blank}. "
     "--out FILE is written to a hidden file beside it and renamed into place when all lines are done, "
     "so an error or Ctrl-C leaves FILE as it was; --out may not be the input file or a folder."
@@ -78,7 +78,12 @@ def add_predict_arguments(parser):
     """The flags of `predict`."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = "Classify new texts with a run written by `python -m ganet_tf train --out`."
-    parser.epilog = _paragraphs(PREDICT_FORMAT, INPUT_RULES.format(blank='"label": null (nothing is skipped)'))
+    raw = (
+        " (a byte-level run, of train --tokenizer bytes, reads them as they are, as its SavedModel does, "
+        'and its "text" shows them as \\xNN)'
+    )
+    rules = INPUT_RULES.format(raw=raw, blank='"label": null (nothing is skipped)')
+    parser.epilog = _paragraphs(PREDICT_FORMAT, rules)
     _add_common_arguments(
         parser, "folder written by `train --out`, or its model.keras (preprocessing.json beside it)", 1024
     )
@@ -90,7 +95,7 @@ def add_translate_arguments(parser):
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = "Translate sentences with a run written by `python -m ganet_tf seq2seq --out` (greedy)."
     parser.epilog = _paragraphs(
-        TRANSLATE_FORMAT, EXPLAIN_FORMAT, INPUT_RULES.format(blank='"translation": null (nothing is skipped)')
+        TRANSLATE_FORMAT, EXPLAIN_FORMAT, INPUT_RULES.format(raw="", blank='"translation": null (nothing is skipped)')
     )
     _add_common_arguments(parser, "folder written by `seq2seq --out`", 64)
     parser.add_argument(
@@ -117,17 +122,19 @@ def _inputs(args):
     return source
 
 
-def _batches(args, source):
+def _batches(args, source, keep_bytes=False):
     if source is not None:
-        yield from source.batches(args.batch_size)
+        yield from source.batches(args.batch_size, keep_bytes)
         return
     texts = list(args.text)
     for start in range(0, len(texts), args.batch_size):
         yield [(None, text) for text in texts[start : start + args.batch_size]]
 
 
-def _stream(args, source, run_batch):
-    """Writes `run_batch(texts)`'s dicts as JSON lines; returns the line count."""
+def _stream(args, source, run_batch, keep_bytes=False):
+    """Writes `run_batch(texts)`'s dicts as JSON lines; returns the line count.
+    With `keep_bytes`, a --file line with bytes not valid in --encoding
+    comes to `run_batch` as `bytes` (`TextLines.lines`)."""
     import keras
 
     from ganet_tf.inference.output_file import OutputFile
@@ -140,7 +147,7 @@ def _stream(args, source, run_batch):
     done = 0
     try:
         with OutputFile(args.out, inputs=[args.file]) as out:
-            for batch in _batches(args, source):
+            for batch in _batches(args, source, keep_bytes):
                 numbers = [number for number, _ in batch]
                 for number, item in zip(numbers, run_batch([text for _, text in batch]), strict=True):
                     out.write(json_line({"line": number, **item} if number else item))
@@ -176,7 +183,9 @@ def predict_command(args):
     test_gates = inference_rule_of(args)
     source = _inputs(args)
     classifier = TextClassifier.from_run(args.model, test_gates)
-    _stream(args, source, lambda texts: classifier.classify(texts, batch_size=len(texts)))
+    # A byte-level run reads a line's bytes as they are, as its SavedModel does.
+    keep_bytes = classifier.tokenizer == "bytes"
+    _stream(args, source, lambda texts: classifier.classify(texts, batch_size=len(texts)), keep_bytes)
 
 
 def translate_command(args):

@@ -10,7 +10,7 @@ SPLITS = ("test", "validation")
 
 def add_evaluate_arguments(parser):
     """The flags of `evaluate`."""
-    from ganet_tf.policy.test_gate_flags import add_test_gate_arguments
+    from ganet_tf.policy.inference_gate_flags import add_test_gate_arguments
 
     parser.description = (
         "Re-measure a run written by `python -m ganet_tf train --out` on its dataset's test (or validation) split: "
@@ -83,6 +83,6 @@ def evaluate_run(run_dir, split="test", data_dir=None, batch_size=32, test_gates
 
 def evaluate_command(args):
     """`python -m ganet_tf evaluate`: the JSON summary of `evaluate_run`."""
-    from ganet_tf.policy.test_gate_flags import inference_rule_of
+    from ganet_tf.policy.inference_gate_flags import inference_rule_of
 
     return evaluate_run(args.model, args.split, args.data_dir, args.batch_size, inference_rule_of(args))

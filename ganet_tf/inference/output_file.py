@@ -31,8 +31,11 @@ class OutputFile:
 
     Example:
 
-    >>> with OutputFile("predictions.jsonl", inputs=["questions.txt"]) as out:  # doctest: +SKIP
+    >>> with OutputFile("predictions.jsonl", inputs=["questions.txt"]) as out:
     ...     out.write('{"label": "LOC"}')
+    >>> with open("predictions.jsonl", encoding="utf-8") as handle:
+    ...     print(handle.read(), end="")
+    {"label": "LOC"}
     """
 
     def __init__(self, path=None, inputs=(), flag="--out"):

@@ -24,18 +24,37 @@ from ganet_tf.policy.trained_run import with_test_gates
 SEQ2SEQ_VOCABULARY_FILE = "vocabularies.json"
 
 
-def as_texts(texts):
-    """`texts` (a string, a list, a NumPy array or a string tensor) as a list of `str`."""
-    if isinstance(texts, str):
-        return [texts]
+def as_texts(texts, keep_bytes=False):
+    """`texts` (a string, a list, a NumPy array or a string tensor) as a list of `str`.
+
+    With `keep_bytes`, bytes that are not valid UTF-8 stay `bytes`, which a
+    model reads as they are (as its SavedModel reads a client's bytes).
+    """
+    if isinstance(texts, (str, bytes)):
+        texts = [texts]
     if isinstance(texts, tf.Tensor):
         texts = texts.numpy()
     values = np.asarray(texts, dtype=object).reshape([-1]).tolist()
-    values = [value.decode("utf-8") if isinstance(value, bytes) else value for value in values]
-    wrong = [value for value in values if not isinstance(value, str)]
+    values = [_decoded(value, keep_bytes) if isinstance(value, bytes) else value for value in values]
+    wrong = [value for value in values if not isinstance(value, (str, bytes))]
     if wrong:
         raise ValueError(f"Expected texts (strings). Received: {wrong[0]!r} of type {type(wrong[0]).__name__}")
     return values
+
+
+def _decoded(value, keep_bytes):
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        if keep_bytes:
+            return value
+        raise
+
+
+def shown_text(text):
+    """A text of `as_texts` as a `str` to show: bytes that are not valid
+    UTF-8 as `\\xNN` escapes (as `readable_token` shows a byte token)."""
+    return text.decode("utf-8", errors="backslashreplace") if isinstance(text, bytes) else text
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -85,6 +104,7 @@ class TextClassifier(keras.Model):
 
     Example:
 
+    >>> # Not run by the tests: needs a trained run (`train --out runs/trec`).
     >>> classifier = TextClassifier.from_run("runs/trec")  # doctest: +SKIP
     >>> classifier.predict(["What is the capital of France ?"])  # doctest: +SKIP
     array([[0.01, 0.02, 0.03, 0.05, 0.85, 0.04]], dtype=float32)
@@ -157,9 +177,14 @@ class TextClassifier(keras.Model):
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """`keras.Model.predict` that also takes a list or array of Python strings."""
-        if isinstance(x, (str, list, tuple, np.ndarray)):
-            x = tf.constant(as_texts(x), tf.string)
+        if isinstance(x, (str, bytes, list, tuple, np.ndarray)):
+            x = tf.constant(as_texts(x, keep_bytes=True), tf.string)
         return super().predict(x, batch_size=batch_size, verbose=verbose, steps=steps, callbacks=callbacks)
+
+    @property
+    def tokenizer(self):
+        """`"bytes"` for a run of `train --tokenizer bytes`, else `"words"`."""
+        return self._tokenizer
 
     def _all_outputs(self, texts):
         token_ids = self.preprocessor(texts)
@@ -173,7 +198,10 @@ class TextClassifier(keras.Model):
         """Label, probabilities and attended tokens of each text.
 
         Args:
-            texts: a list (or array) of raw strings.
+            texts: a list (or array) of raw strings. An item of `bytes`
+                that are not valid UTF-8 is read as it is, as the
+                SavedModel reads the bytes a client sends (a byte-level
+                run reads every byte).
             batch_size: texts run through the model at once.
 
         Returns:
@@ -184,18 +212,20 @@ class TextClassifier(keras.Model):
             truncated to the run's sequence length; for GA-Net the tokens
             whose gate is open), or None for a model without attention.
             A blank text (empty or only whitespace) has nothing to classify:
-            its `label`, `probabilities` and `attended` are None.
+            its `label`, `probabilities` and `attended` are None. The
+            `text` of bytes that are not valid UTF-8 shows those bytes as
+            `\\xNN` (`shown_text`).
         """
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"`batch_size` must be a positive integer. Received: batch_size={batch_size}")
-        texts = as_texts(texts)
+        texts = as_texts(texts, keep_bytes=True)
         results = []
         for start in range(0, len(texts), batch_size):
             results.extend(self._classify_batch(texts[start : start + batch_size]))
         return results
 
     def _classify_batch(self, texts):
-        results = [{"text": text, "label": None, "probabilities": None, "attended": None} for text in texts]
+        results = [{"text": shown_text(text), "label": None, "probabilities": None, "attended": None} for text in texts]
         rows = [index for index, text in enumerate(texts) if text.strip()]
         if not rows:
             return results
@@ -263,8 +293,10 @@ def load_classifier(path, test_gates=None):
 
     Example:
 
+    >>> # Not run by the tests: needs a trained run (`train --out runs/trec`).
     >>> classifier = load_classifier("runs/trec")  # doctest: +SKIP
-    >>> classifier.predict(["Who wrote Hamlet ?"]).argmax(-1)  # doctest: +SKIP
+    >>> classifier.predict(["Who wrote Hamlet ?"]).argmax(-1)  # HUM  # doctest: +SKIP
+    array([3])
     >>> rule = {"inference_mode": "relative", "inference_ratio": 0.9}
     >>> adaptive = load_classifier("runs/trec", rule)  # doctest: +SKIP
     """

@@ -35,6 +35,13 @@ class TextLines:
     (`warn_decoding`). Blank lines are yielded too, so each input line has
     its output line.
 
+    For a byte-level model, which reads the bytes of a text (as its
+    SavedModel reads the bytes a client sends), `batches(size,
+    keep_bytes=True)` yields such a line as `bytes` instead: its text in
+    UTF-8, the bytes that are not valid in `encoding` as they are in the
+    file (a line of a UTF-8 file: exactly its bytes). The warning then
+    says so.
+
     Args:
         path: the file.
         encoding: its encoding (a Python codec name). Defaults to `"utf-8"`.
@@ -42,6 +49,7 @@ class TextLines:
 
     Example:
 
+    >>> # Not run by the tests: needs a file questions.txt.
     >>> lines = TextLines("questions.txt")  # doctest: +SKIP
     >>> for batch in lines.batches(256):  # doctest: +SKIP
     ...     numbers, texts = zip(*batch)
@@ -53,6 +61,7 @@ class TextLines:
         self.encoding = encoding
         self.flag = flag
         self.fallback_lines = []
+        self.kept_bytes = False
         # Checks the file and the encoding name now, one error line each.
         open_text(path, encoding, flag).close()
 
@@ -69,7 +78,14 @@ class TextLines:
 
     def __iter__(self):
         """Yields `(line number from 1, text without its line break)`."""
+        return self.lines()
+
+    def lines(self, keep_bytes=False):
+        """Yields `(line number from 1, text without its line break)`; with
+        `keep_bytes`, a line with bytes that are not valid in `encoding`
+        comes as `bytes` (its text in UTF-8, those bytes as they are)."""
         self.fallback_lines = []
+        self.kept_bytes = keep_bytes
         handle = open_text(self.path, self.encoding, self.flag)
         handle.reconfigure(errors="surrogateescape")
         number = 0
@@ -82,8 +98,11 @@ class TextLines:
                     elif line.endswith(("\n", "\r")):
                         line = line[:-1]
                     if _ESCAPED_BYTE.search(line):
-                        line = _ESCAPED_BYTE.sub(_as_latin1, line)
                         self.fallback_lines.append(number)
+                        if keep_bytes:
+                            line = line.encode("utf-8", errors="surrogateescape")
+                        else:
+                            line = _ESCAPED_BYTE.sub(_as_latin1, line)
                     yield number, line
             except UnicodeDecodeError as error:
                 raise GANetInputError(
@@ -91,10 +110,10 @@ class TextLines:
                     "encoding with --encoding (e.g. --encoding utf-16), or save it as UTF-8."
                 ) from None
 
-    def batches(self, size):
-        """Lists of up to `size` `(number, text)` pairs, in file order."""
+    def batches(self, size, keep_bytes=False):
+        """Lists of up to `size` `(number, text)` pairs, in file order (`lines`)."""
         batch = []
-        for item in self:
+        for item in self.lines(keep_bytes):
             batch.append(item)
             if len(batch) == size:
                 yield batch
@@ -103,11 +122,12 @@ class TextLines:
             yield batch
 
     def warn_decoding(self):
-        """One warning line naming the lines read with the latin-1 fallback, if any."""
+        """One warning line naming the lines with bytes not valid in `encoding`, if any."""
         lines = self.fallback_lines
         if lines:
             what = f"{len(lines)} lines are" if len(lines) > 1 else "1 line is"
+            read = "kept as they are (byte-level model)" if self.kept_bytes else "read as latin-1"
             warn(
                 f"{self.path}: {what} not valid {self.encoding} (line {shown_numbers(lines)}); "
-                "their undecodable bytes were read as latin-1: pass --encoding if the file has another encoding."
+                f"their undecodable bytes were {read}: pass --encoding if the file has another encoding."
             )

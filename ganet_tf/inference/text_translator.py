@@ -32,6 +32,7 @@ class TextTranslator:
 
     Example:
 
+    >>> # Not run by the tests: needs a trained run (`seq2seq --out runs/m30k`).
     >>> translator = TextTranslator.from_run("runs/m30k")  # doctest: +SKIP
     >>> translator.predict(["Ein Hund läuft."])  # doctest: +SKIP
     ['a dog runs.']
@@ -125,6 +126,7 @@ def load_translator(path, test_gates=None):
 
     Example:
 
+    >>> # Not run by the tests: needs a trained run (`seq2seq --out runs/m30k`).
     >>> translator = load_translator("runs/m30k")  # doctest: +SKIP
     >>> translator.predict(["Zwei Katzen schlafen."])  # doctest: +SKIP
     """

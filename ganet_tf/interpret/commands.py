@@ -11,8 +11,8 @@ import os
 import re
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.policy.test_gate_flags import add_test_gate_arguments
-from ganet_tf.policy.test_gate_flags import inference_rule_of
+from ganet_tf.policy.inference_gate_flags import add_test_gate_arguments
+from ganet_tf.policy.inference_gate_flags import inference_rule_of
 
 
 def add_explain_arguments(parser):

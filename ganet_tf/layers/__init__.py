@@ -22,8 +22,10 @@ from ganet_tf.layers.gated_source_attention import GatedSourceAttention
 from ganet_tf.layers.gated_transformer_encoder import GatedTransformerEncoder
 from ganet_tf.layers.hierarchical_attention import HierarchicalAttention
 from ganet_tf.layers.layer_mean import LayerMean
+from ganet_tf.layers.linear_attention import LinearAttention
 from ganet_tf.layers.local_attention_pooling import LocalAttentionPooling
 from ganet_tf.layers.position_embedding import PositionEmbedding
 from ganet_tf.layers.sparse_attention_pooling import SparseAttentionPooling
+from ganet_tf.layers.uninformed_gates import UninformedGates
 
 __all__ = list(LAYER_NAMES)

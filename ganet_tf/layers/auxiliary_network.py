@@ -60,8 +60,8 @@ class AuxiliaryNetwork(keras.layers.Layer):
     Example:
 
     >>> embeddings = np.random.rand(2, 6, 50).astype("float32")
-    >>> AuxiliaryNetwork(encoder="fnn", hidden_dim=20)(embeddings).shape
-    TensorShape([2, 6])
+    >>> tuple(AuxiliaryNetwork(encoder="fnn", hidden_dim=20)(embeddings).shape)
+    (2, 6)
 
     References:
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All

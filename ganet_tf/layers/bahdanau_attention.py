@@ -50,8 +50,8 @@ class BahdanauAttention(BaseAdditiveAttention):
     >>> query = np.random.rand(2, 6).astype("float32")
     >>> values = np.random.rand(2, 5, 8).astype("float32")
     >>> context, weights = BahdanauAttention(units=4)(query, values)
-    >>> context.shape, weights.shape
-    (TensorShape([2, 8]), TensorShape([2, 5]))
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 8), (2, 5))
 
     References:
         - [Bahdanau et al., 2015](https://arxiv.org/abs/1409.0473), Neural

@@ -1,25 +1,8 @@
 """`keras.layers.Bidirectional`, safe to make while Keras loads a model."""
 
-import contextlib
-
 import keras
-from keras.src.backend.common import global_state
 
-# The two maps of Keras' object-sharing scope (`ObjectSharingScope`), which
-# `keras.saving.load_model` holds open while it rebuilds a model.
-_SHARING_MAPS = ("shared_objects/id_to_obj_map", "shared_objects/id_to_config_map")
-
-
-@contextlib.contextmanager
-def _outside_object_sharing():
-    saved = [global_state.get_global_attribute(key) for key in _SHARING_MAPS]
-    for key in _SHARING_MAPS:
-        global_state.set_global_attribute(key, None)
-    try:
-        yield
-    finally:
-        for key, value in zip(_SHARING_MAPS, saved, strict=True):
-            global_state.set_global_attribute(key, value)
+from ganet_tf.keras_compat import outside_object_sharing
 
 
 def bidirectional(layer, **kwargs):
@@ -36,5 +19,5 @@ def bidirectional(layer, **kwargs):
     now and then. Layers that make a `Bidirectional` in `__init__` (which
     `from_config` calls while loading) make it here.
     """
-    with _outside_object_sharing():
+    with outside_object_sharing():
         return keras.layers.Bidirectional(layer, **kwargs)

@@ -54,8 +54,8 @@ class ComplementClassifier(keras.layers.Dense):
     >>> layer = ComplementClassifier(3, complement_weight=0.5)
     >>> context = np.random.rand(2, 8).astype("float32")
     >>> complement = np.random.rand(2, 8).astype("float32")
-    >>> layer(context, complement=complement, training=True).shape
-    TensorShape([2, 3])
+    >>> tuple(layer(context, complement=complement, training=True).shape)
+    (2, 3)
     >>> len(layer.losses)
     1
 

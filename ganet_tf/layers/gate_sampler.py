@@ -2,6 +2,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from ganet_tf.keras_compat import build_at_init
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.layer_state import add_state_scalar
 
@@ -148,7 +149,7 @@ class GateSampler(keras.layers.Layer):
 
     >>> sampler = GateSampler(temperature=0.5, seed=1)
     >>> logits = np.array([[-3.0, 0.5, 4.0]], dtype="float32")
-    >>> sampler(logits).numpy()
+    >>> keras.ops.convert_to_numpy(sampler(logits))
     array([[0., 1., 1.]], dtype=float32)
 
     References:
@@ -215,7 +216,7 @@ class GateSampler(keras.layers.Layer):
             # Each replica counts its share of a global batch as one step;
             # the mean of the replicas' counts is the step.
             self.anneal_step = add_state_scalar(self, "anneal_step", aggregation="mean")
-        self._build_at_init()
+        build_at_init(self)
 
     def current_temperature(self):
         """The temperature of the next training step, a float32 scalar."""

@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from ganet_tf.keras_compat import build_at_init
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.layer_mean import LayerMean
 from ganet_tf.layers.layer_mean import load_variables
@@ -127,7 +128,7 @@ class GateSparsity(keras.layers.Layer):
         self.density = LayerMean(self, name="density")
         if self.target_density is not None:
             self.multiplier = add_multiplier(self, self.penalty, self.max_multiplier, "multiplier")
-        self._build_at_init()
+        build_at_init(self)
 
     def call(self, inputs, mask=None, training=None):
         has_tokens = None

@@ -46,14 +46,15 @@ class GatedAttentionPooling(keras.layers.Layer):
     gate is open (`g_t > 0`). Without `gates` every real token is open and
     the layer is the soft-attention baseline.
 
-    With `gates`, the layer tracks the metric `attended_density`
+    The layer tracks the metric `attended_density`
     (`val_attended_density` in validation): the share of real tokens that
     get a weight `alpha_t > 0`, the fallback's tokens included, averaged over
     the examples that have a real token. Unlike the share of open gates, it
     counts a row whose gates are all closed as the tokens it attends to
     (all of them under `fallback="all"`). While training with relaxed
     gates nearly every gate is above 0, so it is near 1 there; it is the
-    validation value that measures the selection. The metric is a
+    validation value that measures the selection. Without `gates` every
+    real token is weighed, and it is 1. The metric is a
     `ganet_tf.layers.LayerMean`: it counts every batch of `fit`,
     `evaluate` and `predict` on every backend, compiled or not.
 
@@ -137,8 +138,8 @@ class GatedAttentionPooling(keras.layers.Layer):
     >>> states = np.random.rand(2, 5, 8).astype("float32")
     >>> gates = np.array([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], "float32")
     >>> context, weights = GatedAttentionPooling(units=4)(states, gates=gates)
-    >>> context.shape, weights.shape
-    (TensorShape([2, 8]), TensorShape([2, 5]))
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 8), (2, 5))
 
     References:
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
@@ -186,8 +187,11 @@ class GatedAttentionPooling(keras.layers.Layer):
             )
         self.hidden.build(inputs_shape)
         self.score.build(tuple(inputs_shape[:-1]) + (self.units,))
-        if gates_shape is not None:
-            self.attended_density = LayerMean(self, name="attended_density")
+        # Made whether or not `gates_shape` is given: a layer built from the
+        # shape of `inputs` alone (by an enclosing layer's `build`, or
+        # `build_from_config`) may be called with gates, and Keras takes no
+        # new state from a built layer.
+        self.attended_density = LayerMean(self, name="attended_density")
         self.built = True
 
     def call(self, inputs, gates=None, gate_scores=None, mask=None, training=None):
@@ -210,8 +214,7 @@ class GatedAttentionPooling(keras.layers.Layer):
             context, weights = self._sparse_pool(inputs, gates, gate_scores, real, negative, self.sparse_buckets)
         else:
             context, weights = self._dense_pool(inputs, gates, gate_scores, real, has_tokens, negative)
-        if gates is not None and hasattr(self, "attended_density"):
-            self._update_attended_density(weights, real, has_tokens)
+        self._update_attended_density(weights, real, has_tokens)
         weights = ops.cast(weights, self.compute_dtype)
         outputs = (context, weights) if self.return_attention_scores else (context,)
         if complement is not None:

@@ -1,10 +1,14 @@
+import math
+
 import keras
 from keras import ops
 
-# Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
-from keras.src.backend import get_keras_mask
-from keras.src.backend import set_keras_mask
-
+from ganet_tf.keras_compat import attention_dropout
+from ganet_tf.keras_compat import attention_gate_dense
+from ganet_tf.keras_compat import attention_softmax
+from ganet_tf.keras_compat import flash_attention
+from ganet_tf.keras_compat import get_mask
+from ganet_tf.keras_compat import set_mask
 from ganet_tf.layers.masking import large_negative_number
 from ganet_tf.layers.sparse_gather import ATTENTION_SLOTS
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
@@ -24,6 +28,12 @@ from ganet_tf.layers.sparse_gather import training_buckets
 # Smallest gate whose logarithm enters the scores: log(1e-9) = -20.7, finite
 # in float16 too.
 GATE_FLOOR = 1e-9
+
+# The einsum equations of the gated path (rank-3 inputs, attention over
+# axis 1; projected tensors `(batch, steps, heads, dim)`): Keras'
+# `MultiHeadAttention` builds the same ones for such inputs.
+DOT_PRODUCT_EQUATION = "aecd,abcd->acbe"  # key, query -> scores (batch, heads, q, k)
+COMBINE_EQUATION = "acbe,aecd->abcd"  # weights, value -> (batch, q, heads, dim)
 
 
 @ops.custom_gradient
@@ -167,8 +177,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
     >>> gates = np.array([[1, 0, 1, 0, 0, 1]] * 2, "float32")
     >>> layer = GatedMultiHeadAttention(num_heads=2, key_dim=8,
     ...                                 sparse_inference=True)
-    >>> layer(x, x, gates=gates).shape
-    TensorShape([2, 6, 16])
+    >>> tuple(layer(x, x, gates=gates).shape)
+    (2, 6, 16)
 
     References:
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All
@@ -195,8 +205,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         # Options of `keras.layers.MultiHeadAttention` that older Keras 3
         # releases lack, read from its public config (absent: off): `use_gate`,
         # an output gate (Keras 3.14), and `sliding_window`, a banded mask
-        # (Keras 3.15). The gate's projection is Keras' own `_gate_dense`
-        # (3.14+), used only where `use_gate` is set.
+        # (Keras 3.15). The gate's projection is Keras' own
+        # (`attention_gate_dense`, 3.14+), used only where `use_gate` is set.
         mha_config = keras.layers.MultiHeadAttention.get_config(self)
         self._output_gate = bool(mha_config.get("use_gate", False))
         self._window = mha_config.get("sliding_window")
@@ -220,12 +230,12 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         return config
 
     def _check_gated_shapes(self, query):
-        if len(query.shape) != 3 or tuple(self._attention_axes or (1,)) != (1,):
+        if len(query.shape) != 3 or tuple(self.attention_axes or (1,)) != (1,):
             raise ValueError(
                 "`gates` need rank-3 inputs `(batch, steps, features)` and "
                 "attention over axis 1. Received: "
                 f"query.shape={query.shape}, "
-                f"attention_axes={self._attention_axes}"
+                f"attention_axes={self.attention_axes}"
             )
 
     def _query_open(self, query, value, gates, query_mask):
@@ -257,7 +267,13 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         dropout_seed=None,
     ):
         if gates is None:
-            return super().call(
+            # Where the fused kernel cannot run (`_fused_kernel_fails`),
+            # Keras' explicit path, the one that returns the weights, does:
+            # Keras falls back to it only where the kernel fails eagerly,
+            # not in a traced function (a `jit` step, a `keras.ops.switch`
+            # branch such as `GatedTransformerEncoder`'s token dropping).
+            weights_needed = return_attention_scores or _fused_kernel_fails(self.compute_dtype)
+            outputs = super().call(
                 query,
                 value,
                 key=key,
@@ -265,17 +281,18 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 value_mask=value_mask,
                 key_mask=key_mask,
                 attention_mask=attention_mask,
-                return_attention_scores=return_attention_scores,
+                return_attention_scores=weights_needed,
                 training=training,
                 use_causal_mask=use_causal_mask,
             )
+            return outputs if return_attention_scores or not weights_needed else outputs[0]
         self._check_gated_shapes(query)
         if key is None:
             key = value
         if query_mask is None:
-            query_mask = get_keras_mask(query)
+            query_mask = get_mask(query)
         for tensor in (query, value, key):
-            set_keras_mask(tensor, None)
+            set_mask(tensor, None)
 
         dropping = bool(training) and self.sparse_training and not return_attention_scores
         key_open, bias = self._gate_keys(gates, value_mask, key_mask, training, dropping)
@@ -304,7 +321,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 query, key, value, masks, sparse, training, seed, kept, return_attention_scores
             )
         if query_mask is not None:
-            set_keras_mask(output, query_mask)
+            set_mask(output, query_mask)
         if return_attention_scores:
             return output, scores
         return output
@@ -316,8 +333,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         unless `weights_needed`), or with `sparse` the open keys and values
         gathered (scores None)."""
         key_open, bias, query_mask, query_open, attention_mask, use_causal_mask = masks
-        gate = self._gate_dense(query) if self._output_gate else None
-        query = self._query_dense(query)
+        gate = attention_gate_dense(self)(query) if self._output_gate else None
+        query = self.query_dense(query)
         if sparse:
             output = self._sparse_attention(
                 query, key, value, key_open, query_mask, attention_mask, use_causal_mask, kept, training, dropout_seed
@@ -325,7 +342,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             scores = None
         else:
             mask = self._dense_mask(query, value, key_open, query_mask, attention_mask, use_causal_mask)
-            key, value = self._key_dense(key), self._value_dense(value)
+            key, value = self.key_dense(key), self.value_dense(value)
             output, scores = self._attend(query, key, value, mask, bias, training, dropout_seed, weights_needed)
         if query_open is not None:  # closed queries: a zero context
             output = output * ops.cast(query_open, output.dtype)[:, :, None, None]
@@ -333,7 +350,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
                 scores = scores * ops.cast(query_open, scores.dtype)[:, None, :, None]
         if gate is not None:
             output = ops.multiply(output, gate)
-        return self._output_dense(output), scores
+        return self.output_dense(output), scores
 
     def _gate_keys(self, gates, value_mask, key_mask, training, dropping=False):
         """`(key_open, bias)`: per-key openness `(batch, kv_steps)` from the
@@ -392,6 +409,11 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             attention_mask,
         )
 
+    def _score_scale(self):
+        """`1 / sqrt(key_dim)`, the scale of the scores, as in
+        `keras.layers.MultiHeadAttention`."""
+        return 1.0 / math.sqrt(float(self.key_dim))
+
     def _attend(self, query, key, value, mask, bias, training, dropout_seed=None, weights_needed=False):
         """Scaled dot-product attention of projected `(batch, steps, heads,
         dim)` tensors with a boolean `mask` `(batch, q or 1, k)` and a float
@@ -403,11 +425,11 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         As in `keras.layers.MultiHeadAttention`, the fused kernel
         (`keras.ops.dot_product_attention`, weights None) runs unless the
         weights are needed or dropped out."""
-        dropping = self._dropout > 0 and training is not False and training is not None
+        dropping = self.dropout > 0 and training is not False and training is not None
         if not (weights_needed or dropping or _fused_kernel_fails(query.dtype)):
             return self._fused_attend(query, key, value, mask, bias), None
-        query = ops.multiply(query, ops.cast(self._inverse_sqrt_key_dim, query.dtype))
-        scores = ops.einsum(self._dot_product_equation, key, query)
+        query = ops.multiply(query, ops.cast(self._score_scale(), query.dtype))
+        scores = ops.einsum(DOT_PRODUCT_EQUATION, key, query)
         if mask is not None and mask.shape[1] == 1:
             # A per-key mask: one additive bias row instead of selects over
             # the whole score tensor; rows without any open key are zeroed
@@ -415,22 +437,22 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             negative = large_negative_number(scores.dtype)
             key_bias = ops.where(mask, 0.0, negative)[:, :, None, :]
             bias = key_bias if bias is None else ops.cast(bias, "float32") + key_bias
-            weights = self._softmax(scores + ops.cast(bias, scores.dtype))
+            weights = attention_softmax(self)(scores + ops.cast(bias, scores.dtype))
             row_open = ops.any(mask, axis=-1)[:, :, None, None]  # (batch, 1, 1, 1)
         else:
             if bias is not None:
                 scores = scores + ops.cast(bias, scores.dtype)
             if mask is not None:
                 mask = ops.expand_dims(mask, axis=1)
-            weights = self._softmax(scores, mask=mask)
+            weights = attention_softmax(self)(scores, mask=mask)
             row_open = None
-        if self._dropout > 0 and dropout_seed is not None:
-            attended = keras.random.dropout(weights, self._dropout, seed=dropout_seed)
-        elif self._dropout > 0:
-            attended = self._dropout_layer(weights, training=training)
+        if self.dropout > 0 and dropout_seed is not None:
+            attended = keras.random.dropout(weights, self.dropout, seed=dropout_seed)
+        elif self.dropout > 0:
+            attended = attention_dropout(self)(weights, training=training)
         else:
             attended = weights
-        output = ops.einsum(self._combine_equation, attended, value)
+        output = ops.einsum(COMBINE_EQUATION, attended, value)
         if row_open is not None:
             output = output * ops.cast(row_open, output.dtype)
             weights = weights * ops.cast(row_open, weights.dtype)
@@ -456,8 +478,8 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             value,
             bias=bias,
             mask=mask,
-            scale=self._inverse_sqrt_key_dim,
-            flash_attention=self._flash_attention,
+            scale=self._score_scale(),
+            flash_attention=flash_attention(self),
         )
         if row_open is not None:
             output = output * ops.cast(row_open, output.dtype)
@@ -469,7 +491,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         that one, else None."""
         if dropout_seed is not None:
             return dropout_seed
-        return branch_dropout_seed(self._dropout_layer, self._dropout, training)
+        return branch_dropout_seed(attention_dropout(self), self.dropout, training)
 
     def _sparse_attention(
         self,
@@ -533,16 +555,16 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
         key_float, key_needed = self._open_keys(value, key_open)
         query_float, query_needed, query_slot = open_slots(query_open)
         dropout_seed = self._branch_seed(training, dropout_seed)
-        zero_context = ops.zeros((1, 1, self._num_heads, self._value_dim), self.compute_dtype)
-        closed_output = self._output_dense(zero_context)
+        zero_context = ops.zeros((1, 1, self.num_heads, self.value_dim), self.compute_dtype)
+        closed_output = self.output_dense(zero_context)
 
         def branch(k):
             # Slots of closed queries are computed but never scattered back.
             _, query_positions = gather_open(query_float, k)
             compact = gather_rows(query, query_positions)
-            gate = self._gate_dense(compact) if self._output_gate else None
+            gate = attention_gate_dense(self)(compact) if self._output_gate else None
             output = self._attend_open_keys(
-                self._query_dense(compact),
+                self.query_dense(compact),
                 key,
                 value,
                 key_float,
@@ -556,7 +578,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             )
             if gate is not None:
                 output = ops.multiply(output, gate)
-            return scatter_back(self._output_dense(output), query_slot, query_open, k, closed_output)
+            return scatter_back(self.output_dense(output), query_slot, query_open, k, closed_output)
 
         needed = ops.maximum(key_needed, query_needed)
         return self._run_bucketed(branch, needed, value, kept)
@@ -604,7 +626,7 @@ class GatedMultiHeadAttention(keras.layers.MultiHeadAttention):
             gathered_mask,
         )
         bias = None if kept is None else _floored_log(gather_rows(kept, positions))[:, None, None, :]
-        keys, values = self._key_dense(k_in), self._value_dense(v_in)
+        keys, values = self.key_dense(k_in), self.value_dense(v_in)
         output, _ = self._attend(query, keys, values, mask, bias, training, dropout_seed)
         return output
 

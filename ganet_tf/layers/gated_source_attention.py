@@ -64,7 +64,7 @@ class GatedSourceAttention(BahdanauAttention):
     >>> values = np.random.rand(2, 5, 8).astype("float32")
     >>> gates = np.array([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], "float32")
     >>> context, weights = GatedSourceAttention(units=4)(query, values, gates)
-    >>> weights.numpy()[0, [1, 3, 4]]
+    >>> keras.ops.convert_to_numpy(weights)[0, [1, 3, 4]]
     array([0., 0., 0.], dtype=float32)
 
     References:

@@ -1,9 +1,8 @@
 import keras
 from keras import ops
 
-# Keras' own mask bookkeeping (what `keras.layers.MultiHeadAttention` uses).
-from keras.src.backend import get_keras_mask
-
+from ganet_tf.keras_compat import attention_dropout
+from ganet_tf.keras_compat import get_mask
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
@@ -111,8 +110,8 @@ class GatedTransformerEncoder(keras.layers.Layer):
     >>> gates = np.array([[1, 0, 1, 0, 0, 1]] * 2, "float32")
     >>> block = GatedTransformerEncoder(intermediate_dim=32, num_heads=2,
     ...                                 token_dropping=True)
-    >>> block(x, gates=gates).shape
-    TensorShape([2, 6, 16])
+    >>> tuple(block(x, gates=gates).shape)
+    (2, 6, 16)
 
     References:
         - [Vaswani et al., 2017](https://arxiv.org/abs/1706.03762),
@@ -223,7 +222,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
         attention output, feedforward output) where `branch_dropout_seed`
         draws them (JAX, training), else None."""
         layers = (
-            self._self_attention_layer._dropout_layer,
+            attention_dropout(self._self_attention_layer),
             self._self_attention_dropout,
             self._feedforward_dropout,
         )
@@ -263,7 +262,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
 
     def call(self, inputs, padding_mask=None, attention_mask=None, gates=None, training=None):
         if padding_mask is None:
-            padding_mask = get_keras_mask(inputs)
+            padding_mask = get_mask(inputs)
         if padding_mask is not None:
             padding_mask = ops.cast(padding_mask, "bool")
         if attention_mask is not None:

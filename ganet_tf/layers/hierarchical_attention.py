@@ -168,8 +168,8 @@ class HierarchicalAttention(BaseAdditiveAttention):
     >>> values = np.random.rand(2, 9, 8).astype("float32")
     >>> layer = HierarchicalAttention(units=4, levels=3, block_size=3)
     >>> context, weights = layer(query, values)
-    >>> context.shape, weights.shape
-    (TensorShape([2, 8]), TensorShape([2, 9]))
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 8), (2, 9))
 
     References:
         - Gupta & Ahmed, 2020, ADL project report: multi-level attention

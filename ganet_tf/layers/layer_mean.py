@@ -1,8 +1,7 @@
 import keras
 from keras import ops
-from keras.src.backend import get_stateless_scope
-from keras.src.backend import in_stateless_scope
 
+from ganet_tf.keras_compat import scoped_value
 from ganet_tf.layers.layer_state import add_state_scalar
 
 # The names of a `LayerMean`'s sums among its layer's weights end so.
@@ -77,7 +76,7 @@ class LayerMean(keras.metrics.Metric):
         self._sums.count.assign_add(ops.sum(weights))
 
     def result(self):
-        total, count = _current(self._sums.total), _current(self._sums.count)
+        total, count = scoped_value(self._sums.total), scoped_value(self._sums.count)
         if total is None or count is None:
             return ops.convert_to_tensor(float("nan"), dtype="float32")
         return ops.divide_no_nan(total, count)
@@ -87,23 +86,17 @@ class LayerMean(keras.metrics.Metric):
         self._sums.count.assign(0.0)
 
 
-def _current(variable):
-    """The value of `variable` here, or None within a stateless scope that
-    does not hold it (a JAX compiled step's metrics update)."""
-    if in_stateless_scope():
-        return get_stateless_scope().get_current_value(variable)
-    return variable.value
-
-
 def saved_variables(layer):
     """`layer`'s own variables, in the order Keras saves them, without the
     sums of its `LayerMean` metrics."""
     sums = set()
-    for metric in layer._metrics:
+    for metric in layer.metrics:
         if isinstance(metric, LayerMean):
             sums.update((id(metric._sums.total), id(metric._sums.count)))
-    own = layer._trainable_variables + layer._non_trainable_variables
-    return [variable for variable in own if id(variable) not in sums]
+    # Keras' own listing, in its order: the base class's `save_own_variables`.
+    own = {}
+    keras.layers.Layer.save_own_variables(layer, own)
+    return [variable for variable in own.values() if id(variable) not in sums]
 
 
 def save_variables(layer, store):

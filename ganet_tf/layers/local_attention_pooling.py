@@ -48,8 +48,8 @@ class LocalAttentionPooling(keras.layers.Layer):
 
     >>> states = np.random.rand(2, 10, 8).astype("float32")
     >>> context, weights = LocalAttentionPooling(window=2, units=4)(states)
-    >>> context.shape, weights.shape
-    (TensorShape([2, 8]), TensorShape([2, 10]))
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 8), (2, 10))
 
     References:
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025), Effective

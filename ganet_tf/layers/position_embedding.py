@@ -26,8 +26,8 @@ class PositionEmbedding(keras.layers.Layer):
     Example:
 
     >>> x = np.zeros([2, 5, 8], "float32")
-    >>> PositionEmbedding(max_length=16)(x).shape
-    TensorShape([2, 5, 8])
+    >>> tuple(PositionEmbedding(max_length=16)(x).shape)
+    (2, 5, 8)
 
     References:
         - [Vaswani et al., 2017](https://arxiv.org/abs/1706.03762),

@@ -54,8 +54,8 @@ class SparseAttentionPooling(keras.layers.Layer):
     >>> states = np.random.rand(2, 5, 8).astype("float32")
     >>> layer = SparseAttentionPooling(units=4, normalizer="entmax15")
     >>> context, weights = layer(states)
-    >>> context.shape, weights.shape
-    (TensorShape([2, 8]), TensorShape([2, 5]))
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 8), (2, 5))
 
     References:
         - [Martins & Astudillo, 2016](https://arxiv.org/abs/1602.02068),

@@ -92,7 +92,7 @@ def sparsemax(scores, mask=None, axis=-1):
 
     Example:
 
-    >>> sparsemax(np.array([[2.0, 1.0, -1.0]])).numpy()
+    >>> keras.ops.convert_to_numpy(sparsemax(np.array([[2.0, 1.0, -1.0]])))
     array([[1., 0., 0.]], dtype=float32)
 
     References:
@@ -131,7 +131,7 @@ def entmax15(scores, mask=None, axis=-1):
 
     Example:
 
-    >>> entmax15(np.array([[2.0, 1.0, -1.0]])).numpy().round(4)
+    >>> keras.ops.convert_to_numpy(entmax15(np.array([[2.0, 1.0, -1.0]]))).round(4)
     array([[0.8307, 0.1693, 0.    ]], dtype=float32)
 
     References:

@@ -47,6 +47,7 @@ class AccuracyDensityTradeoff(keras.metrics.Metric):
     ...     metrics=["accuracy", tradeoff],
     ... )
     >>> tradeoff.bind(model)
+    <AccuracyDensityTradeoff name=tradeoff>
     >>> # model.fit(..., validation_data=...) now logs `val_tradeoff`.
     """
 

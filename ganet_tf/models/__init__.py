@@ -16,12 +16,14 @@ from ganet_tf.models.baselines import build_entmax_attention
 from ganet_tf.models.baselines import build_local_attention
 from ganet_tf.models.baselines import build_soft_attention
 from ganet_tf.models.baselines import build_sparsemax_attention
+from ganet_tf.models.convolution import build_convolution
 from ganet_tf.models.explainer import build_explainer
 from ganet_tf.models.ganet import build_ganet
 from ganet_tf.models.ganet_transformer import build_ganet_transformer
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import with_gate_inference
 from ganet_tf.models.input_complement_model import InputComplementModel
+from ganet_tf.models.linear_transformer import build_linear_transformer
 from ganet_tf.models.transformer import build_transformer
 
 MODEL_BUILDERS = {
@@ -33,6 +35,8 @@ MODEL_BUILDERS = {
     "entmax": build_entmax_attention,
     "transformer": build_transformer,
     "ganet_transformer": build_ganet_transformer,
+    "conv": build_convolution,
+    "linear_transformer": build_linear_transformer,
 }
 
 

@@ -91,7 +91,9 @@ def build_ganet(
         **gate_options: the options of the gate branch
             (`ganet_tf.models.gate_layers.GATE_DEFAULTS` has their defaults):
             auxiliary: encoder of the auxiliary network, `"bilstm"` (the
-                default), `"lstm"`, `"fnn"`, `"attention"` or `"conv"`.
+                default), `"lstm"`, `"fnn"`, `"attention"` or `"conv"`; or
+                a rule without weights, `"random"` or `"strided"`
+                (`UninformedGates`, the controls of learned gates).
             auxiliary_hidden_dim: width of the auxiliary encoder (20).
             initial_gate_logit: the initial bias of the gate logits;
                 positive values start with most gates open. Defaults to
@@ -135,8 +137,8 @@ def build_ganet(
     Example:
 
     >>> model = build_ganet(6, vocabulary_size=100)
-    >>> model(np.array([[5, 7, 9, 0]])).shape
-    TensorShape([1, 6])
+    >>> tuple(model(np.array([[5, 7, 9, 0]])).shape)
+    (1, 6)
 
     References:
         - [Xue et al., 2020](https://arxiv.org/abs/1912.00349), Not All

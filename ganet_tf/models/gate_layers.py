@@ -9,6 +9,8 @@ from ganet_tf.layers.auxiliary_network import AuxiliaryNetwork
 from ganet_tf.layers.gate_sampler import MODE_PARAMETERS
 from ganet_tf.layers.gate_sampler import GateSampler
 from ganet_tf.layers.gate_sparsity import GateSparsity
+from ganet_tf.layers.uninformed_gates import RULES as UNINFORMED_RULES
+from ganet_tf.layers.uninformed_gates import UninformedGates
 
 # The gate options of the GA-Net builders (`build_ganet`,
 # `build_ganet_transformer`, their `**gate_options`) with their defaults: the
@@ -192,15 +194,31 @@ def gate_layers(
 
     Returns `(auxiliary_network, sampler, sparsity)`: the auxiliary network
     gives gate logits, the sampler turns them into gates, and the sparsity
-    layer adds the gate penalty and tracks the density.
+    layer adds the gate penalty and tracks the density. An `auxiliary` of
+    `UNINFORMED_RULES` (`"random"`, `"strided"`) makes an `UninformedGates`
+    instead, choosing the share `inference_density` (else
+    `target_density`) of the tokens without weights: the controls of the
+    learned gates.
     """
-    auxiliary_network = AuxiliaryNetwork(
-        encoder=auxiliary,
-        hidden_dim=auxiliary_hidden_dim,
-        return_logits=True,
-        gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
-        name="auxiliary",
-    )
+    if auxiliary in UNINFORMED_RULES:
+        density = inference_density or target_density
+        if not density:
+            raise ValueError(
+                f"`auxiliary={auxiliary!r}` chooses a share rho of the tokens: give rho as `target_density` or "
+                f"`inference_density`. Received: target_density={target_density}, "
+                f"inference_density={inference_density}"
+            )
+        # Another seed than the sampler's: its first noise would be the same.
+        choice_seed = None if seed is None else seed + 1
+        auxiliary_network = UninformedGates(rule=auxiliary, density=density, seed=choice_seed, name="auxiliary")
+    else:
+        auxiliary_network = AuxiliaryNetwork(
+            encoder=auxiliary,
+            hidden_dim=auxiliary_hidden_dim,
+            return_logits=True,
+            gate_bias_initializer=keras.initializers.Constant(initial_gate_logit),
+            name="auxiliary",
+        )
     sampler = GateSampler(
         temperature=temperature,
         straight_through=straight_through,
@@ -239,6 +257,7 @@ def with_gate_inference(model, inference_mode, **parameters):
 
     Example:
 
+    >>> from ganet_tf.models import build_ganet
     >>> model = build_ganet(2, vocabulary_size=50)
     >>> relative = with_gate_inference(model, "relative", inference_ratio=0.5)
     >>> relative.get_layer("gates").inference_mode
@@ -267,6 +286,7 @@ def gate_rule(model):
 
     Example:
 
+    >>> from ganet_tf.models import build_ganet
     >>> gate_rule(build_ganet(2, vocabulary_size=50))
     {'inference_mode': 'nucleus', 'inference_mass': 0.3}
     """

@@ -147,6 +147,7 @@ class InputComplementModel(keras.Model):
 
     Example:
 
+    >>> from ganet_tf.models import build_ganet
     >>> model = build_ganet(3, vocabulary_size=50, complement="inputs", complement_weight=1.0)
     >>> probabilities = model(np.array([[5, 7, 9, 0]]), training=True)
     >>> len(model.losses)  # the gate sparsity and the complement

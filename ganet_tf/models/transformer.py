@@ -121,8 +121,8 @@ def build_transformer(
     Example:
 
     >>> model = build_transformer(2, vocabulary_size=100, hidden_dim=16)
-    >>> model(np.array([[5, 7, 9, 0]])).shape
-    TensorShape([1, 2])
+    >>> tuple(model(np.array([[5, 7, 9, 0]])).shape)
+    (1, 2)
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
     token_ids, _, x, mask = transformer_inputs(

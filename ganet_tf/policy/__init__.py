@@ -48,41 +48,13 @@ below every command's package and imports none of them
 
 Every refusal is a `GANetInputError`, which the command line prints as one
 `ganet_tf: error:` line with exit code 2.
+
+The names are imported from their modules on first use
+(`ganet_tf.lazy_names`): the command line imports `ganet_tf.policy`'s
+signal handling and flag checks before TensorFlow.
 """
 
-from ganet_tf.policy.backup import prepare_backup_dir
-from ganet_tf.policy.disk_space import os_error_message
-from ganet_tf.policy.disk_space import tensorflow_disk_errors
-from ganet_tf.policy.flag_values import check_choice
-from ganet_tf.policy.flag_values import check_finite_fields
-from ganet_tf.policy.flag_values import check_flags_apply
-from ganet_tf.policy.flag_values import check_number
-from ganet_tf.policy.flag_values import explicit_flags
-from ganet_tf.policy.flag_values import flag_name
-from ganet_tf.policy.input_files import load_model_file
-from ganet_tf.policy.input_files import read_input_bytes
-from ganet_tf.policy.input_files import read_input_lines
-from ganet_tf.policy.input_files import read_input_text
-from ganet_tf.policy.input_files import read_run_json
-from ganet_tf.policy.interruption import Terminated
-from ganet_tf.policy.interruption import check_stop_signal
-from ganet_tf.policy.interruption import critical_section
-from ganet_tf.policy.interruption import install_signal_handlers
-from ganet_tf.policy.interruption import interruption_message
-from ganet_tf.policy.interruption import restore_signal_handlers
-from ganet_tf.policy.non_finite_guard import NonFiniteGuard
-from ganet_tf.policy.non_finite_guard import TrainingDivergedError
-from ganet_tf.policy.non_finite_guard import check_finite_weights
-from ganet_tf.policy.output_folder import OutputFolder
-from ganet_tf.policy.output_folder import check_output_folders
-from ganet_tf.policy.output_folder import locked_output_folders
-from ganet_tf.policy.output_folder import write_file_atomically
-from ganet_tf.policy.output_folder import write_json
-from ganet_tf.policy.run_folder import FolderLock
-from ganet_tf.policy.run_folder import check_outside_runs
-from ganet_tf.policy.run_folder import is_run_folder
-from ganet_tf.policy.run_folder import write_run_folder
-from ganet_tf.policy.stop_signal_check import StopSignalCheck
+from ganet_tf.lazy_names import lazy_names
 
 __all__ = [
     "FolderLock",
@@ -95,10 +67,10 @@ __all__ = [
     "check_finite_fields",
     "check_finite_weights",
     "check_flags_apply",
-    "check_outside_runs",
-    "check_stop_signal",
     "check_number",
     "check_output_folders",
+    "check_outside_runs",
+    "check_stop_signal",
     "critical_section",
     "explicit_flags",
     "flag_name",
@@ -119,3 +91,44 @@ __all__ = [
     "write_json",
     "write_run_folder",
 ]
+
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "ganet_tf.policy.backup": ("prepare_backup_dir",),
+        "ganet_tf.policy.disk_space": ("os_error_message", "tensorflow_disk_errors"),
+        "ganet_tf.policy.flag_values": (
+            "check_choice",
+            "check_finite_fields",
+            "check_flags_apply",
+            "check_number",
+            "explicit_flags",
+            "flag_name",
+        ),
+        "ganet_tf.policy.input_files": (
+            "load_model_file",
+            "read_input_bytes",
+            "read_input_lines",
+            "read_input_text",
+            "read_run_json",
+        ),
+        "ganet_tf.policy.interruption": (
+            "Terminated",
+            "check_stop_signal",
+            "critical_section",
+            "install_signal_handlers",
+            "interruption_message",
+            "restore_signal_handlers",
+        ),
+        "ganet_tf.policy.non_finite_guard": ("NonFiniteGuard", "TrainingDivergedError", "check_finite_weights"),
+        "ganet_tf.policy.output_folder": (
+            "OutputFolder",
+            "check_output_folders",
+            "locked_output_folders",
+            "write_file_atomically",
+            "write_json",
+        ),
+        "ganet_tf.policy.run_folder": ("FolderLock", "check_outside_runs", "is_run_folder", "write_run_folder"),
+        "ganet_tf.policy.stop_signal_check": ("StopSignalCheck",),
+    },
+)

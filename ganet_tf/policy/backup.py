@@ -17,10 +17,10 @@ import json
 import os
 import shutil
 
-import keras
-
 from ganet_tf.errors import GANetInputError
 from ganet_tf.errors import first_line
+from ganet_tf.keras_compat import BackupAndRestore
+from ganet_tf.keras_compat import set_initial_epoch
 from ganet_tf.policy.flag_values import flag_name
 from ganet_tf.policy.interruption import critical_section
 from ganet_tf.policy.output_folder import write_json
@@ -95,7 +95,7 @@ def save_weights(model, path):
                 os.remove(temporary)
 
 
-class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
+class AtomicBackupAndRestore(BackupAndRestore):
     """`BackupAndRestore` whose files are replaced atomically.
 
     The weights and the epoch are written to temporary files and renamed
@@ -104,30 +104,28 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     error line naming the file and `--restart`.
     """
 
-    def _save_model(self):
+    def save_backup(self):
         os.makedirs(self.backup_dir, exist_ok=True)
         with critical_section(raise_after=False):  # a stop signal waits for the next batch
-            save_weights(self.model, self._weights_path)
-            write_json(
-                self._training_metadata_path,
-                {"epoch": self._current_epoch, "batch": self._last_batch_seen},
-            )
+            save_weights(self.model, self.backup_weights_path)
+            write_json(self.backup_metadata_path, self.backup_position)
 
-    def _load_model(self):
-        if os.path.exists(self._weights_path):
+    def restore_backup(self):
+        weights_path, metadata_path = self.backup_weights_path, self.backup_metadata_path
+        if os.path.exists(weights_path):
             if self.model.optimizer is not None and not self.model.optimizer.built:
                 self.model.optimizer.build(self.model.trainable_variables)
             try:
-                self.model.load_weights(self._weights_path)
+                self.model.load_weights(weights_path)
             except Exception as error:
-                raise unreadable_backup(self._weights_path, error) from error
-        if os.path.exists(self._training_metadata_path):
+                raise unreadable_backup(weights_path, error) from error
+        if os.path.exists(metadata_path):
             try:
-                with open(self._training_metadata_path, encoding="utf-8") as handle:
+                with open(metadata_path, encoding="utf-8") as handle:
                     epoch = int(json.load(handle)["epoch"])
             except (OSError, ValueError, KeyError, TypeError) as error:
-                raise unreadable_backup(self._training_metadata_path, error) from error
-            self.model._initial_epoch = epoch
+                raise unreadable_backup(metadata_path, error) from error
+            set_initial_epoch(self.model, epoch)
 
 
 def load_backup_weights(model, path):

@@ -48,6 +48,7 @@ def tensorflow_disk_errors(path):
 
     Example:
 
+    >>> # Not run by the tests: `module` and `staging` stand for an export's own.
     >>> with tensorflow_disk_errors("saved_models/m/1"):  # doctest: +SKIP
     ...     tf.saved_model.save(module, staging)
     """

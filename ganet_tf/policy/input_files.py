@@ -107,6 +107,11 @@ def load_model_file(path):
         )
     import keras
 
+    # The classes of `ganet_tf` that a trained run's model names register
+    # with Keras as their packages import (`import ganet_tf` imports none).
+    import ganet_tf.layers
+    import ganet_tf.models  # noqa: F401
+
     try:
         return keras.models.load_model(path)
     except Exception as error:

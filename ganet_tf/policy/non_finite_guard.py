@@ -28,7 +28,14 @@ class NonFiniteGuard(keras.callbacks.Callback):
 
     Example:
 
-    >>> model.fit(x, y, callbacks=[NonFiniteGuard(), *other_callbacks])
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    >>> x, y = np.random.rand(16, 4), np.arange(16) % 2
+    >>> x[0, 0] = np.nan  # a NaN loss from the first batch on
+    >>> model.fit(x, y, callbacks=[NonFiniteGuard()], verbose=0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ganet_tf.policy.non_finite_guard.TrainingDivergedError: ...
     """
 
     def __init__(self, hint="lower --lr"):

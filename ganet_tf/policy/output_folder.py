@@ -34,6 +34,7 @@ class OutputFolder:
 
     Example:
 
+    >>> # Not run by the tests: `write_files` stands for a command's writer.
     >>> with locked_output_folders([OutputFolder("runs/a", "--out")]):  # doctest: +SKIP
     ...     write_run_folder("runs/a", write_files)
     """
@@ -105,6 +106,7 @@ def locked_output_folders(folders, inputs=()):
 
     Example:
 
+    >>> # Not run by the tests: `out`, `path` and `work` stand for a command's own.
     >>> with locked_output_folders([OutputFolder(out, "--out")], inputs=[("--file", path)]):  # doctest: +SKIP
     ...     result = work()
     """

@@ -15,7 +15,11 @@ class StopSignalCheck(keras.callbacks.Callback):
 
     Example:
 
-    >>> model.fit(x, y, callbacks=[StopSignalCheck(), NonFiniteGuard()])
+    >>> from ganet_tf.policy import NonFiniteGuard
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    >>> x, y = np.random.rand(16, 4), np.arange(16) % 2
+    >>> history = model.fit(x, y, callbacks=[StopSignalCheck(), NonFiniteGuard()], verbose=0)
     """
 
     def on_train_batch_end(self, batch, logs=None):

@@ -184,6 +184,7 @@ def load_run(run_dir, test_gates=None):
 
     Example:
 
+    >>> # Not run by the tests: needs a trained run (`train --out runs/trec_ganet`).
     >>> model, vectorizer, class_names = load_run("runs/trec_ganet")  # doctest: +SKIP
     >>> model.predict(vectorizer(["what is a lynx ?"]))  # doctest: +SKIP
     """

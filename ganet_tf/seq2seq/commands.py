@@ -1,10 +1,15 @@
 """`python -m ganet_tf seq2seq`: its flags and handler.
 
 `ganet_tf.cli` adds the flags with `add_seq2seq_arguments` and runs
-`seq2seq_command` under the reliability policy.
+`seq2seq_command` under the reliability policy. Adding the flags imports
+neither Keras nor TensorFlow: the defaults and tokenizers are
+`ganet_tf.seq2seq.config`'s, the layers' choices `ganet_tf.command_flags`'.
 """
 
+from ganet_tf.command_flags import CHOICES
 from ganet_tf.command_flags import add_flag
+from ganet_tf.seq2seq.config import TOKENIZERS
+from ganet_tf.seq2seq.config import Seq2SeqConfig
 
 # The help of each flag of `seq2seq`, by flag.
 HELPS = {
@@ -71,19 +76,16 @@ HELPS = {
 
 def add_seq2seq_arguments(parser):
     """The flags of `seq2seq`; the defaults are `Seq2SeqConfig`'s, the helps `HELPS`."""
-    from ganet_tf.layers.hierarchical_attention import DESCENTS
-    from ganet_tf.layers.hierarchical_attention import SUMMARY_INPUTS
-    from ganet_tf.seq2seq.config import Seq2SeqConfig
-    from ganet_tf.seq2seq.run_vocabularies import TOKENIZERS
-
+    summary_inputs = CHOICES["ganet_tf.layers.hierarchical_attention.SUMMARY_INPUTS"]
+    descents = CHOICES["ganet_tf.layers.hierarchical_attention.DESCENTS"]
     defaults = Seq2SeqConfig()
     add_flag(parser, "--task", defaults, help=HELPS["--task"])
     add_flag(parser, "--attention", defaults, help=HELPS["--attention"])
     parser.add_argument("--data-dir", help=HELPS["--data-dir"])
     add_flag(parser, "--levels", defaults, int, help=HELPS["--levels"])
     add_flag(parser, "--block-size", defaults, int, help=HELPS["--block-size"])
-    add_flag(parser, "--summary-inputs", defaults, choices=SUMMARY_INPUTS, help=HELPS["--summary-inputs"])
-    add_flag(parser, "--descent", defaults, choices=DESCENTS, help=HELPS["--descent"])
+    add_flag(parser, "--summary-inputs", defaults, choices=summary_inputs, help=HELPS["--summary-inputs"])
+    add_flag(parser, "--descent", defaults, choices=descents, help=HELPS["--descent"])
     add_flag(parser, "--epochs", defaults, int)
     add_flag(parser, "--patience", defaults, int, help=HELPS["--patience"])
     add_flag(parser, "--seed", defaults, int)
@@ -112,17 +114,14 @@ def add_seq2seq_arguments(parser):
 def _add_seq2seq_gate_arguments(parser, defaults):
     """The options of the gated and ACT attentions of `seq2seq`; the gate
     options' older spellings still work (`deprecated`)."""
-    from ganet_tf.layers.auxiliary_network import ENCODERS
-    from ganet_tf.seq2seq.encoder_decoder import GATE_INPUTS
-    from ganet_tf.seq2seq.encoder_decoder import GATE_UNITS
 
     def gate_flag(flag, *types, **options):
         add_flag(parser, flag, defaults, *types, help=HELPS[flag], **options)
 
-    gate_flag("--auxiliary", choices=ENCODERS, deprecated=("--aux",))
+    gate_flag("--auxiliary", choices=CHOICES["ganet_tf.layers.auxiliary_network.ENCODERS"], deprecated=("--aux",))
     gate_flag("--auxiliary-hidden-dim", int, deprecated=("--aux-hidden",))
-    gate_flag("--gate-input", choices=GATE_INPUTS)
-    gate_flag("--gate-unit", choices=GATE_UNITS)
+    gate_flag("--gate-input", choices=CHOICES["ganet_tf.seq2seq.encoder_decoder.GATE_INPUTS"])
+    gate_flag("--gate-unit", choices=CHOICES["ganet_tf.seq2seq.encoder_decoder.GATE_UNITS"])
     gate_flag("--penalty", float, deprecated=("--gate-penalty",))
     gate_flag("--initial-gate-logit", float, deprecated=("--gate-bias",))
     gate_flag("--gate-distribution")
@@ -137,7 +136,6 @@ def _add_seq2seq_gate_arguments(parser, defaults):
 
 def seq2seq_command(args):
     """`python -m ganet_tf seq2seq`: the JSON summary of `run_seq2seq`."""
-    from ganet_tf.seq2seq.config import Seq2SeqConfig
     from ganet_tf.seq2seq.run import run_seq2seq
 
     names = set(Seq2SeqConfig.__dataclass_fields__)

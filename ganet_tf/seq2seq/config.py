@@ -1,19 +1,25 @@
-"""`Seq2SeqConfig`, the flags of `seq2seq`: their checks and the defaults that follow from others."""
+"""`Seq2SeqConfig`, the flags of `seq2seq`: their checks and the defaults that follow from others.
+
+Imports nothing of Keras or TensorFlow, so that `seq2seq`'s parser reads
+its defaults and tokenizers here (`ganet_tf.seq2seq.commands`); what the
+checks need of the layers, models and encoder-decoder is imported inside
+them.
+"""
 
 import dataclasses
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.models.gate_layers import resolve_gate_defaults
-from ganet_tf.models.gate_layers import target_density_argument
-from ganet_tf.policy import check_choice
-from ganet_tf.policy import check_finite_fields
-from ganet_tf.policy import check_flags_apply
-from ganet_tf.policy import check_number
+from ganet_tf.policy.flag_values import check_choice
+from ganet_tf.policy.flag_values import check_finite_fields
+from ganet_tf.policy.flag_values import check_flags_apply
+from ganet_tf.policy.flag_values import check_number
 from ganet_tf.seq2seq.datasets import TASKS
-from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
-from ganet_tf.seq2seq.run_vocabularies import TOKENIZERS
-from ganet_tf.seq2seq.run_vocabularies import WORD
-from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
+
+# The tokenizers of `--tokenizer`: words, or SentencePiece subwords
+# (`ganet_tf.seq2seq.subword_vocabulary`) with byte fallback.
+WORD = "word"
+SUBWORD_TOKENIZERS = ("unigram", "bpe")
+TOKENIZERS = (WORD, *SUBWORD_TOKENIZERS)
 
 
 @dataclasses.dataclass
@@ -189,6 +195,7 @@ def check_config(config, given=()):
     from ganet_tf.layers.auxiliary_network import ENCODERS
     from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
     from ganet_tf.layers.hierarchical_attention import DESCENTS
+    from ganet_tf.seq2seq.encoder_decoder import ATTENTIONS
     from ganet_tf.seq2seq.encoder_decoder import GATE_INPUTS
     from ganet_tf.seq2seq.encoder_decoder import GATE_UNITS
 
@@ -235,6 +242,9 @@ def resolve_defaults(config):
     Returns:
         A new `Seq2SeqConfig`.
     """
+    from ganet_tf.models.gate_layers import resolve_gate_defaults
+    from ganet_tf.models.gate_layers import target_density_argument
+
     _, mode, density, _ = resolve_gate_defaults(
         config.initial_gate_logit,
         target_density_argument(config.target_density),

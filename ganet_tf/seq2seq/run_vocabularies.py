@@ -16,15 +16,14 @@ choice for related languages (shared names, numbers, cognates).
 """
 
 from ganet_tf.errors import GANetInputError
-from ganet_tf.seq2seq.subword_vocabulary import SUBWORD_TOKENIZERS
+from ganet_tf.seq2seq.config import SUBWORD_TOKENIZERS
+from ganet_tf.seq2seq.config import WORD
 from ganet_tf.seq2seq.subword_vocabulary import SubwordVocabulary
 from ganet_tf.seq2seq.vocabulary import build_vocabulary
 from ganet_tf.seq2seq.word_vocabulary import WordVocabulary
 
 # The vocabularies' file in a run folder and in a `--backup-dir`.
 VOCABULARY_FILE = "vocabularies.json"
-WORD = "word"
-TOKENIZERS = (WORD, *SUBWORD_TOKENIZERS)
 
 
 def learn_vocabularies(sources, targets, tokenizer, size=None, min_count=1):

@@ -98,6 +98,8 @@ def explain_sources(model, source_vocabulary, sentences, batch_size=64):
 
     Example:
 
+    >>> from ganet_tf.seq2seq.run_translator import load_translator_parts
+    >>> # Not run by the tests: needs a trained run (`seq2seq --out runs/m30k_gated`).
     >>> model, source, _ = load_translator_parts("runs/m30k_gated")  # doctest: +SKIP
     >>> explain_sources(model, source, ["Ein Hund läuft."])  # doctest: +SKIP
     [{'words': [['ein', False], ['hund', True], ['läuft', True], ['.', False]],

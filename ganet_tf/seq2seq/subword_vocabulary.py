@@ -15,6 +15,7 @@ import io
 
 from ganet_tf.errors import GANetInputError
 from ganet_tf.extras import import_extra
+from ganet_tf.seq2seq.config import SUBWORD_TOKENIZERS
 from ganet_tf.seq2seq.vocabulary import END_ID
 from ganet_tf.seq2seq.vocabulary import PAD_ID
 from ganet_tf.seq2seq.vocabulary import START_ID
@@ -24,7 +25,6 @@ from ganet_tf.seq2seq.vocabulary import id_rows
 from ganet_tf.seq2seq.vocabulary import kept_ids
 from ganet_tf.seq2seq.vocabulary import kept_row
 
-SUBWORD_TOKENIZERS = ("unigram", "bpe")
 # SentencePiece's special pieces at the ids the word-level vocabularies use.
 SPECIAL_IDS = {"pad_id": PAD_ID, "unk_id": UNKNOWN_ID, "bos_id": START_ID, "eos_id": END_ID}
 
@@ -53,8 +53,9 @@ class SubwordVocabulary(_Pieces):
 
     Example:
 
-    >>> vocabulary = SubwordVocabulary.train(["Ein Mann fährt Fahrrad."] * 50, size=40)  # doctest: +SKIP
-    >>> vocabulary.decode(vocabulary.encode(["Ein Hund."], target=True))  # doctest: +SKIP
+    >>> # 300 ids: the 256 byte pieces, the special ids and the characters, at least.
+    >>> vocabulary = SubwordVocabulary.train(["Ein Mann fährt Fahrrad."] * 50, size=300)
+    >>> vocabulary.decode(vocabulary.encode(["Ein Hund."], target=True))
     ['Ein Hund.']
     """
 

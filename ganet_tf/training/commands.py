@@ -2,20 +2,24 @@
 
 `ganet_tf.cli` adds each command's flags with `add_X_arguments(parser)` and
 runs it with `X_command(args)` under the reliability policy (`main`). The
-defaults are `TrainConfig`'s; the flags `train` shares with `tune` are
-`ganet_tf.command_flags`'. What needs TensorFlow is imported inside the
-functions.
+defaults are `TrainConfig`'s; the flags `train` shares with `tune`, and the
+choices that modules importing Keras define, are `ganet_tf.command_flags`'.
+Adding the flags imports neither Keras nor TensorFlow (`--help` answers at
+once); what needs them is imported inside the handlers.
 """
 
 import argparse
 import os
 
 from ganet_tf.command_flags import BUCKETS_HELP
+from ganet_tf.command_flags import CHOICES
 from ganet_tf.command_flags import DATA_DIR_HELP
 from ganet_tf.command_flags import LIMIT_HELP
 from ganet_tf.command_flags import add_flag
 from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
+from ganet_tf.training.config import MONITORS
+from ganet_tf.training.config import TrainConfig
 
 # `build_ganet`'s COMPLEMENTS, spelled here so that `--help` needs no
 # TensorFlow import (tests/training/test_gate_options.py keeps the two equal).
@@ -24,8 +28,6 @@ COMPLEMENT_CHOICES = ("states", "inputs", "inputs_vs_empty", "adversarial")
 
 def add_train_arguments(parser):
     """The flags of `train`: its `data`, `model` and `training` groups."""
-    from ganet_tf.training import TrainConfig
-
     defaults = TrainConfig()
     _add_data_arguments(parser.add_argument_group("data"), defaults)
     model = parser.add_argument_group("model")
@@ -62,10 +64,9 @@ def _add_data_arguments(data, defaults, buckets=True, tokenizer=True):
     )
     add_flag(data, "--length-percentile", defaults, float)
     if tokenizer:
-        from ganet_tf.data.vectorizer import TOKENIZERS
-
         tokenizer_help = "tokens: standardised words with GloVe embeddings, or every UTF-8 byte (embeddings learned)"
-        add_flag(data, "--tokenizer", defaults, choices=TOKENIZERS, help=tokenizer_help)
+        tokenizers = CHOICES["ganet_tf.data.vectorizer.TOKENIZERS"]
+        add_flag(data, "--tokenizer", defaults, choices=tokenizers, help=tokenizer_help)
     data.add_argument("--limit", type=int, help=LIMIT_HELP)
     if buckets:
         add_flag(data, "--buckets", defaults, int, help=BUCKETS_HELP)
@@ -73,11 +74,12 @@ def _add_data_arguments(data, defaults, buckets=True, tokenizer=True):
 
 def _add_model_arguments(model, defaults):
     """The model family and its auxiliary network (start of the `model` group)."""
-    from ganet_tf.layers.auxiliary_network import ENCODERS
-    from ganet_tf.models import MODEL_BUILDERS
-
-    add_flag(model, "--model", defaults, choices=sorted(MODEL_BUILDERS))
-    add_flag(model, "--auxiliary", defaults, choices=ENCODERS, deprecated=("--aux",), help="auxiliary network encoder")
+    models = CHOICES["ganet_tf.models.MODEL_BUILDERS"]
+    encoders = CHOICES["ganet_tf.layers.auxiliary_network.ENCODERS"]
+    rules = CHOICES["ganet_tf.layers.uninformed_gates.RULES"]
+    add_flag(model, "--model", defaults, choices=sorted(models))
+    auxiliary_help = "auxiliary network encoder, or random / strided tokens (controls without weights)"
+    add_flag(model, "--auxiliary", defaults, choices=(*encoders, *rules), deprecated=("--aux",), help=auxiliary_help)
     auxiliary_hidden_help = "width of the auxiliary network"
     add_flag(model, "--auxiliary-hidden-dim", defaults, int, deprecated=("--aux-hidden",), help=auxiliary_hidden_help)
 
@@ -125,23 +127,22 @@ def _add_complement_arguments(model, defaults):
 
 def _add_density_arguments(model, defaults):
     """The gate density in training and the test gates (middle of the `model` group)."""
-    from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
-    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
-    from ganet_tf.layers.gated_attention_pooling import FALLBACKS
-
+    distributions = CHOICES["ganet_tf.layers.gate_sampler.DISTRIBUTIONS"]
+    inference_modes = CHOICES["ganet_tf.layers.gate_sampler.INFERENCE_MODES"]
+    fallbacks = CHOICES["ganet_tf.layers.gated_attention_pooling.FALLBACKS"]
     target_density_help = (
         "steer the gate density to rho in (0, 1) with a bounded Lagrange multiplier "
         "(then --penalty is its start value); 0: the paper's fixed --penalty (default 0.3)"
     )
     add_flag(model, "--target-density", defaults, float, help=target_density_help)
     gate_distribution_help = "training gates: the paper's relaxed Bernoulli, or hard concrete (exact 0 and 1)"
-    add_flag(model, "--gate-distribution", defaults, choices=DISTRIBUTIONS, help=gate_distribution_help)
+    add_flag(model, "--gate-distribution", defaults, choices=distributions, help=gate_distribution_help)
     inference_mode_help = (
         "test gates: p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as each "
         "text's p say (relative, nucleus) (default with a target density: nucleus for ganet, top_k for "
         "ganet_transformer; threshold with --target-density 0)"
     )
-    add_flag(model, "--inference-mode", defaults, choices=INFERENCE_MODES, help=inference_mode_help)
+    add_flag(model, "--inference-mode", defaults, choices=inference_modes, help=inference_mode_help)
     inference_density_help = "rho of --inference-mode top_k (default: --target-density)"
     add_flag(model, "--inference-density", defaults, float, help=inference_density_help)
     inference_ratio_help = "r of --inference-mode relative: open the tokens with p >= r * the text's largest p"
@@ -152,7 +153,7 @@ def _add_density_arguments(model, defaults):
     )
     add_flag(model, "--inference-mass", defaults, float, help=inference_mass_help)
     fallback_help = "attention of a text whose gates are all closed: every token, or the most probable one"
-    add_flag(model, "--fallback", defaults, choices=FALLBACKS, help=fallback_help)
+    add_flag(model, "--fallback", defaults, choices=fallbacks, help=fallback_help)
 
 
 def _add_encoder_arguments(model, defaults):
@@ -170,8 +171,6 @@ def _add_encoder_arguments(model, defaults):
 
 def _add_fit_arguments(fit, defaults):
     """Epochs, early stopping, optimiser and seed (start of the `training` group)."""
-    from ganet_tf.training.train import MONITORS
-
     add_flag(fit, "--epochs", defaults, int)
     add_flag(fit, "--patience", defaults, int, help="early stopping patience (epochs)")
     monitor_help = "what early stopping and the best-weights checkpoint watch"
@@ -205,13 +204,12 @@ def _add_output_arguments(fit):
 
 def _add_device_arguments(fit, defaults):
     """Distribution, devices, logs and precision (end of the `training` group)."""
-    from ganet_tf.training.distribution import STRATEGIES
-
     strategy_help = (
         "tf.distribute strategy: mirrored (this machine's GPUs, else its logical CPUs) "
         "or multi_worker (cluster from TF_CONFIG); --batch-size is the global batch"
     )
-    add_flag(fit, "--strategy", defaults, choices=STRATEGIES, help=strategy_help)
+    strategies = CHOICES["ganet_tf.training.distribution.STRATEGIES"]
+    add_flag(fit, "--strategy", defaults, choices=strategies, help=strategy_help)
     cpu_devices_help = "split the CPU into N logical devices (e.g. 2 with --strategy mirrored, without GPU)"
     fit.add_argument("--cpu-devices", type=int, help=cpu_devices_help)
     fit.add_argument("--tensorboard", metavar="DIR", help="write TensorBoard logs (loss, accuracy, density) to DIR")
@@ -221,8 +219,6 @@ def _add_device_arguments(fit, defaults):
 
 def config_from(args):
     """The `TrainConfig` of parsed `train` flags (those of `add_train_arguments`)."""
-    from ganet_tf.training import TrainConfig
-
     names = {field for field in TrainConfig.__dataclass_fields__}
     return TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
 
@@ -248,7 +244,6 @@ def train_command(args):
 def add_prepare_arguments(parser):
     """The flags of `prepare`."""
     from ganet_tf.data.prepared_dataset import EMBEDDING_DTYPES
-    from ganet_tf.training import TrainConfig
 
     defaults = TrainConfig()
     _add_data_arguments(parser.add_argument_group("data"), defaults, buckets=False, tokenizer=False)

@@ -33,6 +33,8 @@ import tensorflow as tf
 
 from ganet_tf.data import make_dataset
 from ganet_tf.errors import GANetInputError
+from ganet_tf.keras_compat import skip_symbolic_build
+from ganet_tf.keras_compat import symbolic_build
 
 STRATEGIES = ("default", "mirrored", "multi_worker")
 
@@ -123,7 +125,6 @@ def training_datasets(strategy, config, ids, splits):
                 )
             train, validation = _even(train, replicas), _even(validation, replicas)
         return _repeated(train, config), validation
-    workers = strategy.extended._num_workers
     if config.batch_size % strategy.num_replicas_in_sync:
         raise GANetInputError(
             f"--batch-size {config.batch_size} must be a multiple of the "
@@ -132,6 +133,7 @@ def training_datasets(strategy, config, ids, splits):
 
     def shard(rows, labels, batch_size, shuffle):
         def dataset(context):
+            workers = context.num_input_pipelines  # one pipeline a worker
             share = len(rows) // workers  # equal shares: equal steps
             start = context.input_pipeline_id * share
             local = context.get_per_replica_batch_size(batch_size) * (strategy.num_replicas_in_sync // workers)
@@ -200,8 +202,8 @@ def prepare_model(model, strategy, ids, labels):
     model.train_step = _with_leading_axis(model.train_step)
     model.test_step = _with_leading_axis(model.test_step)
     with strategy.scope():
-        model._symbolic_build(data_batch=(ids[:2], np.asarray(labels[:2])))
-    model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
+        symbolic_build(model, data_batch=(ids[:2], np.asarray(labels[:2])))
+    skip_symbolic_build(model)
 
 
 def _with_leading_axis(step):

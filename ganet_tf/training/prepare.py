@@ -1,7 +1,7 @@
 """The one data preparation of text classification, for `train` and `tuning`.
 
 Texts -> vocabulary -> embedding matrix -> token ids, done once here, so that
-`python -m ganet_tf train` and `python -m tuning.search` give the same
+`python -m ganet_tf train` and `python -m ganet_tf tune` give the same
 vocabulary, sequence length, embeddings and token ids for the same data and
 flags.
 """

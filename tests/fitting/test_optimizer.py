@@ -44,3 +44,22 @@ def test_an_unbuilt_model_is_left_to_build_in_fit():
     assert build_optimizer(model) is model and not model.optimizer.built
     model.fit(np.ones((4, 3)), np.zeros((4, 2)), verbose=0)
     assert model.optimizer.built and model.optimizer.iterations.numpy() == 1
+
+
+def _adam_weights(gradients, accumulation_steps):
+    weights = keras.Variable(np.zeros(3, "float32"))
+    optimizer = keras.optimizers.Adam(0.1, gradient_accumulation_steps=accumulation_steps)
+    for gradient in gradients:
+        optimizer.apply_gradients([(keras.ops.convert_to_tensor(gradient), weights)])
+    return keras.ops.convert_to_numpy(weights), int(keras.ops.convert_to_numpy(optimizer.iterations))
+
+
+def test_adam_counts_its_bias_correction_per_update_under_gradient_accumulation():
+    # `train --gradient-accumulation-steps` (lra_text's dense runs) relies on
+    # Keras' Adam counting updates, not micro-batches, in its bias correction:
+    # 8 micro-batches accumulated by 4 must equal 2 plain steps on their means.
+    micro = np.random.default_rng(0).normal(size=(8, 3)).astype("float32")
+    accumulated, updates = _adam_weights(micro, 4)
+    plain, steps = _adam_weights(micro.reshape(2, 4, 3).mean(axis=1), None)
+    np.testing.assert_allclose(accumulated, plain, rtol=1e-6, atol=1e-7)
+    assert updates == steps == 2

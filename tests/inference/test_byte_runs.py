@@ -16,12 +16,38 @@ LONG = ("a fine film, good and warm. " * 10)[:LENGTH]
 TEXTS = [LONG, "bad \x00 awful", "naïve café — 東京", "x" * 100_000]
 # GA-Net on a BiLSTM, which traces in seconds (a gated Transformer's sparse buckets take minutes here).
 MODEL = ["--model", "ganet", "--auxiliary", "conv", "--hidden", "4"]
+INVALID_UTF8 = b"caf\xe9 \xff\xfe film"
 
 
 @pytest.fixture(scope="module")
 def byte_run(tmp_path_factory):
     flags = ["--tokenizer", "bytes", "--sequence-length", str(LENGTH), *MODEL]
     return made_once(tmp_path_factory, "byte_run", lambda root: train_classifier_run(root, flags))
+
+
+@pytest.fixture(scope="module")
+def byte_export(byte_run, tmp_path_factory):
+    """The byte run's SavedModel version folder (`export_saved_model`)."""
+    from ganet_tf.export import export_saved_model
+
+    def export(folder):
+        return export_saved_model(byte_run, "bytes", base=str(folder / "saved_models"))
+
+    return made_once(tmp_path_factory, "byte_export", export)
+
+
+def _served(exported, texts):
+    """The SavedModel loaded by plain TensorFlow on `texts` (raw bytes or strings)."""
+    return tf.saved_model.load(exported).signatures["serving_default"](text=tf.constant(texts))
+
+
+def _assert_same_answers(results, served):
+    assert len(results) == len(served["label"])
+    for row, item in enumerate(results):
+        assert item["label"] == served["label"][row].numpy().decode()
+        np.testing.assert_allclose(
+            list(item["probabilities"].values()), served["probabilities"][row].numpy(), rtol=1e-5, atol=1e-6
+        )
 
 
 def test_a_byte_run_records_its_tokenizer(byte_run):
@@ -33,22 +59,31 @@ def test_a_byte_run_records_its_tokenizer(byte_run):
     assert (metrics["vocabulary_size"], metrics["config"]["tokenizer"]) == (258, "bytes")
 
 
-def test_predict_and_the_saved_model_agree_on_long_and_odd_texts(byte_run, tmp_path, capsys):
-    from ganet_tf.export import export_saved_model
-
-    exported = export_saved_model(byte_run, "bytes", base=str(tmp_path / "saved_models"))  # its version folder
-    served = tf.saved_model.load(exported).signatures["serving_default"](text=tf.constant(TEXTS))
+def test_predict_and_the_saved_model_agree_on_long_and_odd_texts(byte_run, byte_export, capsys):
     assert main(["predict", "--model", byte_run, *[item for text in TEXTS for item in ("--text", text)]]) == 0
     results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(results) == len(TEXTS)
-    for row, item in enumerate(results):
-        assert item["label"] == served["label"][row].numpy().decode()
-        np.testing.assert_allclose(
-            list(item["probabilities"].values()), served["probabilities"][row].numpy(), rtol=1e-5, atol=1e-6
-        )
+    _assert_same_answers(results, _served(byte_export, TEXTS))
     # The open bytes, readable: the NUL byte as \x00, a byte of a multi-byte character as \xNN.
     shown = {token for token, _ in results[1]["attended"]} | {token for token, _ in results[2]["attended"]}
     assert shown <= set("bad awful") | {" ", "\\x00"} | set("naïvecaf—東京") | {f"\\x{b:02x}" for b in range(128, 256)}
+
+
+def test_predict_file_reads_invalid_utf8_as_the_saved_model_does(byte_run, byte_export, tmp_path, capsys):
+    # Invalid UTF-8 (a latin-1 byte, two bytes no UTF-8 text has), valid UTF-8, and both in one line.
+    lines = [INVALID_UTF8, "naïve café".encode(), "é ok \xe9".encode() + b" \xe9"]
+    path = tmp_path / "texts.txt"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert main(["predict", "--model", byte_run, "--file", str(path), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    results = [json.loads(line) for line in captured.out.splitlines()]
+    _assert_same_answers(results, _served(byte_export, lines))  # the raw bytes of each line
+    assert [item["text"] for item in results] == ["caf\\xe9 \\xff\\xfe film", "naïve café", "é ok \xe9 \\xe9"]
+    (warning,) = captured.err.splitlines()
+    assert warning.startswith("ganet_tf: warning:") and "2 lines are not valid utf-8 (line 1, 3)" in warning
+    assert "kept as they are" in warning and "latin-1" not in warning
+    # The bytes of the line, not the text of its bytes read as latin-1 (what a word-level run reads).
+    misread = _served(byte_export, [INVALID_UTF8.decode("latin-1")])["probabilities"][0].numpy()
+    assert not np.allclose(list(results[0]["probabilities"].values()), misread, rtol=0, atol=1e-7)
 
 
 def test_invalid_utf8_gives_an_answer(byte_run):
@@ -56,6 +91,10 @@ def test_invalid_utf8_gives_an_answer(byte_run):
     # Bytes a Python string cannot hold reach the model as a string tensor.
     probabilities = classifier.predict(tf.constant([b"caf\xe9 \xff\xfe film", b"\x00"]))
     assert probabilities.shape == (2, 2) and np.all(np.isfinite(probabilities))
+    # So do Python bytes: as they are, not decoded.
+    np.testing.assert_allclose(classifier.predict([b"caf\xe9 \xff\xfe film", b"\x00"]), probabilities, atol=1e-6)
+    (item,) = classifier.classify([INVALID_UTF8])
+    assert item["text"] == "caf\\xe9 \\xff\\xfe film" and item["label"] in ("neg", "pos")
     empty, nul = classifier.classify(["", "\x00"])
     assert empty["label"] is None and nul["label"] in ("neg", "pos")
 

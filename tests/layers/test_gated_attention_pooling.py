@@ -162,9 +162,38 @@ def test_attended_density_counts_the_fallback_tokens():
         layer(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
         expected = np.mean([4 / 6, 2 / 3, closed_row, 4 / 5])
         assert float(layer.attended_density.result()) == pytest.approx(expected, rel=1e-6)
+    # Without gates every real token is weighed (the empty text not counted).
     soft = GatedAttentionPooling(units=3)
     soft(STATES, mask=MASK)
-    assert not hasattr(soft, "attended_density") and soft.metrics == []
+    assert soft.metrics == [soft.attended_density] and float(soft.attended_density.result()) == 1.0
+
+
+@pytest.mark.backends
+def test_attended_density_is_tracked_when_built_from_the_inputs_shape_alone():
+    # Regression: `build(inputs_shape)` (an enclosing layer's build, Keras'
+    # `run_layer_test`) made no metric, and a built layer takes no new
+    # state, so later calls with gates counted nothing. The metric's sums
+    # are now made by every build, with or without `gates_shape`.
+    built = GatedAttentionPooling(units=3)
+    built.build(STATES.shape)
+    called = GatedAttentionPooling(units=3)
+    called(STATES, gates=GATES, gate_scores=GATE_SCORES, mask=MASK)
+    assert len(built.non_trainable_weights) == len(called.non_trainable_weights) == 2
+    built.set_weights(called.get_weights())
+    built.attended_density.reset_state()
+    built(STATES, gates=GATES, mask=MASK)
+    assert float(built.attended_density.result()) == pytest.approx(np.mean([4 / 6, 2 / 3, 4 / 4, 4 / 5]), rel=1e-6)
+    # ... and a model built around it logs the metric, on every backend.
+    states, gates = keras.Input((6, 4)), keras.Input((6,))
+    pooling = GatedAttentionPooling(units=3)
+    pooling.build((None, 6, 4))
+    context, _ = pooling(states, gates=gates)
+    model = keras.Model([states, gates], context)
+    model.compile("sgd", "mse")
+    closed = np.zeros([2, 6], "float32")
+    closed[0, :3] = 1.0  # 3/6 open, and a row pooled by the `all` fallback
+    logs = model.evaluate([STATES[:2], closed], np.zeros([2, 4]), return_dict=True, verbose=0)
+    assert logs["attended_density"] == pytest.approx((0.5 + 1.0) / 2)
 
 
 def test_attended_density_is_logged_by_fit_and_evaluate():

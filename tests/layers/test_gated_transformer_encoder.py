@@ -87,6 +87,28 @@ def test_token_dropping_keeps_open_tokens_and_passes_closed_ones(normalize_first
     np.testing.assert_array_equal(got[~OPEN], X[~OPEN])
 
 
+@pytest.mark.backends
+def test_token_dropping_in_mixed_precision():
+    # Regression: under JAX on CPU the token-dropping path failed in
+    # float16. The gathered tokens attend without gates, through Keras'
+    # `MultiHeadAttention.call` and its fused kernel, which XLA's CPU
+    # backend cannot compile in float16; Keras falls back where that fails
+    # eagerly, not inside the `keras.ops.switch` branch (traced and
+    # compiled as a whole, in an eager call too).
+    dense = GatedTransformerEncoder(16, 2, dtype="mixed_float16")
+    dropping = GatedTransformerEncoder(16, 2, token_dropping=True, sparse_buckets=[0.3, 0.6], dtype="mixed_float16")
+    half = X.astype("float16")
+    dense(half)
+    dropping(half)
+    dropping.set_weights(dense.get_weights())
+    expected = np.asarray(dense(half, padding_mask=PADDING, gates=GATES), "float32")
+    got = dropping(half, padding_mask=PADDING, gates=GATES)
+    assert keras.backend.standardize_dtype(got.dtype) == "float16"
+    got = np.asarray(got, "float32")
+    np.testing.assert_allclose(got[OPEN], expected[OPEN], atol=2e-2)
+    np.testing.assert_array_equal(got[~OPEN], half[~OPEN])
+
+
 def test_two_dropping_blocks_and_gated_pooling_equal_the_dense_stack():
     first, first_dropping = blocks()
     second, second_dropping = blocks()

@@ -102,7 +102,7 @@ import sys
 import numpy as np
 import pytest
 import keras
-import ganet_tf  # registers the layers
+import ganet_tf.layers  # registers the layers
 model = keras.models.load_model(sys.argv[1])
 np.save(sys.argv[3], model.predict(np.load(sys.argv[2]), verbose=0))
 """

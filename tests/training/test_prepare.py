@@ -5,7 +5,7 @@ from ganet_tf import cli
 from ganet_tf.data.vectorizer import standardize_text
 from ganet_tf.training.prepare import SPLITS
 from ganet_tf.training.prepare import prepare
-from tuning import search
+from ganet_tf.tuning import search
 
 
 def test_train_and_tuning_give_identical_token_ids(data_dir):

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tuning import CrossValidationTuner
-from tuning import GANetHyperModel
+from ganet_tf.tuning import CrossValidationTuner
+from ganet_tf.tuning import GANetHyperModel
 
 
 def _tuner(tmp_path, folds):

@@ -61,7 +61,7 @@ def test_one_chief_and_two_workers_share_the_trials(data_dir, tmp_path):
     command = [
         sys.executable,
         "-m",
-        "tuning.search",
+        "ganet_tf.tuning.search",
         "--dataset",
         "trec",
         "--data-dir",

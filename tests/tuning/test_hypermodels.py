@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tuning import BaselineHyperModel
-from tuning import GANetHyperModel
-from tuning import GANetTransformerHyperModel
-from tuning import SearchSpace
-from tuning import TransformerHyperModel
+from ganet_tf.tuning import BaselineHyperModel
+from ganet_tf.tuning import GANetHyperModel
+from ganet_tf.tuning import GANetTransformerHyperModel
+from ganet_tf.tuning import SearchSpace
+from ganet_tf.tuning import TransformerHyperModel
 
 VOCABULARY = 40
 

@@ -12,9 +12,9 @@ from ganet_tf.data import load_vectorizer
 from ganet_tf.data.vectorizer import vectorize
 from ganet_tf.training import TrainConfig
 from ganet_tf.training.prepare import prepare
+from ganet_tf.tuning.search import main
 from tests.conftest import REPO
 from tests.run_scores import rescore_run
-from tuning.search import main
 
 # A tiny search: 48 examples a split, 1 epoch, widths of 4, no tracing.
 LIMIT = 48
@@ -42,7 +42,8 @@ ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 def _search(data_dir, directory, *flags, tiny=TINY):
     completed = subprocess.run(
-        [sys.executable, "-m", "tuning.search", *tiny, "--data-dir", data_dir, "--directory", str(directory), *flags],
+        [sys.executable, "-m", "ganet_tf.tuning.search", *tiny, "--data-dir", data_dir, "--directory", str(directory)]
+        + list(flags),
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -201,7 +202,7 @@ def test_sparsemax_is_tuned_as_a_baseline_and_reports_its_attended_density(data_
 
 def _one_error_line(capsys):
     err = capsys.readouterr().err
-    assert err.startswith("tuning.search: error: ") and err.count("\n") == 1, err
+    assert err.startswith("ganet_tf.tuning.search: error: ") and err.count("\n") == 1, err
     return err
 
 
@@ -251,15 +252,15 @@ def test_bad_input_gives_one_error_line_and_exit_code_2(tmp_path, capsys, flags,
 
 
 def test_flag_defaults_are_the_search_configs_defaults():
-    from tuning.search import build_parser
-    from tuning.search import config_from
-    from tuning.search_config import SearchConfig
+    from ganet_tf.tuning.search import build_parser
+    from ganet_tf.tuning.search import config_from
+    from ganet_tf.tuning.search_config import SearchConfig
 
     assert config_from(build_parser().parse_args([])) == SearchConfig()
 
 
 def test_tune_help_works_from_any_folder(tmp_path):
-    """`python -m ganet_tf tune` needs no repository folder (`tuning/` installs as `ganet_tf.tuning`)."""
+    """`python -m ganet_tf tune` needs no repository folder (it runs `ganet_tf.tuning`, installed)."""
     done = subprocess.run(
         [sys.executable, "-m", "ganet_tf", "tune", "--help"],
         capture_output=True,

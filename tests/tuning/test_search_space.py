@@ -2,7 +2,7 @@ import keras_tuner
 import pytest
 
 from ganet_tf.errors import GANetInputError
-from tuning.search_space import SearchSpace
+from ganet_tf.tuning.search_space import SearchSpace
 
 PAPER_DEFAULTS = {
     "lr": 1e-3,

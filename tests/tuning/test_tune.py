@@ -3,8 +3,8 @@ import inspect
 import keras_tuner
 import pytest
 
-from tuning.oracles import make_oracle
-from tuning.search_config import SearchConfig
+from ganet_tf.tuning.oracles import make_oracle
+from ganet_tf.tuning.search_config import SearchConfig
 
 
 @pytest.mark.parametrize(
@@ -86,9 +86,9 @@ def test_transformer_hand_set_first_builds_what_train_builds(model, monkeypatch)
     from ganet_tf.models.gate_layers import GATE_DEFAULTS
     from ganet_tf.training.train import TrainConfig
     from ganet_tf.training.train import model_arguments
-    from tuning import ganet_transformer_hypermodel
-    from tuning import transformer_hypermodel
-    from tuning.tune import make_hypermodel
+    from ganet_tf.tuning import ganet_transformer_hypermodel
+    from ganet_tf.tuning import transformer_hypermodel
+    from ganet_tf.tuning.tune import make_hypermodel
 
     config = SearchConfig(model=model, tuner="random", hand_set_first=True)
     values = config.hand_set_values()
@@ -145,7 +145,7 @@ def test_a_retraining_that_diverges_writes_nothing(data_dir):
     retraining is one error line before `write_outputs` runs."""
     from ganet_tf.errors import GANetInputError
     from ganet_tf.training.prepare import prepare
-    from tuning.tune import _retrain
+    from ganet_tf.tuning.tune import _retrain
 
     fixed = {"lr": "1e38", "batch_size": "8", "aux_hidden": "4", "aux": "fnn"}
     config = SearchConfig(

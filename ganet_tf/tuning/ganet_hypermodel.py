@@ -1,8 +1,7 @@
 from ganet_tf.metrics import AccuracyDensityTradeoff
 from ganet_tf.models import build_ganet
 from ganet_tf.models.gate_layers import target_density_argument
-
-from .text_classifier_hypermodel import TextClassifierHyperModel
+from ganet_tf.tuning.text_classifier_hypermodel import TextClassifierHyperModel
 
 
 class GANetHyperModel(TextClassifierHyperModel):
@@ -31,12 +30,14 @@ class GANetHyperModel(TextClassifierHyperModel):
 
     Example:
 
+    >>> import keras_tuner
     >>> hypermodel = GANetHyperModel(num_classes=6, vocabulary_size=1000)
     >>> model = hypermodel.build(keras_tuner.HyperParameters())
     >>> tuner = keras_tuner.RandomSearch(
     ...     hypermodel, objective="val_accuracy", max_trials=20
     ... )
-    >>> tuner.search(train_ids, train_labels, epochs=10,
+    >>> # Not run by the tests: 20 trials of 10 epochs on your data.
+    >>> tuner.search(train_ids, train_labels, epochs=10,  # doctest: +SKIP
     ...              validation_data=(validation_ids, validation_labels))
     """
 

@@ -5,9 +5,10 @@
 prints the search space, runs the trials (resuming the project if it
 exists), prints `tuner.results_summary()`, retrains the best configuration
 on train + validation, tests and saves it; the last stdout line is a JSON
-object. See tuning/README.md. In the repository, `python -m tuning.search`
+object. See ganet_tf/tuning/README.md. `python -m ganet_tf.tuning.search`
 is the same command (`main`); `ganet_tf.cli` registers `tune` with
-`add_arguments` and `run`.
+`add_arguments` and `run`. Adding the flags imports neither Keras,
+TensorFlow nor KerasTuner (`--help` answers at once).
 """
 
 import argparse
@@ -22,7 +23,7 @@ from ganet_tf.command_flags import add_flag
 from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
 
-PROG = "tuning.search"
+PROG = "ganet_tf.tuning.search"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,7 +79,7 @@ def build_parser():
 
 def add_arguments(parser):
     """Adds the flags of the search to `parser` (`python -m ganet_tf tune`'s)."""
-    from .search_config import SearchConfig
+    from ganet_tf.tuning.search_config import SearchConfig
 
     defaults = SearchConfig()
     _add_search_arguments(parser, defaults)
@@ -88,10 +89,9 @@ def add_arguments(parser):
 
 def _add_search_arguments(parser, defaults):
     from ganet_tf.data import DATASETS
-
-    from .search_config import OBJECTIVES
-    from .search_config import TUNERS
-    from .search_space import MODEL_PARAMETERS
+    from ganet_tf.tuning.search_config import OBJECTIVES
+    from ganet_tf.tuning.search_config import TUNERS
+    from ganet_tf.tuning.search_space import MODEL_PARAMETERS
 
     search = parser.add_argument_group("search")
     add_flag(search, "--dataset", defaults, choices=sorted(DATASETS))
@@ -175,7 +175,7 @@ def _add_data_and_output_arguments(parser, defaults):
 
 def config_from(args):
     """The `SearchConfig` of parsed arguments."""
-    from .search_config import SearchConfig
+    from ganet_tf.tuning.search_config import SearchConfig
 
     choices = {name: _value_list(values) for name, values in args.values}
     if args.penalty_values is not None:
@@ -206,7 +206,7 @@ def run(args):
     Raises:
         GANetInputError: bad input, or a search whose trials all failed.
     """
-    from .tune import search_and_evaluate
+    from ganet_tf.tuning.tune import search_and_evaluate
 
     result = search_and_evaluate(config_from(args))
     result.pop("report", None)

@@ -1,6 +1,5 @@
 from ganet_tf.models import build_model
-
-from .text_classifier_hypermodel import TextClassifierHyperModel
+from ganet_tf.tuning.text_classifier_hypermodel import TextClassifierHyperModel
 
 BASELINES = ("bilstm", "local", "soft", "sparsemax", "entmax")
 
@@ -31,11 +30,13 @@ class BaselineHyperModel(TextClassifierHyperModel):
 
     Example:
 
+    >>> import keras_tuner
     >>> hypermodel = BaselineHyperModel("soft", num_classes=6, vocabulary_size=1000)
     >>> tuner = keras_tuner.BayesianOptimization(
     ...     hypermodel, objective="val_loss", max_trials=20
     ... )
-    >>> tuner.search(train_ids, train_labels, epochs=10,
+    >>> # Not run by the tests: 20 trials of 10 epochs on your data.
+    >>> tuner.search(train_ids, train_labels, epochs=10,  # doctest: +SKIP
     ...              validation_data=(validation_ids, validation_labels))
     """
 

@@ -3,8 +3,7 @@
 import keras_tuner
 
 from ganet_tf.errors import GANetInputError
-
-from .search_config import OBJECTIVES
+from ganet_tf.tuning.search_config import OBJECTIVES
 
 
 class _FirstTrialMixin:

@@ -3,9 +3,12 @@
 import copy
 import math
 
+from ganet_tf.command_flags import CHOICES
 from ganet_tf.errors import GANetInputError
-from ganet_tf.layers.auxiliary_network import ENCODERS
-from ganet_tf.training.train import TRANSFORMER_HEADS
+from ganet_tf.training.config import TRANSFORMER_HEADS
+
+# The auxiliary networks (`ganet_tf.layers.auxiliary_network.ENCODERS`).
+ENCODERS = CHOICES["ganet_tf.layers.auxiliary_network.ENCODERS"]
 
 # Name -> (type, lower bound, what it is). Lower bound "positive" means > 0,
 # "non_negative" >= 0; categorical names have their own list of values.
@@ -138,6 +141,7 @@ class SearchSpace:
 
     Example:
 
+    >>> import keras_tuner
     >>> space = SearchSpace("ganet").with_fixed("aux", "bilstm")
     >>> space = space.with_choices("lam", [1e-3, 1e-2])
     >>> hp = keras_tuner.HyperParameters()

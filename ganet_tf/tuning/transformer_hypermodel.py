@@ -1,7 +1,6 @@
 from ganet_tf.models import build_transformer
-from ganet_tf.training.train import TRANSFORMER_HEADS
-
-from .text_classifier_hypermodel import TextClassifierHyperModel
+from ganet_tf.training.config import TRANSFORMER_HEADS
+from ganet_tf.tuning.text_classifier_hypermodel import TextClassifierHyperModel
 
 
 def check_encoder_arguments(arguments):
@@ -68,11 +67,13 @@ class TransformerHyperModel(TextClassifierHyperModel):
 
     Example:
 
+    >>> import keras_tuner
     >>> hypermodel = TransformerHyperModel(num_classes=6, vocabulary_size=1000)
     >>> tuner = keras_tuner.RandomSearch(
     ...     hypermodel, objective="val_accuracy", max_trials=20
     ... )
-    >>> tuner.search(train_ids, train_labels, epochs=10,
+    >>> # Not run by the tests: 20 trials of 10 epochs on your data.
+    >>> tuner.search(train_ids, train_labels, epochs=10,  # doctest: +SKIP
     ...              validation_data=(validation_ids, validation_labels))
     """
 

@@ -4,8 +4,7 @@ import tensorflow as tf
 
 from ganet_tf.data import make_dataset
 from ganet_tf.training.train import compile_model
-
-from .search_space import SearchSpace
+from ganet_tf.tuning.search_space import SearchSpace
 
 # Batch size of validation passes: it changes no result, only speed.
 EVALUATION_BATCH_SIZE = 128
@@ -48,6 +47,8 @@ class TextClassifierHyperModel(keras_tuner.HyperModel):
 
     Example:
 
+    >>> import keras_tuner
+    >>> import ganet_tf
     >>> class OneLayerHyperModel(TextClassifierHyperModel):
     ...     model_name = "bilstm"
     ...
@@ -58,7 +59,10 @@ class TextClassifierHyperModel(keras_tuner.HyperModel):
     >>> hypermodel = OneLayerHyperModel(num_classes=2, vocabulary_size=1000)
     >>> hp = keras_tuner.HyperParameters()
     >>> model = hypermodel.build(hp)
-    >>> history = hypermodel.fit(hp, model, ids, labels, epochs=1)
+    >>> ids, labels = np.random.randint(2, 1000, size=(32, 12)), np.arange(32) % 2
+    >>> history = hypermodel.fit(hp, model, ids, labels, epochs=1, verbose=0)
+    >>> len(history.epoch)
+    1
     """
 
     # The `SearchSpace` model whose hyperparameters the subclass tunes.

@@ -1,6 +1,6 @@
 """The search workflow: search hyperparameters with KerasTuner, retrain the
 best, test it; the library behind `python -m ganet_tf tune` (and `python -m
-tuning.search`). Its settings are `search_config.SearchConfig`, its oracles
+ganet_tf.tuning.search`). Its settings are `search_config.SearchConfig`, its oracles
 `oracles.make_oracle`, its models the hypermodels of this package."""
 
 import json
@@ -22,18 +22,17 @@ from ganet_tf.policy.stop_signal_check import StopSignalCheck
 from ganet_tf.training.evaluate import evaluate_model
 from ganet_tf.training.prepare import prepare
 from ganet_tf.training.train import write_outputs
-
-from .baseline_hypermodel import BaselineHyperModel
-from .cross_validation_tuner import CrossValidationTuner
-from .cross_validation_tuner import failure_reason
-from .ganet_hypermodel import GANetHyperModel
-from .ganet_transformer_hypermodel import GANetTransformerHyperModel
-from .oracles import make_oracle
-from .search_config import OBJECTIVES
-from .search_config import SETTINGS_FILE
-from .search_config import has_gates
-from .search_config import is_transformer
-from .transformer_hypermodel import TransformerHyperModel
+from ganet_tf.tuning.baseline_hypermodel import BaselineHyperModel
+from ganet_tf.tuning.cross_validation_tuner import CrossValidationTuner
+from ganet_tf.tuning.cross_validation_tuner import failure_reason
+from ganet_tf.tuning.ganet_hypermodel import GANetHyperModel
+from ganet_tf.tuning.ganet_transformer_hypermodel import GANetTransformerHyperModel
+from ganet_tf.tuning.oracles import make_oracle
+from ganet_tf.tuning.search_config import OBJECTIVES
+from ganet_tf.tuning.search_config import SETTINGS_FILE
+from ganet_tf.tuning.search_config import has_gates
+from ganet_tf.tuning.search_config import is_transformer
+from ganet_tf.tuning.transformer_hypermodel import TransformerHyperModel
 
 # KerasTuner's environment for distributed tuning (chief + workers).
 TUNER_ID_ENV = "KERASTUNER_TUNER_ID"

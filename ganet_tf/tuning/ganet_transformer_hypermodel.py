@@ -1,8 +1,7 @@
 from ganet_tf.models import build_ganet_transformer
-
-from .ganet_hypermodel import GANetHyperModel
-from .transformer_hypermodel import check_encoder_arguments
-from .transformer_hypermodel import encoder_arguments
+from ganet_tf.tuning.ganet_hypermodel import GANetHyperModel
+from ganet_tf.tuning.transformer_hypermodel import check_encoder_arguments
+from ganet_tf.tuning.transformer_hypermodel import encoder_arguments
 
 
 class GANetTransformerHyperModel(GANetHyperModel):
@@ -32,6 +31,7 @@ class GANetTransformerHyperModel(GANetHyperModel):
 
     Example:
 
+    >>> import keras_tuner
     >>> hypermodel = GANetTransformerHyperModel(num_classes=6, vocabulary_size=1000)
     >>> model = hypermodel.build(keras_tuner.HyperParameters())
     >>> tuner = keras_tuner.RandomSearch(

@@ -7,13 +7,11 @@ import os
 
 from ganet_tf.data import DATASETS
 from ganet_tf.errors import GANetInputError
-from ganet_tf.models import MODEL_BUILDERS
 from ganet_tf.policy import check_number
 from ganet_tf.policy.renamed_keys import RENAMED_KEYS
-from ganet_tf.training.train import TrainConfig
-
-from .search_space import MODEL_PARAMETERS
-from .search_space import SearchSpace
+from ganet_tf.training.config import TrainConfig
+from ganet_tf.tuning.search_space import MODEL_PARAMETERS
+from ganet_tf.tuning.search_space import SearchSpace
 
 TUNERS = ("random", "bayesian", "hyperband")
 # Objective flag -> (logged metric, direction).
@@ -56,6 +54,8 @@ def _hand_set_value(model, name):
     its flag's default (the gate options' hyperparameters keep their old
     names, `RENAMED_KEYS`), else the builder's (`train` has no
     `--num-layers`)."""
+    from ganet_tf.models import MODEL_BUILDERS
+
     field = RENAMED_KEYS.get(name, name)
     if hasattr(_HAND_SET, field):
         return getattr(_HAND_SET, field)
@@ -64,7 +64,7 @@ def _hand_set_value(model, name):
 
 @dataclasses.dataclass
 class SearchConfig:
-    """Everything that decides one search (the `tuning.search` flags).
+    """Everything that decides one search (the `tune` flags).
 
     `fixed` maps hyperparameter names to one value, `choices` to a list of
     values and `ranges` to `(min, max, step)` (step None for floats); they

@@ -54,6 +54,9 @@ class CrossValidationTuner(keras_tuner.Tuner):
 
     Example:
 
+    >>> import keras_tuner
+    >>> from ganet_tf.tuning import GANetHyperModel
+    >>> matrix = np.random.rand(1000, 50).astype("float32")  # e.g. GloVe rows
     >>> oracle = keras_tuner.oracles.BayesianOptimizationOracle(
     ...     objective=keras_tuner.Objective("val_accuracy", "max"),
     ...     max_trials=20,
@@ -62,7 +65,8 @@ class CrossValidationTuner(keras_tuner.Tuner):
     ...     oracle, GANetHyperModel(6, embeddings=matrix), folds=5,
     ...     directory="tuning_runs", project_name="trec",
     ... )
-    >>> tuner.search(train_ids, train_labels, epochs=10,
+    >>> # Not run by the tests: 20 trials of 5 folds of 10 epochs on your data.
+    >>> tuner.search(train_ids, train_labels, epochs=10,  # doctest: +SKIP
     ...              validation_data=(validation_ids, validation_labels))
     """
 

@@ -6,12 +6,12 @@ parameter (`add_test_gate_arguments`), turned into the rule of
 `ganet_tf.policy.trained_run.inference_rule` (`inference_rule_of`).
 """
 
+from ganet_tf.command_flags import CHOICES
+
 
 def add_test_gate_arguments(parser):
     """`--inference-mode` and its parameter, for the commands that read a
     trained run (`predict`, `explain`, `export`, `evaluate`, `translate`)."""
-    from ganet_tf.layers.gate_sampler import INFERENCE_MODES
-
     group = parser.add_argument_group(
         "test gates",
         "serve a gated run (GA-Net, or seq2seq --attention gated) under another test-gate rule than the one it "
@@ -20,7 +20,7 @@ def add_test_gate_arguments(parser):
     )
     group.add_argument(
         "--inference-mode",
-        choices=INFERENCE_MODES,
+        choices=CHOICES["ganet_tf.layers.gate_sampler.INFERENCE_MODES"],
         help="p > 0.5, a Bernoulli sample, the round(rho T) most probable tokens, or as many as each text's p say",
     )
     group.add_argument(
