@@ -13,6 +13,7 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 from experiments.protocol import HELD_OUT
+from experiments.protocol import LRA_RECOMMENDED
 from experiments.protocol import TUNING
 
 
@@ -209,6 +210,14 @@ def lra_text(study, root):
         ("epochs (best)", lambda group: ", ".join(f"{r['epochs_trained']} ({r['best_epoch']})" for r in group)),
     ]
     rows = tables.groups(runs, ("setting",), (_axis(study, "setting"),))
+    recommended = [run["test_accuracy"] for run in runs if run["setting"] == LRA_RECOMMENDED]
+
+    def gap(group):  # how far the recommended gated recipe's mean test accuracy is above this setting's
+        if not recommended or group[0]["setting"] == LRA_RECOMMENDED:
+            return "-"
+        return f"{np.mean(recommended) - np.mean([run['test_accuracy'] for run in group]):+.4f}"
+
+    columns.insert(5, (f"{LRA_RECOMMENDED} − this (test)", gap))
     curve = [
         f"- {run['name']}: "
         + (", ".join(f"{seconds / 60:.0f} min {accuracy:.4f}" for seconds, accuracy in points) or NO_EPOCH_TIMES)

@@ -1,6 +1,7 @@
 """One test harness for every ganet_tf layer, in the spirit of Keras'
 `run_layer_test`: config round trip, `.keras` round trip, a fit step,
-mixed precision and masked rows, each asserting real values."""
+mixed precision and masked rows, each asserting real values; and Keras'
+`run_layer_test` itself (`run_keras_layer_test`)."""
 
 import keras
 import numpy as np
@@ -238,7 +239,8 @@ def run_keras_layer_test(
 
     Keras' harness passes `call_kwargs` to the eager and symbolic calls but
     not to `build`, the fit step or `compute_output_spec`: a layer with
-    several tensor inputs whose `build` needs their shapes takes them as
+    several tensor inputs whose `build` needs their shapes (or whose `call`
+    requires one, as `GatedSourceAttention`'s `gates`) takes them as
     `input_shape={"query_shape": ..., "value_shape": ...}` (Keras makes
     random float32 tensors of them, passed by name; the fit step, which
     passes them as one dict, must then be off).

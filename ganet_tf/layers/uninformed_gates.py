@@ -28,8 +28,8 @@ class UninformedGates(keras.layers.Layer):
     The chosen tokens get the logit `+logit`, the other real tokens
     `-logit`, padded positions a large negative value. With the default
     `logit=20`, a `GateSampler` relaxes them to gates within about 2e-9 of
-    1 and 0 at temperature 1, and its `top_k` rule at `density` opens the
-    chosen tokens (for `"strided"`, give or take the last one).
+    1 and 0 at temperature 1, and its `threshold` rule opens exactly the
+    chosen tokens (the GA-Net builders' test rule for these gates).
 
     Args:
         rule: `"random"` or `"strided"`. Defaults to `"random"`.

@@ -64,19 +64,31 @@ def build_convolution(
         - [Tay et al., 2021](https://arxiv.org/abs/2011.04006), Long Range
           Arena: A Benchmark for Efficient Transformers.
     """
+    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
+    states = dilated_convolutions(embedded, mask, hidden_dim, dilation_rates)
+    context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
+    probabilities = classifier_head(context, num_classes, dropout)
+    return keras.Model(token_ids, probabilities, name=name)
+
+
+def dilated_convolutions(x, mask, hidden_dim=20, dilation_rates=(1, 2, 4, 8)):
+    """The convolutions of `AuxiliaryNetwork(encoder="conv")` on `x`, as
+    layers of a functional model: one `Conv1D` (kernel 3, ReLU,
+    `hidden_dim` filters, `padding="same"`) per rate, named
+    `convolution_1`, ..., each reading the padded positions (`mask`
+    False) as zeros, so that padding changes no real token's states.
+
+    Returns the states `(batch, steps, hidden_dim)`.
+    """
     if not isinstance(hidden_dim, int) or hidden_dim <= 0:
         raise ValueError(f"`hidden_dim` must be a positive integer. Received: hidden_dim={hidden_dim}")
     dilation_rates = tuple(dilation_rates)
     if not dilation_rates or not all(isinstance(rate, int) and rate > 0 for rate in dilation_rates):
         raise ValueError(f"`dilation_rates` must be positive integers. Received: dilation_rates={dilation_rates}")
-    token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
-    real = ops.expand_dims(ops.cast(mask, embedded.dtype), -1)
-    states = embedded
+    real = ops.expand_dims(ops.cast(mask, x.dtype), -1)
     for index, rate in enumerate(dilation_rates):
         convolution = keras.layers.Conv1D(
             hidden_dim, 3, padding="same", dilation_rate=rate, activation="relu", name=f"convolution_{index + 1}"
         )
-        states = convolution(states * ops.cast(real, states.dtype))
-    context, _ = GatedAttentionPooling(units=attention_units, name="attention")(states, mask=mask)
-    probabilities = classifier_head(context, num_classes, dropout)
-    return keras.Model(token_ids, probabilities, name=name)
+        x = convolution(x * ops.cast(real, x.dtype))
+    return x

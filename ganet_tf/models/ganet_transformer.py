@@ -14,6 +14,9 @@ from ganet_tf.models.transformer import check_transformer_arguments
 from ganet_tf.models.transformer import encoder_blocks
 from ganet_tf.models.transformer import transformer_inputs
 
+# The stems the gates and the encoder may share (None: none).
+STEMS = (None, "conv")
+
 
 def build_ganet_transformer(
     num_classes,
@@ -32,6 +35,7 @@ def build_ganet_transformer(
     sparse_buckets=COARSE_SPARSE_BUCKETS,
     sparse_bucket_multiple=1,
     sparse_training=False,
+    stem=None,
     dropout=0.1,
     sequence_length=None,
     seed=None,
@@ -82,6 +86,15 @@ def build_ganet_transformer(
         sparse_training: bool, encoder blocks compute only the `top_k`
             tokens of the relaxed gates while training (needs a
             `target_density` or `inference_density`). Defaults to `False`.
+        stem: None or `"conv"`: a stem that the gates and the encoder
+            share. `"conv"` runs the dilated convolutions of the `"conv"`
+            auxiliary network (`auxiliary_hidden_dim` filters) over every
+            token; the auxiliary network then reads the stem's states
+            (`auxiliary="fnn"` gates each token by its stem state alone),
+            and the encoder input is the embeddings joined with them, so
+            the attention over the open tokens sees each one's context.
+            Defaults to `None` (the gates and the encoder read the
+            embeddings).
         name: model name.
         **gate_options: the options of the gate branch, as in
             `build_ganet`, except that with a `target_density` and no
@@ -99,6 +112,8 @@ def build_ganet_transformer(
         - [Goyal et al., 2020](https://arxiv.org/abs/2001.08950), PoWER-BERT.
     """
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
+    if stem not in STEMS:
+        raise ValueError(f"`stem` must be one of {STEMS}. Received: stem={stem}")
     options = with_gate_defaults(gate_options)
     target_density, inference_density = options["target_density"], options["inference_density"]
     training_density = None
@@ -110,8 +125,9 @@ def build_ganet_transformer(
                 "`target_density` or `inference_density`. "
                 f"Received: target_density={target_density}, inference_density={inference_density}"
             )
+    stem_dim = options["auxiliary_hidden_dim"] if stem == "conv" else None
     token_ids, embedded, x, mask = transformer_inputs(
-        vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
+        vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length, stem_dim
     )
     gate_logits, gates = gated_tokens(embedded, options, seed)
     real = ops.cast(mask, gates.dtype)

@@ -64,7 +64,9 @@ def gated_tokens(embedded, options, seed=None, target_rule="top_k"):
     """The gate branch of a GA-Net builder, applied to its embeddings.
 
     Resolves the defaults that follow from the target density
-    (`resolve_gate_defaults`), makes the three `gate_layers` and runs them:
+    (`resolve_gate_defaults`; the gates of `UNINFORMED_RULES` test with
+    `"threshold"`, which opens the tokens they chose), makes the three
+    `gate_layers` and runs them:
     auxiliary network -> gate logits -> `GateSampler` -> `GateSparsity`.
 
     Args:
@@ -79,6 +81,9 @@ def gated_tokens(embedded, options, seed=None, target_rule="top_k"):
         `(gate_logits, gates)`, both `(batch, steps)`.
     """
     options = dict(options)
+    if options["auxiliary"] in UNINFORMED_RULES and options["inference_mode"] is None:
+        # Their logits are +-20: p > 0.5 opens exactly the tokens they chose.
+        options["inference_mode"] = "threshold"
     resolved = resolve_gate_defaults(
         options["initial_gate_logit"],
         options["target_density"],

@@ -8,6 +8,7 @@ from ganet_tf.layers import GatedTransformerEncoder
 from ganet_tf.layers.position_embedding import PositionEmbedding
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
+from ganet_tf.models.convolution import dilated_convolutions
 
 
 def check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length):
@@ -25,14 +26,22 @@ def check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length):
         )
 
 
-def transformer_inputs(vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length):
+def transformer_inputs(
+    vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length, stem_dim=None
+):
     """Token ids -> embeddings (projected to `hidden_dim` when their width
     differs) + learned positions. Returns `(token_ids, embedded, x, mask)`:
     `embedded` are the token embeddings the auxiliary network reads, `x`
-    the encoder input."""
+    the encoder input. With `stem_dim`, a convolution stem
+    (`dilated_convolutions`, `stem_dim` filters) reads the embeddings:
+    `embedded` is then its states, and the encoder input is the embeddings
+    and the stem's states joined and projected to `hidden_dim`."""
     token_ids, embedded, mask = embedded_tokens(vocabulary_size, embeddings, embedding_dim, dropout, sequence_length)
     x = embedded
-    if embedded.shape[-1] != hidden_dim:
+    if stem_dim is not None:
+        embedded = dilated_convolutions(x, mask, stem_dim)
+        x = keras.layers.Concatenate(name="embeddings_and_stem")([x, embedded])
+    if x.shape[-1] != hidden_dim:
         x = keras.layers.Dense(hidden_dim, name="embedding_projection")(x)
     positions = PositionEmbedding(max_length, name="position_embedding")(x)
     x = keras.layers.Add(name="embeddings_and_positions")([x, positions])

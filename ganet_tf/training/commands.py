@@ -105,6 +105,12 @@ def _add_gate_arguments(model, defaults):
     model.add_argument(
         "--sparse-training", action=argparse.BooleanOptionalAction, default=None, help=sparse_training_help
     )
+    stems = [stem for stem in CHOICES["ganet_tf.models.ganet_transformer.STEMS"] if stem is not None]
+    stem_help = (
+        "ganet_transformer: conv runs the conv gate network's convolutions over every token; the gates read their "
+        "states and the encoder the embeddings joined with them (default: none)"
+    )
+    add_flag(model, "--stem", defaults, choices=stems, help=stem_help)
 
 
 def _add_complement_arguments(model, defaults):

@@ -88,6 +88,8 @@ class TrainConfig:
     # ganet_transformer: blocks train on the top_k tokens only. None: on
     # whenever a density rho is given (`sparse_training_on`).
     sparse_training: bool = None
+    # ganet_transformer: a stem the gates and the encoder share ("conv"), or none.
+    stem: str = None
     # ganet: weight of the complement loss (0: none).
     complement_weight: float = 0.0
     # ganet: what the complement loss reads, "states" (attention over the

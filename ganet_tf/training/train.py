@@ -71,6 +71,7 @@ MODEL_FLAGS = {
     "window": ("local",),
     **dict.fromkeys(("num_heads", "num_layers", "intermediate_dim"), TRANSFORMER_MODELS),
     "sparse_training": ("ganet_transformer",),
+    "stem": ("ganet_transformer",),
     "complement_weight": ("ganet",),
     "complement": ("ganet",),
     "complement_target": ("ganet",),
@@ -134,6 +135,8 @@ def model_arguments(config, splits, embeddings):
         arguments["hidden_dim"] = config.auxiliary_hidden_dim
     if config.model == "ganet_transformer" and sparse_training_on(config):
         arguments["sparse_training"] = True
+    if config.model == "ganet_transformer" and config.stem:
+        arguments["stem"] = config.stem
     if config.model == "ganet" and config.complement_weight:
         arguments["complement_weight"] = config.complement_weight
         if config.complement != "states":

@@ -59,7 +59,7 @@ SELF_ATTENTION = {"query_shape": SEQUENCE, "value_shape": SEQUENCE}
 
 DENSE, DENSE_WITHOUT_BIAS, RECURRENT_CELL, CONVOLUTION, LAYER_NORM = 2, 1, 3, 2, 2
 # `keras.layers.MultiHeadAttention` (bias on): query, key, value and output
-# projections, and with `use_gate` the gate's.
+# projections.
 ATTENTION_PROJECTIONS = 4 * DENSE
 LAYER_MEAN = 2  # its `_total` and `_count` sums
 
@@ -115,10 +115,12 @@ def additive_pooling_counts():
     return DENSE + DENSE_WITHOUT_BIAS, LAYER_MEAN, 0
 
 
-def attention_counts(dropout=0.0, use_bias=True, **_):
-    """`MultiHeadAttention`'s four projections (one weight each without
-    bias) and its attention dropout."""
-    return (ATTENTION_PROJECTIONS if use_bias else ATTENTION_PROJECTIONS // 2), 0, dropout_seeds(dropout)
+def attention_counts(dropout=0.0, use_bias=True, use_gate=False, **_):
+    """`MultiHeadAttention`'s four projections and with `use_gate` the
+    output gate's (`EinsumDense`s: one weight each without bias), and its
+    attention dropout."""
+    projections = 4 + int(use_gate)
+    return projections * (DENSE if use_bias else DENSE_WITHOUT_BIAS), 0, dropout_seeds(dropout)
 
 
 def transformer_counts(dropout=0.0, **_):
@@ -277,13 +279,13 @@ def gated_multi_head_attention_cases():
         # Its sparse path without query dropping runs in the blocks of
         # `GatedTransformerEncoder`'s `sparse_inference` case.
         (
-            "query_dropping",
-            {**base, "sparse_inference": True, "query_dropping": True, "sparse_buckets": [0.5]},
+            "query_dropping_output_gate",
+            {**base, "sparse_inference": True, "query_dropping": True, "sparse_buckets": [0.5], "use_gate": True},
             {"gates": GATES},
         ),
         (
-            "sparse_training",
-            {**base, "sparse_training": True, "training_density": 0.5},
+            "sparse_training_without_bias",
+            {**base, "sparse_training": True, "training_density": 0.5, "use_bias": False},
             {"gates": RELAXED, "training": True},
         ),
     ]

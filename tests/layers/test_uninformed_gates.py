@@ -59,17 +59,26 @@ def test_the_same_seed_draws_the_same_tokens():
 @pytest.mark.parametrize("rule", ["random", "strided"])
 @pytest.mark.parametrize("training", [True, False])
 def test_a_gate_sampler_opens_the_chosen_tokens(rule, training):
-    # Relaxed at temperature 1 (training) or top_k at the same density (test):
-    # the gates are the chosen tokens.
+    # Relaxed at temperature 1 (training) or by threshold (test, the GA-Net
+    # builders' rule for these gates): the gates are the chosen tokens.
     layer = UninformedGates(rule=rule, density=0.3, seed=1)
     logits = layer(EMBEDDED, mask=MASK)
-    sampler = GateSampler(temperature=1.0, inference_mode="top_k", inference_density=0.3, seed=0)
+    sampler = GateSampler(temperature=1.0, inference_mode="threshold", seed=0)
     gates = keras.ops.convert_to_numpy(sampler(logits, mask=MASK, training=training))
-    chosen = _chosen(logits)
-    if rule == "strided" and not training:
-        # ceil(T / 3) chosen, of which top_k keeps the first round(0.3 T).
-        chosen = chosen & (np.cumsum(chosen, axis=1) <= np.array([[3], [2], [0]]))
-    np.testing.assert_allclose(gates, chosen.astype("float32"), atol=1e-6)
+    np.testing.assert_allclose(gates, _chosen(logits).astype("float32"), atol=1e-6)
+
+
+@pytest.mark.backends
+def test_the_builders_test_with_the_tokens_chosen():
+    from ganet_tf.models import build_ganet_transformer
+
+    model = build_ganet_transformer(2, vocabulary_size=20, hidden_dim=8, num_heads=2, auxiliary="strided", seed=0)
+    assert model.get_layer("gates").inference_mode == "threshold"
+    assert model.get_layer("auxiliary").density == 0.3  # the builders' default target density
+    with pytest.raises(ValueError, match="give rho as `target_density` or `inference_density`"):
+        build_ganet_transformer(
+            2, vocabulary_size=20, hidden_dim=8, num_heads=2, auxiliary="random", target_density=None
+        )
 
 
 def test_the_layer_test_harness(tmp_path):

@@ -42,9 +42,11 @@ def test_bad_builder_arguments():
         build_model("soft", 2, vocabulary_size=10, dropout=1.5)
     assert sorted(MODEL_BUILDERS) == [
         "bilstm",
+        "conv",
         "entmax",
         "ganet",
         "ganet_transformer",
+        "linear_transformer",
         "local",
         "soft",
         "sparsemax",

@@ -92,3 +92,35 @@ def test_sparse_training_fits_under_xla_and_trains_the_gate_network(tmp_path):
     check_serving_archive(reloaded, tmp_path)
     with pytest.raises(ValueError, match="target_density"):
         small(sparse_training=True, target_density=None)
+
+
+def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
+    model = build_ganet_transformer(
+        3,
+        vocabulary_size=50,
+        embedding_dim=6,
+        hidden_dim=8,
+        num_heads=2,
+        max_length=16,
+        attention_units=4,
+        stem="conv",
+        auxiliary="fnn",
+        auxiliary_hidden_dim=5,
+        target_density=0.4,
+        sparse_training=True,
+        seed=0,
+    )
+    # The gates read the stem's states; the encoder its join with the embeddings.
+    assert model.get_layer("auxiliary").input.shape[-1] == 5
+    assert model.get_layer("embeddings_and_stem").output.shape[-1] == 6 + 5
+    model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
+    stem_before = keras.ops.convert_to_numpy(model.get_layer("convolution_1").kernel)
+    history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    assert not np.allclose(stem_before, keras.ops.convert_to_numpy(model.get_layer("convolution_1").kernel))
+    probabilities = keras.ops.convert_to_numpy(model.predict(IDS, verbose=0))
+    model.save(tmp_path / "stem.keras")
+    reloaded = keras.models.load_model(tmp_path / "stem.keras")
+    np.testing.assert_allclose(reloaded.predict(IDS, verbose=0), probabilities, atol=1e-6)
+    with pytest.raises(ValueError, match="`stem` must be one of"):
+        build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, stem="lstm")

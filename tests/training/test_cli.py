@@ -113,6 +113,33 @@ def test_baselines_through_the_library(data_dir, model):
 
 
 @pytest.mark.usefixtures("eager_functions")
+@pytest.mark.parametrize(
+    "model, options",
+    [
+        ("conv", {}),
+        ("linear_transformer", {}),
+        ("ganet_transformer", {"auxiliary": "random", "target_density": 0.2}),
+        ("ganet", {"auxiliary": "strided", "target_density": 0.5}),
+    ],
+)
+def test_the_long_document_controls_through_the_library(data_dir, model, options):
+    # lra_text's controls (issue 86): convolutions alone, linear attention, and
+    # gates that choose without reading the tokens.
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training import train_and_evaluate
+
+    tiny = {"limit": 64, "epochs": 1, "hidden": 4, "auxiliary_hidden_dim": 3, "glove_vocabulary": 0, "verbose": 0}
+    result = train_and_evaluate(TrainConfig(dataset="sst2", data_dir=data_dir, model=model, **tiny, **options))
+    assert result["test_examples"] == 64 and 0 <= result["test_accuracy"] <= 1
+    if "auxiliary" in options:
+        # top_k for the Transformer: round(0.2 T) of each text; strided
+        # nucleus for GA-Net: every other real token (about half).
+        assert result["test_attended_density"] == pytest.approx(options["target_density"], abs=0.1)
+    else:
+        assert result["test_density"] is None
+
+
+@pytest.mark.usefixtures("eager_functions")
 def test_custom_files(tmp_path):
     lines = [f"{'pos' if i % 2 else 'neg'} {'good fine' if i % 2 else 'bad awful'} film {i}" for i in range(40)]
     (tmp_path / "train.txt").write_text("\n".join(lines))
