@@ -126,9 +126,27 @@ def _batches(args, source, keep_bytes=False):
     if source is not None:
         yield from source.batches(args.batch_size, keep_bytes)
         return
-    texts = list(args.text)
+    texts = [command_line_text(text, keep_bytes) for text in args.text]
     for start in range(0, len(texts), args.batch_size):
         yield [(None, text) for text in texts[start : start + args.batch_size]]
+
+
+def command_line_text(text, keep_bytes=False):
+    """A `--text` value as a --file line with the same bytes is read.
+
+    Python holds the bytes of an argument that are not valid UTF-8 as
+    surrogates (`surrogateescape`), which no model reads. Such a text comes
+    back as its bytes with `keep_bytes` (a byte-level run), else with them
+    read as Latin-1 and a warning; any other text is returned as it is.
+    """
+    raw = text.encode("utf-8", "surrogateescape")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if keep_bytes:
+            return raw
+        warn("a --text holds bytes that are not valid UTF-8: they were read as latin-1.")
+        return raw.decode("latin-1")
 
 
 def _stream(args, source, run_batch, keep_bytes=False):

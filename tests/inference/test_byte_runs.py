@@ -124,3 +124,21 @@ def test_evaluate_a_folder_that_is_no_run(tmp_path, capsys):
     assert main(["evaluate", "--model", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ganet_tf: error:") and "train --out" in err[0]
+
+
+def test_predict_text_reads_invalid_utf8_as_predict_file_does(byte_run, byte_export, capsys):
+    # Python holds an argument's bytes that are not UTF-8 as surrogates.
+    argument = INVALID_UTF8.decode("utf-8", "surrogateescape")
+    assert main(["predict", "--model", byte_run, "--text", argument]) == 0
+    (result,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    _assert_same_answers([result], _served(byte_export, [INVALID_UTF8]))
+    assert result["text"] == "caf\\xe9 \\xff\\xfe film"
+
+
+def test_a_word_level_run_reads_such_an_argument_as_latin_1(capsys):
+    from ganet_tf.inference.commands import command_line_text
+
+    assert command_line_text("naïve") == "naïve" and command_line_text("naïve", keep_bytes=True) == "naïve"
+    assert command_line_text("caf\udce9", keep_bytes=True) == b"caf\xe9"
+    assert command_line_text("caf\udce9") == "café"
+    assert "read as latin-1" in capsys.readouterr().err
