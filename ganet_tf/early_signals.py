@@ -25,8 +25,19 @@ def record(signum, frame):
     received.append(signum)
 
 
+# Set by `ganet_tf.__main__`: this interpreter runs the command line,
+# however it started it (`python -m ganet_tf`, `runpy.run_module`).
+_RUNNING_MAIN = [False]
+
+
+def mark_command():
+    """Records that `ganet_tf.__main__` runs in this interpreter."""
+    _RUNNING_MAIN[0] = True
+
+
 def started_as_command(orig_argv=None, argv0=None):
-    """Whether this interpreter runs `python -m ganet_tf` or the `ganet-tf` script.
+    """Whether this interpreter runs `python -m ganet_tf` (or `ganet_tf.__main__`
+    another way) or the `ganet-tf` script.
 
     Args:
         orig_argv: the interpreter's command line (default `sys.orig_argv`).
@@ -35,6 +46,8 @@ def started_as_command(orig_argv=None, argv0=None):
     Returns:
         True for `python [options] -m ganet_tf ...` and `ganet-tf ...`.
     """
+    if _RUNNING_MAIN[0] and orig_argv is None and argv0 is None:
+        return True
     orig_argv = list(getattr(sys, "orig_argv", []) if orig_argv is None else orig_argv)
     argv0 = (sys.argv[:1] or [""])[0] if argv0 is None else argv0
     if "-m" in orig_argv[1:]:
