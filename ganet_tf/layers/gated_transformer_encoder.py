@@ -6,6 +6,7 @@ from ganet_tf.keras_compat import get_mask
 from ganet_tf.layers.argument_checks import is_real
 from ganet_tf.layers.gated_multi_head_attention import GATE_FLOOR
 from ganet_tf.layers.gated_multi_head_attention import GatedMultiHeadAttention
+from ganet_tf.layers.initializers import clone_initializer
 from ganet_tf.layers.sparse_gather import ATTENTION_SLOTS
 from ganet_tf.layers.sparse_gather import DEFAULT_SPARSE_BUCKETS
 from ganet_tf.layers.sparse_gather import branch_dropout_seed
@@ -20,11 +21,6 @@ from ganet_tf.layers.sparse_gather import set_sparse_options
 from ganet_tf.layers.sparse_gather import static_steps
 from ganet_tf.layers.sparse_gather import straight_through_ones
 from ganet_tf.layers.sparse_gather import training_buckets
-
-
-def _clone_initializer(initializer):
-    initializer = keras.initializers.get(initializer)
-    return initializer.__class__.from_config(initializer.get_config())
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -179,8 +175,8 @@ class GatedTransformerEncoder(keras.layers.Layer):
             num_heads=self.num_heads,
             key_dim=hidden_dim // self.num_heads,
             dropout=self.dropout,
-            kernel_initializer=_clone_initializer(self.kernel_initializer),
-            bias_initializer=_clone_initializer(self.bias_initializer),
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             sparse_inference=self.sparse_inference,
             sparse_buckets=self.sparse_buckets,
             sparse_bucket_multiple=self.sparse_bucket_multiple,
@@ -200,16 +196,16 @@ class GatedTransformerEncoder(keras.layers.Layer):
         self._feedforward_intermediate_dense = keras.layers.Dense(
             self.intermediate_dim,
             activation=self.activation,
-            kernel_initializer=_clone_initializer(self.kernel_initializer),
-            bias_initializer=_clone_initializer(self.bias_initializer),
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             name="feedforward_intermediate_dense",
             **common,
         )
         self._feedforward_intermediate_dense.build(inputs_shape)
         self._feedforward_output_dense = keras.layers.Dense(
             hidden_dim,
-            kernel_initializer=_clone_initializer(self.kernel_initializer),
-            bias_initializer=_clone_initializer(self.bias_initializer),
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             name="feedforward_output_dense",
             **common,
         )

@@ -2,6 +2,7 @@ import keras
 from keras import ops
 
 from ganet_tf.layers.argument_checks import is_real
+from ganet_tf.layers.initializers import clone_initializer
 
 
 @keras.saving.register_keras_serializable(package="ganet_tf")
@@ -93,8 +94,8 @@ class LinearAttention(keras.layers.Layer):
             "abc,cde->abde",
             output_shape=(None, heads, width),
             bias_axes="de",
-            kernel_initializer=_clone(self.kernel_initializer),
-            bias_initializer=_clone(self.bias_initializer),
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             dtype=self.dtype_policy,
             name=name,
         )
@@ -116,8 +117,8 @@ class LinearAttention(keras.layers.Layer):
             "abcd,cde->abe",
             output_shape=(None, query_shape[-1]),
             bias_axes="e",
-            kernel_initializer=_clone(self.kernel_initializer),
-            bias_initializer=_clone(self.bias_initializer),
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             dtype=self.dtype_policy,
             name="attention_output",
         )
@@ -131,8 +132,7 @@ class LinearAttention(keras.layers.Layer):
         values = ops.cast(self.value_dense(value), "float32")
         if value_mask is not None:
             kept = ops.cast(value_mask, "float32")[:, :, None, None]
-            phi_key = phi_key * kept
-            values = values * kept
+            phi_key = phi_key * kept  # zero in both sums: numerator and normaliser
         # The two sums over the source steps, shared by every query.
         key_values = ops.einsum("bshd,bshe->bhde", phi_key, values)
         key_sum = ops.sum(phi_key, axis=1)
@@ -164,9 +164,3 @@ class LinearAttention(keras.layers.Layer):
             }
         )
         return config
-
-
-def _clone(initializer):
-    """A new initializer of the same config: each projection draws its own
-    weights (a shared seeded initializer would draw the same ones)."""
-    return initializer.__class__.from_config(initializer.get_config())
