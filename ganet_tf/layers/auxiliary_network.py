@@ -103,18 +103,7 @@ class AuxiliaryNetwork(keras.layers.Layer):
         elif encoder == "fnn":
             self.encoder_layer = keras.layers.Dense(hidden_dim, activation="tanh", dtype=policy, name="encoder")
         elif encoder == "conv":
-            self.encoder_layer = [
-                keras.layers.Conv1D(
-                    hidden_dim,
-                    3,
-                    padding="same",
-                    dilation_rate=rate,
-                    activation="relu",
-                    dtype=policy,
-                    name=f"encoder_{index + 1}",
-                )
-                for index, rate in enumerate(dilation_rates)
-            ]
+            self.encoder_layer = dilated_conv1d_layers(hidden_dim, dilation_rates, "encoder", dtype=policy)
         else:
             self.encoder_layer = keras.layers.MultiHeadAttention(
                 num_heads=1,
@@ -154,12 +143,9 @@ class AuxiliaryNetwork(keras.layers.Layer):
         elif self.encoder == "fnn":
             states = self.encoder_layer(inputs)
         elif self.encoder == "conv":
-            states = inputs
-            # Padded positions read as zeros at every convolution, so the
-            # real tokens' gates do not depend on how much padding follows.
-            real = None if mask is None else ops.expand_dims(ops.cast(mask, inputs.dtype), -1)
-            for convolution in self.encoder_layer:
-                states = convolution(states if real is None else states * ops.cast(real, states.dtype))
+            # Padded positions read as zeros, so the real tokens' gates do
+            # not depend on how much padding follows.
+            states = masked_convolutions(self.encoder_layer, inputs, mask)
         else:
             states = self.encoder_layer(
                 inputs,
@@ -191,3 +177,31 @@ class AuxiliaryNetwork(keras.layers.Layer):
             }
         )
         return config
+
+
+def dilated_conv1d_layers(hidden_dim, dilation_rates, name, dtype=None):
+    """One `Conv1D` (kernel 3, ReLU, `hidden_dim` filters,
+    `padding="same"`) per rate of `dilation_rates`, named `{name}_1`, ...:
+    the `"conv"` encoder's stack, also `build_convolution`'s."""
+    return [
+        keras.layers.Conv1D(
+            hidden_dim,
+            3,
+            padding="same",
+            dilation_rate=rate,
+            activation="relu",
+            dtype=dtype,
+            name=f"{name}_{index + 1}",
+        )
+        for index, rate in enumerate(dilation_rates)
+    ]
+
+
+def masked_convolutions(convolutions, x, mask=None):
+    """`x` through `convolutions` in turn, each reading the padded
+    positions (`mask` False) as zeros, so that padding changes no real
+    token's states."""
+    real = None if mask is None else ops.expand_dims(ops.cast(mask, x.dtype), -1)
+    for convolution in convolutions:
+        x = convolution(x if real is None else x * ops.cast(real, x.dtype))
+    return x

@@ -3,9 +3,10 @@ auxiliary network over every token, then attention pooling; no attention
 between tokens (the control for the gated Transformer on long inputs)."""
 
 import keras
-from keras import ops
 
 from ganet_tf.layers import GatedAttentionPooling
+from ganet_tf.layers.auxiliary_network import dilated_conv1d_layers
+from ganet_tf.layers.auxiliary_network import masked_convolutions
 from ganet_tf.models.backbone import classifier_head
 from ganet_tf.models.backbone import embedded_tokens
 
@@ -85,10 +86,4 @@ def dilated_convolutions(x, mask, hidden_dim=20, dilation_rates=(1, 2, 4, 8)):
     dilation_rates = tuple(dilation_rates)
     if not dilation_rates or not all(isinstance(rate, int) and rate > 0 for rate in dilation_rates):
         raise ValueError(f"`dilation_rates` must be positive integers. Received: dilation_rates={dilation_rates}")
-    real = ops.expand_dims(ops.cast(mask, x.dtype), -1)
-    for index, rate in enumerate(dilation_rates):
-        convolution = keras.layers.Conv1D(
-            hidden_dim, 3, padding="same", dilation_rate=rate, activation="relu", name=f"convolution_{index + 1}"
-        )
-        x = convolution(x * ops.cast(real, x.dtype))
-    return x
+    return masked_convolutions(dilated_conv1d_layers(hidden_dim, dilation_rates, "convolution"), x, mask)

@@ -197,7 +197,9 @@ class TrainConfig:
         from ganet_tf.layers.gate_sampler import DISTRIBUTIONS
         from ganet_tf.layers.gate_sampler import INFERENCE_MODES
         from ganet_tf.layers.gated_attention_pooling import FALLBACKS
+        from ganet_tf.layers.uninformed_gates import RULES as UNINFORMED_RULES
         from ganet_tf.models.gate_layers import TARGET_RULES
+        from ganet_tf.training.train import GATED_MODELS
 
         for name, choices in (
             ("gate_distribution", DISTRIBUTIONS),
@@ -220,6 +222,12 @@ class TrainConfig:
                 flag = "--" + name.replace("_", "-")
                 raise GANetInputError(f"--inference-mode {mode} needs its parameter: give {flag} in (0, 1].")
         self._validate_annealing()
+        uninformed = self.model in GATED_MODELS and self.auxiliary in UNINFORMED_RULES
+        if uninformed and self.inference_density is None and not self.target_density:
+            raise GANetInputError(
+                f"--auxiliary {self.auxiliary} chooses round(rho T) tokens per text without weights: "
+                "give rho with --target-density (or --inference-density)."
+            )
         if self.sparse_training and self.inference_density is None and not self.target_density:
             raise GANetInputError(
                 "--sparse-training keeps round(rho T) tokens per text: "

@@ -244,3 +244,16 @@ def test_the_old_gate_flag_spellings_set_the_same_fields_with_one_warning_each(c
     assert main(["train", "--out", str(tmp_path / "x"), "--tau", "0.7", "--lr=nan"]) == 2
     err = capsys.readouterr().err
     assert err.count("--tau is deprecated: use --temperature.") == 1 and "--lr must be" in err
+
+
+def test_uninformed_gates_without_a_density_are_one_error_line(capsys, tmp_path):
+    argv = ["train", "--out", str(tmp_path / "x"), "--model", "ganet_transformer", "--auxiliary", "random"]
+    assert main([*argv, "--target-density", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "ganet_tf: error: --auxiliary random chooses round(rho T) tokens per text without weights: "
+        "give rho with --target-density (or --inference-density)."
+    ]
+    assert not (tmp_path / "x").exists()
+    # The conv model reads no gates: the same flags do not stop it here (it warns that they are ignored).
+    TrainConfig(model="conv", auxiliary="strided", target_density=0).validate()
