@@ -87,6 +87,11 @@ class GatedTransformerEncoder(keras.layers.Layer):
         training_density: None or float in (0, 1], the share rho of real
             tokens that sparse training keeps; required by
             `sparse_training=True`. Defaults to `None`.
+        sliding_window: None or int > 0, local attention: each query
+            attends the keys less than `sliding_window` positions away
+            (Keras' `MultiHeadAttention(sliding_window=...)`, a mask on the
+            dense score matrix, so it saves no work). Not with
+            `token_dropping` or `sparse_training`. Defaults to `None`.
         **kwargs: base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -135,12 +140,24 @@ class GatedTransformerEncoder(keras.layers.Layer):
         sparse_training=False,
         training_density=None,
         sparse_bucket_multiple=1,
+        sliding_window=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         for name, value in (("intermediate_dim", intermediate_dim), ("num_heads", num_heads)):
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value}")
+        if sliding_window is not None and (not isinstance(sliding_window, int) or sliding_window <= 0):
+            raise ValueError(
+                f"`sliding_window` must be None or a positive integer. Received: sliding_window={sliding_window}"
+            )
+        if sliding_window is not None and (token_dropping or sparse_training):
+            raise ValueError(
+                "`sliding_window` masks a dense score matrix by position; the blocks that drop tokens "
+                "(`token_dropping`, `sparse_training`) attend within compacted sequences. Received: "
+                f"sliding_window={sliding_window}, token_dropping={token_dropping}, sparse_training={sparse_training}"
+            )
+        self.sliding_window = sliding_window
         if not is_real(dropout) or not 0 <= dropout < 1:
             raise ValueError(f"`dropout` must be a number in [0, 1). Received: dropout={dropout}")
         self.intermediate_dim = intermediate_dim
@@ -180,6 +197,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
             sparse_inference=self.sparse_inference,
             sparse_buckets=self.sparse_buckets,
             sparse_bucket_multiple=self.sparse_bucket_multiple,
+            sliding_window=self.sliding_window,
             name="self_attention_layer",
             **common,
         )
@@ -318,6 +336,7 @@ class GatedTransformerEncoder(keras.layers.Layer):
                 "sparse_bucket_multiple": self.sparse_bucket_multiple,
                 "sparse_training": self.sparse_training,
                 "training_density": self.training_density,
+                "sliding_window": self.sliding_window,
             }
         )
         return config

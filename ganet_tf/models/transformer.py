@@ -94,6 +94,7 @@ def build_transformer(
     dropout=0.1,
     normalize_first=False,
     sequence_length=None,
+    sliding_window=None,
     name="transformer",
 ):
     """Builds the dense Transformer baseline as a functional `keras.Model`.
@@ -121,6 +122,10 @@ def build_transformer(
             context.
         normalize_first: pre-norm encoder blocks.
         sequence_length: optional fixed number of input steps.
+        sliding_window: None or int > 0, local attention in every block:
+            each token attends the tokens less than `sliding_window`
+            positions away (`GatedTransformerEncoder`; a mask on the dense
+            scores, as costly as dense attention).
         name: model name.
 
     Returns:
@@ -137,7 +142,17 @@ def build_transformer(
     token_ids, _, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length
     )
-    x = encoder_blocks(x, mask, num_layers, hidden_dim, num_heads, intermediate_dim, dropout, normalize_first)
+    x = encoder_blocks(
+        x,
+        mask,
+        num_layers,
+        hidden_dim,
+        num_heads,
+        intermediate_dim,
+        dropout,
+        normalize_first,
+        sliding_window=sliding_window,
+    )
     context, _ = GatedAttentionPooling(units=attention_units, name="attention")(x, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

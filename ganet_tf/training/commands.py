@@ -170,6 +170,11 @@ def _add_encoder_arguments(model, defaults):
     intermediate_help = "Transformers: feed-forward width (default 4 * --hidden)"
     add_flag(model, "--intermediate-dim", defaults, int, help=intermediate_help)
     model.add_argument("--window", type=int, help="local attention half-width D (default per dataset)")
+    sliding_help = (
+        "transformer: local attention, each token attending the tokens less than W positions away "
+        "(a mask on the dense scores: no faster than dense)"
+    )
+    model.add_argument("--sliding-window", type=int, metavar="W", help=sliding_help)
     add_flag(model, "--dropout", defaults, float)
     add_glove_arguments(model, defaults)
     model.add_argument("--freeze-embeddings", action="store_true", help="keep the GloVe vectors fixed")

@@ -90,6 +90,8 @@ class TrainConfig:
     sparse_training: bool = None
     # ganet_transformer: a stem the gates and the encoder share ("conv"), or none.
     stem: str = None
+    # transformer: local attention, each token attending those less than this many positions away.
+    sliding_window: int = None
     # ganet: weight of the complement loss (0: none).
     complement_weight: float = 0.0
     # ganet: what the complement loss reads, "states" (attention over the
@@ -155,6 +157,7 @@ class TrainConfig:
         for name in (
             "limit",
             "window",
+            "sliding_window",
             "sequence_length",
             "intermediate_dim",
             "gradient_accumulation_steps",

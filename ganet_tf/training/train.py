@@ -69,6 +69,7 @@ MODEL_FLAGS = {
     ),
     "auxiliary_hidden_dim": (*GATED_MODELS, "conv"),
     "window": ("local",),
+    "sliding_window": ("transformer",),
     **dict.fromkeys(("num_heads", "num_layers", "intermediate_dim"), TRANSFORMER_MODELS),
     "sparse_training": ("ganet_transformer",),
     "stem": ("ganet_transformer",),
@@ -130,6 +131,8 @@ def model_arguments(config, splits, embeddings):
         )
     if config.model == "local":
         arguments["window"] = config.window or local_window(splits.name)
+    if config.model == "transformer" and config.sliding_window:
+        arguments["sliding_window"] = config.sliding_window
     if config.model == "conv":
         # The convolutions of the "conv" auxiliary network, as wide.
         arguments["hidden_dim"] = config.auxiliary_hidden_dim

@@ -67,6 +67,34 @@ def test_layer_harness_sparse_training(tmp_path):
     )
 
 
+@pytest.mark.backends
+def test_layer_harness_sliding_window(tmp_path):
+    run_layer_test(
+        GatedTransformerEncoder,
+        {"intermediate_dim": 16, "num_heads": 2, "sliding_window": 3},
+        X,
+        tmp_path,
+        call_kwargs={"gates": GATES, "padding_mask": PADDING},
+    )
+
+
+def test_sliding_window_equals_a_banded_attention_mask():
+    local = GatedTransformerEncoder(16, 2, sliding_window=3)
+    dense = GatedTransformerEncoder(16, 2)
+    local(X)
+    dense(X)
+    dense.set_weights(local.get_weights())
+    positions = np.arange(10)
+    band = np.abs(positions[:, None] - positions[None, :]) < 3
+    band = np.broadcast_to(band, [3, 10, 10])
+    for gates in (None, GATES):
+        got = np.asarray(local(X, padding_mask=PADDING, gates=gates))[PADDING]
+        expected = np.asarray(dense(X, padding_mask=PADDING, attention_mask=band, gates=gates))[PADDING]
+        np.testing.assert_allclose(got, expected, atol=1e-5)
+        unbanded = np.asarray(dense(X, padding_mask=PADDING, gates=gates))[PADDING]
+        assert not np.allclose(got, unbanded, atol=1e-3)
+
+
 def test_all_gates_open_equals_the_ungated_block():
     dense, dropping = blocks()
     ones = np.ones([3, 10], "float32")
@@ -151,6 +179,12 @@ def test_errors():
         GatedTransformerEncoder(16, 2, sparse_training=True, training_density=1.5)
     with pytest.raises(ValueError, match="sparse_training"):
         GatedTransformerEncoder(16, 2, sparse_training="yes", training_density=0.5)
+    with pytest.raises(ValueError, match="sliding_window"):
+        GatedTransformerEncoder(16, 2, sliding_window=0)
+    with pytest.raises(ValueError, match="compacted"):
+        GatedTransformerEncoder(16, 2, sliding_window=4, token_dropping=True)
+    with pytest.raises(ValueError, match="compacted"):
+        GatedTransformerEncoder(16, 2, sliding_window=4, sparse_training=True, training_density=0.5)
     assert keras.saving.get_registered_object("ganet_tf>GatedTransformerEncoder") is GatedTransformerEncoder
 
 

@@ -48,3 +48,25 @@ def test_errors():
         build_transformer(2, vocabulary_size=50, hidden_dim=10, num_heads=4)
     with pytest.raises(ValueError, match="num_layers"):
         build_transformer(2, vocabulary_size=50, hidden_dim=8, num_layers=0)
+
+
+def test_sliding_window_reaches_every_block_and_reloads(tmp_path):
+    from ganet_tf.training.config import TrainConfig
+    from ganet_tf.training.train import model_arguments
+
+    model = build_transformer(3, vocabulary_size=50, hidden_dim=8, num_heads=2, sliding_window=2)
+    assert [model.get_layer(f"encoder_{i}").sliding_window for i in (1, 2)] == [2, 2]
+    model.save(tmp_path / "local.keras")
+    reloaded = keras.models.load_model(tmp_path / "local.keras")
+    np.testing.assert_allclose(reloaded(IDS), model(IDS), atol=1e-6)
+    assert (
+        build_transformer(3, vocabulary_size=50, hidden_dim=8, num_heads=2).get_layer("encoder_1").sliding_window
+        is None
+    )
+    # `train --sliding-window` reaches the builder of `--model transformer` only.
+    splits = type("Splits", (), {"train_texts": ["a"], "name": "trec"})()
+    config = TrainConfig(model="transformer", hidden=8, num_heads=2, sliding_window=16)
+    assert model_arguments(config, splits, None)["sliding_window"] == 16
+    assert "sliding_window" not in model_arguments(
+        TrainConfig(model="transformer", hidden=8, num_heads=2), splits, None
+    )
