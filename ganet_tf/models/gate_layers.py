@@ -60,7 +60,7 @@ def with_gate_defaults(options):
     return {**GATE_DEFAULTS, **options}
 
 
-def gated_tokens(embedded, options, seed=None, target_rule="top_k"):
+def gated_tokens(embedded, options, seed=None, target_rule="top_k", mask=None):
     """The gate branch of a GA-Net builder, applied to its embeddings.
 
     Resolves the defaults that follow from the target density
@@ -76,6 +76,9 @@ def gated_tokens(embedded, options, seed=None, target_rule="top_k"):
         seed: seed of the gate sampler.
         target_rule: the builder's test rule with a target density and no
             `inference_mode`, `"top_k"` or `"nucleus"`.
+        mask: the padding mask `(batch, steps)`, given to all three layers;
+            defaults to the Keras mask of `embedded`, which a layer that
+            does not carry masks (a convolution stem) leaves out.
 
     Returns:
         `(gate_logits, gates)`, both `(batch, steps)`.
@@ -99,8 +102,11 @@ def gated_tokens(embedded, options, seed=None, target_rule="top_k"):
         options["inference_mass"],
     ) = resolved
     auxiliary_network, sampler, sparsity = gate_layers(**options, seed=seed)
-    gate_logits = auxiliary_network(embedded)
-    return gate_logits, sparsity(sampler(gate_logits))
+    if mask is None:
+        gate_logits = auxiliary_network(embedded)
+        return gate_logits, sparsity(sampler(gate_logits))
+    gate_logits = auxiliary_network(embedded, mask=mask)
+    return gate_logits, sparsity(sampler(gate_logits, mask=mask), mask=mask)
 
 
 # The test rules that open about a target density rho: `top_k` opens

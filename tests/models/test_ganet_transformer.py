@@ -111,7 +111,7 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
         seed=0,
     )
     # The gates read the stem's states; the encoder its join with the embeddings.
-    assert model.get_layer("auxiliary").input.shape[-1] == 5
+    assert model.get_layer("auxiliary").input[0].shape[-1] == 5
     assert model.get_layer("embeddings_and_stem").output.shape[-1] == 6 + 5
     model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
     stem_before = keras.ops.convert_to_numpy(model.get_layer("convolution_1").kernel)
@@ -122,5 +122,14 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
     model.save(tmp_path / "stem.keras")
     reloaded = keras.models.load_model(tmp_path / "stem.keras")
     np.testing.assert_allclose(reloaded.predict(IDS, verbose=0), probabilities, atol=1e-6)
+    # The gates read the padding mask though the stem's convolutions drop it:
+    # each row opens round(0.4 T) of its T real tokens, no padding; more
+    # padding changes nothing.
+    gates = keras.ops.convert_to_numpy(keras.Model(model.input, model.get_layer("gate_sparsity").output)(IDS))
+    real = IDS != 0
+    assert not np.any(gates[~real])
+    np.testing.assert_array_equal((gates > 0.5).sum(1), np.maximum(1, np.round(0.4 * real.sum(1))))
+    longer = np.pad(IDS, [[0, 0], [0, 6]])
+    np.testing.assert_allclose(model.predict(longer, verbose=0), probabilities, atol=1e-5)
     with pytest.raises(ValueError, match="`stem` must be one of"):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, stem="lstm")
