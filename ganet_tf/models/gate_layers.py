@@ -12,6 +12,9 @@ from ganet_tf.layers.gate_sparsity import GateSparsity
 from ganet_tf.layers.uninformed_gates import RULES as UNINFORMED_RULES
 from ganet_tf.layers.uninformed_gates import UninformedGates
 
+# The models of `MODEL_BUILDERS` with this gate branch.
+GATED_MODELS = ("ganet", "ganet_transformer")
+
 # The gate options of the GA-Net builders (`build_ganet`,
 # `build_ganet_transformer`, their `**gate_options`) with their defaults: the
 # one place of their names, which `train` (`TrainConfig`) and the tuning

@@ -201,8 +201,8 @@ class TrainConfig:
         from ganet_tf.layers.gate_sampler import INFERENCE_MODES
         from ganet_tf.layers.gated_attention_pooling import FALLBACKS
         from ganet_tf.layers.uninformed_gates import RULES as UNINFORMED_RULES
+        from ganet_tf.models.gate_layers import GATED_MODELS
         from ganet_tf.models.gate_layers import TARGET_RULES
-        from ganet_tf.training.train import GATED_MODELS
 
         for name, choices in (
             ("gate_distribution", DISTRIBUTIONS),

@@ -18,6 +18,7 @@ from ganet_tf.fitting.resumable_fit import fit_resumably
 from ganet_tf.metrics.all_closed_warning import warn_all_closed
 from ganet_tf.models import build_model
 from ganet_tf.models.gate_layers import GATE_DEFAULTS
+from ganet_tf.models.gate_layers import GATED_MODELS
 from ganet_tf.models.gate_layers import gate_rule
 from ganet_tf.models.gate_layers import target_density_argument
 from ganet_tf.policy.backup import has_finished_epochs
@@ -45,7 +46,6 @@ from ganet_tf.training.runtime_options import tensorboard_callbacks
 
 # The flags only some models read (`model_arguments`) -> those models; `train`
 # warns about one given for another model (`ganet_tf.policy.check_flags_apply`).
-GATED_MODELS = ("ganet", "ganet_transformer")
 TRANSFORMER_MODELS = ("transformer", "ganet_transformer", "linear_transformer")
 MODEL_FLAGS = {
     **dict.fromkeys(
