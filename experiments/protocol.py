@@ -71,6 +71,9 @@ LRA_SETTINGS = {
     # A gated recipe with a stem: the conv gate network's convolutions over every byte, read by per-token gates
     # (`fnn`) and, joined with the embeddings, by the encoder (issue 86).
     "conv-stem-rho0.2": (*_LRA_GATED, "fnn", "--stem", "conv", "--target-density", "0.2"),
+    # The same with the pooling over every real byte: the conv-only model's read of every byte, plus the blocks'
+    # attention among the fifth the gates open.
+    "conv-stem-all-rho0.2": (*_LRA_GATED, "fnn", "--stem", "conv", "--pooling", "all", "--target-density", "0.2"),
     # The efficient-attention peer: softmax attention replaced by linear attention (Katharopoulos et al. 2020).
     "linear": ("--model", "linear_transformer", "--batch-size", "32", "--epochs", "8", "--patience", "3"),
     # The dense Transformer at equal reviews: a gated run's 8 epochs (patience 3), at 1,000 bytes, where batch 32 fits

@@ -31,6 +31,7 @@ CHOICES = {
     "ganet_tf.layers.hierarchical_attention.SUMMARY_INPUTS": ("states", "keys"),
     "ganet_tf.layers.uninformed_gates.RULES": ("random", "strided"),
     "ganet_tf.models.ganet_transformer.STEMS": (None, "conv"),
+    "ganet_tf.models.ganet_transformer.POOLINGS": ("gated", "all"),
     "ganet_tf.models.MODEL_BUILDERS": (
         "ganet",
         "bilstm",

@@ -16,6 +16,8 @@ from ganet_tf.models.transformer import transformer_inputs
 
 # The stems the gates and the encoder may share (None: none).
 STEMS = (None, "conv")
+# What the pooling reads: the open tokens (GA-Net) or every real token.
+POOLINGS = ("gated", "all")
 
 
 def build_ganet_transformer(
@@ -36,6 +38,7 @@ def build_ganet_transformer(
     sparse_bucket_multiple=1,
     sparse_training=False,
     stem=None,
+    pooling="gated",
     dropout=0.1,
     sequence_length=None,
     seed=None,
@@ -95,6 +98,14 @@ def build_ganet_transformer(
             the attention over the open tokens sees each one's context.
             Defaults to `None` (the gates and the encoder read the
             embeddings).
+        pooling: `"gated"`, the pooling attends the open tokens (GA-Net),
+            or `"all"`, it attends every real token: the open ones as the
+            blocks left them, the closed ones as they entered the blocks
+            (with a `stem`, each with its context), so that the blocks add
+            attention among the open tokens to what the stem reads of every
+            token. `"all"` needs the blocks to treat closed tokens alike in
+            training and at inference: `sparse_training=True`, or
+            `token_dropping=False`. Defaults to `"gated"`.
         name: model name.
         **gate_options: the options of the gate branch, as in
             `build_ganet`, except that with a `target_density` and no
@@ -114,6 +125,14 @@ def build_ganet_transformer(
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
     if stem not in STEMS:
         raise ValueError(f"`stem` must be one of {STEMS}. Received: stem={stem}")
+    if pooling not in POOLINGS:
+        raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling}")
+    if pooling == "all" and token_dropping and not sparse_training:
+        raise ValueError(
+            "`pooling='all'` reads the closed tokens, which token-dropping blocks pass through unchanged at inference "
+            "but encode while training: give `sparse_training=True` (they pass through then too) or "
+            f"`token_dropping=False`. Received: token_dropping={token_dropping}, sparse_training={sparse_training}"
+        )
     options = with_gate_defaults(gate_options)
     target_density, inference_density = options["target_density"], options["inference_density"]
     training_density = None
@@ -156,13 +175,16 @@ def build_ganet_transformer(
         sparse_training=bool(sparse_training),
         training_density=training_density,
     )
-    pooling = GatedAttentionPooling(
-        units=attention_units,
-        fallback=fallback,
-        sparse_training=bool(sparse_training),
-        training_density=training_density,
-        name="attention",
-    )
-    context, _ = pooling(x, gates=gates, gate_scores=gate_logits, mask=mask)
+    if pooling == "all":
+        context, _ = GatedAttentionPooling(units=attention_units, name="attention")(x, mask=mask)
+    else:
+        gated_pooling = GatedAttentionPooling(
+            units=attention_units,
+            fallback=fallback,
+            sparse_training=bool(sparse_training),
+            training_density=training_density,
+            name="attention",
+        )
+        context, _ = gated_pooling(x, gates=gates, gate_scores=gate_logits, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)

@@ -111,6 +111,17 @@ def _add_gate_arguments(model, defaults):
         "states and the encoder the embeddings joined with them (default: none)"
     )
     add_flag(model, "--stem", defaults, choices=stems, help=stem_help)
+    pooling_help = (
+        "ganet_transformer: the pooling attends the open tokens (gated, GA-Net) or every real token (all: the closed "
+        "ones as they entered the blocks; needs sparse training)"
+    )
+    add_flag(
+        model,
+        "--pooling",
+        defaults,
+        choices=list(CHOICES["ganet_tf.models.ganet_transformer.POOLINGS"]),
+        help=pooling_help,
+    )
 
 
 def _add_complement_arguments(model, defaults):

@@ -90,6 +90,8 @@ class TrainConfig:
     sparse_training: bool = None
     # ganet_transformer: a stem the gates and the encoder share ("conv"), or none.
     stem: str = None
+    # ganet_transformer: the pooling attends the open tokens ("gated") or every real token ("all").
+    pooling: str = "gated"
     # transformer: local attention, each token attending those less than this many positions away.
     sliding_window: int = None
     # ganet: weight of the complement loss (0: none).
@@ -225,6 +227,11 @@ class TrainConfig:
                 flag = "--" + name.replace("_", "-")
                 raise GANetInputError(f"--inference-mode {mode} needs its parameter: give {flag} in (0, 1].")
         self._validate_annealing()
+        if self.model == "ganet_transformer" and self.pooling == "all" and not sparse_training_on(self):
+            raise GANetInputError(
+                "--pooling all reads the closed tokens as they entered the blocks, which only sparse training "
+                "leaves them in training: drop --no-sparse-training and give rho with --target-density."
+            )
         uninformed = self.model in GATED_MODELS and self.auxiliary in UNINFORMED_RULES
         if uninformed and self.inference_density is None and not self.target_density:
             raise GANetInputError(
@@ -250,3 +257,17 @@ class TrainConfig:
                 "--final-temperature and --anneal-epochs go together: give both (anneal --temperature to "
                 "--final-temperature over that many epochs) or neither."
             )
+
+
+def sparse_training_on(config):
+    """Whether `ganet_transformer` trains on its open tokens only: the
+    `--sparse-training` / `--no-sparse-training` given, else whenever a
+    density rho (`--target-density` or `--inference-density`) is there.
+
+    The default follows IMDB validation accuracy, on which sparse training
+    matched relaxed-gate training in a fraction of the time
+    (`docs/transformers.md`, `results/transformer_check/`).
+    """
+    if config.sparse_training is not None:
+        return bool(config.sparse_training)
+    return config.model == "ganet_transformer" and bool(config.inference_density or config.target_density)

@@ -33,6 +33,7 @@ from ganet_tf.policy.run_folder import PREPROCESSING_FILE
 from ganet_tf.policy.run_folder import write_run_folder
 from ganet_tf.training.config import MONITORS
 from ganet_tf.training.config import TrainConfig  # noqa: F401 - re-exported
+from ganet_tf.training.config import sparse_training_on
 from ganet_tf.training.distribution import is_chief
 from ganet_tf.training.distribution import local_copy
 from ganet_tf.training.distribution import make_strategy
@@ -73,6 +74,7 @@ MODEL_FLAGS = {
     **dict.fromkeys(("num_heads", "num_layers", "intermediate_dim"), TRANSFORMER_MODELS),
     "sparse_training": ("ganet_transformer",),
     "stem": ("ganet_transformer",),
+    "pooling": ("ganet_transformer",),
     "complement_weight": ("ganet",),
     "complement": ("ganet",),
     "complement_target": ("ganet",),
@@ -82,20 +84,6 @@ MODEL_FLAGS = {
 def anneal_steps(config, train_examples):
     """The training steps of `config.anneal_epochs` epochs of `train_examples`."""
     return config.anneal_epochs * math.ceil(train_examples / config.batch_size)
-
-
-def sparse_training_on(config):
-    """Whether `ganet_transformer` trains on its open tokens only: the
-    `--sparse-training` / `--no-sparse-training` given, else whenever a
-    density rho (`--target-density` or `--inference-density`) is there.
-
-    The default follows IMDB validation accuracy, on which sparse training
-    matched relaxed-gate training in a fraction of the time
-    (`docs/transformers.md`, `results/transformer_check/`).
-    """
-    if config.sparse_training is not None:
-        return bool(config.sparse_training)
-    return config.model == "ganet_transformer" and bool(config.inference_density or config.target_density)
 
 
 def model_arguments(config, splits, embeddings):
@@ -140,6 +128,8 @@ def model_arguments(config, splits, embeddings):
         arguments["sparse_training"] = True
     if config.model == "ganet_transformer" and config.stem:
         arguments["stem"] = config.stem
+    if config.model == "ganet_transformer" and config.pooling != "gated":
+        arguments["pooling"] = config.pooling
     if config.model == "ganet" and config.complement_weight:
         arguments["complement_weight"] = config.complement_weight
         if config.complement != "states":

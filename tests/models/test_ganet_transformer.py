@@ -133,3 +133,42 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
     np.testing.assert_allclose(model.predict(longer, verbose=0), probabilities, atol=1e-5)
     with pytest.raises(ValueError, match="`stem` must be one of"):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, stem="lstm")
+
+
+def test_pooling_all_reads_every_real_token_and_needs_sparse_training(tmp_path):
+    from ganet_tf.models import build_explainer
+
+    model = build_ganet_transformer(
+        3,
+        vocabulary_size=50,
+        hidden_dim=8,
+        num_heads=2,
+        max_length=16,
+        attention_units=4,
+        stem="conv",
+        auxiliary="fnn",
+        auxiliary_hidden_dim=5,
+        target_density=0.4,
+        sparse_training=True,
+        pooling="all",
+        seed=0,
+    )
+    model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
+    history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    explained = build_explainer(model)(IDS)
+    weights = keras.ops.convert_to_numpy(explained["attention"])
+    gates = keras.ops.convert_to_numpy(explained["gates"])
+    real = IDS != 0
+    # Every real token has pooling weight, the closed ones too; padding none.
+    assert np.all(weights[real] > 0) and np.any(gates[real] < 0.5)
+    assert not np.any(weights[~real])
+    probabilities = keras.ops.convert_to_numpy(model.predict(IDS, verbose=0))
+    np.testing.assert_allclose(model.predict(np.pad(IDS, [[0, 0], [0, 6]]), verbose=0), probabilities, atol=1e-5)
+    model.save(tmp_path / "all.keras")
+    reloaded = keras.models.load_model(tmp_path / "all.keras")
+    np.testing.assert_allclose(reloaded.predict(IDS, verbose=0), probabilities, atol=1e-6)
+    with pytest.raises(ValueError, match="`pooling` must be one of"):
+        build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, pooling="mean")
+    with pytest.raises(ValueError, match="sparse_training=True"):
+        build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, pooling="all", target_density=0.4)

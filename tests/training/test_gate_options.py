@@ -257,3 +257,19 @@ def test_uninformed_gates_without_a_density_are_one_error_line(capsys, tmp_path)
     assert not (tmp_path / "x").exists()
     # The conv model reads no gates: the same flags do not stop it here (it warns that they are ignored).
     TrainConfig(model="conv", auxiliary="strided", target_density=0).validate()
+
+
+def test_pooling_all_without_sparse_training_is_one_error_line(capsys, tmp_path):
+    from types import SimpleNamespace
+
+    from ganet_tf.training.train import model_arguments
+
+    argv = ["train", "--out", str(tmp_path / "x"), "--model", "ganet_transformer", "--pooling", "all"]
+    assert main([*argv, "--no-sparse-training"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ganet_tf: error: --pooling all reads the closed tokens")
+    assert not (tmp_path / "x").exists()
+    splits = SimpleNamespace(train_texts=["a"], name="trec")
+    config = TrainConfig(model="ganet_transformer", hidden=8, pooling="all", target_density=0.2)
+    assert model_arguments(config, splits, None)["pooling"] == "all"
+    assert "pooling" not in model_arguments(TrainConfig(model="ganet_transformer", hidden=8), splits, None)
