@@ -20,6 +20,17 @@ STEMS = (None, "conv")
 POOLINGS = ("gated", "all")
 
 
+def _check_pooling(pooling, token_dropping, sparse_training):
+    if pooling not in POOLINGS:
+        raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling}")
+    if pooling == "all" and token_dropping and not sparse_training:
+        raise ValueError(
+            "`pooling='all'` reads the closed tokens, which token-dropping blocks pass through unchanged at inference "
+            "but encode while training: give `sparse_training=True` (they pass through then too) or "
+            f"`token_dropping=False`. Received: token_dropping={token_dropping}, sparse_training={sparse_training}"
+        )
+
+
 def build_ganet_transformer(
     num_classes,
     vocabulary_size=None,
@@ -125,14 +136,7 @@ def build_ganet_transformer(
     check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length)
     if stem not in STEMS:
         raise ValueError(f"`stem` must be one of {STEMS}. Received: stem={stem}")
-    if pooling not in POOLINGS:
-        raise ValueError(f"`pooling` must be one of {POOLINGS}. Received: pooling={pooling}")
-    if pooling == "all" and token_dropping and not sparse_training:
-        raise ValueError(
-            "`pooling='all'` reads the closed tokens, which token-dropping blocks pass through unchanged at inference "
-            "but encode while training: give `sparse_training=True` (they pass through then too) or "
-            f"`token_dropping=False`. Received: token_dropping={token_dropping}, sparse_training={sparse_training}"
-        )
+    _check_pooling(pooling, token_dropping, sparse_training)
     options = with_gate_defaults(gate_options)
     target_density, inference_density = options["target_density"], options["inference_density"]
     training_density = None
@@ -178,13 +182,8 @@ def build_ganet_transformer(
     if pooling == "all":
         context, _ = GatedAttentionPooling(units=attention_units, name="attention")(x, mask=mask)
     else:
-        gated_pooling = GatedAttentionPooling(
-            units=attention_units,
-            fallback=fallback,
-            sparse_training=bool(sparse_training),
-            training_density=training_density,
-            name="attention",
-        )
-        context, _ = gated_pooling(x, gates=gates, gate_scores=gate_logits, mask=mask)
+        options = {"fallback": fallback, "sparse_training": bool(sparse_training), "training_density": training_density}
+        pooling_layer = GatedAttentionPooling(units=attention_units, name="attention", **options)
+        context, _ = pooling_layer(x, gates=gates, gate_scores=gate_logits, mask=mask)
     probabilities = classifier_head(context, num_classes, dropout)
     return keras.Model(token_ids, probabilities, name=name)
