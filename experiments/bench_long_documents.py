@@ -4,8 +4,8 @@
         [--batches 8 32] [--layouts padded bucketed] [--runs 5] [--out results/lra_text/bench]
 
 Both models exactly as `lra_text` trains them: its flags (`experiments/studies.py`) go through `train`'s parser,
-`TrainConfig` and `model_arguments`, and the gated one is its `conv-rho0.2` setting. Data: IMDB training reviews
-read as bytes. Two layouts per length T: `padded`, every review cut or padded to T bytes (LRA's protocol), and
+`TrainConfig` and `model_arguments`, and the gated one is its recommended setting (`LRA_RECOMMENDED`). Data: IMDB
+training reviews read as bytes. Two layouts per length T: `padded`, every review cut or padded to T bytes (LRA's protocol), and
 `bucketed`, reviews of similar length padded to the longest of their batch, cut at T (the fair case, `train`'s
 `--buckets 8`; a round is the same few batches for both models). One training step is `train_on_batch`; the dense and
 the gated step run side by side in this process, in alternating order, medians of `--runs` rounds. Peak memory is the
@@ -31,11 +31,12 @@ import numpy as np
 from experiments import bench
 from experiments import runner
 from experiments import tables
+from experiments.protocol import LRA_RECOMMENDED
 from experiments.protocol import LRA_SETTINGS
 from experiments.protocol import LRA_TEXT
 
-# Each model of the bench and its `lra_text` setting: softmax, gated and linear attention.
-MODELS = {"dense": "dense", "gated": "conv-rho0.2", "linear": "linear"}
+# Each model of the bench and its `lra_text` setting: softmax attention, the recommended gated recipe, linear attention.
+MODELS = {"dense": "dense", "gated": LRA_RECOMMENDED, "linear": "linear"}
 ROUND_BATCHES = 4  # bucketed: batches per round
 
 
