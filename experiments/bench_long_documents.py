@@ -6,11 +6,11 @@
 Both models exactly as `lra_text` trains them: its flags (`experiments/studies.py`) go through `train`'s parser,
 `TrainConfig` and `model_arguments`, and the gated one is its recommended setting (`LRA_RECOMMENDED`). Data: IMDB
 training reviews read as bytes. Two layouts per length T: `padded`, every review cut or padded to T bytes (LRA's
-protocol), and `bucketed`, reviews of similar length padded to the longest of their batch, cut at T (the fair case, `train`'s
-`--buckets 8`; a round is the same few batches for both models). One training step is `train_on_batch`; the dense and
-the gated step run side by side in this process, in alternating order, medians of `--runs` rounds. Peak memory is the
-maximum resident set of a process of its own per model and cell that runs the same steps (`--memory-of`; one killed
-for memory is reported as such, and its model is then not timed there). Inference: each model's SavedModel
+protocol), and `bucketed`, reviews of similar length padded to the longest of their batch, cut at T (the fair case,
+`train`'s `--buckets 8`; a round is the same few batches for both models). One training step is `train_on_batch`; the
+dense and the gated step run side by side in this process, in alternating order, medians of `--runs` rounds. Peak memory
+is the maximum resident set of a process of its own per model and cell that runs the same steps (`--memory-of`; one
+killed for memory is reported as such, and its model is then not timed there). Inference: each model's SavedModel
 (`build_serving_archive`, raw strings in) on the same reviews. Writes `OUT/bench.json` (resumable) and its README's
 blocks.
 """
