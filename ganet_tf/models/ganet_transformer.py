@@ -152,8 +152,8 @@ def build_ganet_transformer(
     token_ids, embedded, x, mask = transformer_inputs(
         vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length, stem_dim
     )
-    # A stem's convolutions do not carry the padding mask to their states: it is given.
-    gate_logits, gates = gated_tokens(embedded, options, seed, mask=None if stem is None else mask)
+    # Given: a stem's convolutions do not carry the padding mask to their states.
+    gate_logits, gates = gated_tokens(embedded, options, seed, mask=mask)
     real = ops.cast(mask, gates.dtype)
     any_open = ops.any(ops.greater(gates, 0.5), axis=1, keepdims=True)
     every_real = real

@@ -105,9 +105,7 @@ def gated_tokens(embedded, options, seed=None, target_rule="top_k", mask=None):
         options["inference_mass"],
     ) = resolved
     auxiliary_network, sampler, sparsity = gate_layers(**options, seed=seed)
-    if mask is None:
-        gate_logits = auxiliary_network(embedded)
-        return gate_logits, sparsity(sampler(gate_logits))
+    # Keras fills a mask given as None from the input's own.
     gate_logits = auxiliary_network(embedded, mask=mask)
     return gate_logits, sparsity(sampler(gate_logits, mask=mask), mask=mask)
 

@@ -94,7 +94,11 @@ def test_sparse_training_fits_under_xla_and_trains_the_gate_network(tmp_path):
         small(sparse_training=True, target_density=None)
 
 
-def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
+def fitted_stem_model(tmp_path, **options):
+    """A `conv`-stem model with `fnn` gates at density 0.4, fitted for 2
+    epochs; checks that its stem trains, that it reloads from a `.keras`
+    file and that more padding changes nothing. Returns it and its
+    probabilities on `IDS`."""
     model = build_ganet_transformer(
         3,
         vocabulary_size=50,
@@ -109,10 +113,8 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
         target_density=0.4,
         sparse_training=True,
         seed=0,
+        **options,
     )
-    # The gates read the stem's states; the encoder its join with the embeddings.
-    assert model.get_layer("auxiliary").input[0].shape[-1] == 5
-    assert model.get_layer("embeddings_and_stem").output.shape[-1] == 6 + 5
     model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
     stem_before = keras.ops.convert_to_numpy(model.get_layer("convolution_1").kernel)
     history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
@@ -122,15 +124,21 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
     model.save(tmp_path / "stem.keras")
     reloaded = keras.models.load_model(tmp_path / "stem.keras")
     np.testing.assert_allclose(reloaded.predict(IDS, verbose=0), probabilities, atol=1e-6)
+    np.testing.assert_allclose(model.predict(np.pad(IDS, [[0, 0], [0, 6]]), verbose=0), probabilities, atol=1e-5)
+    return model, probabilities
+
+
+def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
+    model, _ = fitted_stem_model(tmp_path)
+    # The gates read the stem's states; the encoder its join with the embeddings.
+    assert model.get_layer("auxiliary").input[0].shape[-1] == 5
+    assert model.get_layer("embeddings_and_stem").output.shape[-1] == 6 + 5
     # The gates read the padding mask though the stem's convolutions drop it:
-    # each row opens round(0.4 T) of its T real tokens, no padding; more
-    # padding changes nothing.
+    # each row opens round(0.4 T) of its T real tokens, no padding.
     gates = keras.ops.convert_to_numpy(keras.Model(model.input, model.get_layer("gate_sparsity").output)(IDS))
     real = IDS != 0
     assert not np.any(gates[~real])
     np.testing.assert_array_equal((gates > 0.5).sum(1), np.maximum(1, np.round(0.4 * real.sum(1))))
-    longer = np.pad(IDS, [[0, 0], [0, 6]])
-    np.testing.assert_allclose(model.predict(longer, verbose=0), probabilities, atol=1e-5)
     with pytest.raises(ValueError, match="`stem` must be one of"):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, stem="lstm")
 
@@ -138,24 +146,7 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
 def test_pooling_all_reads_every_real_token_and_needs_sparse_training(tmp_path):
     from ganet_tf.models import build_explainer
 
-    model = build_ganet_transformer(
-        3,
-        vocabulary_size=50,
-        hidden_dim=8,
-        num_heads=2,
-        max_length=16,
-        attention_units=4,
-        stem="conv",
-        auxiliary="fnn",
-        auxiliary_hidden_dim=5,
-        target_density=0.4,
-        sparse_training=True,
-        pooling="all",
-        seed=0,
-    )
-    model.compile("adam", "sparse_categorical_crossentropy", jit_compile=False)
-    history = model.fit(IDS, LABELS, epochs=2, batch_size=8, verbose=0)
-    assert np.all(np.isfinite(history.history["loss"]))
+    model, _ = fitted_stem_model(tmp_path, pooling="all")
     explained = build_explainer(model)(IDS)
     weights = keras.ops.convert_to_numpy(explained["attention"])
     gates = keras.ops.convert_to_numpy(explained["gates"])
@@ -163,11 +154,6 @@ def test_pooling_all_reads_every_real_token_and_needs_sparse_training(tmp_path):
     # Every real token has pooling weight, the closed ones too; padding none.
     assert np.all(weights[real] > 0) and np.any(gates[real] < 0.5)
     assert not np.any(weights[~real])
-    probabilities = keras.ops.convert_to_numpy(model.predict(IDS, verbose=0))
-    np.testing.assert_allclose(model.predict(np.pad(IDS, [[0, 0], [0, 6]]), verbose=0), probabilities, atol=1e-5)
-    model.save(tmp_path / "all.keras")
-    reloaded = keras.models.load_model(tmp_path / "all.keras")
-    np.testing.assert_allclose(reloaded.predict(IDS, verbose=0), probabilities, atol=1e-6)
     with pytest.raises(ValueError, match="`pooling` must be one of"):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, pooling="mean")
     with pytest.raises(ValueError, match="sparse_training=True"):
