@@ -2,9 +2,11 @@
 
     python -m experiments.bench_long_documents --data-dir ../shared/data [--lengths 1000 2000 3000 4000]
         [--batches 8 32] [--layouts padded bucketed] [--runs 5] [--out results/lra_text/bench]
+        [--gated SETTING] [--models dense gated linear conv]
 
-Both models exactly as `lra_text` trains them: its flags (`experiments/studies.py`) go through `train`'s parser,
-`TrainConfig` and `model_arguments`, and the gated one is its recommended setting (`LRA_RECOMMENDED`). Data: IMDB
+The models exactly as `lra_text` trains them: its flags (`experiments/studies.py`) go through `train`'s parser,
+`TrainConfig` and `model_arguments`. The gated one is `--gated`, by default the recommended setting
+(`LRA_RECOMMENDED`); a cell is kept per gated setting. `conv` (the convolutions alone) joins on request. Data: IMDB
 training reviews read as bytes. Two layouts per length T: `padded`, every review cut or padded to T bytes (LRA's
 protocol), and `bucketed`, reviews of similar length padded to the longest of their batch, cut at T (the fair case,
 `train`'s `--buckets 8`; a round is the same few batches for both models). One training step is `train_on_batch`; the
@@ -35,8 +37,12 @@ from experiments.protocol import LRA_RECOMMENDED
 from experiments.protocol import LRA_SETTINGS
 from experiments.protocol import LRA_TEXT
 
-# Each model of the bench and its `lra_text` setting: softmax attention, the recommended gated recipe, linear attention.
-MODELS = {"dense": "dense", "gated": LRA_RECOMMENDED, "linear": "linear"}
+# Each model of the bench and its `lra_text` setting: softmax attention, a gated recipe (`--gated`), linear attention,
+# the convolutions alone.
+MODELS = {"dense": "dense", "gated": LRA_RECOMMENDED, "linear": "linear", "conv": "conv-only"}
+# The settings `--gated` takes: those of the gated Transformer.
+GATED_SETTINGS = tuple(name for name, flags in LRA_SETTINGS.items() if "ganet_transformer" in flags)
+KEYS = ("T", "batch", "layout", "gated")  # a cell
 ROUND_BATCHES = 4  # bucketed: batches per round
 
 
@@ -97,7 +103,7 @@ def memory_of(args):
     with np.load(args.ids) as saved:
         ids, labels = saved["ids"], saved["labels"]
     batches = _batches(ids, labels, layout, int(length), int(batch))
-    model = _model(_config(MODELS[args.memory_of], args.data_dir, int(batch)), len(ids))
+    model = _model(_config(_setting(args, args.memory_of), args.data_dir, int(batch)), len(ids))
     before, peak, done = _resident_mb(), [0.0], threading.Event()
 
     def watch():  # the resident set, every 2 ms, while the steps run
@@ -123,7 +129,7 @@ def _resident_mb():
 
 def _memory(args, model, cell):
     command = [sys.executable, "-m", "experiments.bench_long_documents", "--data-dir", args.data_dir]
-    command += ["--memory-of", model, "--ids", args.ids]
+    command += ["--memory-of", model, "--ids", args.ids, "--gated", args.gated]
     done = subprocess.run([*command, "--cell", *map(str, cell)], capture_output=True, text=True)
     if done.returncode != 0:
         return {"killed": done.returncode < 0, "error": (done.stderr.strip().splitlines() or ["?"])[-1][:200]}
@@ -174,7 +180,8 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(bench.RESULTS, "lra_text", "bench"))
     parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
-    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=list(MODELS), help="dense must be one")
+    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=["dense", "gated", "linear"])
+    parser.add_argument("--gated", choices=GATED_SETTINGS, default=LRA_RECOMMENDED, help="the gated model's setting")
     parser.add_argument("--memory-of", choices=tuple(MODELS), help=argparse.SUPPRESS)
     parser.add_argument("--cell", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--ids", help=argparse.SUPPRESS)  # the parent's prepared reviews
@@ -184,24 +191,24 @@ def main():
         return memory_of(args)
     if "dense" not in args.models:
         parser.error("--models: the ratios are to the dense model; give dense too")
-    path, cells, command = bench.resumed(args, "bench_long_documents.py", ("T", "batch", "layout"))
+    path, cells, command = bench.resumed(args, "bench_long_documents.py", KEYS)
     ids, labels, texts = _prepared(args.data_dir)
     scratch = tempfile.mkdtemp(prefix="bench_long_documents_")
     args.ids = os.path.join(scratch, "ids.npz")
     np.savez(args.ids, ids=ids, labels=labels)
     for length, batch, layout in itertools.product(args.lengths, args.batches, args.layouts):
-        if (length, batch, layout) in cells and not args.force:
+        if (length, batch, layout, args.gated) in cells and not args.force:
             continue
         batches = _batches(ids, labels, layout, length, batch)
-        configs = {name: _config(MODELS[name], args.data_dir, batch) for name in args.models}
+        configs = {name: _config(_setting(args, name), args.data_dir, batch) for name in args.models}
         memory = {name: _memory(args, name, (length, batch, layout)) for name in args.models}
         fits = [name for name in args.models if "peak_mb" in memory[name]]
         models = {name: _model(configs[name], len(ids)) for name in fits}
         seconds = bench.alternating([_step(models[name], batches) for name in fits], args.warmup, args.runs)
         medians = dict(zip(fits, (float(np.median(s)) for s in seconds), strict=True))
-        gated_config = _config(MODELS["gated"], args.data_dir, batch)
+        gated_config = _config(args.gated, args.data_dir, batch)
         dense_flops, gated_flops, linear_flops = _flops(batches, gated_config.target_density, gated_config)
-        cell = dict(T=length, batch=batch, layout=layout, steps_per_round=len(batches), memory=memory)
+        cell = dict(T=length, batch=batch, layout=layout, gated=args.gated, steps_per_round=len(batches), memory=memory)
         cell.update({f"{name}_step_ms": 1e3 * medians[name] / len(batches) for name in fits})
         cell.update(flops_ratio=dense_flops / gated_flops, runs=args.runs, command=command)
         if "linear" in args.models:
@@ -210,16 +217,24 @@ def main():
             cell["speedup"] = medians["dense"] / medians["gated"]
             dense_seconds, gated_seconds = seconds[fits.index("dense")], seconds[fits.index("gated")]
             cell["round_ratio_quartiles"] = bench.quartiles(np.array(dense_seconds) / np.array(gated_seconds))
-        if "dense" in fits and "linear" in fits:
-            cell["linear_speedup"] = medians["dense"] / medians["linear"]
+        for name in ("linear", "conv"):
+            if "dense" in fits and name in fits:
+                cell[f"{name}_speedup"] = medians["dense"] / medians[name]
         if layout == "padded":
             served = _serving_ms(args, models, [text.encode()[:length] for text in texts[:batch]], length)
             cell.update({f"{name}_served_ms": ms for name, ms in zip(fits, served, strict=True)})
         cell["machine"] = bench.machine_line(args.threads)
         print(json.dumps(cell), flush=True)
-        cells[length, batch, layout] = cell
-        runner.write_json(path, {"cells": sorted(cells.values(), key=lambda c: (c["layout"], c["batch"], c["T"]))})
+        cells[length, batch, layout, args.gated] = cell
+        runner.write_json(
+            path, {"cells": sorted(cells.values(), key=lambda c: (c["layout"], c["batch"], c["T"], c["gated"]))}
+        )
         readme(args.out)
+
+
+def _setting(args, name):
+    """The `lra_text` setting of the bench's model `name`."""
+    return args.gated if name == "gated" else MODELS[name]
 
 
 def _cell_row(c):
@@ -239,10 +254,11 @@ def _cell_row(c):
         return f"{c[key]:{spec}}x" if key in c else "-"
 
     served = f"{ms('dense', 'served_ms')} / {ms('gated', 'served_ms')}" if c["layout"] == "padded" else "-"
-    steps = [ms("dense"), ms("gated"), ms("linear"), ratio("speedup", ".2f"), ratio("linear_speedup", ".2f")]
+    steps = [ms("dense"), ms("gated"), ms("linear"), ms("conv")]
+    ratios = [ratio("speedup", ".2f"), ratio("linear_speedup", ".2f"), ratio("conv_speedup", ".2f")]
     flops = [ratio("flops_ratio", ".1f"), ratio("linear_flops_ratio", ".1f")]
-    peaks = [peak("dense"), peak("gated"), peak("linear")]
-    return [c["layout"], str(c["batch"]), str(c["T"]), *steps, *flops, *peaks, served]
+    peaks = [peak("dense"), peak("gated"), peak("linear"), peak("conv")]
+    return [c["layout"], str(c["batch"]), str(c["T"]), f"`{c['gated']}`", *steps, *ratios, *flops, *peaks, served]
 
 
 def readme(out):
@@ -252,16 +268,20 @@ def readme(out):
         "layout",
         "batch",
         "T",
+        "gated",
         "dense step ms",
         "gated step ms",
         "linear step ms",
+        "conv step ms",
         "speedup",
         "linear speedup",
+        "conv speedup",
         "FLOPs ratio",
         "linear FLOPs ratio",
         "dense peak GB (steps)",
         "gated peak GB (steps)",
         "linear peak GB (steps)",
+        "conv peak GB (steps)",
         "served ms dense / gated",
     ]
     commands = {}

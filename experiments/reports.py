@@ -192,6 +192,30 @@ def _cumulative_best(run):
     return list(zip(seconds, np.maximum.accumulate(run["history"]["val_accuracy"]), strict=False))
 
 
+# The settings the bench times under another setting's name: the same model at another length.
+_BENCHED_AS = {"dense-1000": "dense"}
+
+
+def _lra_steps(root):
+    """Each benched `lra_text` setting's training step in the bench's bucketed batch-32 cells (`lra_text/bench`):
+    `{(setting, T): (step ms, dense step / its step, peak GB)}`, the dense figures from the cell of the recommended
+    gated recipe where there are several."""
+    path = os.path.join(root, "lra_text", "bench", "bench.json")
+    if not os.path.exists(path):
+        return {}
+    from experiments.bench_long_documents import MODELS
+
+    steps = {}
+    cells = [c for c in runner.read_json(path)["cells"] if c["layout"] == "bucketed" and c["batch"] == 32]
+    for cell in sorted(cells, key=lambda c: c["gated"] == LRA_RECOMMENDED):  # the recommended recipe's cell last
+        for role, setting in {**MODELS, "gated": cell["gated"]}.items():
+            if f"{role}_step_ms" in cell:
+                ratio = cell["dense_step_ms"] / cell[f"{role}_step_ms"]
+                peak = cell["memory"][role]["peak_mb"] / 1024
+                steps[setting, cell["T"]] = (cell[f"{role}_step_ms"], ratio, peak)
+    return steps
+
+
 def lra_text(study, root):
     """Each setting's test accuracy and attended density (mean ± std over its seeds), epoch time, and each run's
     validation accuracy against training time."""
@@ -218,6 +242,21 @@ def lra_text(study, root):
         return f"{np.mean(recommended) - np.mean([run['test_accuracy'] for run in group]):+.4f}"
 
     columns.insert(5, (f"{LRA_RECOMMENDED} − this (test)", gap))
+    steps = _lra_steps(root)
+
+    def step(index, spec):  # the setting's bench figure at its length, bucketed, batch 32
+        def cell(group):
+            setting, length = group[0]["setting"], group[0]["config"]["sequence_length"]
+            figures = steps.get((_BENCHED_AS.get(setting, setting), length))
+            return "-" if figures is None else f"{figures[index]:{spec}}"
+
+        return cell
+
+    columns[7:7] = [
+        ("step ms (bucketed, 32)", step(0, ",.0f")),
+        ("dense step / this", step(1, ".1f")),
+        ("peak GB", step(2, ".1f")),
+    ]
     curve = [
         f"- {run['name']}: "
         + (", ".join(f"{seconds / 60:.0f} min {accuracy:.4f}" for seconds, accuracy in points) or NO_EPOCH_TIMES)
