@@ -50,6 +50,7 @@ def build_ganet_transformer(
     sparse_training=False,
     stem=None,
     pooling="gated",
+    position_embedding=True,
     dropout=0.1,
     sequence_length=None,
     seed=None,
@@ -117,6 +118,10 @@ def build_ganet_transformer(
             token. `"all"` needs the blocks to treat closed tokens alike in
             training and at inference: `sparse_training=True`, or
             `token_dropping=False`. Defaults to `"gated"`.
+        position_embedding: bool, the encoder input adds learned position
+            embeddings (`max_length` of them). With `False` the blocks see
+            no positions: their attention is order-blind, and only a `stem`
+            gives each token its neighbours. Defaults to `True`.
         name: model name.
         **gate_options: the options of the gate branch, as in
             `build_ganet`, except that with a `target_density` and no
@@ -150,7 +155,15 @@ def build_ganet_transformer(
             )
     stem_dim = options["auxiliary_hidden_dim"] if stem == "conv" else None
     token_ids, embedded, x, mask = transformer_inputs(
-        vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length, stem_dim
+        vocabulary_size,
+        embeddings,
+        embedding_dim,
+        hidden_dim,
+        max_length,
+        dropout,
+        sequence_length,
+        stem_dim,
+        position_embedding=position_embedding,
     )
     # Given: a stem's convolutions do not carry the padding mask to their states.
     gate_logits, gates = gated_tokens(embedded, options, seed, mask=mask)

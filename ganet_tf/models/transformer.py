@@ -27,10 +27,19 @@ def check_transformer_arguments(hidden_dim, num_heads, num_layers, max_length):
 
 
 def transformer_inputs(
-    vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length, stem_dim=None
+    vocabulary_size,
+    embeddings,
+    embedding_dim,
+    hidden_dim,
+    max_length,
+    dropout,
+    sequence_length,
+    stem_dim=None,
+    position_embedding=True,
 ):
     """Token ids -> embeddings (projected to `hidden_dim` when their width
-    differs) + learned positions. Returns `(token_ids, embedded, x, mask)`:
+    differs) + learned positions (none with `position_embedding=False`).
+    Returns `(token_ids, embedded, x, mask)`:
     `embedded` are the token embeddings the auxiliary network reads, `x`
     the encoder input. With `stem_dim`, a convolution stem
     (`dilated_convolutions`, `stem_dim` filters) reads the embeddings:
@@ -43,8 +52,9 @@ def transformer_inputs(
         x = keras.layers.Concatenate(name="embeddings_and_stem")([x, embedded])
     if x.shape[-1] != hidden_dim:
         x = keras.layers.Dense(hidden_dim, name="embedding_projection")(x)
-    positions = PositionEmbedding(max_length, name="position_embedding")(x)
-    x = keras.layers.Add(name="embeddings_and_positions")([x, positions])
+    if position_embedding:
+        positions = PositionEmbedding(max_length, name="position_embedding")(x)
+        x = keras.layers.Add(name="embeddings_and_positions")([x, positions])
     return token_ids, embedded, x, mask
 
 

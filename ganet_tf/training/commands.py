@@ -122,6 +122,11 @@ def _add_gate_arguments(model, defaults):
         choices=list(CHOICES["ganet_tf.models.ganet_transformer.POOLINGS"]),
         help=pooling_help,
     )
+    position_help = (
+        "ganet_transformer: learned position embeddings added to the encoder input (--no-position-embedding: none; "
+        "the attention is then order-blind, and a --stem gives each token its neighbours)"
+    )
+    add_flag(model, "--position-embedding", defaults, action=argparse.BooleanOptionalAction, help=position_help)
 
 
 def _add_complement_arguments(model, defaults):

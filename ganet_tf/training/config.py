@@ -92,6 +92,8 @@ class TrainConfig:
     stem: str = None
     # ganet_transformer: the pooling attends the open tokens ("gated") or every real token ("all").
     pooling: str = "gated"
+    # ganet_transformer: learned position embeddings added to the encoder input.
+    position_embedding: bool = True
     # transformer: local attention, each token attending those less than this many positions away.
     sliding_window: int = None
     # ganet: weight of the complement loss (0: none).

@@ -75,6 +75,7 @@ MODEL_FLAGS = {
     "sparse_training": ("ganet_transformer",),
     "stem": ("ganet_transformer",),
     "pooling": ("ganet_transformer",),
+    "position_embedding": ("ganet_transformer",),
     "complement_weight": ("ganet",),
     "complement": ("ganet",),
     "complement_target": ("ganet",),
@@ -130,6 +131,8 @@ def model_arguments(config, splits, embeddings):
         arguments["stem"] = config.stem
     if config.model == "ganet_transformer" and config.pooling != "gated":
         arguments["pooling"] = config.pooling
+    if config.model == "ganet_transformer" and not config.position_embedding:
+        arguments["position_embedding"] = False
     if config.model == "ganet" and config.complement_weight:
         arguments["complement_weight"] = config.complement_weight
         if config.complement != "states":

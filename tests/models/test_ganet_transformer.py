@@ -158,3 +158,21 @@ def test_pooling_all_reads_every_real_token_and_needs_sparse_training(tmp_path):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, pooling="mean")
     with pytest.raises(ValueError, match="sparse_training=True"):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, pooling="all", target_density=0.4)
+
+
+def test_without_position_embeddings_the_blocks_are_order_blind(tmp_path):
+    # fnn gates read each token alone, so without positions nothing in the
+    # model reads the order: reversing each row's real tokens changes nothing.
+    reversed_ids = IDS.copy()
+    for row, length in enumerate((IDS != 0).sum(1)):
+        reversed_ids[row, :length] = IDS[row, :length][::-1]
+    options = {"target_density": 0.4, "sparse_training": True, "seed": 0}
+    unordered = small(position_embedding=False, **options)
+    assert "position_embedding" not in [layer.name for layer in unordered.layers]
+    probabilities = keras.ops.convert_to_numpy(unordered.predict(IDS, verbose=0))
+    np.testing.assert_allclose(unordered.predict(reversed_ids, verbose=0), probabilities, atol=1e-5)
+    ordered = small(**options)
+    assert not np.allclose(ordered.predict(reversed_ids, verbose=0), ordered.predict(IDS, verbose=0), atol=1e-5)
+    # With a stem each token reads its neighbours; the model fits and reloads.
+    model, _ = fitted_stem_model(tmp_path, pooling="all", position_embedding=False)
+    assert "position_embedding" not in [layer.name for layer in model.layers]

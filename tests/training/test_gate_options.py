@@ -273,3 +273,19 @@ def test_pooling_all_without_sparse_training_is_one_error_line(capsys, tmp_path)
     config = TrainConfig(model="ganet_transformer", hidden=8, pooling="all", target_density=0.2)
     assert model_arguments(config, splits, None)["pooling"] == "all"
     assert "pooling" not in model_arguments(TrainConfig(model="ganet_transformer", hidden=8), splits, None)
+
+
+def test_no_position_embedding_flag_reaches_the_builder():
+    from types import SimpleNamespace
+
+    from ganet_tf.training.train import model_arguments
+
+    def parse(argv):
+        return build_parser().parse_args(["train", "--out", "x", "--model", "ganet_transformer", *argv])
+
+    assert parse([]).position_embedding is True
+    assert parse(["--no-position-embedding"]).position_embedding is False
+    splits = SimpleNamespace(train_texts=["a"], name="trec")
+    config = TrainConfig(model="ganet_transformer", hidden=8, position_embedding=False)
+    assert model_arguments(config, splits, None)["position_embedding"] is False
+    assert "position_embedding" not in model_arguments(TrainConfig(model="ganet_transformer", hidden=8), splits, None)
