@@ -154,17 +154,8 @@ def build_ganet_transformer(
                 f"Received: target_density={target_density}, inference_density={inference_density}"
             )
     stem_dim = options["auxiliary_hidden_dim"] if stem == "conv" else None
-    token_ids, embedded, x, mask = transformer_inputs(
-        vocabulary_size,
-        embeddings,
-        embedding_dim,
-        hidden_dim,
-        max_length,
-        dropout,
-        sequence_length,
-        stem_dim,
-        position_embedding=position_embedding,
-    )
+    inputs = (vocabulary_size, embeddings, embedding_dim, hidden_dim, max_length, dropout, sequence_length, stem_dim)
+    token_ids, embedded, x, mask = transformer_inputs(*inputs, position_embedding=position_embedding)
     # Given: a stem's convolutions do not carry the padding mask to their states.
     gate_logits, gates = gated_tokens(embedded, options, seed, mask=mask)
     real = ops.cast(mask, gates.dtype)
