@@ -18,6 +18,7 @@ from ganet_tf.command_flags import LIMIT_HELP
 from ganet_tf.command_flags import add_flag
 from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
+from ganet_tf.training.config import LR_SCHEDULES
 from ganet_tf.training.config import MONITORS
 from ganet_tf.training.config import TrainConfig
 
@@ -203,6 +204,8 @@ def _add_fit_arguments(fit, defaults):
     monitor_help = "what early stopping and the best-weights checkpoint watch"
     add_flag(fit, "--monitor", defaults, choices=sorted(MONITORS), help=monitor_help)
     add_flag(fit, "--lr", defaults, float)
+    schedule_help = "cosine: --lr decayed to 0 along a cosine over every epoch's updates (default: constant)"
+    add_flag(fit, "--lr-schedule", defaults, choices=LR_SCHEDULES[1:], help=schedule_help)
     add_flag(fit, "--batch-size", defaults, int)
     validation_batch_help = "examples a validation batch holds during training (a dense model on long texts: fewer)"
     add_flag(fit, "--validation-batch-size", defaults, int, help=validation_batch_help)

@@ -13,6 +13,8 @@ from ganet_tf.policy.flag_values import check_number
 
 # Quantities early stopping and checkpointing may watch, and their direction.
 MONITORS = {"val_loss": "min", "val_accuracy": "max"}
+# The learning-rate schedules of `--lr-schedule` (None: a constant `--lr`).
+LR_SCHEDULES = (None, "cosine")
 # Attention heads of the Transformer models by default; `--hidden` is their
 # width (`--num-heads` sets another number).
 TRANSFORMER_HEADS = 4
@@ -56,6 +58,8 @@ class TrainConfig:
     inference_mass: float = None
     fallback: str = "all"
     lr: float = 1e-3
+    # None: a constant --lr; "cosine": --lr decayed to 0 over the epochs' updates (Keras' CosineDecay).
+    lr_schedule: str = None
     batch_size: int = 32
     # Validation during training, in batches of this many examples.
     validation_batch_size: int = 128
@@ -129,6 +133,8 @@ class TrainConfig:
             raise GANetInputError(f"Unknown model {self.model!r}: choose one of {sorted(MODEL_BUILDERS)}.")
         if self.monitor not in MONITORS:
             raise GANetInputError(f"Unknown --monitor {self.monitor!r}: choose one of {sorted(MONITORS)}.")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise GANetInputError(f"Unknown --lr-schedule {self.lr_schedule!r}: choose one of {LR_SCHEDULES[1:]}.")
         check_number("buckets", self.buckets, at_least=0, integer=True, optional=True)
         check_number("glove_vocabulary", self.glove_vocabulary, at_least=0, integer=True)
         self._validate_tokens()

@@ -142,6 +142,19 @@ def model_arguments(config, splits, embeddings):
     return arguments
 
 
+def learning_rate(config, train_examples):
+    """`config.lr`, or with `config.lr_schedule="cosine"` Keras' `CosineDecay`
+    from it to 0 over the run's updates: `config.epochs` epochs of
+    `config.steps_per_epoch` batches (else the training examples over the
+    batch size), one update per `config.gradient_accumulation_steps` of them
+    (the count that Adam's `iterations` keeps)."""
+    if config.lr_schedule is None:
+        return config.lr
+    batches = config.steps_per_epoch or math.ceil(train_examples / config.batch_size)
+    updates = max(1, config.epochs * batches // (config.gradient_accumulation_steps or 1))
+    return keras.optimizers.schedules.CosineDecay(config.lr, decay_steps=updates)
+
+
 def compile_model(
     model, learning_rate, jit_compile="auto", metrics=(), run_eagerly=False, gradient_accumulation_steps=None
 ):
@@ -257,7 +270,7 @@ def _build_model(config, strategy, data):
             model.get_layer("embedding").trainable = False
         compile_model(
             model,
-            config.lr,
+            learning_rate(config, len(data.splits.train_texts)),
             jit_compile=config.jit_compile or "auto",
             gradient_accumulation_steps=config.gradient_accumulation_steps,
         )

@@ -63,3 +63,39 @@ def test_adam_counts_its_bias_correction_per_update_under_gradient_accumulation(
     plain, steps = _adam_weights(micro.reshape(2, 4, 3).mean(axis=1), None)
     np.testing.assert_allclose(accumulated, plain, rtol=1e-6, atol=1e-7)
     assert updates == steps == 2
+
+
+def test_cosine_schedule_decays_to_zero_over_the_runs_updates():
+    import pytest
+
+    from ganet_tf.errors import GANetInputError
+    from ganet_tf.training import TrainConfig
+    from ganet_tf.training.train import learning_rate
+
+    assert learning_rate(TrainConfig(lr=0.01), 95) == 0.01
+    cosine = TrainConfig(lr=0.01, lr_schedule="cosine", epochs=2, batch_size=4)
+    schedule = learning_rate(cosine, 8)
+    assert schedule.decay_steps == 4  # 2 epochs of ceil(8 / 4) batches
+    accumulated = TrainConfig(lr=0.01, lr_schedule="cosine", epochs=3, batch_size=10, gradient_accumulation_steps=2)
+    assert learning_rate(accumulated, 95).decay_steps == 15  # 30 batches, an update every 2
+    counted = TrainConfig(lr=0.01, lr_schedule="cosine", epochs=16, batch_size=32, steps_per_epoch=352)
+    assert learning_rate(counted, 22_500).decay_steps == 16 * 352
+    with pytest.raises(GANetInputError, match="Unknown --lr-schedule 'linear'"):
+        TrainConfig(lr_schedule="linear").validate()
+    # A fit of those 2 epochs makes exactly the schedule's updates: it ends at 0.
+    model = _ganet()
+    compile_model(model, schedule, jit_compile=False)
+    x = np.random.default_rng(0).integers(1, 20, size=(8, 6))
+    model.fit(x, np.arange(8) % 3, batch_size=4, epochs=2, verbose=0)
+    assert int(model.optimizer.iterations) == 4
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.0, abs=1e-9)
+    assert float(schedule(0)) == pytest.approx(0.01)
+
+
+def test_lr_schedule_flag_reaches_the_config():
+    from ganet_tf.cli import build_parser
+    from ganet_tf.training.commands import config_from
+
+    parse = build_parser().parse_args
+    assert config_from(parse(["train", "--out", "x", "--lr-schedule", "cosine"])).lr_schedule == "cosine"
+    assert config_from(parse(["train", "--out", "x"])).lr_schedule is None
