@@ -33,13 +33,12 @@ import numpy as np
 from experiments import bench
 from experiments import runner
 from experiments import tables
+from experiments.protocol import LRA_BENCH_MODELS
 from experiments.protocol import LRA_RECOMMENDED
 from experiments.protocol import LRA_SETTINGS
 from experiments.protocol import LRA_TEXT
 
-# Each model of the bench and its `lra_text` setting: softmax attention, a gated recipe (`--gated`), linear attention,
-# the convolutions alone.
-MODELS = {"dense": "dense", "gated": LRA_RECOMMENDED, "linear": "linear", "conv": "conv-only"}
+MODELS = LRA_BENCH_MODELS  # each model of the bench and its `lra_text` setting
 # The settings `--gated` takes: those of the gated Transformer.
 GATED_SETTINGS = tuple(name for name, flags in LRA_SETTINGS.items() if "ganet_transformer" in flags)
 KEYS = ("T", "batch", "layout", "gated")  # a cell

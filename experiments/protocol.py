@@ -100,5 +100,8 @@ LRA_SETTINGS = {
 }
 # The gated recipe the guide recommends, which the table sets beside every other setting.
 LRA_RECOMMENDED = "conv-stem-all-rho0.2"
+# The models of `bench_long_documents` and their settings (its table and lra_text's read them): softmax attention, a
+# gated recipe (its `--gated`, by default the recommended one), linear attention, the convolutions alone.
+LRA_BENCH_MODELS = {"dense": "dense", "gated": LRA_RECOMMENDED, "linear": "linear", "conv": "conv-only"}
 # The settings read at another length than LRA_TEXT's 4,000 bytes (flags after LRA_TEXT's: the last one counts).
 LRA_LENGTHS = {"dense-1000": ("--sequence-length", "1000"), "local-1000": ("--sequence-length", "1000")}

@@ -13,6 +13,7 @@ from experiments import bench
 from experiments import runner
 from experiments import tables
 from experiments.protocol import HELD_OUT
+from experiments.protocol import LRA_BENCH_MODELS
 from experiments.protocol import LRA_RECOMMENDED
 from experiments.protocol import TUNING
 
@@ -203,12 +204,10 @@ def _lra_steps(root):
     path = os.path.join(root, "lra_text", "bench", "bench.json")
     if not os.path.exists(path):
         return {}
-    from experiments.bench_long_documents import MODELS
-
     steps = {}
     cells = [c for c in runner.read_json(path)["cells"] if c["layout"] == "bucketed" and c["batch"] == 32]
     for cell in sorted(cells, key=lambda c: c["gated"] == LRA_RECOMMENDED):  # the recommended recipe's cell last
-        for role, setting in {**MODELS, "gated": cell["gated"]}.items():
+        for role, setting in {**LRA_BENCH_MODELS, "gated": cell["gated"]}.items():
             if f"{role}_step_ms" in cell:
                 ratio = cell["dense_step_ms"] / cell[f"{role}_step_ms"]
                 peak = cell["memory"][role]["peak_mb"] / 1024
