@@ -16,12 +16,12 @@ flag answer at once; `main` imports TensorFlow once the flags are parsed,
 quietly where the interpreter runs the command line (`ganet_tf.quiet_import`).
 """
 
-import argparse
 import json
 import sys
 
 from ganet_tf import backends
 from ganet_tf import early_signals
+from ganet_tf.command_flags import OneLineParser
 from ganet_tf.errors import GANetInputError
 from ganet_tf.extras import require_extra
 
@@ -66,7 +66,7 @@ def build_parser(tensorflow=True):
             run) builds each command without flags and without `--help`, so
             that everything after its name is left unparsed.
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m ganet_tf",
         description="GA-Net, the Gated Attention Network, for Keras 3.",
     )

@@ -18,6 +18,16 @@ DATA_DIR_HELP = (
 LIMIT_HELP = "use only the first N examples of each split (smoke runs)"
 BUCKETS_HELP = "batch texts of similar length in N length buckets, padded per batch (0: pad all to the sequence length)"
 
+
+class OneLineParser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` (and its subcommands' parsers) whose bad
+    flags give one error line, as bad values do, not the whole usage: the
+    program without `python -m` (`ganet_tf train: error: ...`)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog.removeprefix('python -m ')}: error: {message} (see --help)\n")
+
+
 # The values of constants of modules that import Keras or TensorFlow, by
 # the constant's full name, for the flags that offer them (a dict's: its
 # keys). tests/test_command_flags.py keeps each equal to its constant.

@@ -82,9 +82,16 @@ MODEL_FLAGS = {
 }
 
 
+def epoch_batches(config, train_examples):
+    """The batches of one training epoch: `config.steps_per_epoch`, else the
+    training examples over the batch size (bucketing by length adds at most
+    one part-filled batch a bucket)."""
+    return config.steps_per_epoch or math.ceil(train_examples / config.batch_size)
+
+
 def anneal_steps(config, train_examples):
     """The training steps of `config.anneal_epochs` epochs of `train_examples`."""
-    return config.anneal_epochs * math.ceil(train_examples / config.batch_size)
+    return config.anneal_epochs * epoch_batches(config, train_examples)
 
 
 def model_arguments(config, splits, embeddings):
@@ -145,13 +152,11 @@ def model_arguments(config, splits, embeddings):
 def learning_rate(config, train_examples):
     """`config.lr`, or with `config.lr_schedule="cosine"` Keras' `CosineDecay`
     from it to 0 over the run's updates: `config.epochs` epochs of
-    `config.steps_per_epoch` batches (else the training examples over the
-    batch size), one update per `config.gradient_accumulation_steps` of them
-    (the count that Adam's `iterations` keeps)."""
+    `epoch_batches`, one update per `config.gradient_accumulation_steps` of
+    them (the count that Adam's `iterations` keeps)."""
     if config.lr_schedule is None:
         return config.lr
-    batches = config.steps_per_epoch or math.ceil(train_examples / config.batch_size)
-    updates = max(1, config.epochs * batches // (config.gradient_accumulation_steps or 1))
+    updates = max(1, config.epochs * epoch_batches(config, train_examples) // (config.gradient_accumulation_steps or 1))
     return keras.optimizers.schedules.CosineDecay(config.lr, decay_steps=updates)
 
 

@@ -19,17 +19,12 @@ import sys
 from ganet_tf.command_flags import BUCKETS_HELP
 from ganet_tf.command_flags import DATA_DIR_HELP
 from ganet_tf.command_flags import LIMIT_HELP
+from ganet_tf.command_flags import OneLineParser
 from ganet_tf.command_flags import add_flag
 from ganet_tf.command_flags import add_glove_arguments
 from ganet_tf.errors import GANetInputError
 
 PROG = "ganet_tf.tuning.search"
-
-
-class _Parser(argparse.ArgumentParser):
-    # Bad flags give one line, as bad values do.
-    def error(self, message):
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
 
 
 def _assignment(text):
@@ -72,7 +67,7 @@ DESCRIPTION = (
 
 
 def build_parser():
-    parser = _Parser(prog=f"python -m {PROG}", description=DESCRIPTION)
+    parser = OneLineParser(prog=f"python -m {PROG}", description=DESCRIPTION)
     add_arguments(parser)
     return parser
 

@@ -70,6 +70,7 @@ def test_cosine_schedule_decays_to_zero_over_the_runs_updates():
 
     from ganet_tf.errors import GANetInputError
     from ganet_tf.training import TrainConfig
+    from ganet_tf.training.train import anneal_steps
     from ganet_tf.training.train import learning_rate
 
     assert learning_rate(TrainConfig(lr=0.01), 95) == 0.01
@@ -80,6 +81,9 @@ def test_cosine_schedule_decays_to_zero_over_the_runs_updates():
     assert learning_rate(accumulated, 95).decay_steps == 15  # 30 batches, an update every 2
     counted = TrainConfig(lr=0.01, lr_schedule="cosine", epochs=16, batch_size=32, steps_per_epoch=352)
     assert learning_rate(counted, 22_500).decay_steps == 16 * 352
+    # The gates' temperature anneals over the same epochs.
+    assert anneal_steps(TrainConfig(anneal_epochs=2, batch_size=32, steps_per_epoch=352), 22_500) == 2 * 352
+    assert anneal_steps(TrainConfig(anneal_epochs=2, batch_size=32), 22_500) == 2 * 704
     with pytest.raises(GANetInputError, match="Unknown --lr-schedule 'linear'"):
         TrainConfig(lr_schedule="linear").validate()
     # A fit of those 2 epochs makes exactly the schedule's updates: it ends at 0.

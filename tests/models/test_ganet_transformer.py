@@ -144,9 +144,10 @@ def test_a_conv_stem_that_the_gates_and_the_encoder_share(tmp_path):
 
 
 def test_pooling_all_reads_every_real_token_and_needs_sparse_training(tmp_path):
-    from ganet_tf.models import build_explainer
-
-    model, _ = fitted_stem_model(tmp_path, pooling="all")
+    # Without positions too (`conv-stem-all-nopos-rho0.2`): each token reads
+    # its neighbours through the stem; the model fits and reloads.
+    model, _ = fitted_stem_model(tmp_path, pooling="all", position_embedding=False)
+    assert "position_embedding" not in [layer.name for layer in model.layers]
     explained = build_explainer(model)(IDS)
     weights = keras.ops.convert_to_numpy(explained["attention"])
     gates = keras.ops.convert_to_numpy(explained["gates"])
@@ -160,7 +161,7 @@ def test_pooling_all_reads_every_real_token_and_needs_sparse_training(tmp_path):
         build_ganet_transformer(2, vocabulary_size=50, hidden_dim=8, num_heads=2, pooling="all", target_density=0.4)
 
 
-def test_without_position_embeddings_the_blocks_are_order_blind(tmp_path):
+def test_without_position_embeddings_the_blocks_are_order_blind():
     # fnn gates read each token alone, so without positions nothing in the
     # model reads the order: reversing each row's real tokens changes nothing.
     reversed_ids = IDS.copy()
@@ -173,6 +174,3 @@ def test_without_position_embeddings_the_blocks_are_order_blind(tmp_path):
     np.testing.assert_allclose(unordered.predict(reversed_ids, verbose=0), probabilities, atol=1e-5)
     ordered = small(**options)
     assert not np.allclose(ordered.predict(reversed_ids, verbose=0), ordered.predict(IDS, verbose=0), atol=1e-5)
-    # With a stem each token reads its neighbours; the model fits and reloads.
-    model, _ = fitted_stem_model(tmp_path, pooling="all", position_embedding=False)
-    assert "position_embedding" not in [layer.name for layer in model.layers]
