@@ -119,3 +119,35 @@ def test_no_absolute_paths_of_this_machine():
         pytest.skip("not a git checkout: the committed files are unknown")
     found = absolute_paths(REPO, files)
     assert not found, "absolute paths of a home or work folder; use repository-relative ones:\n" + "\n".join(found[:20])
+
+
+def _table_rows(text):
+    """The cells of each row of the Markdown tables in `text`."""
+    return [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|")
+    ]
+
+
+def _lra_figures():
+    """`{setting: (seeds, validation, test)}` from the generated table of results/lra_text/README.md."""
+    with open(os.path.join(REPO, "results", "lra_text", "README.md"), encoding="utf-8") as handle:
+        table = handle.read().split("<!-- begin table -->")[1].split("<!-- end table -->")[0]
+    header, _, *rows = _table_rows(table)
+    at = {name: header.index(name) for name in ("setting", "seeds", "validation accuracy", "test accuracy")}
+    return {row[at["setting"]]: tuple(row[at[name]] for name in list(at)[1:]) for row in rows}
+
+
+def test_the_long_documents_guide_quotes_the_lra_table():
+    # The guide's headline table is written by hand: each setting's seeds and
+    # accuracies must be those the study's table generates.
+    figures = _lra_figures()
+    with open(os.path.join(REPO, "docs", "long_documents.md"), encoding="utf-8") as handle:
+        guide = handle.read().split("**Where the controls leave the gates**")[1]
+    quoted = [row for row in _table_rows(guide.split("\n\n", 2)[1]) if row[1].startswith("`")]
+    assert len(quoted) >= 8
+    for row in quoted:
+        setting = row[1].strip("`")
+        seeds, validation, test = figures[setting]
+        assert (row[2].replace(" ", ""), row[4], row[3].replace("**", "")) == (seeds, validation, test), setting
