@@ -38,7 +38,6 @@ from experiments.protocol import LRA_RECOMMENDED
 from experiments.protocol import LRA_SETTINGS
 from experiments.protocol import LRA_TEXT
 
-MODELS = LRA_BENCH_MODELS  # each model of the bench and its `lra_text` setting
 # The settings `--gated` takes: those of the gated Transformer.
 GATED_SETTINGS = tuple(name for name, flags in LRA_SETTINGS.items() if "ganet_transformer" in flags)
 KEYS = ("T", "batch", "layout", "gated")  # a cell
@@ -179,9 +178,9 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(bench.RESULTS, "lra_text", "bench"))
     parser.add_argument("--force", action="store_true", help="measure again the cells bench.json has")
-    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=["dense", "gated", "linear"])
+    parser.add_argument("--models", nargs="+", choices=tuple(LRA_BENCH_MODELS), default=["dense", "gated", "linear"])
     parser.add_argument("--gated", choices=GATED_SETTINGS, default=LRA_RECOMMENDED, help="the gated model's setting")
-    parser.add_argument("--memory-of", choices=tuple(MODELS), help=argparse.SUPPRESS)
+    parser.add_argument("--memory-of", choices=tuple(LRA_BENCH_MODELS), help=argparse.SUPPRESS)
     parser.add_argument("--cell", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--ids", help=argparse.SUPPRESS)  # the parent's prepared reviews
     parser.set_defaults(threads=2, warmup=1)
@@ -233,7 +232,7 @@ def main():
 
 def _setting(args, name):
     """The `lra_text` setting of the bench's model `name`."""
-    return args.gated if name == "gated" else MODELS[name]
+    return args.gated if name == "gated" else LRA_BENCH_MODELS[name]
 
 
 def _cell_row(c):
